@@ -1,0 +1,210 @@
+//! Workflow runs, worker machines and placement.
+//!
+//! A workflow attempt tracks which functions still wait for predecessors, the contexts their
+//! predecessors produced, and the history ids that order its sessions. The scheduler places a
+//! ready function on a worker machine (see [`PlacementPolicy`]); a machine runs at most
+//! `workers_per_machine` functions at once and queues the rest in FIFO order.
+
+use crate::config::PlacementPolicy;
+use crate::node::NodeId;
+use crate::rng::{RngStream, splitmix64};
+use crate::time::Time;
+use crate::workload::{OpSpec, WorkflowPlan};
+use std::collections::VecDeque;
+
+/// A machine: links and partitions are between machines; workers run on some of them.
+#[derive(Debug)]
+pub(crate) struct Machine {
+    pub name: String,
+    pub is_worker: bool,
+    /// Fixed nodes on this machine, in fixed-node order.
+    pub colocated: Vec<NodeId>,
+    pub running: u32,
+    /// Functions waiting for a worker slot: (workflow, attempt, function).
+    pub waiting: VecDeque<(u64, u32, u32)>,
+}
+
+/// One attempt of one workflow.
+#[derive(Debug)]
+pub(crate) struct WorkflowRun<C> {
+    pub attempt: u32,
+    pub plan: WorkflowPlan,
+    /// When the first attempt arrived (latency is measured from here, retries included).
+    pub arrival_ns: Time,
+    /// The closed-loop client that started it.
+    pub client: Option<u32>,
+    pub preds_left: Vec<u32>,
+    /// Contexts handed over by finished predecessors: (predecessor, context).
+    pub inbox: Vec<Vec<(u32, C)>>,
+    pub machine_of: Vec<Option<usize>>,
+    /// The id of the last history line each function wrote.
+    pub last_record: Vec<Option<u64>>,
+    /// Program-order predecessors (history ids) of each function's first line.
+    pub after: Vec<Vec<u64>>,
+    pub wrote_first: Vec<bool>,
+    pub running: Vec<NodeId>,
+    pub remaining: usize,
+}
+
+impl<C> WorkflowRun<C> {
+    pub fn new(plan: WorkflowPlan, arrival_ns: Time, client: Option<u32>) -> WorkflowRun<C> {
+        let n = plan.dag.len();
+        let mut run = WorkflowRun {
+            attempt: 1,
+            plan,
+            arrival_ns,
+            client,
+            preds_left: Vec::new(),
+            inbox: Vec::new(),
+            machine_of: Vec::new(),
+            last_record: Vec::new(),
+            after: Vec::new(),
+            wrote_first: Vec::new(),
+            running: Vec::new(),
+            remaining: n,
+        };
+        run.reset();
+        run
+    }
+
+    /// Clears the per-attempt state (for the first attempt and for retries).
+    pub fn reset(&mut self) {
+        let n = self.plan.dag.len();
+        self.preds_left = (0..n as u32).map(|f| self.plan.dag.preds(f).len() as u32).collect();
+        self.inbox = (0..n).map(|_| Vec::new()).collect();
+        self.machine_of = vec![None; n];
+        self.last_record = vec![None; n];
+        self.after = vec![Vec::new(); n];
+        self.wrote_first = vec![false; n];
+        self.running.clear();
+        self.remaining = n;
+    }
+
+    /// The history ids that must precede function `f`'s first line: for each predecessor, its
+    /// last line, or (if it wrote none) what its own first line would have followed.
+    pub fn program_order_after(&self, f: u32) -> Vec<u64> {
+        let mut after = Vec::new();
+        for &p in self.plan.dag.preds(f) {
+            match self.last_record[p as usize] {
+                Some(id) => after.push(id),
+                None => after.extend_from_slice(&self.after[p as usize]),
+            }
+        }
+        after.sort_unstable();
+        after.dedup();
+        after
+    }
+
+    /// The session name's base (`c1`, `w17#2`), without the per-function suffix.
+    pub fn session_base(&self, workflow_id: u64) -> String {
+        let mut s = match &self.plan.name {
+            Some(n) => n.clone(),
+            None => format!("w{workflow_id}"),
+        };
+        if self.attempt > 1 {
+            s.push('#');
+            s.push_str(&self.attempt.to_string());
+        }
+        s
+    }
+}
+
+/// Picks worker machines for functions.
+#[derive(Debug)]
+pub(crate) struct Placer {
+    pub policy: PlacementPolicy,
+    pub migrate_probability: Option<f64>,
+    pub workers: Vec<usize>,
+    round_robin: usize,
+}
+
+impl Placer {
+    pub fn new(policy: PlacementPolicy, migrate_probability: Option<f64>, workers: Vec<usize>) -> Placer {
+        assert!(!workers.is_empty(), "a run needs at least one worker machine");
+        Placer { policy, migrate_probability, workers, round_robin: 0 }
+    }
+
+    /// The machine for a function whose predecessor ran on `previous` (if any). `load` gives a
+    /// machine's running plus waiting functions.
+    pub fn place(
+        &mut self,
+        rng: &mut RngStream,
+        previous: Option<usize>,
+        ops: &[OpSpec],
+        workflow_id: u64,
+        function: u32,
+        load: impl Fn(usize) -> u64,
+    ) -> usize {
+        let mut candidates: Vec<usize> = self.workers.clone();
+        if let (Some(p), Some(prev)) = (self.migrate_probability, previous) {
+            if !rng.chance(p) {
+                return prev;
+            }
+            candidates.retain(|&m| m != prev);
+            if candidates.is_empty() {
+                return prev;
+            }
+        }
+        match self.policy {
+            PlacementPolicy::Random => candidates[rng.below(candidates.len() as u64) as usize],
+            PlacementPolicy::RoundRobin => {
+                let m = candidates[self.round_robin % candidates.len()];
+                self.round_robin += 1;
+                m
+            }
+            PlacementPolicy::Sticky => match previous {
+                Some(prev) if candidates.contains(&prev) => prev,
+                _ => candidates[rng.below(candidates.len() as u64) as usize],
+            },
+            PlacementPolicy::LeastLoaded => {
+                *candidates.iter().min_by_key(|&&m| (load(m), m)).expect("candidates are not empty")
+            }
+            PlacementPolicy::HashOfInput => {
+                let mut h = match ops.first() {
+                    Some(OpSpec::Read(k) | OpSpec::Write(k)) => *k,
+                    Some(OpSpec::ReadTxn(keys)) => keys.first().copied().unwrap_or(0),
+                    None => workflow_id.wrapping_mul(31).wrapping_add(function as u64),
+                };
+                let hash = splitmix64(&mut h);
+                candidates[(hash % candidates.len() as u64) as usize]
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamId;
+
+    fn rng() -> RngStream {
+        RngStream::new(5, StreamId::Scheduler)
+    }
+
+    #[test]
+    fn round_robin_cycles_and_least_loaded_picks_the_idlest() {
+        let mut p = Placer::new(PlacementPolicy::RoundRobin, None, vec![0, 1, 2]);
+        let got: Vec<usize> = (0..6).map(|_| p.place(&mut rng(), None, &[], 0, 0, |_| 0)).collect();
+        assert_eq!(got, [0, 1, 2, 0, 1, 2]);
+        let mut p = Placer::new(PlacementPolicy::LeastLoaded, None, vec![0, 1, 2]);
+        assert_eq!(p.place(&mut rng(), None, &[], 0, 0, |m| [5, 1, 1][m]), 1);
+    }
+
+    #[test]
+    fn sticky_stays_and_migration_moves_with_the_given_probability() {
+        let mut r = rng();
+        let mut sticky = Placer::new(PlacementPolicy::Sticky, None, vec![0, 1, 2, 3]);
+        assert!((0..100).all(|_| sticky.place(&mut r, Some(2), &[], 0, 1, |_| 0) == 2));
+        let mut migrating = Placer::new(PlacementPolicy::Random, Some(0.25), vec![0, 1, 2, 3]);
+        let moved = (0..40_000).filter(|_| migrating.place(&mut r, Some(2), &[], 0, 1, |_| 0) != 2).count();
+        assert!((9_400..10_600).contains(&moved), "{moved}");
+    }
+
+    #[test]
+    fn hash_of_input_is_a_function_of_the_first_key() {
+        let mut p = Placer::new(PlacementPolicy::HashOfInput, None, vec![0, 1, 2, 3, 4]);
+        let a = p.place(&mut rng(), None, &[OpSpec::Read(77)], 1, 0, |_| 0);
+        let b = p.place(&mut rng(), None, &[OpSpec::Write(77)], 9, 2, |_| 0);
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,452 @@
+//! Histories: what clients observed, one transaction per JSON line (`causim-history/1`).
+//!
+//! The format is specified in `docs/history-format.md`; the checker reads it without depending
+//! on this crate. Nodes produce [`TxnRecord`]s; the engine adds the session, the transaction id
+//! and program-order links, and streams the line to disk through a hashing writer so a run can
+//! compare its history with another run's without keeping it in memory.
+
+use crate::node::NodeId;
+use crate::time::Time;
+use std::io::{self, Write};
+
+/// A key. Scenario scripts name keys; generated workloads number them.
+pub type Key = u64;
+/// A value written to a key. Values are unique per key across a run (the engine allocates
+/// them), so a read identifies the write it read from.
+pub type Value = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+/// One read or write inside a transaction record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpRecord {
+    pub kind: OpKind,
+    pub key: Key,
+    /// For a write, the value written. For a read, the value returned; `None` is the key's
+    /// initial (absent) state.
+    pub value: Option<Value>,
+    /// Protocol metadata: a vector clock, a timestamp. Empty when the protocol has none.
+    pub version: Vec<u64>,
+    /// Where and when this operation ran, for transactions that span functions.
+    pub node: Option<NodeId>,
+    pub at_ns: Option<Time>,
+}
+
+impl OpRecord {
+    pub fn read(key: Key, value: Option<Value>) -> OpRecord {
+        OpRecord { kind: OpKind::Read, key, value, version: Vec::new(), node: None, at_ns: None }
+    }
+
+    pub fn write(key: Key, value: Value) -> OpRecord {
+        OpRecord {
+            kind: OpKind::Write,
+            key,
+            value: Some(value),
+            version: Vec::new(),
+            node: None,
+            at_ns: None,
+        }
+    }
+
+    pub fn with_version(mut self, version: Vec<u64>) -> OpRecord {
+        self.version = version;
+        self
+    }
+}
+
+/// The outcome of a transaction, as the client saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Committed.
+    Ok,
+    /// Definitely not applied: its writes were never visible.
+    Aborted,
+    /// Unknown: the client got an error or a timeout.
+    Failed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Aborted => "aborted",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What kind of client call a transaction record stands for (informative in the history).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TxnKind {
+    Read,
+    Write,
+    ReadTxn,
+    /// A whole workflow run as one transaction (CausalMesh-TCC, FaaSTCC, HydroCache).
+    WorkflowTxn,
+}
+
+impl TxnKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnKind::Read => "read",
+            TxnKind::Write => "write",
+            TxnKind::ReadTxn => "read_txn",
+            TxnKind::WorkflowTxn => "workflow_txn",
+        }
+    }
+}
+
+/// A completed transaction as a function instance reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TxnRecord {
+    pub kind: TxnKind,
+    /// The server that served it.
+    pub node: Option<NodeId>,
+    pub invoke_ns: Time,
+    pub complete_ns: Time,
+    pub outcome: Outcome,
+    pub ops: Vec<OpRecord>,
+    pub note: Option<&'static str>,
+}
+
+/// Who a record belongs to; filled in by the engine.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionRef<'a> {
+    /// The workflow's base name (`c1` from a script), or `None` for generated `w{id}`.
+    pub workflow_name: Option<&'a str>,
+    pub workflow_id: u64,
+    pub attempt: u32,
+    pub function: u32,
+    /// True when each function of the workflow is its own session (non-chain workflows).
+    pub per_function: bool,
+}
+
+/// Names for nodes and keys in histories and traces (stored JSON-escaped, with quotes).
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    nodes: Vec<String>,
+    keys: Vec<String>,
+}
+
+impl Names {
+    pub fn new(node_names: &[String], key_names: &[String]) -> Names {
+        Names {
+            nodes: node_names.iter().map(|n| json_string(n)).collect(),
+            keys: key_names.iter().map(|k| json_string(k)).collect(),
+        }
+    }
+
+    /// `"S0"`, with quotes.
+    pub fn node_json(&self, id: NodeId) -> &str {
+        &self.nodes[id.index()]
+    }
+
+    pub fn node(&self, id: NodeId) -> &str {
+        let quoted = self.node_json(id);
+        &quoted[1..quoted.len() - 1]
+    }
+
+    /// Writes a key as a JSON string: its script name, or `k<n>` for generated keys.
+    pub fn push_key_json(&self, key: Key, buf: &mut Vec<u8>) {
+        match self.keys.get(key as usize) {
+            Some(name) => buf.extend_from_slice(name.as_bytes()),
+            None => {
+                buf.extend_from_slice(b"\"k");
+                push_u64(buf, key);
+                buf.push(b'"');
+            }
+        }
+    }
+
+    pub fn key(&self, key: Key) -> String {
+        let mut buf = Vec::new();
+        self.push_key_json(key, &mut buf);
+        String::from_utf8(buf[1..buf.len() - 1].to_vec()).expect("names are UTF-8")
+    }
+}
+
+/// A JSON string literal for `s`.
+pub fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+/// Appends the decimal digits of `v`.
+pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// A 64-bit FNV-1a hash over everything written, so a run's history can be compared with
+/// another run's by one number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Fnv64(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv64 {
+    pub fn update(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        }
+        self.0 = h;
+    }
+
+    pub fn value(self) -> u64 {
+        self.0
+    }
+}
+
+/// Streams history lines to a writer, hashing them on the way.
+pub struct HistoryWriter {
+    out: Box<dyn Write>,
+    line: Vec<u8>,
+    hash: Fnv64,
+    records: u64,
+}
+
+impl HistoryWriter {
+    pub fn new(out: Box<dyn Write>) -> HistoryWriter {
+        HistoryWriter { out, line: Vec::with_capacity(256), hash: Fnv64::default(), records: 0 }
+    }
+
+    /// A writer that only hashes (no output), for benchmarks and determinism checks.
+    pub fn hashing_only() -> HistoryWriter {
+        HistoryWriter::new(Box::new(io::sink()))
+    }
+
+    pub fn header(&mut self, header: &serde_json::Value) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, header).map_err(io::Error::other)?;
+        self.line.push(b'\n');
+        self.flush_line()
+    }
+
+    /// Writes one transaction with id `id`.
+    pub fn write(
+        &mut self,
+        id: u64,
+        session: SessionRef<'_>,
+        after: &[u64],
+        record: &TxnRecord,
+        names: &Names,
+    ) -> io::Result<()> {
+        let buf = &mut self.line;
+        buf.clear();
+        buf.extend_from_slice(b"{\"id\":");
+        push_u64(buf, id);
+        buf.extend_from_slice(b",\"session\":");
+        push_session(buf, session);
+        if !after.is_empty() {
+            buf.extend_from_slice(b",\"after\":[");
+            for (i, a) in after.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                push_u64(buf, *a);
+            }
+            buf.push(b']');
+        }
+        buf.extend_from_slice(b",\"fn\":");
+        push_u64(buf, session.function as u64);
+        buf.extend_from_slice(b",\"kind\":\"");
+        buf.extend_from_slice(record.kind.as_str().as_bytes());
+        buf.push(b'"');
+        if let Some(node) = record.node {
+            buf.extend_from_slice(b",\"node\":");
+            buf.extend_from_slice(names.node_json(node).as_bytes());
+        }
+        buf.extend_from_slice(b",\"invoke_ns\":");
+        push_u64(buf, record.invoke_ns);
+        buf.extend_from_slice(b",\"complete_ns\":");
+        push_u64(buf, record.complete_ns);
+        buf.extend_from_slice(b",\"outcome\":\"");
+        buf.extend_from_slice(record.outcome.as_str().as_bytes());
+        buf.extend_from_slice(b"\",\"ops\":[");
+        for (i, op) in record.ops.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            push_op(buf, op, names);
+        }
+        buf.push(b']');
+        if let Some(note) = record.note {
+            buf.extend_from_slice(b",\"note\":");
+            buf.extend_from_slice(json_string(note).as_bytes());
+        }
+        buf.extend_from_slice(b"}\n");
+        self.records += 1;
+        self.flush_line()
+    }
+
+    fn flush_line(&mut self) -> io::Result<()> {
+        self.hash.update(&self.line);
+        self.out.write_all(&self.line)
+    }
+
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    pub fn hash(&self) -> u64 {
+        self.hash.value()
+    }
+
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}
+
+fn push_session(buf: &mut Vec<u8>, s: SessionRef<'_>) {
+    let mut name = String::new();
+    match s.workflow_name {
+        Some(n) => name.push_str(n),
+        None => {
+            name.push('w');
+            name.push_str(&s.workflow_id.to_string());
+        }
+    }
+    if s.attempt > 1 {
+        name.push('#');
+        name.push_str(&s.attempt.to_string());
+    }
+    if s.per_function {
+        name.push_str("/f");
+        name.push_str(&s.function.to_string());
+    }
+    buf.extend_from_slice(json_string(&name).as_bytes());
+}
+
+/// The session name a record of `s` carries, as plain text.
+pub fn session_name(s: SessionRef<'_>) -> String {
+    let mut buf = Vec::new();
+    push_session(&mut buf, s);
+    serde_json::from_slice(&buf).expect("session names are JSON strings")
+}
+
+fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
+    buf.extend_from_slice(match op.kind {
+        OpKind::Read => b"{\"f\":\"r\",\"key\":",
+        OpKind::Write => b"{\"f\":\"w\",\"key\":",
+    });
+    names.push_key_json(op.key, buf);
+    buf.extend_from_slice(b",\"value\":");
+    match op.value {
+        Some(v) => push_u64(buf, v),
+        None => buf.extend_from_slice(b"null"),
+    }
+    if !op.version.is_empty() {
+        buf.extend_from_slice(b",\"version\":[");
+        for (i, v) in op.version.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            push_u64(buf, *v);
+        }
+        buf.push(b']');
+    }
+    if let Some(node) = op.node {
+        buf.extend_from_slice(b",\"node\":");
+        buf.extend_from_slice(names.node_json(node).as_bytes());
+    }
+    if let Some(at) = op.at_ns {
+        buf.extend_from_slice(b",\"at_ns\":");
+        push_u64(buf, at);
+    }
+    buf.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_record_renders_as_the_documented_json_line() {
+        let names = Names::new(&["S0".into(), "S1".into()], &["x".into(), "y".into()]);
+        let sink = Shared::default();
+        let mut w = HistoryWriter::new(Box::new(sink.clone()));
+        let record = TxnRecord {
+            kind: TxnKind::Read,
+            node: Some(NodeId::fixed(1)),
+            invoke_ns: 5,
+            complete_ns: 9,
+            outcome: Outcome::Ok,
+            ops: vec![OpRecord::read(1, Some(1)).with_version(vec![1, 1]), OpRecord::read(0, None)],
+            note: None,
+        };
+        let session = SessionRef {
+            workflow_name: Some("c2"),
+            workflow_id: 1,
+            attempt: 1,
+            function: 0,
+            per_function: false,
+        };
+        w.write(3, session, &[], &record, &names).unwrap();
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "{\"id\":3,\"session\":\"c2\",\"fn\":0,\"kind\":\"read\",\"node\":\"S1\",\"invoke_ns\":5,\
+             \"complete_ns\":9,\"outcome\":\"ok\",\"ops\":[{\"f\":\"r\",\"key\":\"y\",\"value\":1,\
+             \"version\":[1,1]},{\"f\":\"r\",\"key\":\"x\",\"value\":null}]}\n"
+        );
+        let parsed: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(parsed["ops"][1]["value"], serde_json::Value::Null);
+        assert_ne!(w.hash(), Fnv64::default().value());
+    }
+
+    #[test]
+    fn session_names_encode_attempt_and_function() {
+        let s = SessionRef {
+            workflow_name: None,
+            workflow_id: 17,
+            attempt: 2,
+            function: 3,
+            per_function: true,
+        };
+        assert_eq!(session_name(s), "w17#2/f3");
+        let s = SessionRef { attempt: 1, per_function: false, ..s };
+        assert_eq!(session_name(s), "w17");
+    }
+
+    #[test]
+    fn generated_keys_are_named_by_number() {
+        let names = Names::new(&[], &["x".into()]);
+        assert_eq!(names.key(0), "x");
+        assert_eq!(names.key(42), "k42");
+        let mut buf = Vec::new();
+        push_u64(&mut buf, 0);
+        push_u64(&mut buf, u64::MAX);
+        assert_eq!(buf, b"018446744073709551615");
+    }
+}

@@ -1,0 +1,74 @@
+//! What a protocol model gives the engine: its fixed nodes, and the client library that runs
+//! inside each function of a workflow.
+
+use crate::node::{Node, NodeId};
+use crate::time::Time;
+use crate::workload::Op;
+use std::fmt::Debug;
+
+/// A fixed node (server, database, sequencer) and where it runs.
+#[derive(Clone, Debug)]
+pub struct FixedNode<N> {
+    /// Unique name, used in scenarios, histories and traces (`S0`, `db`).
+    pub name: String,
+    /// The machine it runs on. Links, delays and partitions are between machines.
+    pub machine: String,
+    /// True when its machine also runs serverless workers (functions are placed there).
+    pub hosts_workers: bool,
+    pub node: N,
+}
+
+/// Everything a new function instance is told when the scheduler starts it.
+#[derive(Clone, Debug)]
+pub struct FunctionStart<C> {
+    pub self_id: NodeId,
+    pub workflow_id: u64,
+    pub attempt: u32,
+    pub function: u32,
+    /// The worker machine it runs on (an index into the run's machine list).
+    pub machine: usize,
+    /// The fixed nodes on that machine, in fixed-node order (usually its cache server).
+    pub colocated: Vec<NodeId>,
+    /// Its operations, with written values assigned.
+    pub ops: Vec<Op>,
+    /// The workflow context its predecessors produced (merged at a join).
+    pub context: C,
+    pub is_source: bool,
+    pub is_sink: bool,
+    /// The workflow's other functions that have not finished yet, excluding this one (a sink
+    /// with `remaining == 0` is the workflow's last function).
+    pub remaining: usize,
+    pub now: Time,
+}
+
+/// A protocol model: a factory for its nodes and the contract for workflow contexts.
+pub trait Protocol {
+    /// One type for every role (servers and function instances), usually an enum.
+    type Node: Node;
+    /// The client metadata a workflow carries from function to function.
+    type Context: Clone + Debug;
+
+    /// A short name, such as `causalmesh`.
+    fn name(&self) -> &str;
+
+    /// The fixed nodes, in `NodeId` order.
+    fn fixed_nodes(&self) -> Vec<FixedNode<Self::Node>>;
+
+    /// The context of a workflow attempt before its first function runs.
+    fn new_context(&self) -> Self::Context;
+
+    /// A function instance that runs `start.ops` with `start.context`.
+    fn spawn_function(&self, start: FunctionStart<Self::Context>) -> Self::Node;
+
+    /// Takes back the context of a function instance that reported `FunctionDone`.
+    fn finish_function(&self, node: Self::Node) -> Self::Context;
+
+    /// Merges the contexts of a join's predecessors (in predecessor order).
+    fn join_contexts(&self, contexts: Vec<Self::Context>) -> Self::Context;
+
+    /// Extra summary figures computed from the fixed nodes' final states (e.g. metadata bytes).
+    fn final_metrics(&self, nodes: &[&Self::Node]) -> Vec<(String, f64)> {
+        let _ = nodes;
+        Vec::new()
+    }
+}

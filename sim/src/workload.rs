@@ -1,0 +1,576 @@
+//! Workloads: what the functions of each workflow do, and when workflows arrive.
+//!
+//! A workload is either a *script* (explicit sessions, functions, placements and operations: a
+//! replayable anomaly scenario such as CausalMesh's Fig. 6) or a *generator* (workflow shape,
+//! per-function operation counts or mix, keys uniform or Zipf, open- or closed-loop arrivals).
+//! Operations name keys; the engine fills in written values when a function starts, drawing
+//! from one counter per key so every written value is unique per key.
+
+use crate::dist::{DurationDist, Zipf};
+use crate::history::{Key, Value};
+use crate::rng::RngStream;
+use crate::time::Time;
+use crate::workflow::{Dag, WorkflowShape};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An operation a function performs, with its written value assigned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Read { key: Key },
+    Write { key: Key, value: Value },
+    ReadTxn { keys: Vec<Key> },
+}
+
+/// An operation before its value is assigned (what scripts and generators produce).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OpSpec {
+    Read(Key),
+    Write(Key),
+    ReadTxn(Vec<Key>),
+}
+
+/// Hands out written values: 1, 2, 3, … per key. Value 0 is never written.
+#[derive(Clone, Debug, Default)]
+pub struct ValueAllocator {
+    dense: Vec<Value>,
+}
+
+impl ValueAllocator {
+    pub fn next(&mut self, key: Key) -> Value {
+        let k = key as usize;
+        if k >= self.dense.len() {
+            self.dense.resize(k + 1, 0);
+        }
+        self.dense[k] += 1;
+        self.dense[k]
+    }
+
+    pub fn assign(&mut self, spec: &OpSpec) -> Op {
+        match spec {
+            OpSpec::Read(key) => Op::Read { key: *key },
+            OpSpec::Write(key) => Op::Write { key: *key, value: self.next(*key) },
+            OpSpec::ReadTxn(keys) => Op::ReadTxn { keys: keys.clone() },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts
+
+/// A scripted operation: `{"read":"x"}`, `{"write":"x"}`, `{"read_txn":["x","y"]}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScriptOp {
+    Read(String),
+    Write(String),
+    ReadTxn(Vec<String>),
+}
+
+/// One function of a scripted session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptFunction {
+    /// The worker machine to run on (a server name such as `S1`); by default the scheduler
+    /// decides.
+    #[serde(default)]
+    pub on: Option<String>,
+    /// Do not start before this time (also after the predecessors finished).
+    #[serde(default)]
+    pub at_ns: Time,
+    /// Indexes of the functions of this session that must finish first. Default: the previous
+    /// function (none for the first).
+    #[serde(default)]
+    pub after: Option<Vec<u32>>,
+    pub ops: Vec<ScriptOp>,
+}
+
+/// A scripted client session: one workflow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSession {
+    pub session: String,
+    pub functions: Vec<ScriptFunction>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+
+/// Which keys operations touch: `{"count":1000000,"zipf_theta":1.0}` (theta 0 is uniform).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysConfig {
+    pub count: u64,
+    #[serde(default)]
+    pub zipf_theta: f64,
+}
+
+/// The operation mix of one generated function.
+///
+/// Either counts — `{"reads":3}`, `{"reads":2,"writes":1,"order":"shuffled"}` — or a number of
+/// operations drawn from a mix: `{"ops":4,"mix":{"read":0.5,"write":0.4,"read_txn":0.1}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionGen {
+    #[serde(default)]
+    pub reads: u32,
+    #[serde(default)]
+    pub writes: u32,
+    #[serde(default)]
+    pub read_txns: u32,
+    /// Keys per read transaction (distinct). Default 2.
+    #[serde(default = "default_read_txn_keys")]
+    pub read_txn_keys: u32,
+    /// How counted operations are ordered. Default `reads_first` (reads, read transactions,
+    /// then writes).
+    #[serde(default)]
+    pub order: OpOrder,
+    #[serde(default)]
+    pub ops: Option<u32>,
+    #[serde(default)]
+    pub mix: Option<OpMix>,
+}
+
+fn default_read_txn_keys() -> u32 {
+    2
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpOrder {
+    #[default]
+    ReadsFirst,
+    WritesFirst,
+    Shuffled,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpMix {
+    #[serde(default)]
+    pub read: f64,
+    #[serde(default)]
+    pub write: f64,
+    #[serde(default)]
+    pub read_txn: f64,
+}
+
+/// When workflows start.
+///
+/// `{"kind":"closed","clients":8,"think":{"dist":"constant","ns":0}}`: each client starts a new
+/// workflow when its previous one finishes (plus think time).
+/// `{"kind":"poisson","rate_per_s":1000}` and `{"kind":"constant","rate_per_s":1000}`: open loop.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Arrival {
+    Closed {
+        clients: u32,
+        #[serde(default = "zero_dist")]
+        think: DurationDist,
+    },
+    Poisson { rate_per_s: f64 },
+    Constant { rate_per_s: f64 },
+}
+
+fn zero_dist() -> DurationDist {
+    DurationDist::ZERO
+}
+
+/// A generated workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorConfig {
+    pub workflow: WorkflowShape,
+    /// One entry per function of the workflow, or a single entry used for every function.
+    pub functions: Vec<FunctionGen>,
+    pub keys: KeysConfig,
+    pub arrival: Arrival,
+    /// Stop starting workflows after this many (counting first attempts only).
+    #[serde(default)]
+    pub workflows_max: Option<u64>,
+    /// Stop starting workflows after this time.
+    #[serde(default)]
+    pub duration_ns: Option<Time>,
+    /// Workflows that start before this time are run but left out of latency and throughput.
+    #[serde(default)]
+    pub warmup_ns: Time,
+}
+
+/// A workload: a script or a generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    Script(Vec<ScriptSession>),
+    Generator(GeneratorConfig),
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled forms
+
+/// A workflow to run: its graph, its operations and (for scripts) its placements.
+#[derive(Clone, Debug)]
+pub struct WorkflowPlan {
+    /// The script's session name; `None` for generated workflows (named `w<id>`).
+    pub name: Option<String>,
+    pub dag: std::sync::Arc<Dag>,
+    pub ops: Vec<Vec<OpSpec>>,
+    /// Machine name per function, when the script pins it.
+    pub pinned: Vec<Option<String>>,
+    pub not_before_ns: Vec<Time>,
+}
+
+/// A compiled script: plans in script order and the key names it uses.
+#[derive(Clone, Debug)]
+pub struct CompiledScript {
+    pub plans: Vec<WorkflowPlan>,
+    pub key_names: Vec<String>,
+}
+
+/// Compiles a script: keys get ids in order of first appearance. Errors carry a JSON path
+/// relative to the script array and a message.
+pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (String, String)> {
+    let mut key_ids: BTreeMap<String, Key> = BTreeMap::new();
+    let mut key_names = Vec::new();
+    let mut intern = |name: &str| -> Key {
+        if let Some(&k) = key_ids.get(name) {
+            return k;
+        }
+        let k = key_names.len() as Key;
+        key_names.push(name.to_string());
+        key_ids.insert(name.to_string(), k);
+        k
+    };
+    let mut seen_sessions = BTreeMap::new();
+    let mut plans = Vec::new();
+    for (s_idx, session) in sessions.iter().enumerate() {
+        let path = format!("[{s_idx}]");
+        if session.session.is_empty() {
+            return Err((format!("{path}.session"), "a session needs a non-empty name".into()));
+        }
+        if let Some(prev) = seen_sessions.insert(session.session.clone(), s_idx) {
+            return Err((
+                format!("{path}.session"),
+                format!("session name {:?} is already used by session [{prev}]", session.session),
+            ));
+        }
+        let n = session.functions.len() as u32;
+        let mut edges = Vec::new();
+        let mut ops = Vec::new();
+        for (f_idx, f) in session.functions.iter().enumerate() {
+            let f_idx = f_idx as u32;
+            let fpath = format!("{path}.functions[{f_idx}]");
+            match &f.after {
+                None if f_idx > 0 => edges.push((f_idx - 1, f_idx)),
+                None => {}
+                Some(list) => {
+                    for &p in list {
+                        if p >= f_idx {
+                            return Err((
+                                format!("{fpath}.after"),
+                                format!("function {f_idx} can only come after earlier functions, not {p}"),
+                            ));
+                        }
+                        edges.push((p, f_idx));
+                    }
+                }
+            }
+            let mut f_ops = Vec::new();
+            for (o_idx, op) in f.ops.iter().enumerate() {
+                let opath = format!("{fpath}.ops[{o_idx}]");
+                f_ops.push(match op {
+                    ScriptOp::Read(k) | ScriptOp::Write(k) if k.is_empty() => {
+                        return Err((opath, "a key name must not be empty".into()));
+                    }
+                    ScriptOp::Read(k) => OpSpec::Read(intern(k)),
+                    ScriptOp::Write(k) => OpSpec::Write(intern(k)),
+                    ScriptOp::ReadTxn(keys) => {
+                        if keys.is_empty() {
+                            return Err((opath, "a read transaction needs at least one key".into()));
+                        }
+                        let mut ids: Vec<Key> = keys.iter().map(|k| intern(k)).collect();
+                        ids.sort_unstable();
+                        if ids.windows(2).any(|w| w[0] == w[1]) {
+                            return Err((opath, "a read transaction lists a key twice".into()));
+                        }
+                        OpSpec::ReadTxn(keys.iter().map(|k| intern(k)).collect())
+                    }
+                });
+            }
+            ops.push(f_ops);
+        }
+        let dag = Dag::new(n, &edges).map_err(|e| (format!("{path}.functions"), e))?;
+        plans.push(WorkflowPlan {
+            name: Some(session.session.clone()),
+            dag: std::sync::Arc::new(dag),
+            ops,
+            pinned: session.functions.iter().map(|f| f.on.clone()).collect(),
+            not_before_ns: session.functions.iter().map(|f| f.at_ns).collect(),
+        });
+    }
+    Ok(CompiledScript { plans, key_names })
+}
+
+/// Draws generated workflows.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    pub config: GeneratorConfig,
+    dag: std::sync::Arc<Dag>,
+    zipf: Zipf,
+}
+
+impl Generator {
+    /// Validates the configuration. Errors carry a path relative to the generator object.
+    pub fn new(config: GeneratorConfig) -> Result<Generator, (String, String)> {
+        let dag = Dag::from_shape(&config.workflow).map_err(|e| ("workflow".to_string(), e))?;
+        if config.functions.len() != 1 && config.functions.len() != dag.len() {
+            return Err((
+                "functions".into(),
+                format!(
+                    "expected 1 entry (used for every function) or {} (one per function), got {}",
+                    dag.len(),
+                    config.functions.len()
+                ),
+            ));
+        }
+        for (i, f) in config.functions.iter().enumerate() {
+            validate_function_gen(f, config.keys.count).map_err(|(field, e)| (format!("functions[{i}].{field}"), e))?;
+        }
+        let zipf = Zipf::new(config.keys.count, config.keys.zipf_theta).map_err(|e| {
+            let field = if config.keys.count == 0 { "keys.count" } else { "keys.zipf_theta" };
+            (field.to_string(), e)
+        })?;
+        match config.arrival {
+            Arrival::Closed { clients, ref think } => {
+                if clients == 0 {
+                    return Err(("arrival.clients".into(), "a closed loop needs at least one client".into()));
+                }
+                think.validate().map_err(|(f, e)| (format!("arrival.think.{f}"), e))?;
+            }
+            Arrival::Poisson { rate_per_s } | Arrival::Constant { rate_per_s } => {
+                if !(rate_per_s.is_finite() && rate_per_s > 0.0 && rate_per_s <= 1e9) {
+                    return Err(("arrival.rate_per_s".into(), format!("must be in (0, 1e9], got {rate_per_s}")));
+                }
+            }
+        }
+        if config.workflows_max.is_none() && config.duration_ns.is_none() {
+            return Err((
+                "workflows_max".into(),
+                "a generator needs workflows_max or duration_ns, or it would never stop".into(),
+            ));
+        }
+        Ok(Generator { dag: std::sync::Arc::new(dag), zipf, config })
+    }
+
+    pub fn dag(&self) -> &std::sync::Arc<Dag> {
+        &self.dag
+    }
+
+    /// A new workflow's operations (keys only; values are assigned at run time).
+    pub fn plan(&self, rng: &mut RngStream) -> WorkflowPlan {
+        let n = self.dag.len();
+        let ops = (0..n)
+            .map(|f| {
+                let spec = if self.config.functions.len() == 1 { &self.config.functions[0] } else { &self.config.functions[f] };
+                self.function_ops(spec, rng)
+            })
+            .collect();
+        WorkflowPlan {
+            name: None,
+            dag: self.dag.clone(),
+            ops,
+            pinned: vec![None; n],
+            not_before_ns: vec![0; n],
+        }
+    }
+
+    /// The time until the next open-loop arrival.
+    pub fn interarrival_ns(&self, rng: &mut RngStream) -> Time {
+        match self.config.arrival {
+            Arrival::Poisson { rate_per_s } => {
+                let mean_ns = 1e9 / rate_per_s;
+                (-libm::log(rng.unit_open_zero()) * mean_ns).round().max(0.0) as Time
+            }
+            Arrival::Constant { rate_per_s } => (1e9 / rate_per_s).round().max(1.0) as Time,
+            Arrival::Closed { .. } => unreachable!("closed loops have no interarrival time"),
+        }
+    }
+
+    fn key(&self, rng: &mut RngStream) -> Key {
+        self.zipf.sample(rng)
+    }
+
+    fn function_ops(&self, spec: &FunctionGen, rng: &mut RngStream) -> Vec<OpSpec> {
+        if let (Some(count), Some(mix)) = (spec.ops, &spec.mix) {
+            let total = mix.read + mix.write + mix.read_txn;
+            return (0..count)
+                .map(|_| {
+                    let u = rng.unit() * total;
+                    if u < mix.read {
+                        OpSpec::Read(self.key(rng))
+                    } else if u < mix.read + mix.write {
+                        OpSpec::Write(self.key(rng))
+                    } else {
+                        OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))
+                    }
+                })
+                .collect();
+        }
+        let mut reads: Vec<OpSpec> = (0..spec.reads).map(|_| OpSpec::Read(self.key(rng))).collect();
+        let txns: Vec<OpSpec> =
+            (0..spec.read_txns).map(|_| OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))).collect();
+        let writes: Vec<OpSpec> = (0..spec.writes).map(|_| OpSpec::Write(self.key(rng))).collect();
+        let mut ops = Vec::with_capacity(reads.len() + txns.len() + writes.len());
+        match spec.order {
+            OpOrder::ReadsFirst => {
+                ops.append(&mut reads);
+                ops.extend(txns);
+                ops.extend(writes);
+            }
+            OpOrder::WritesFirst => {
+                ops.extend(writes);
+                ops.append(&mut reads);
+                ops.extend(txns);
+            }
+            OpOrder::Shuffled => {
+                ops.append(&mut reads);
+                ops.extend(txns);
+                ops.extend(writes);
+                for i in (1..ops.len()).rev() {
+                    let j = rng.below(i as u64 + 1) as usize;
+                    ops.swap(i, j);
+                }
+            }
+        }
+        ops
+    }
+
+    /// `n` distinct keys (n ≤ key count, checked at construction). Rejection keeps the Zipf
+    /// weights; after a bounded number of tries the remaining keys are taken in rank order.
+    fn distinct_keys(&self, n: u32, rng: &mut RngStream) -> Vec<Key> {
+        let mut keys: Vec<Key> = Vec::with_capacity(n as usize);
+        let mut tries = 0;
+        while keys.len() < n as usize && tries < 64 * n {
+            let k = self.key(rng);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+            tries += 1;
+        }
+        let mut next = 0;
+        while keys.len() < n as usize {
+            if !keys.contains(&next) {
+                keys.push(next);
+            }
+            next += 1;
+        }
+        keys
+    }
+}
+
+fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), (&'static str, String)> {
+    match (&f.ops, &f.mix) {
+        (Some(_), None) => return Err(("mix", "`ops` needs a `mix`".into())),
+        (None, Some(_)) => return Err(("ops", "`mix` needs a number of `ops`".into())),
+        (Some(_), Some(mix)) => {
+            if f.reads + f.writes + f.read_txns > 0 {
+                return Err(("ops", "give either counts (reads/writes/read_txns) or ops with a mix, not both".into()));
+            }
+            for (name, p) in [("mix.read", mix.read), ("mix.write", mix.write), ("mix.read_txn", mix.read_txn)] {
+                if !(p.is_finite() && p >= 0.0) {
+                    return Err((name, format!("must be a non-negative number, got {p}")));
+                }
+            }
+            if mix.read + mix.write + mix.read_txn <= 0.0 {
+                return Err(("mix", "at least one weight must be positive".into()));
+            }
+        }
+        (None, None) => {}
+    }
+    let uses_txns = f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0);
+    if uses_txns && (f.read_txn_keys == 0 || f.read_txn_keys as u64 > key_count) {
+        return Err((
+            "read_txn_keys",
+            format!("must be between 1 and the key count ({key_count}), got {}", f.read_txn_keys),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamId;
+
+    fn micro_benchmark() -> GeneratorConfig {
+        serde_json::from_str(
+            r#"{"workflow":{"shape":"chain","functions":3},
+                "functions":[{"reads":3},{"reads":3},{"writes":1}],
+                "keys":{"count":1000000,"zipf_theta":1.0},
+                "arrival":{"kind":"poisson","rate_per_s":1000},
+                "workflows_max":10}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn generated_plans_follow_the_function_specs() {
+        let g = Generator::new(micro_benchmark()).unwrap();
+        let mut rng = RngStream::new(1, StreamId::Workload);
+        let plan = g.plan(&mut rng);
+        assert_eq!(plan.ops.len(), 3);
+        assert!(plan.ops[0].iter().all(|op| matches!(op, OpSpec::Read(_))));
+        assert_eq!(plan.ops[1].len(), 3);
+        assert!(matches!(plan.ops[2][..], [OpSpec::Write(_)]));
+    }
+
+    #[test]
+    fn values_are_unique_per_key() {
+        let mut values = ValueAllocator::default();
+        assert_eq!(values.next(5), 1);
+        assert_eq!(values.next(5), 2);
+        assert_eq!(values.next(0), 1);
+        assert_eq!(values.assign(&OpSpec::Write(5)), Op::Write { key: 5, value: 3 });
+    }
+
+    #[test]
+    fn scripts_intern_keys_and_check_their_shape() {
+        let sessions: Vec<ScriptSession> = serde_json::from_str(
+            r#"[{"session":"c1","functions":[{"on":"S0","ops":[{"write":"x"}]},{"on":"S1","ops":[{"write":"y"}]}]},
+                {"session":"c2","functions":[{"on":"S1","at_ns":1000,"ops":[{"read":"y"},{"read":"x"}]}]}]"#,
+        )
+        .unwrap();
+        let script = compile_script(&sessions).unwrap();
+        assert_eq!(script.key_names, ["x", "y"]);
+        assert!(script.plans[0].dag.is_chain());
+        assert_eq!(script.plans[1].ops[0], [OpSpec::Read(1), OpSpec::Read(0)]);
+
+        let dup: Vec<ScriptSession> =
+            serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[]}]},{"session":"a","functions":[{"ops":[]}]}]"#)
+                .unwrap();
+        let (path, msg) = compile_script(&dup).unwrap_err();
+        assert_eq!(path, "[1].session");
+        assert!(msg.contains("already used"));
+    }
+
+    #[test]
+    fn generator_errors_name_the_field() {
+        let mut c = micro_benchmark();
+        c.functions = vec![FunctionGen { reads: 1, ..serde_json::from_str("{}").unwrap() }; 2];
+        assert_eq!(Generator::new(c).unwrap_err().0, "functions");
+        let mut c = micro_benchmark();
+        c.workflows_max = None;
+        assert_eq!(Generator::new(c).unwrap_err().0, "workflows_max");
+        let mut c = micro_benchmark();
+        c.keys.zipf_theta = -1.0;
+        assert_eq!(Generator::new(c).unwrap_err().0, "keys.zipf_theta");
+    }
+
+    #[test]
+    fn poisson_interarrivals_have_the_requested_rate() {
+        let g = Generator::new(micro_benchmark()).unwrap();
+        let mut rng = RngStream::new(2, StreamId::Workload);
+        let n = 100_000;
+        let mean = (0..n).map(|_| g.interarrival_ns(&mut rng) as f64).sum::<f64>() / n as f64;
+        assert!((mean - 1e6).abs() / 1e6 < 0.02, "{mean}");
+    }
+}
