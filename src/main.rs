@@ -4,11 +4,24 @@
 
 mod check_cmd;
 
-use clap::{Parser, Subcommand};
+use causim::report;
+use causim::runner::{self, RunOptions};
+use causim::scenario::{LoadedScenario, Verdict};
+use causim_models::{Model, register::Register};
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The scenario `causim run` uses when given none: the teaching protocol under load.
+const DEFAULT_SCENARIO_PATH: &str = "scenarios/register/default.json";
+const DEFAULT_SCENARIO: &str = include_str!("../scenarios/register/default.json");
+
 #[derive(Parser)]
-#[command(name = "causim", version, about = "Deterministic simulator and checker for causal cache protocols")]
+#[command(
+    name = "causim",
+    version,
+    about = "Deterministic discrete-event simulator and consistency checker for serverless cache protocols"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -16,13 +29,138 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a scenario: write its history, trace and summary, and print a summary table.
+    Run(RunArgs),
     /// Check a history for consistency anomalies.
     Check(check_cmd::CheckArgs),
+    /// List the protocols and their mutants.
+    Protocols,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Scenario file (JSON). Default: the built-in teaching scenario (scenarios/register/default.json).
+    scenario: Option<PathBuf>,
+    /// Seed for every random choice (overrides the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory for history.jsonl, trace.jsonl and summary.json. Default: out/<scenario name>.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Do not record the trace.
+    #[arg(long)]
+    no_trace: bool,
+    /// Also run the scenario twice more and compare history and trace hashes.
+    #[arg(long)]
+    check_determinism: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) => run(args),
         Command::Check(args) => check_cmd::run(args),
+        Command::Protocols => {
+            print_protocols();
+            ExitCode::SUCCESS
+        }
     }
+}
+
+fn print_protocols() {
+    fn one<M: Model>() {
+        println!("{}", M::NAME);
+        if M::MUTANTS.is_empty() {
+            println!("  (no mutants)");
+        }
+        for (name, what) in M::MUTANTS {
+            println!("  mutant {name}: {what}");
+        }
+    }
+    one::<Register>();
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let loaded = match &args.scenario {
+        Some(path) => LoadedScenario::from_file(path),
+        None => LoadedScenario::from_text(Path::new(DEFAULT_SCENARIO_PATH), DEFAULT_SCENARIO.to_string()),
+    };
+    let loaded = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let s = &loaded.scenario;
+    let seed = args.seed.unwrap_or(s.seed);
+    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.name));
+    println!("causim run {}  seed={seed}", loaded.path.display());
+    println!("  {:<16}{} {}", "protocol", s.protocol.name, compact(&s.protocol.params));
+    println!("  {:<16}{}", "mutants", if s.protocol.mutants.is_empty() { "none".to_string() } else { s.protocol.mutants.join(", ") });
+    println!("  {:<16}{}", "topology", compact(&serde_json::to_value(&s.topology).expect("serializes")));
+    println!("  {:<16}{}", "scheduler", compact(&serde_json::to_value(&s.scheduler).expect("serializes")));
+    println!("  {:<16}{}", "faults", compact(&serde_json::to_value(&s.faults).expect("serializes")));
+    println!("  {:<16}{}", "limits", compact(&serde_json::to_value(&s.limits).expect("serializes")));
+    let options = RunOptions { seed: Some(seed), out_dir: Some(out_dir), trace: !args.no_trace };
+    let started = std::time::Instant::now();
+    let report = match runner::run(&loaded, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    print!("{}", report::render(&report.summary));
+    println!(
+        "  {:<16}{:.3} s ({:.2} M events/s)",
+        "wall time",
+        wall,
+        report.summary.events as f64 / wall.max(1e-9) / 1e6
+    );
+    if let Some(files) = &report.files {
+        println!("  {:<16}{}", "wrote", files.history.display());
+        if let Some(t) = &files.trace {
+            println!("  {:<16}{}", "wrote", t.display());
+        }
+        println!("  {:<16}{}", "wrote", files.summary.display());
+    }
+    let mut ok = true;
+    if args.check_determinism {
+        match runner::check_determinism(&loaded, Some(seed)) {
+            Ok(check) if check.holds() => {
+                println!("  {:<16}ok: two more runs gave history {} and trace {}", "determinism", check.first.0, check.first.1.as_deref().unwrap_or("-"));
+            }
+            Ok(check) => {
+                println!("  {:<16}FAILED: {:?} vs {:?}", "determinism", check.first, check.second);
+                ok = false;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let passed = report.summary.invariant_violation.is_none();
+    if let Some(expect) = &s.expect {
+        let want = expect.verdict == Verdict::Pass;
+        if want == passed {
+            println!("  {:<16}as expected ({})", "verdict", if passed { "pass" } else { "fail" });
+        } else {
+            println!("  {:<16}UNEXPECTED: expected {:?}, got {}", "verdict", expect.verdict, if passed { "pass" } else { "fail" });
+            ok = false;
+        }
+    } else if !passed {
+        ok = false;
+    }
+    if !ok {
+        println!("reproduce with: causim run {} --seed {seed}", loaded.path.display());
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn compact(v: &serde_json::Value) -> String {
+    serde_json::to_string(v).expect("serializes")
 }

@@ -1,0 +1,220 @@
+//! Scenario files: JSON, one per scenario, in `scenarios/<system>/`.
+//!
+//! A scenario names the protocol (with its parameters and mutants), the topology, the
+//! scheduler, the workload, faults, limits, the checks to run and the expected outcome. The
+//! engine-facing sections use `causim_sim::config`'s types, field for field. A bad file gets an
+//! error naming the file, line, column and field, and what was expected.
+
+use crate::locate::locate;
+use causim_sim::config::{FaultsConfig, LimitsConfig, SchedulerConfig, SimConfig, TopologyConfig};
+use causim_sim::workload::WorkloadConfig;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The format tag a scenario may carry in `format`.
+pub const SCENARIO_FORMAT: &str = "causim-scenario/1";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub format: Option<String>,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub protocol: ProtocolSection,
+    /// Default 1; `causim run --seed` overrides it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub faults: FaultsConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    #[serde(default)]
+    pub checks: ChecksConfig,
+    #[serde(default)]
+    pub expect: Option<Expectation>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtocolSection {
+    pub name: String,
+    #[serde(default)]
+    pub params: serde_json::Value,
+    #[serde(default)]
+    pub mutants: Vec<String>,
+}
+
+/// What to check during and after the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksConfig {
+    /// Check every node's internal invariants after each of its inputs. Default false.
+    #[serde(default)]
+    pub invariants: bool,
+}
+
+/// The outcome a scenario expects; `causim run` exits non-zero when it differs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    /// `pass`: no invariant violation (and, with a history check, no anomaly); `fail`: the
+    /// opposite.
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+impl Scenario {
+    pub fn sim_config(&self) -> SimConfig {
+        SimConfig {
+            seed: self.seed,
+            topology: self.topology.clone(),
+            scheduler: self.scheduler.clone(),
+            workload: self.workload.clone(),
+            faults: self.faults.clone(),
+            limits: self.limits.clone(),
+        }
+    }
+}
+
+/// A scenario with the text it came from, so later errors can point into the file.
+#[derive(Clone, Debug)]
+pub struct LoadedScenario {
+    pub path: PathBuf,
+    pub text: String,
+    pub scenario: Scenario,
+}
+
+/// An error in a scenario file: where, which field, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// The JSON path of the field (`topology.links[0].from`); empty for the whole file.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let (Some(line), Some(col)) = (self.line, self.column) {
+            write!(f, ":{line}:{col}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": field `{}`", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl LoadedScenario {
+    /// Reads and parses a scenario file.
+    pub fn from_file(path: &Path) -> Result<LoadedScenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            line: None,
+            column: None,
+            field: String::new(),
+            message: format!("cannot read the scenario: {e}"),
+        })?;
+        LoadedScenario::from_text(path, text)
+    }
+
+    /// Parses scenario text; `path` names it in errors.
+    pub fn from_text(path: &Path, text: String) -> Result<LoadedScenario, ScenarioError> {
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let scenario = match serde_path_to_error::deserialize::<_, Scenario>(&mut de) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(json_error(path, &text, clean_path(&e.path().to_string()), e.into_inner()));
+            }
+        };
+        if let Err(e) = de.end() {
+            return Err(json_error(path, &text, String::new(), e));
+        }
+        let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
+        if let Some(format) = &loaded.scenario.format
+            && format != SCENARIO_FORMAT
+        {
+            return Err(loaded.error("format", format!("unknown scenario format {format:?}, expected {SCENARIO_FORMAT:?}")));
+        }
+        Ok(loaded)
+    }
+
+    /// An error at a JSON path of this scenario, located in its text.
+    pub fn error(&self, field: &str, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = match locate(&self.text, field) {
+            Some((l, c)) => (Some(l), Some(c)),
+            None => (None, None),
+        };
+        ScenarioError { file: self.path.clone(), line, column, field: field.to_string(), message: message.into() }
+    }
+}
+
+/// Turns a serde_json error at JSON path `field` into a located scenario error.
+fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) -> ScenarioError {
+    let message = strip_position(&inner.to_string());
+    let syntax = inner.is_syntax() || inner.is_eof();
+    let (line, column) = if syntax || field.is_empty() {
+        (inner.line(), inner.column())
+    } else {
+        locate(text, &field).unwrap_or((inner.line(), inner.column()))
+    };
+    let message = if syntax { format!("invalid JSON: {message}") } else { message };
+    ScenarioError { file: path.to_path_buf(), line: Some(line), column: Some(column), field, message }
+}
+
+/// serde_path_to_error writes `.` for the root and `?` for a segment it could not name (inside
+/// a syntax error); we drop both.
+fn clean_path(path: &str) -> String {
+    let kept: Vec<&str> = path.split('.').filter(|s| !s.is_empty() && *s != "?").collect();
+    kept.join(".")
+}
+
+/// serde_json appends " at line L column C"; we print the position ourselves.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<LoadedScenario, ScenarioError> {
+        LoadedScenario::from_text(Path::new("t.json"), text.to_string())
+    }
+
+    #[test]
+    fn position_suffixes_are_stripped() {
+        assert_eq!(strip_position("missing field `x` at line 3 column 1"), "missing field `x`");
+    }
+
+    #[test]
+    fn a_syntax_error_names_line_and_column() {
+        let e = parse("{\n  \"name\": \"x\",\n  oops\n}").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(3)));
+        assert!(e.message.starts_with("invalid JSON"), "{e}");
+    }
+}
