@@ -69,7 +69,7 @@ pub const MUTANTS: &[(&str, &str)] = &[(
      to a backup can miss its own write (read-your-writes violation)",
 )];
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     Read { key: Key },
     ReadReply { key: Key, value: Option<Value>, version: Version },
@@ -357,7 +357,7 @@ impl Protocol for Register {
         RegisterContext::default()
     }
 
-    fn spawn_function(&self, start: FunctionStart<RegisterContext>) -> RegisterNode {
+    fn spawn_function(&self, start: FunctionStart<'_, RegisterContext>) -> RegisterNode {
         RegisterNode::Client(Client {
             replica: start.colocated[0],
             primary: NodeId::fixed(0),

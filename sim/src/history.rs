@@ -174,23 +174,35 @@ pub fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")
 }
 
-/// Appends the decimal digits of `v`.
+/// Appends the decimal digits of `v` (two digits per step, as itoa does).
 pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut digits = [0u8; 20];
     let mut i = digits.len();
-    loop {
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v >= 10 {
+        let pair = v as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        digits[i] = b'0' + v as u8;
     }
     buf.extend_from_slice(&digits[i..]);
 }
 
-/// A 64-bit FNV-1a hash over everything written, so a run's history can be compared with
-/// another run's by one number.
+/// A fast 64-bit hash over everything written (FxHash's multiply-rotate over 8-byte words), so
+/// a run's history can be compared with another run's by one number. Not cryptographic; stable
+/// across machines and versions of Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fnv64(u64);
 
@@ -201,13 +213,20 @@ impl Default for Fnv64 {
 }
 
 impl Fnv64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
     pub fn update(&mut self, bytes: &[u8]) {
         let mut h = self.0;
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01B3);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            h = (h.rotate_left(5) ^ word).wrapping_mul(Self::K);
         }
-        self.0 = h;
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(Self::K);
+        }
+        // Mix in the length so that chunking boundaries cannot alias.
+        self.0 = (h.rotate_left(5) ^ bytes.len() as u64).wrapping_mul(Self::K);
     }
 
     pub fn value(self) -> u64 {
@@ -316,23 +335,25 @@ impl HistoryWriter {
 }
 
 fn push_session(buf: &mut Vec<u8>, s: SessionRef<'_>) {
-    let mut name = String::new();
     match s.workflow_name {
-        Some(n) => name.push_str(n),
+        Some(n) => {
+            let quoted = json_string(n);
+            buf.extend_from_slice(&quoted.as_bytes()[..quoted.len() - 1]);
+        }
         None => {
-            name.push('w');
-            name.push_str(&s.workflow_id.to_string());
+            buf.extend_from_slice(b"\"w");
+            push_u64(buf, s.workflow_id);
         }
     }
     if s.attempt > 1 {
-        name.push('#');
-        name.push_str(&s.attempt.to_string());
+        buf.push(b'#');
+        push_u64(buf, s.attempt as u64);
     }
     if s.per_function {
-        name.push_str("/f");
-        name.push_str(&s.function.to_string());
+        buf.extend_from_slice(b"/f");
+        push_u64(buf, s.function as u64);
     }
-    buf.extend_from_slice(json_string(&name).as_bytes());
+    buf.push(b'"');
 }
 
 /// The session name a record of `s` carries, as plain text.
@@ -448,5 +469,10 @@ mod tests {
         push_u64(&mut buf, 0);
         push_u64(&mut buf, u64::MAX);
         assert_eq!(buf, b"018446744073709551615");
+        for v in [1u64, 9, 10, 99, 100, 101, 12345, 1_000_000, 987_654_321] {
+            let mut b = Vec::new();
+            push_u64(&mut b, v);
+            assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+        }
     }
 }

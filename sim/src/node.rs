@@ -66,7 +66,7 @@ impl NodeId {
 }
 
 /// A protocol message.
-pub trait Message: Clone + Debug + Eq + Hash {
+pub trait Message: Clone + Debug + Eq + Ord + Hash {
     /// A short name for the message's type, such as `ClientRead`: used for per-kind service
     /// times, message counts and traces.
     fn kind(&self) -> &'static str;
@@ -79,7 +79,7 @@ pub trait Message: Clone + Debug + Eq + Hash {
 /// A protocol participant. See the module documentation for the contract with its host.
 pub trait Node: Clone + Debug + Eq + Hash {
     type Msg: Message;
-    type Timer: Clone + Debug + Eq + Hash;
+    type Timer: Clone + Debug + Eq + Ord + Hash;
 
     fn on_start(&mut self, now: Time, out: &mut Outbox<Self::Msg, Self::Timer>);
 

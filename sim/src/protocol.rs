@@ -20,7 +20,7 @@ pub struct FixedNode<N> {
 
 /// Everything a new function instance is told when the scheduler starts it.
 #[derive(Clone, Debug)]
-pub struct FunctionStart<C> {
+pub struct FunctionStart<'a, C> {
     pub self_id: NodeId,
     pub workflow_id: u64,
     pub attempt: u32,
@@ -28,7 +28,7 @@ pub struct FunctionStart<C> {
     /// The worker machine it runs on (an index into the run's machine list).
     pub machine: usize,
     /// The fixed nodes on that machine, in fixed-node order (usually its cache server).
-    pub colocated: Vec<NodeId>,
+    pub colocated: &'a [NodeId],
     /// Its operations, with written values assigned.
     pub ops: Vec<Op>,
     /// The workflow context its predecessors produced (merged at a join).
@@ -58,7 +58,7 @@ pub trait Protocol {
     fn new_context(&self) -> Self::Context;
 
     /// A function instance that runs `start.ops` with `start.context`.
-    fn spawn_function(&self, start: FunctionStart<Self::Context>) -> Self::Node;
+    fn spawn_function(&self, start: FunctionStart<'_, Self::Context>) -> Self::Node;
 
     /// Takes back the context of a function instance that reported `FunctionDone`.
     fn finish_function(&self, node: Self::Node) -> Self::Context;

@@ -21,7 +21,7 @@ mod net;
 
 use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
-use crate::history::{HistoryWriter, Names, SessionRef, TxnRecord, json_string};
+use crate::history::{HistoryWriter, Names, Outcome, SessionRef, TxnKind, TxnRecord, json_string};
 use crate::metrics::{Histogram, MessageCount, NodeSummary, Summary, WorkflowCounts};
 use crate::node::{Effect, Message, Node, NodeId, Outbox};
 use crate::protocol::{FunctionStart, Protocol};
@@ -35,6 +35,9 @@ use flows::{Machine, Placer, WorkflowRun};
 use net::{Held, LinkCells, Network, Partition, fifo_delivery};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+const TXN_KINDS: [TxnKind; 4] = [TxnKind::Read, TxnKind::Write, TxnKind::ReadTxn, TxnKind::WorkflowTxn];
+const OUTCOMES: [Outcome; 3] = [Outcome::Ok, Outcome::Aborted, Outcome::Failed];
 
 type MsgOf<P> = <<P as Protocol>::Node as Node>::Msg;
 type TimerOf<P> = <<P as Protocol>::Node as Node>::Timer;
@@ -124,13 +127,18 @@ enum Workload {
     Generator { generator: Box<Generator>, started: u64, clients_active: u32, open_done: bool },
 }
 
+/// Counters indexed by small enums or interned names, so the per-event path never allocates or
+/// compares strings more than it must.
 #[derive(Default)]
 struct RunMetrics {
     workflows: WorkflowCounts,
     workflow_latency: Histogram,
-    op_latency: BTreeMap<&'static str, Histogram>,
-    transactions: BTreeMap<String, u64>,
-    messages: BTreeMap<&'static str, MessageCount>,
+    /// Indexed by `TxnKind as usize`.
+    op_latency: [Histogram; 4],
+    /// Indexed by `[TxnKind as usize][Outcome as usize]`.
+    transactions: [[u64; 3]; 4],
+    /// By message kind, in order of first use (few kinds: a scan beats a map).
+    messages: Vec<(&'static str, MessageCount)>,
     messages_dropped: u64,
     observations: BTreeMap<&'static str, Histogram>,
     completed_measured: u64,
@@ -521,7 +529,16 @@ impl<P: Protocol> Sim<P> {
     /// Sends `msg` leaving `from` at `send_ns` (≥ now: a busy node's effects leave when its
     /// service time ends).
     fn send(&mut self, from: NodeId, to: NodeId, msg: MsgOf<P>, send_ns: Time) {
-        let counter = self.metrics.messages.entry(msg.kind()).or_default();
+        let kind = msg.kind();
+        let messages = &mut self.metrics.messages;
+        let i = match messages.iter().position(|(k, _)| std::ptr::eq(*k, kind) || *k == kind) {
+            Some(i) => i,
+            None => {
+                messages.push((kind, MessageCount::default()));
+                messages.len() - 1
+            }
+        };
+        let counter = &mut messages[i].1;
         counter.count += 1;
         counter.bytes += msg.size_bytes();
         self.transmit(from, to, msg, send_ns);
@@ -896,7 +913,7 @@ impl<P: Protocol> Sim<P> {
             attempt,
             function,
             machine,
-            colocated: self.machines[machine].colocated.clone(),
+            colocated: &self.machines[machine].colocated,
             ops,
             context,
             is_source,
@@ -1076,10 +1093,9 @@ impl<P: Protocol> Sim<P> {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));
             self.stop("output error");
         }
-        let kind = record.kind.as_str();
-        *self.metrics.transactions.entry(format!("{kind}:{}", record.outcome.as_str())).or_default() += 1;
+        self.metrics.transactions[record.kind as usize][record.outcome as usize] += 1;
         if record.invoke_ns >= self.warmup_ns() {
-            self.metrics.op_latency.entry(kind).or_default().record(record.complete_ns - record.invoke_ns);
+            self.metrics.op_latency[record.kind as usize].record(record.complete_ns - record.invoke_ns);
         }
         if self.trace.is_some() {
             let fields = format!("\"id\":{id},\"fn\":{}", self.display_json(source));
@@ -1210,7 +1226,7 @@ impl<P: Protocol> Sim<P> {
                 queue_depth_max: f.cpu.queue_depth_max,
             })
             .collect();
-        let messages_total = m.messages.values().fold(MessageCount::default(), |acc, c| MessageCount {
+        let messages_total = m.messages.iter().map(|(_, c)| c).fold(MessageCount::default(), |acc, c| MessageCount {
             count: acc.count + c.count,
             bytes: acc.bytes + c.bytes,
         });
@@ -1232,8 +1248,17 @@ impl<P: Protocol> Sim<P> {
             throughput_per_s: if measured == 0 { 0.0 } else { m.completed_measured as f64 * 1e9 / measured as f64 },
             workflows,
             workflow_latency_ns: m.workflow_latency.stats(),
-            op_latency_ns: m.op_latency.iter().map(|(k, h)| (k.to_string(), h.stats())).collect(),
-            transactions: m.transactions.clone(),
+            op_latency_ns: TXN_KINDS
+                .iter()
+                .filter(|k| m.op_latency[**k as usize].count() > 0)
+                .map(|k| (k.as_str().to_string(), m.op_latency[*k as usize].stats()))
+                .collect(),
+            transactions: TXN_KINDS
+                .iter()
+                .flat_map(|k| OUTCOMES.iter().map(move |o| (*k, *o)))
+                .filter(|(k, o)| m.transactions[*k as usize][*o as usize] > 0)
+                .map(|(k, o)| (format!("{}:{}", k.as_str(), o.as_str()), m.transactions[k as usize][o as usize]))
+                .collect(),
             messages: m.messages.iter().map(|(k, c)| (k.to_string(), c.clone())).collect(),
             messages_total,
             messages_dropped: m.messages_dropped,

@@ -1,0 +1,90 @@
+//! Hosts causim's sans-IO nodes as Stateright actors, unchanged.
+//!
+//! A node's `Outbox` maps one-to-one onto Stateright's `Out`: `Send` → `send`, `SetTimer` →
+//! `set_timer` (the delay is irrelevant to the model checker: any timer may fire at any time),
+//! `CancelTimer` → `cancel_timer`. Stateright has no clock, so nodes see `now = 0`.
+//!
+//! What Stateright cannot host directly, the actor state records instead: history records
+//! (so properties can judge what clients observed), whether a function instance reported
+//! `FunctionDone`, and workflow aborts. Node ids map to actor ids by index: fixed node `i` is
+//! actor `i`, and the model builder places client actors after the fixed nodes.
+
+use causim_sim::history::TxnRecord;
+use causim_sim::node::{Effect, Node, NodeId, Outbox};
+use stateright::actor::{Actor, Id, Out};
+use std::borrow::Cow;
+use std::time::Duration;
+
+/// A node as a Stateright actor: the value here is the node's initial state.
+#[derive(Clone, Debug)]
+pub struct NodeActor<N> {
+    pub initial: N,
+}
+
+/// The actor state: the node, plus what the node reported to its host.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Hosted<N> {
+    pub node: N,
+    /// Transactions this node completed (function instances only), in order.
+    pub records: Vec<TxnRecord>,
+    pub done: bool,
+    pub aborted: Option<&'static str>,
+}
+
+/// The actor id of a causim node id (fixed nodes and model clients alike are indexes).
+pub fn actor_id(node: NodeId) -> Id {
+    Id::from((node.0 & !(1 << 63)) as usize)
+}
+
+/// The causim node id of an actor id.
+pub fn node_id(id: Id) -> NodeId {
+    NodeId::fixed(usize::from(id))
+}
+
+impl<N: Node> NodeActor<N> {
+    fn forward(hosted: &mut Hosted<N>, mut outbox: Outbox<N::Msg, N::Timer>, o: &mut Out<Self>) {
+        hosted.records.append(&mut outbox.records);
+        for effect in outbox.effects.drain(..) {
+            match effect {
+                Effect::Send { to, msg } => o.send(actor_id(to), msg),
+                Effect::SetTimer { timer, after_ns } => {
+                    let d = Duration::from_nanos(after_ns);
+                    o.set_timer(timer, d..d + Duration::from_nanos(1));
+                }
+                Effect::CancelTimer { timer } => o.cancel_timer(timer),
+                Effect::FunctionDone => hosted.done = true,
+                Effect::AbortWorkflow { reason } => hosted.aborted = Some(reason),
+            }
+        }
+    }
+}
+
+impl<N: Node> Actor for NodeActor<N> {
+    type Msg = N::Msg;
+    type Timer = N::Timer;
+    type State = Hosted<N>;
+    type Storage = ();
+    type Random = ();
+
+    fn on_start(&self, _id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> Hosted<N> {
+        let mut hosted = Hosted { node: self.initial.clone(), records: Vec::new(), done: false, aborted: None };
+        let mut outbox = Outbox::new(false);
+        hosted.node.on_start(0, &mut outbox);
+        Self::forward(&mut hosted, outbox, o);
+        hosted
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<Hosted<N>>, src: Id, msg: N::Msg, o: &mut Out<Self>) {
+        let hosted = state.to_mut();
+        let mut outbox = Outbox::new(false);
+        hosted.node.on_message(0, node_id(src), msg, &mut outbox);
+        Self::forward(hosted, outbox, o);
+    }
+
+    fn on_timeout(&self, _id: Id, state: &mut Cow<Hosted<N>>, timer: &N::Timer, o: &mut Out<Self>) {
+        let hosted = state.to_mut();
+        let mut outbox = Outbox::new(false);
+        hosted.node.on_timer(0, timer.clone(), &mut outbox);
+        Self::forward(hosted, outbox, o);
+    }
+}
