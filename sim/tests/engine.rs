@@ -197,3 +197,91 @@ fn history_lines_follow_the_documented_format() {
     assert_eq!(ids.len() as u64, done.summary.history_records);
     assert_eq!(done.summary.workflows.completed, 30000);
 }
+
+fn script_run(script: &str, topology_extra: &str) -> common::Finished {
+    let cfg = config(&format!(
+        r#"{{"seed": 1,
+            "topology": {{"servers": 2, "delay": {{"dist":"constant","ns":1000}} {topology_extra}}},
+            "workload": {{"script": {script}}}}}"#
+    ));
+    run(Probe::new(2), cfg)
+}
+
+fn lines(history: &str) -> Vec<serde_json::Value> {
+    history.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Goal: a DAG workflow (fan-out then fan-in) runs each function after its predecessors, gives
+/// each function its own session linked by `after`, copies the context at the fan-out and lets
+/// the protocol merge it at the join.
+#[test]
+fn dag_workflows_link_sessions_and_join_contexts() {
+    let done = script_run(
+        r#"[{"session": "c1", "functions": [
+            {"on": "S0", "ops": [{"read": "a"}]},
+            {"on": "S1", "after": [0], "ops": [{"read": "b"}, {"read": "b"}]},
+            {"on": "S0", "after": [0], "ops": []},
+            {"on": "S1", "after": [1, 2], "ops": [{"read": "c"}]}]}]"#,
+        "",
+    );
+    let h = lines(&done.history);
+    let by_session = |s: &str| h.iter().filter(|r| r["session"] == s).cloned().collect::<Vec<_>>();
+    let f0 = by_session("c1/f0");
+    let f1 = by_session("c1/f1");
+    let f3 = by_session("c1/f3");
+    assert_eq!((f0.len(), f1.len(), by_session("c1/f2").len(), f3.len()), (1, 2, 0, 1));
+    assert_eq!(f1[0]["after"], serde_json::json!([f0[0]["id"]]));
+    assert!(f1[1].get("after").is_none(), "only a function's first line carries `after`");
+    // f2 wrote nothing, so f3 follows f1's last line and, through f2, f0's.
+    assert_eq!(f3[0]["after"], serde_json::json!([f0[0]["id"], f1[1]["id"]]));
+    // Contexts: f0 starts at 0; f1 and f2 get 1 each and finish with 2; the join sums to 4.
+    assert_eq!(f0[0]["ops"][0]["version"], serde_json::json!([0]));
+    assert_eq!(f1[0]["ops"][0]["version"], serde_json::json!([1]));
+    assert_eq!(f3[0]["ops"][0]["version"], serde_json::json!([4]));
+    let f3_start = f3[0]["invoke_ns"].as_u64().unwrap();
+    assert!(f3_start >= f1[1]["complete_ns"].as_u64().unwrap());
+}
+
+/// Goal: a function can abort its workflow; the engine retries it from the start as a new
+/// session (`c1#2`) with fresh written values, and counts the aborted attempt.
+#[test]
+fn aborted_workflows_are_retried_as_new_sessions() {
+    let done = script_run(
+        r#"[{"session": "c1", "functions": [
+            {"on": "S0", "ops": [{"write": "x"}]},
+            {"on": "S1", "ops": [{"read_txn": ["x"]}]}]}]"#,
+        "",
+    );
+    let h = lines(&done.history);
+    let sessions: Vec<&str> = h.iter().map(|r| r["session"].as_str().unwrap()).collect();
+    assert_eq!(sessions, ["c1", "c1#2", "c1#2"]);
+    assert_eq!(h[0]["ops"][0]["value"], 1);
+    assert_eq!(h[1]["ops"][0]["value"], 2, "a retry writes a fresh value");
+    assert_eq!(done.summary.workflows.aborted_attempts, 1);
+    assert_eq!(done.summary.workflows.completed, 1);
+    assert!(done.trace.contains("\"ev\":\"abort\""));
+}
+
+/// Goal: a machine runs at most `workers_per_machine` functions at once; the rest wait.
+#[test]
+fn worker_slots_limit_concurrency() {
+    let sessions: Vec<String> = (0..6)
+        .map(|i| format!(r#"{{"session": "c{i}", "functions": [{{"on": "S0", "ops": [{{"read": "k"}}, {{"read": "k"}}]}}]}}"#))
+        .collect();
+    let script = format!("[{}]", sessions.join(","));
+    let done = script_run(&script, r#", "workers_per_machine": 1, "local_delay": {"dist":"constant","ns":500}"#);
+    let h = lines(&done.history);
+    assert_eq!(h.len(), 12);
+    // With one slot, sessions run one after another: no two sessions' operations overlap.
+    let mut spans: Vec<(u64, u64, String)> = Vec::new();
+    for r in &h {
+        let s = r["session"].as_str().unwrap().to_string();
+        let (a, b) = (r["invoke_ns"].as_u64().unwrap(), r["complete_ns"].as_u64().unwrap());
+        match spans.iter_mut().find(|x| x.2 == s) {
+            Some(x) => x.1 = b,
+            None => spans.push((a, b, s)),
+        }
+    }
+    spans.sort();
+    assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{spans:?}");
+}

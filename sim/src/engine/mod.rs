@@ -1078,7 +1078,9 @@ impl<P: Protocol> Sim<P> {
         self.next_record_id += 1;
         let run = self.workflows.get_mut(&workflow).expect("live");
         let f = function as usize;
-        let after = if run.wrote_first[f] { Vec::new() } else { std::mem::take(&mut run.after[f]) };
+        // In a chain the session order already says it; `after` links functions of a DAG.
+        let per_function = !run.plan.dag.is_chain();
+        let after = if run.wrote_first[f] || !per_function { Vec::new() } else { std::mem::take(&mut run.after[f]) };
         run.wrote_first[f] = true;
         run.last_record[f] = Some(id);
         let run = &self.workflows[&workflow];
@@ -1087,7 +1089,7 @@ impl<P: Protocol> Sim<P> {
             workflow_id: workflow,
             attempt: run.attempt,
             function,
-            per_function: !run.plan.dag.is_chain(),
+            per_function,
         };
         if let Err(e) = self.history.write(id, session, &after, &record, &self.names) {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));

@@ -15,7 +15,7 @@ use causim_sim::{RunOutputs, Sim};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     /// A numbered probe between servers.
     Seq(u64),
@@ -63,6 +63,9 @@ pub struct Client {
     ops: Vec<Op>,
     next: usize,
     invoked: Time,
+    /// The workflow context: each function adds one; a join sums its inputs.
+    context: u32,
+    attempt: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -84,6 +87,7 @@ impl Client {
     fn next_op(&mut self, now: Time, out: &mut Outbox<Msg, usize>) {
         match self.ops.get(self.next) {
             None => out.function_done(),
+            Some(Op::ReadTxn { .. }) if self.attempt == 1 => out.abort_workflow("probe: first attempts abort read transactions"),
             Some(op) => {
                 self.invoked = now;
                 let key = match op {
@@ -131,7 +135,7 @@ impl Node for ProbeNode {
                     invoke_ns: c.invoked,
                     complete_ns: now,
                     outcome: Outcome::Ok,
-                    ops: vec![op],
+                    ops: vec![op.with_version(vec![c.context as u64])],
                     note: None,
                 });
                 c.next += 1;
@@ -198,12 +202,22 @@ impl Protocol for Probe {
         0
     }
 
-    fn spawn_function(&self, start: FunctionStart<u32>) -> ProbeNode {
-        ProbeNode::Client(Client { server: start.colocated[0], ops: start.ops, next: 0, invoked: start.now })
+    fn spawn_function(&self, start: FunctionStart<'_, u32>) -> ProbeNode {
+        ProbeNode::Client(Client {
+            server: start.colocated[0],
+            ops: start.ops,
+            next: 0,
+            invoked: start.now,
+            context: start.context,
+            attempt: start.attempt,
+        })
     }
 
-    fn finish_function(&self, _node: ProbeNode) -> u32 {
-        0
+    fn finish_function(&self, node: ProbeNode) -> u32 {
+        match node {
+            ProbeNode::Client(c) => c.context + 1,
+            ProbeNode::Server(_) => unreachable!(),
+        }
     }
 
     fn join_contexts(&self, contexts: Vec<u32>) -> u32 {
