@@ -1,1 +1,180 @@
-//! placeholder
+//! `causim-checkers`: consistency checking of key-value histories, with named anomalies,
+//! minimal witnesses and plain-English explanations.
+//!
+//! ```
+//! use causim_checkers::{check, read_history, Level};
+//! let text = r#"{"format":"causim-history/1"}
+//! {"id":0,"session":"c1","ops":[{"f":"w","key":"x","value":1}]}
+//! {"id":1,"session":"c1","ops":[{"f":"w","key":"y","value":1}]}
+//! {"id":2,"session":"c2","ops":[{"f":"r","key":"y","value":1}]}
+//! {"id":3,"session":"c2","ops":[{"f":"r","key":"x","value":null}]}
+//! "#;
+//! let history = read_history(text.as_bytes(), None).unwrap();
+//! let report = check(&history, Level::Ccv);
+//! assert!(!report.ok);
+//! assert_eq!(report.violations[0].anomaly.name(), "WriteCOInitRead");
+//! println!("{}", report.render_text());
+//! ```
+//!
+//! # What a violation means
+//!
+//! A violation at level L is a concrete pattern among the recorded operations that no execution
+//! satisfying L can produce: every reported violation is real, given the history (the checks are
+//! **sound**). For `well-formed`, `cc`, `ccv`, `rc`, `ra` and `tcc` the checks are also
+//! **complete**: if none is reported, the history satisfies the level (POPL'17's
+//! characterisation for differentiated histories, Plume's TAP theorems for RC/RA/TCC). The
+//! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
+//! them; `cm` is complete unless its work budget runs out, which the report states.
+//!
+//! # What the checker cannot see
+//!
+//! * Reads-from is inferred from values, so written values must be unique per key; a history
+//!   that repeats one is rejected as input, never guessed at.
+//! * Reads of `failed` (unknown-outcome) transactions are not judged, and their writes count as
+//!   possibly visible; `aborted` transactions' writes must never be read (AbortedRead), and
+//!   their reads are not judged either.
+//! * Operations whose outcome is unknown are never used to *order* anything except through the
+//!   values others read from them.
+//! * A read of a value no recorded write produced is reported as ThinAirRead, not as a cycle.
+//! * Real-time order is recorded but not checked: the causal levels allow stale reads across
+//!   unrelated sessions. There is no serializability or snapshot-isolation level, so
+//!   anti-dependency cycles (write skew, lost update) are never reported.
+//! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
+//!   skipped and the report says so.
+//! * Only the first `violations_max` violations get a witness; all are counted.
+
+mod anomaly;
+mod causal;
+mod cm;
+mod explain;
+mod finding;
+mod format;
+mod fxhash;
+mod graph;
+mod history;
+mod level;
+mod report;
+mod session;
+pub mod testgen;
+mod wf;
+
+pub use anomaly::{tap_name, Aliases, Anomaly};
+pub use format::{detect_format, read_history, read_history_path, write_history, ExportFormat};
+pub use history::{Header, History, HistoryBuilder, InputFormat, Key, OpKind, OpRecord, Outcome, ParseError, TxnRecord, Value};
+pub use level::Level;
+pub use report::{EdgeKind, Explanation, HistorySummary, OpRef, Report, TxnRef, Violation, WitnessEdge};
+
+use finding::{Detail, Finding, Sink};
+use graph::{Clocks, Gran, Units};
+use wf::ReadClass;
+
+/// Limits of one check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Violations listed in full, with witnesses (all are counted).
+    pub violations_max: usize,
+    /// Work budget of the causal-memory (`cm`) check, in elementary steps.
+    pub cm_work_max: u64,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000 }
+    }
+}
+
+/// Check `history` at `level` with default limits.
+pub fn check(history: &History, level: Level) -> Report {
+    check_with(history, level, &CheckOptions::default())
+}
+
+/// Check `history` at `level`.
+pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Report {
+    let h = history;
+    let mut sink = Sink::new(options.violations_max);
+    let wf = wf::analyze(h);
+    well_formedness(h, &wf, level, &mut sink);
+    let mut complete = true;
+    if level != Level::WellFormed {
+        let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
+        let units = Units::build(h, &wf, gran);
+        let succ = units.successors();
+        match Clocks::compute(&units, &succ) {
+            Err(left) => {
+                causal::report_co_cycles(h, &wf, &units, &succ, &left, &mut sink);
+                sink.notes.push(format!(
+                    "session order and reads-from are cyclic (CyclicCO), so there is no causal order: the other checks of {} were skipped",
+                    level.name()
+                ));
+            }
+            Ok(clocks) => {
+                let cx = causal::Ctx { h, wf: &wf, units: &units, succ: &succ, clocks: &clocks };
+                match level {
+                    Level::ReadYourWrites | Level::MonotonicReads | Level::MonotonicWrites | Level::WritesFollowReads | Level::Session => {
+                        session::check(&cx, level, &mut sink);
+                    }
+                    Level::Cc | Level::Ccv | Level::Cm => {
+                        let stale = causal::check_ops(&cx, level == Level::Ccv, &mut sink);
+                        if level == Level::Cm {
+                            complete = cm::check(&cx, &stale, options.cm_work_max, &mut sink);
+                        }
+                    }
+                    Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
+                    Level::WellFormed => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+    build_report(h, level, sink, complete)
+}
+
+fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
+    for (o, class) in wf.class.iter().enumerate() {
+        let anomaly = match class {
+            ReadClass::ThinAir => Anomaly::ThinAirRead,
+            ReadClass::Aborted => Anomaly::AbortedRead,
+            ReadClass::Future => Anomaly::FutureRead,
+            ReadClass::NotMyOwnWrite => Anomaly::NotMyOwnWrite,
+            ReadClass::NotMyLastWrite => Anomaly::NotMyLastWrite,
+            ReadClass::Intermediate => Anomaly::IntermediateRead,
+            ReadClass::NonRepeatable if level.forbids(Anomaly::NonRepeatableRead) => Anomaly::NonRepeatableRead,
+            _ => continue,
+        };
+        let key = h.ops[o].key;
+        let detail = match class {
+            ReadClass::NonRepeatable => Detail::Repeat { first: wf.repeated[&(o as u32)] },
+            _ => Detail::Read,
+        };
+        sink.push(Finding { anomaly, key: Some(key), read: Some(o as u32), detail });
+    }
+}
+
+fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report {
+    let violations: Vec<Violation> = sink.kept.iter().map(|f| explain::violation(h, level, f)).collect();
+    Report {
+        level,
+        level_title: level.title(),
+        ok: sink.total == 0 && complete,
+        complete,
+        history: HistorySummary {
+            format: h.format(),
+            transactions: h.txn_count(),
+            operations: h.op_count(),
+            sessions: h.session_count(),
+            keys: h.key_count(),
+        },
+        violation_count: sink.total,
+        counts: sink.counts,
+        violations,
+        notes: sink.notes,
+        source: None,
+    }
+}
+
+impl Report {
+    /// Name the history's file in the text header.
+    pub fn with_source(mut self, source: impl Into<String>) -> Report {
+        self.source = Some(source.into());
+        self
+    }
+}

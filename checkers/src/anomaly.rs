@@ -1,0 +1,210 @@
+//! The anomaly vocabulary, with the names other checkers use for the same thing.
+//!
+//! Our names are those of the literature where one exists: Plume's TAPs for the transactional
+//! levels, the POPL'17 bad patterns for the non-transactional causal levels, and a name after
+//! the broken guarantee for the four session guarantees. Each anomaly also carries its POPL'17
+//! name, its Plume TAP and the nearest Elle/Adya name; the Elle column is "reported as", not
+//! "defined as" (Elle reasons over inferred version orders and Adya cycles).
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Anomaly {
+    // Well-formedness (every level).
+    ThinAirRead,
+    AbortedRead,
+    FutureRead,
+    NotMyOwnWrite,
+    NotMyLastWrite,
+    IntermediateRead,
+    // Causality cycle (every level but well-formed).
+    CyclicCO,
+    // Session guarantees (operation level).
+    MissedOwnWrite,
+    NonMonotonicRead,
+    NonMonotonicWrite,
+    MissedReadDependency,
+    // POPL'17 bad patterns (operation level).
+    WriteCOInitRead,
+    WriteCORead,
+    CyclicCF,
+    WriteHBInitRead,
+    CyclicHB,
+    // Plume TAPs (transaction level).
+    NonMonoReadCO,
+    NonMonoReadCM,
+    NonRepeatableRead,
+    FracturedReadCO,
+    FracturedReadCM,
+    COConflictCM,
+    ConflictCM,
+}
+
+/// The names another vocabulary gives an anomaly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Aliases {
+    /// POPL'17 (Bouajjani, Enea, Guerraoui, Hamza) bad pattern.
+    pub popl17: Option<&'static str>,
+    /// Plume (OOPSLA'24) transactional anomalous pattern code, e.g. `TAP-m`.
+    pub tap: Option<&'static str>,
+    /// Plume TAP name, e.g. `COConflictCM`.
+    pub tap_name: Option<&'static str>,
+    /// Nearest Elle / Adya name.
+    pub elle: Option<&'static str>,
+}
+
+impl Anomaly {
+    pub const ALL: [Anomaly; 23] = [
+        Anomaly::ThinAirRead,
+        Anomaly::AbortedRead,
+        Anomaly::FutureRead,
+        Anomaly::NotMyOwnWrite,
+        Anomaly::NotMyLastWrite,
+        Anomaly::IntermediateRead,
+        Anomaly::CyclicCO,
+        Anomaly::MissedOwnWrite,
+        Anomaly::NonMonotonicRead,
+        Anomaly::NonMonotonicWrite,
+        Anomaly::MissedReadDependency,
+        Anomaly::WriteCOInitRead,
+        Anomaly::WriteCORead,
+        Anomaly::CyclicCF,
+        Anomaly::WriteHBInitRead,
+        Anomaly::CyclicHB,
+        Anomaly::NonMonoReadCO,
+        Anomaly::NonMonoReadCM,
+        Anomaly::NonRepeatableRead,
+        Anomaly::FracturedReadCO,
+        Anomaly::FracturedReadCM,
+        Anomaly::COConflictCM,
+        Anomaly::ConflictCM,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Anomaly::ThinAirRead => "ThinAirRead",
+            Anomaly::AbortedRead => "AbortedRead",
+            Anomaly::FutureRead => "FutureRead",
+            Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
+            Anomaly::NotMyLastWrite => "NotMyLastWrite",
+            Anomaly::IntermediateRead => "IntermediateRead",
+            Anomaly::CyclicCO => "CyclicCO",
+            Anomaly::MissedOwnWrite => "MissedOwnWrite",
+            Anomaly::NonMonotonicRead => "NonMonotonicRead",
+            Anomaly::NonMonotonicWrite => "NonMonotonicWrite",
+            Anomaly::MissedReadDependency => "MissedReadDependency",
+            Anomaly::WriteCOInitRead => "WriteCOInitRead",
+            Anomaly::WriteCORead => "WriteCORead",
+            Anomaly::CyclicCF => "CyclicCF",
+            Anomaly::WriteHBInitRead => "WriteHBInitRead",
+            Anomaly::CyclicHB => "CyclicHB",
+            Anomaly::NonMonoReadCO => "NonMonoReadCO",
+            Anomaly::NonMonoReadCM => "NonMonoReadCM",
+            Anomaly::NonRepeatableRead => "NonRepeatableRead",
+            Anomaly::FracturedReadCO => "FracturedReadCO",
+            Anomaly::FracturedReadCM => "FracturedReadCM",
+            Anomaly::COConflictCM => "COConflictCM",
+            Anomaly::ConflictCM => "ConflictCM",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Anomaly> {
+        Anomaly::ALL.iter().copied().find(|a| a.name().eq_ignore_ascii_case(s))
+    }
+
+    /// What the anomaly means, in one line.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Anomaly::ThinAirRead => "a read returns a value that no transaction wrote and that is not the initial value",
+            Anomaly::AbortedRead => "a read returns a value written by an aborted transaction",
+            Anomaly::FutureRead => "a read returns a value its own transaction writes only later",
+            Anomaly::NotMyOwnWrite => "after writing a key, a transaction reads another transaction's value of it",
+            Anomaly::NotMyLastWrite => "a transaction reads its own earlier write of a key, not its latest one",
+            Anomaly::IntermediateRead => "a read returns a value another transaction overwrote before it ended",
+            Anomaly::CyclicCO => "session order and reads-from form a cycle: something was read before it was written",
+            Anomaly::MissedOwnWrite => "a session reads a value older than its own earlier write of the key",
+            Anomaly::NonMonotonicRead => "a session reads a value older than one it has already read",
+            Anomaly::NonMonotonicWrite => "a reader sees a session's later write but an older value than its earlier write",
+            Anomaly::MissedReadDependency => "a reader sees a write but an older value than one its writer had read before writing",
+            Anomaly::WriteCOInitRead => "a read returns the initial value although a write of the key is in its causal past",
+            Anomaly::WriteCORead => "a read returns a value overwritten by a write in its causal past",
+            Anomaly::CyclicCF => "the writes of a key cannot be put in one order that agrees with causality and with what was read",
+            Anomaly::WriteHBInitRead => "a session's view orders a write before a read of the initial value",
+            Anomaly::CyclicHB => "a session's view (causal order plus the write orders its reads imply) is cyclic",
+            Anomaly::NonMonoReadCO => "a transaction reads an older value after reading from a transaction that causally follows it",
+            Anomaly::NonMonoReadCM => "a transaction's reads force a cyclic commit order",
+            Anomaly::NonRepeatableRead => "a transaction reads one key twice and gets values of different writes",
+            Anomaly::FracturedReadCO => "a transaction sees another's writes only in part (or misses its session's own), reading an older value",
+            Anomaly::FracturedReadCM => "reads that see transactions in part force a cyclic commit order",
+            Anomaly::COConflictCM => "a transaction reads a value overwritten by a write in its causal past",
+            Anomaly::ConflictCM => "causality and the commit order the reads imply form a cycle",
+        }
+    }
+
+    /// Names in the other vocabularies. `init` says whether the stale value read was the
+    /// initial one (POPL'17 distinguishes WriteCOInitRead from WriteCORead).
+    pub fn aliases(self, init: bool) -> Aliases {
+        use Anomaly as A;
+        let co_read = if init { "WriteCOInitRead" } else { "WriteCORead" };
+        let (popl17, tap, elle): (Option<&'static str>, Option<&'static str>, Option<&'static str>) = match self {
+            A::ThinAirRead => (Some("ThinAirRead"), Some("TAP-a"), Some("garbage-read")),
+            A::AbortedRead => (None, Some("TAP-b"), Some("G1a")),
+            A::FutureRead => (Some("CyclicCO"), Some("TAP-c"), Some("future-read")),
+            A::NotMyOwnWrite => (None, Some("TAP-d"), Some("internal")),
+            A::NotMyLastWrite => (None, Some("TAP-e"), Some("internal")),
+            A::IntermediateRead => (None, Some("TAP-f"), Some("G1b")),
+            A::CyclicCO => (Some("CyclicCO"), Some("TAP-g"), Some("G1c-process")),
+            A::MissedOwnWrite => (Some(co_read), Some("TAP-k"), Some("G-single-process")),
+            A::NonMonotonicRead => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
+            A::NonMonotonicWrite => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
+            A::MissedReadDependency => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
+            A::WriteCOInitRead => (Some("WriteCOInitRead"), Some("TAP-m"), Some("G-single-process")),
+            A::WriteCORead => (Some("WriteCORead"), Some("TAP-m"), Some("G-single-process")),
+            A::CyclicCF => (Some("CyclicCF"), Some("TAP-n"), Some("cyclic-versions")),
+            A::WriteHBInitRead => (Some("WriteHBInitRead"), None, None),
+            A::CyclicHB => (Some("CyclicHB"), None, None),
+            A::NonMonoReadCO => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
+            A::NonMonoReadCM => (Some("CyclicCF"), Some("TAP-i"), Some("G-monotonic")),
+            A::NonRepeatableRead => (None, Some("TAP-j"), Some("G2-item")),
+            A::FracturedReadCO => (Some(co_read), Some("TAP-k"), Some("G-single")),
+            A::FracturedReadCM => (Some("CyclicCF"), Some("TAP-l"), Some("G-single")),
+            A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
+            A::ConflictCM => (Some("CyclicCF"), Some("TAP-n"), Some("incompatible-order")),
+        };
+        Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
+    }
+}
+
+/// Plume's name for a TAP code.
+pub fn tap_name(code: &str) -> &'static str {
+    match code {
+        "TAP-a" => "ThinAirRead",
+        "TAP-b" => "AbortedRead",
+        "TAP-c" => "FutureRead",
+        "TAP-d" => "NotMyOwnWrite",
+        "TAP-e" => "NotMyLastWrite",
+        "TAP-f" => "IntermediateRead",
+        "TAP-g" => "CyclicCO",
+        "TAP-h" => "NonMonoReadCO",
+        "TAP-i" => "NonMonoReadCM",
+        "TAP-j" => "NonRepeatableRead",
+        "TAP-k" => "FracturedReadCO",
+        "TAP-l" => "FracturedReadCM",
+        "TAP-m" => "COConflictCM",
+        "TAP-n" => "ConflictCM",
+        _ => "?",
+    }
+}
+
+impl fmt::Display for Anomaly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Anomaly {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}

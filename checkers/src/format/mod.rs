@@ -1,0 +1,214 @@
+//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text and
+//! Jepsen/Elle rw-register JSON, with format auto-detection.
+//!
+//! | format | read | write | notes |
+//! |---|---|---|---|
+//! | `causim` | yes | yes | lossless |
+//! | `dbcop` | yes | yes | version `null` or `0` (when nobody writes 0) is the initial value; a read of any other unwritten version is an **input error**, as in dbcop |
+//! | `plume` | yes | yes | value `0` (when nobody writes 0) is the initial value; a read of any other unwritten value is reported as the anomaly **ThinAirRead**, as Plume does |
+//! | `elle` | yes | no | invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
+//!
+//! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
+//! real-time intervals, nodes and the `failed` outcome (written as committed) are dropped;
+//! Plume has no aborted transactions, so they are left out (a read of their writes then
+//! becomes a ThinAirRead). Keys and values are renumbered to non-negative integers when they are
+//! not already.
+
+pub(crate) mod causim;
+pub(crate) mod dbcop;
+pub(crate) mod elle;
+pub(crate) mod plume;
+
+use crate::history::{History, HistoryBuilder, InputFormat, ParseError};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+/// Read a history from `reader`. With `format = None` the format is detected from the first
+/// bytes (see [`detect_format`]).
+pub fn read_history(reader: impl Read, format: Option<InputFormat>) -> Result<History, ParseError> {
+    let mut r = BufReader::with_capacity(1 << 16, reader);
+    let format = match format {
+        Some(f) => f,
+        None => {
+            let prefix = r.fill_buf().map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+            detect_format(prefix).ok_or_else(|| {
+                ParseError::whole(
+                    "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON, \
+                     Plume `r(k,v,s,t)` text or Elle JSON); name it with --input-format",
+                )
+            })?
+        }
+    };
+    let mut b = HistoryBuilder::new();
+    b.set_format(format);
+    match format {
+        InputFormat::Causim => causim::read(r, &mut b)?,
+        InputFormat::Dbcop => dbcop::read(r, &mut b)?,
+        InputFormat::Plume => plume::read(r, &mut b)?,
+        InputFormat::Elle => elle::read(r, &mut b)?,
+    }
+    b.finish()
+}
+
+/// Read a history file; errors name the file.
+pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<History, ParseError> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
+    read_history(file, format).map_err(|e| e.in_file(name))
+}
+
+/// Guess the format from the first bytes of a file:
+/// `[[` dbcop (raw sessions), `[{` Elle (array of ops), `r(`/`w(` Plume, `{` causim unless the
+/// object is a dbcop wrapper (`data`, `params`) or a Jepsen op (`type` + `process`).
+pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
+    let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
+    let start = text.iter().position(|c| !c.is_ascii_whitespace());
+    let Some(start) = start else {
+        return Some(InputFormat::Causim);
+    };
+    let text = &text[start..];
+    match text[0] {
+        b'[' => {
+            let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
+            match next {
+                Some(b'{') => Some(InputFormat::Elle),
+                _ => Some(InputFormat::Dbcop),
+            }
+        }
+        b'r' | b'w' => {
+            let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
+            (next == Some(&b'(')).then_some(InputFormat::Plume)
+        }
+        b'{' => {
+            let first_line = text.split(|c| *c == b'\n').next().unwrap_or(text);
+            if let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(first_line) {
+                if m.contains_key("format") || m.contains_key("session") || m.contains_key("ops") {
+                    return Some(InputFormat::Causim);
+                }
+                if m.contains_key("data") || m.contains_key("params") {
+                    return Some(InputFormat::Dbcop);
+                }
+                if m.contains_key("type") && (m.contains_key("process") || m.contains_key("value")) {
+                    return Some(InputFormat::Elle);
+                }
+                return Some(InputFormat::Causim);
+            }
+            // A multi-line (pretty-printed) object or a very long first line.
+            let has = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+            if has(b"\"session\"") || has(b"\"ops\"") || has(b"\"format\"") {
+                Some(InputFormat::Causim)
+            } else if has(b"\"data\"") || has(b"\"params\"") {
+                Some(InputFormat::Dbcop)
+            } else if has(b"\"process\"") {
+                Some(InputFormat::Elle)
+            } else {
+                Some(InputFormat::Causim)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Formats `causim check --export` can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Causim,
+    Dbcop,
+    Plume,
+}
+
+impl ExportFormat {
+    pub fn parse(s: &str) -> Option<ExportFormat> {
+        match InputFormat::parse(s)? {
+            InputFormat::Causim => Some(ExportFormat::Causim),
+            InputFormat::Dbcop => Some(ExportFormat::Dbcop),
+            InputFormat::Plume => Some(ExportFormat::Plume),
+            InputFormat::Elle => None,
+        }
+    }
+}
+
+/// Write `h` in `format`.
+pub fn write_history(h: &History, format: ExportFormat, w: impl Write) -> io::Result<()> {
+    let mut w = io::BufWriter::new(w);
+    match format {
+        ExportFormat::Causim => causim::write(h, &mut w)?,
+        ExportFormat::Dbcop => dbcop::write(h, &mut w)?,
+        ExportFormat::Plume => plume::write(h, &mut w)?,
+    }
+    w.flush()
+}
+
+/// Integer encodings of keys and values for formats that only have non-negative integers.
+pub(crate) struct IntEncoding {
+    /// Per key index.
+    pub key: Vec<u64>,
+    /// Per op index: the encoded value (for reads of the initial value: `None`).
+    pub value: Vec<Option<u64>>,
+}
+
+impl IntEncoding {
+    /// Keys stay as they are when all are non-negative integers; values stay when all written
+    /// values are positive integers (0 is the initial value in Plume and old dbcop files).
+    /// Otherwise they are numbered densely (keys from 0, values per key from 1).
+    pub(crate) fn new(h: &History) -> IntEncoding {
+        use crate::history::{Key, Val, RF_INIT, RF_NONE};
+        let keys_ok = h.keys.iter().all(|k| matches!(k, Key::Int(i) if *i >= 0));
+        let key: Vec<u64> =
+            if keys_ok { h.keys.iter().map(|k| if let Key::Int(i) = k { *i as u64 } else { 0 }).collect() } else { (0..h.keys.len() as u64).collect() };
+        let values_ok = h.ops.iter().filter(|o| o.is_write()).all(|o| matches!(o.val(), Val::Int(i) if i >= 1));
+        let mut value = vec![None; h.ops.len()];
+        let mut next = vec![1u64; h.keys.len()];
+        let mut max_seen: u64 = 0;
+        for (o, op) in h.ops.iter().enumerate() {
+            if op.is_write() {
+                let v = if values_ok {
+                    if let Val::Int(i) = op.val() { i as u64 } else { 0 }
+                } else {
+                    let n = next[op.key as usize];
+                    next[op.key as usize] += 1;
+                    n
+                };
+                max_seen = max_seen.max(v);
+                value[o] = Some(v);
+            }
+        }
+        let mut fresh = max_seen.max(next.iter().copied().max().unwrap_or(1)) + 1;
+        for (o, op) in h.ops.iter().enumerate() {
+            if !op.is_read() {
+                continue;
+            }
+            value[o] = match h.rf[o] {
+                RF_INIT => None,
+                RF_NONE => {
+                    let keep = match op.val() {
+                        Val::Int(i) if values_ok && i >= 1 => Some(i as u64),
+                        _ => None,
+                    };
+                    Some(keep.unwrap_or_else(|| {
+                        fresh += 1;
+                        fresh - 1
+                    }))
+                }
+                w => value[w as usize],
+            };
+        }
+        IntEncoding { key, value }
+    }
+}
+
+/// Sessions in order of first appearance, each with its transactions in history order.
+pub(crate) fn sessions_in_order(h: &History) -> Vec<Vec<usize>> {
+    let mut index = vec![usize::MAX; h.sessions.len()];
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        let s = txn.session as usize;
+        if index[s] == usize::MAX {
+            index[s] = out.len();
+            out.push(Vec::new());
+        }
+        out[index[s]].push(t);
+    }
+    out
+}

@@ -1,0 +1,737 @@
+//! The causal order, computed with vector clocks over chains.
+//!
+//! The checker works on **units**: transactions for the transactional levels, single
+//! operations (transactions flattened into program order) for the others. Units are linked by
+//! session order (`prev`/`next`), by `after` links and by reads-from. Their transitive closure is
+//! the causal order CO = (SO ∪ WR)⁺.
+//!
+//! Instead of a transitive closure, each unit gets a vector clock, as in AWDIT's O(n·k)
+//! algorithm. The clock's dimensions are **chains** — sequences of units totally ordered by CO —
+//! rather than sessions: a session is a chain, and a new session whose causal past already
+//! contains the whole of some chain continues that chain instead of opening a new dimension. In
+//! causim, where every workflow attempt is a session, this keeps the dimension near the number
+//! of concurrently active sessions rather than the total. Clocks are stored sparsely (only the
+//! chains present in a unit's past), so histories of many unrelated sessions stay small too.
+//!
+//! `bound(u, c)` is the number of chain-`c` units in the strict causal past of `u`; since chains
+//! are CO-ordered and pasts are downward closed, those units are a prefix of the chain.
+
+use crate::history::{History, NONE, RF_INIT};
+use crate::wf::{ReadClass, Wf};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gran {
+    Txn,
+    Op,
+}
+
+pub(crate) struct Units {
+    pub gran: Gran,
+    pub n: usize,
+    /// Unit → transaction.
+    pub txn: Vec<u32>,
+    /// Op granularity: unit → op (empty for transaction granularity).
+    pub op: Vec<u32>,
+    /// Op granularity: op → unit or NONE. Transaction granularity: empty.
+    pub unit_of_op: Vec<u32>,
+    /// Transaction granularity: txn → unit or NONE. Op granularity: txn → first unit or NONE.
+    pub unit_of_txn: Vec<u32>,
+    pub session: Vec<u32>,
+    /// Position of the unit among its session's units.
+    pub spos: Vec<u32>,
+    pub prev: Vec<u32>,
+    pub next: Vec<u32>,
+    /// Other predecessors (after links and reads-from), sorted, without `prev`.
+    pub pred_off: Vec<u32>,
+    pub pred: Vec<u32>,
+    /// Whether any `after` link exists (program order is then not just session order).
+    pub has_after: bool,
+    /// Units whose first position in their transaction carries `after` links: unit → targets.
+    pub after_preds: std::collections::BTreeMap<u32, Vec<u32>>,
+    pub session_len: Vec<u32>,
+}
+
+impl Units {
+    pub(crate) fn preds(&self, u: usize) -> &[u32] {
+        &self.pred[self.pred_off[u] as usize..self.pred_off[u + 1] as usize]
+    }
+
+    /// The unit holding write op `w` (NONE for aborted writes).
+    #[inline]
+    pub(crate) fn writer_unit(&self, h: &History, w: u32) -> u32 {
+        match self.gran {
+            Gran::Op => self.unit_of_op[w as usize],
+            Gran::Txn => self.unit_of_txn[h.op_txn[w as usize] as usize],
+        }
+    }
+
+    pub(crate) fn build(h: &History, wf: &Wf, gran: Gran) -> Units {
+        let ntx = h.txns.len();
+        let cap = match gran {
+            Gran::Txn => ntx,
+            Gran::Op => h.ops.len(),
+        };
+        let mut u = Units {
+            gran,
+            n: 0,
+            txn: Vec::with_capacity(cap),
+            op: Vec::new(),
+            unit_of_op: if gran == Gran::Op { vec![NONE; h.ops.len()] } else { Vec::new() },
+            unit_of_txn: vec![NONE; ntx],
+            session: Vec::with_capacity(cap),
+            spos: Vec::with_capacity(cap),
+            prev: Vec::with_capacity(cap),
+            next: Vec::with_capacity(cap),
+            pred_off: Vec::with_capacity(cap + 1),
+            pred: Vec::new(),
+            has_after: false,
+            after_preds: Default::default(),
+            session_len: vec![0; h.sessions.len()],
+        };
+        // Pass 1: the units, in history order, with session order and `after` links.
+        let mut last = vec![NONE; h.sessions.len()];
+        // The last unit at or before each transaction in its session (target of `after`), and,
+        // for transactions without units of their own, the `after` targets they pass on.
+        let mut anchor = vec![NONE; ntx];
+        let mut anchor_more: std::collections::BTreeMap<usize, Vec<u32>> = std::collections::BTreeMap::new();
+        // `after` targets waiting for the next unit of their session.
+        let mut carry: Vec<Vec<u32>> = vec![Vec::new(); h.sessions.len()];
+        for (t, txn) in h.txns.iter().enumerate() {
+            let s = txn.session as usize;
+            for a in h.after_of(t) {
+                if anchor[a] != NONE {
+                    carry[s].push(anchor[a]);
+                }
+                if let Some(more) = anchor_more.get(&a) {
+                    carry[s].extend(more.iter().copied());
+                }
+            }
+            if txn.outcome != crate::history::Outcome::Aborted {
+                match gran {
+                    Gran::Txn => {
+                        let id = u.push_unit(t as u32, s, &mut last, &mut carry);
+                        u.unit_of_txn[t] = id;
+                    }
+                    Gran::Op => {
+                        for o in txn.ops() {
+                            let include = match wf.class[o] {
+                                ReadClass::NotRead
+                                | ReadClass::External
+                                | ReadClass::Internal
+                                | ReadClass::Intermediate
+                                | ReadClass::NonRepeatable
+                                | ReadClass::NotMyOwnWrite => true,
+                                _ => false,
+                            };
+                            if !include {
+                                continue;
+                            }
+                            let id = u.push_unit(t as u32, s, &mut last, &mut carry);
+                            u.op.push(o as u32);
+                            u.unit_of_op[o] = id;
+                            if u.unit_of_txn[t] == NONE {
+                                u.unit_of_txn[t] = id;
+                            }
+                        }
+                    }
+                }
+            }
+            anchor[t] = last[s];
+            if !carry[s].is_empty() {
+                anchor_more.insert(t, carry[s].clone());
+            }
+        }
+        // Pass 2: predecessors other than the session predecessor: `after` and reads-from.
+        u.pred_off.push(0);
+        let mut preds: Vec<u32> = Vec::new();
+        for id in 0..u.n {
+            preds.clear();
+            if let Some(targets) = u.after_preds.get(&(id as u32)) {
+                preds.extend(targets.iter().copied());
+            }
+            let t = u.txn[id] as usize;
+            let ops = match gran {
+                Gran::Txn => h.txns[t].ops(),
+                Gran::Op => {
+                    let o = u.op[id] as usize;
+                    o..o + 1
+                }
+            };
+            for o in ops {
+                if wf.class[o].observes() && h.rf[o] != RF_INIT {
+                    let w = h.rf[o];
+                    if h.op_txn[w as usize] as usize != t {
+                        let wu = u.writer_unit(h, w);
+                        if wu != NONE {
+                            preds.push(wu);
+                        }
+                    }
+                }
+            }
+            let prev = u.prev[id];
+            preds.sort_unstable();
+            preds.dedup();
+            preds.retain(|p| *p != prev && *p != id as u32);
+            u.pred.extend(preds.iter().copied());
+            u.pred_off.push(u.pred.len() as u32);
+        }
+        u
+    }
+
+    fn push_unit(&mut self, t: u32, s: usize, last: &mut [u32], carry: &mut [Vec<u32>]) -> u32 {
+        let id = self.n as u32;
+        self.n += 1;
+        let prev = last[s];
+        if !carry[s].is_empty() {
+            self.has_after = true;
+            let mut targets = std::mem::take(&mut carry[s]);
+            targets.sort_unstable();
+            targets.dedup();
+            self.after_preds.insert(id, targets);
+        }
+        self.txn.push(t);
+        self.session.push(s as u32);
+        self.spos.push(self.session_len[s]);
+        self.session_len[s] += 1;
+        self.prev.push(prev);
+        self.next.push(NONE);
+        if prev != NONE {
+            self.next[prev as usize] = id;
+        }
+        last[s] = id;
+        id
+    }
+
+    /// Successor lists (reverse of `pred`), as CSR.
+    pub(crate) fn successors(&self) -> (Vec<u32>, Vec<u32>) {
+        let mut count = vec![0u32; self.n + 1];
+        for p in &self.pred {
+            count[*p as usize + 1] += 1;
+        }
+        for i in 0..self.n {
+            count[i + 1] += count[i];
+        }
+        let mut fill = count.clone();
+        let mut succ = vec![0u32; self.pred.len()];
+        for u in 0..self.n {
+            for p in self.preds(u) {
+                let slot = &mut fill[*p as usize];
+                succ[*slot as usize] = u as u32;
+                *slot += 1;
+            }
+        }
+        (count, succ)
+    }
+}
+
+/// Extra edges added on top of CO (forced write orders), as (from, to) unit pairs.
+pub(crate) struct Extra<'a> {
+    pub edges: &'a [(u32, u32)],
+}
+
+/// A topological order of CO (plus extra edges), or the units left over by a cycle.
+pub(crate) fn topo_order(units: &Units, succ: &(Vec<u32>, Vec<u32>), extra: Option<&Extra<'_>>) -> Result<Vec<u32>, Vec<bool>> {
+    let n = units.n;
+    let mut indeg = vec![0u32; n];
+    for u in 0..n {
+        indeg[u] = u32::from(units.prev[u] != NONE) + (units.pred_off[u + 1] - units.pred_off[u]);
+    }
+    let mut extra_succ: Vec<Vec<u32>> = Vec::new();
+    if let Some(x) = extra {
+        extra_succ = vec![Vec::new(); n];
+        for (a, b) in x.edges {
+            indeg[*b as usize] += 1;
+            extra_succ[*a as usize].push(*b);
+        }
+    }
+    let mut queue: VecDeque<u32> = (0..n as u32).filter(|u| indeg[*u as usize] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(u) = queue.pop_front() {
+        order.push(u);
+        let u = u as usize;
+        let mut release = |v: u32, queue: &mut VecDeque<u32>| {
+            let d = &mut indeg[v as usize];
+            *d -= 1;
+            if *d == 0 {
+                queue.push_back(v);
+            }
+        };
+        if units.next[u] != NONE {
+            release(units.next[u], &mut queue);
+        }
+        for v in &succ.1[succ.0[u] as usize..succ.0[u + 1] as usize] {
+            release(*v, &mut queue);
+        }
+        if !extra_succ.is_empty() {
+            for v in &extra_succ[u] {
+                release(*v, &mut queue);
+            }
+        }
+    }
+    if order.len() == n {
+        Ok(order)
+    } else {
+        let mut left = vec![true; n];
+        for u in order {
+            left[u as usize] = false;
+        }
+        Err(left)
+    }
+}
+
+/// Vector clocks over chains (see the module doc).
+pub(crate) struct Clocks {
+    pub chain: Vec<u32>,
+    pub cpos: Vec<u32>,
+    pub chain_len: Vec<u32>,
+    /// Units of each chain in order: `chain_units[chain_off[c]..chain_off[c+1]]`.
+    pub chain_off: Vec<u32>,
+    pub chain_units: Vec<u32>,
+    row_off: Vec<u64>,
+    rows: Vec<(u32, u32)>,
+    /// Units in a topological order of CO.
+    pub order: Vec<u32>,
+}
+
+impl Clocks {
+    /// Compute clocks along a topological order of CO. Fails (with the units left over) if CO
+    /// is cyclic.
+    pub(crate) fn compute(units: &Units, succ: &(Vec<u32>, Vec<u32>)) -> Result<Clocks, Vec<bool>> {
+        let order = topo_order(units, succ, None)?;
+        let n = units.n;
+        let mut chain = vec![NONE; n];
+        let mut cpos = vec![0u32; n];
+        let mut chain_len: Vec<u32> = Vec::new();
+        let mut row_start = vec![0u64; n];
+        let mut row_end = vec![0u64; n];
+        let mut rows: Vec<(u32, u32)> = Vec::with_capacity(n * 2);
+        let mut acc: Vec<u32> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        for &u in &order {
+            let u = u as usize;
+            touched.clear();
+            // Join the clocks of the predecessors (each including the predecessor itself).
+            let add = |p: usize, acc: &mut Vec<u32>, touched: &mut Vec<u32>, rows: &Vec<(u32, u32)>| {
+                for &(c, v) in &rows[row_start[p] as usize..row_end[p] as usize] {
+                    let slot = &mut acc[c as usize];
+                    if *slot == 0 {
+                        touched.push(c);
+                    }
+                    if *slot < v {
+                        *slot = v;
+                    }
+                }
+                let c = chain[p];
+                let slot = &mut acc[c as usize];
+                if *slot == 0 {
+                    touched.push(c);
+                }
+                if *slot < cpos[p] + 1 {
+                    *slot = cpos[p] + 1;
+                }
+            };
+            let prev = units.prev[u];
+            if prev != NONE {
+                add(prev as usize, &mut acc, &mut touched, &rows);
+            }
+            for &p in units.preds(u) {
+                let p = p as usize;
+                if acc[chain[p] as usize] > cpos[p] {
+                    continue; // already in the past, with its whole past
+                }
+                add(p, &mut acc, &mut touched, &rows);
+            }
+            // Choose a chain: continue the session's, or any chain whose tail is in the past.
+            let is_tail = |p: u32| -> bool { p != NONE && cpos[p as usize] + 1 == chain_len[chain[p as usize] as usize] };
+            let c = if is_tail(prev) {
+                chain[prev as usize]
+            } else if let Some(p) = units.preds(u).iter().copied().find(|p| is_tail(*p)) {
+                chain[p as usize]
+            } else if let Some(c) = touched.iter().copied().find(|c| acc[*c as usize] == chain_len[*c as usize]) {
+                c
+            } else {
+                chain_len.push(0);
+                acc.push(0);
+                (chain_len.len() - 1) as u32
+            };
+            chain[u] = c;
+            cpos[u] = chain_len[c as usize];
+            chain_len[c as usize] += 1;
+            debug_assert_eq!(acc[c as usize], cpos[u]);
+            touched.sort_unstable();
+            row_start[u] = rows.len() as u64;
+            for &c in &touched {
+                rows.push((c, acc[c as usize]));
+                acc[c as usize] = 0;
+            }
+            row_end[u] = rows.len() as u64;
+        }
+        // Rows were appended in topological order; re-index by unit.
+        let mut row_off = vec![0u64; n + 1];
+        let mut packed: Vec<(u32, u32)> = Vec::with_capacity(rows.len());
+        for u in 0..n {
+            row_off[u] = packed.len() as u64;
+            packed.extend_from_slice(&rows[row_start[u] as usize..row_end[u] as usize]);
+        }
+        row_off[n] = packed.len() as u64;
+        drop(rows);
+        let mut chain_off = vec![0u32; chain_len.len() + 1];
+        for (c, len) in chain_len.iter().enumerate() {
+            chain_off[c + 1] = chain_off[c] + len;
+        }
+        let mut chain_units = vec![0u32; n];
+        for u in 0..n {
+            chain_units[(chain_off[chain[u] as usize] + cpos[u]) as usize] = u as u32;
+        }
+        Ok(Clocks { chain, cpos, chain_len, chain_off, chain_units, row_off, rows: packed, order })
+    }
+
+    #[inline]
+    pub(crate) fn row(&self, u: usize) -> &[(u32, u32)] {
+        &self.rows[self.row_off[u] as usize..self.row_off[u + 1] as usize]
+    }
+
+    /// Number of chain-`c` units in the strict causal past of `u`.
+    #[inline]
+    pub(crate) fn bound(&self, u: usize, c: u32) -> u32 {
+        let row = self.row(u);
+        match row.binary_search_by_key(&c, |e| e.0) {
+            Ok(i) => row[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    /// `a` strictly causally precedes `b`.
+    #[inline]
+    pub(crate) fn before(&self, a: usize, b: usize) -> bool {
+        let ca = self.chain[a];
+        if ca == self.chain[b] {
+            return self.cpos[a] < self.cpos[b];
+        }
+        self.bound(b, ca) > self.cpos[a]
+    }
+
+    /// `a` causally precedes or equals `b`.
+    #[inline]
+    pub(crate) fn before_eq(&self, a: usize, b: usize) -> bool {
+        a == b || self.before(a, b)
+    }
+
+    pub(crate) fn chain_count(&self) -> usize {
+        self.chain_len.len()
+    }
+
+    pub(crate) fn units_of_chain(&self, c: u32) -> &[u32] {
+        &self.chain_units[self.chain_off[c as usize] as usize..self.chain_off[c as usize + 1] as usize]
+    }
+
+    /// Total clock entries stored (for the memory figures).
+    pub(crate) fn entries(&self) -> usize {
+        self.rows.len()
+    }
+}
+
+/// A dense copy of one unit's clock, for many lookups against the same unit.
+pub(crate) struct DenseRow {
+    val: Vec<u32>,
+    touched: Vec<u32>,
+    pub unit: u32,
+}
+
+impl DenseRow {
+    pub(crate) fn new(chains: usize) -> DenseRow {
+        DenseRow { val: vec![0; chains], touched: Vec::new(), unit: NONE }
+    }
+    pub(crate) fn load(&mut self, clocks: &Clocks, u: usize) {
+        if self.unit == u as u32 {
+            return;
+        }
+        for c in self.touched.drain(..) {
+            self.val[c as usize] = 0;
+        }
+        for &(c, v) in clocks.row(u) {
+            self.val[c as usize] = v;
+            self.touched.push(c);
+        }
+        self.unit = u as u32;
+    }
+    #[inline]
+    pub(crate) fn get(&self, c: u32) -> u32 {
+        self.val[c as usize]
+    }
+}
+
+/// For each key, the units writing it, grouped by chain (runs), ordered by position.
+pub(crate) struct WriteIndex {
+    key_runs: Vec<u32>,
+    runs: Vec<(u32, u32, u32)>,
+    entries: Vec<(u32, u32)>,
+}
+
+impl WriteIndex {
+    /// `writes_of(u)` lists the keys unit `u` writes (each once).
+    pub(crate) fn build(h: &History, units: &Units, clocks: &Clocks) -> WriteIndex {
+        let keys = h.keys.len();
+        let mut count = vec![0u32; keys + 1];
+        let mut scratch: Vec<u32> = Vec::new();
+        let unit_keys = |u: usize, scratch: &mut Vec<u32>| {
+            scratch.clear();
+            match units.gran {
+                Gran::Op => {
+                    let op = &h.ops[units.op[u] as usize];
+                    if op.is_write() {
+                        scratch.push(op.key);
+                    }
+                }
+                Gran::Txn => {
+                    let txn = &h.txns[units.txn[u] as usize];
+                    for o in txn.ops() {
+                        let op = &h.ops[o];
+                        if op.kind == crate::history::KIND_WRITE_FINAL {
+                            scratch.push(op.key);
+                        }
+                    }
+                }
+            }
+        };
+        for u in 0..units.n {
+            unit_keys(u, &mut scratch);
+            for k in &scratch {
+                count[*k as usize + 1] += 1;
+            }
+        }
+        for k in 0..keys {
+            count[k + 1] += count[k];
+        }
+        let mut fill = count.clone();
+        let mut entries = vec![(0u32, 0u32); count[keys] as usize];
+        // Fill chain by chain, in chain order: entries of a key come out grouped by chain.
+        for c in 0..clocks.chain_count() {
+            for &u in clocks.units_of_chain(c as u32) {
+                unit_keys(u as usize, &mut scratch);
+                for k in &scratch {
+                    let slot = &mut fill[*k as usize];
+                    entries[*slot as usize] = (clocks.cpos[u as usize], u);
+                    *slot += 1;
+                }
+            }
+        }
+        drop(fill);
+        let mut key_runs = vec![0u32; keys + 1];
+        let mut runs = Vec::new();
+        for k in 0..keys {
+            let (start, end) = (count[k] as usize, count[k + 1] as usize);
+            let mut i = start;
+            while i < end {
+                let c = clocks.chain[entries[i].1 as usize];
+                let mut j = i + 1;
+                while j < end && clocks.chain[entries[j].1 as usize] == c {
+                    j += 1;
+                }
+                runs.push((c, i as u32, j as u32));
+                i = j;
+            }
+            key_runs[k + 1] = runs.len() as u32;
+        }
+        WriteIndex { key_runs, runs, entries }
+    }
+
+    /// The runs (chain, start, end) of key `k`.
+    #[inline]
+    pub(crate) fn runs(&self, k: u32) -> &[(u32, u32, u32)] {
+        &self.runs[self.key_runs[k as usize] as usize..self.key_runs[k as usize + 1] as usize]
+    }
+
+    /// The last writer of the run with chain position `< bound`.
+    #[inline]
+    pub(crate) fn last_before(&self, run: (u32, u32, u32), bound: u32) -> Option<u32> {
+        let slice = &self.entries[run.1 as usize..run.2 as usize];
+        let i = slice.partition_point(|e| e.0 < bound);
+        (i > 0).then(|| slice[i - 1].1)
+    }
+}
+
+/// Strongly connected components (of size > 1 or with a self-loop) of the subgraph induced by
+/// `keep`, in order of their smallest unit. Iterative Tarjan.
+pub(crate) fn sccs(n: usize, keep: &[bool], succs: &dyn Fn(usize, &mut Vec<u32>)) -> Vec<Vec<u32>> {
+    let mut index = vec![NONE; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    let mut next_index = 0u32;
+    let mut frames: Vec<(u32, Vec<u32>, usize)> = Vec::new();
+    let mut buf = Vec::new();
+    for root in 0..n {
+        if !keep[root] || index[root] != NONE {
+            continue;
+        }
+        buf.clear();
+        succs(root, &mut buf);
+        index[root] = next_index;
+        low[root] = next_index;
+        next_index += 1;
+        stack.push(root as u32);
+        on_stack[root] = true;
+        frames.push((root as u32, buf.iter().copied().filter(|v| keep[*v as usize]).collect(), 0));
+        while let Some(frame) = frames.last_mut() {
+            let v = frame.0 as usize;
+            if frame.2 < frame.1.len() {
+                let w = frame.1[frame.2] as usize;
+                frame.2 += 1;
+                if index[w] == NONE {
+                    index[w] = next_index;
+                    low[w] = next_index;
+                    next_index += 1;
+                    stack.push(w as u32);
+                    on_stack[w] = true;
+                    buf.clear();
+                    succs(w, &mut buf);
+                    let list = buf.iter().copied().filter(|x| keep[*x as usize]).collect();
+                    frames.push((w as u32, list, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                let self_loop = frame.1.contains(&(v as u32));
+                frames.pop();
+                if let Some(parent) = frames.last() {
+                    let p = parent.0 as usize;
+                    low[p] = low[p].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut comp = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("the component's root is on the stack");
+                        on_stack[w as usize] = false;
+                        comp.push(w);
+                        if w as usize == v {
+                            break;
+                        }
+                    }
+                    if comp.len() > 1 || self_loop {
+                        comp.sort_unstable();
+                        out.push(comp);
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(|c| c[0]);
+    out
+}
+
+/// The shortest cycle inside a strongly connected component (as a list of units, the first
+/// repeated implicitly at the end). Breadth-first search from up to `sources_max` members.
+pub(crate) fn shortest_cycle(comp: &[u32], succs: &dyn Fn(usize, &mut Vec<u32>), sources_max: usize) -> Vec<u32> {
+    let member: std::collections::BTreeSet<u32> = comp.iter().copied().collect();
+    let mut best: Option<Vec<u32>> = None;
+    let mut buf = Vec::new();
+    for &s in comp.iter().take(sources_max) {
+        // BFS from s until we come back to s.
+        let mut parent: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+        let mut queue = VecDeque::new();
+        queue.push_back(s);
+        let mut found: Option<u32> = None;
+        'bfs: while let Some(v) = queue.pop_front() {
+            buf.clear();
+            succs(v as usize, &mut buf);
+            let next: Vec<u32> = buf.iter().copied().filter(|w| member.contains(w)).collect();
+            for w in next {
+                if w == s {
+                    found = Some(v);
+                    break 'bfs;
+                }
+                if let std::collections::btree_map::Entry::Vacant(e) = parent.entry(w) {
+                    e.insert(v);
+                    queue.push_back(w);
+                }
+            }
+            if let Some(b) = &best {
+                // No shorter cycle through s can be found past this depth.
+                let depth = path_len(&parent, v, s);
+                if depth + 1 >= b.len() {
+                    break;
+                }
+            }
+        }
+        if let Some(last) = found {
+            let mut cycle = vec![last];
+            let mut v = last;
+            while v != s {
+                v = parent[&v];
+                cycle.push(v);
+            }
+            cycle.reverse();
+            if best.as_ref().is_none_or(|b| cycle.len() < b.len()) {
+                best = Some(cycle);
+            }
+        }
+        if best.as_ref().is_some_and(|b| b.len() <= 2) {
+            break;
+        }
+    }
+    best.unwrap_or_else(|| comp.to_vec())
+}
+
+fn path_len(parent: &std::collections::BTreeMap<u32, u32>, mut v: u32, s: u32) -> usize {
+    let mut n = 0;
+    while v != s {
+        v = parent[&v];
+        n += 1;
+    }
+    n
+}
+
+/// Shortest CO path from `from` to `to` (both units, `from` CO-before `to`), as a unit list.
+/// Only units that `from` precedes are explored.
+pub(crate) fn co_path(units: &Units, clocks: &Clocks, from: usize, to: usize) -> Vec<u32> {
+    // Search backwards from `to` over predecessors.
+    let mut parent: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+    let mut queue = VecDeque::new();
+    queue.push_back(to as u32);
+    while let Some(v) = queue.pop_front() {
+        let v = v as usize;
+        let mut visit = |p: u32, queue: &mut VecDeque<u32>| -> bool {
+            if p == NONE {
+                return false;
+            }
+            if p as usize == from {
+                parent.insert(p, v as u32);
+                return true;
+            }
+            if parent.contains_key(&p) || !clocks.before(from, p as usize) {
+                return false;
+            }
+            parent.insert(p, v as u32);
+            queue.push_back(p);
+            false
+        };
+        if visit(units.prev[v], &mut queue) {
+            break;
+        }
+        let mut done = false;
+        for &p in units.preds(v) {
+            if visit(p, &mut queue) {
+                done = true;
+                break;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    let mut path = vec![from as u32];
+    let mut v = from as u32;
+    while v as usize != to {
+        match parent.get(&v) {
+            Some(n) => {
+                v = *n;
+                path.push(v);
+            }
+            None => break,
+        }
+    }
+    path
+}

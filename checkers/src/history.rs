@@ -1,0 +1,1030 @@
+//! The history model: what clients observed, independent of any simulator or database.
+//!
+//! A history is a list of **transactions** (a single read or write is a one-operation
+//! transaction), each in a **session** (a sequential client; in causim one attempt of one
+//! workflow), with an outcome (`ok`, `aborted`, `failed`), optional program-order links to other
+//! sessions (`after`, for workflow DAGs), optional real-time intervals, and operations that read
+//! or write one key. Written values are unique per key, so *reads-from* is inferred from values.
+//!
+//! The public boundary types are [`TxnRecord`] and [`OpRecord`] (one line of the
+//! `causim-history/1` format, see `docs/history-format.md`) and [`Header`]. A [`History`] is built
+//! from them by [`HistoryBuilder`] or read from a file by [`crate::read_history`]. Internally the
+//! history is stored compactly (16 bytes per operation, interned keys and strings) so that
+//! million-transaction histories fit comfortably in memory.
+
+use crate::fxhash::{map_with_capacity, FxHashMap};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+
+// ---------------------------------------------------------------------------------------------
+// Keys and values (public)
+
+/// A key: a JSON string or integer. Keys compare by JSON value, so `"1"` and `1` differ.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    Int(i64),
+    Str(Box<str>),
+}
+
+/// A value: a JSON integer, string, or `null` (the initial, absent state, for reads only).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Str(Box<str>),
+}
+
+impl From<&str> for Key {
+    fn from(s: &str) -> Key {
+        Key::Str(s.into())
+    }
+}
+impl From<i64> for Key {
+    fn from(i: i64) -> Key {
+        Key::Int(i)
+    }
+}
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(i)
+    }
+}
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Str(s.into())
+    }
+}
+impl From<Option<i64>> for Value {
+    fn from(v: Option<i64>) -> Value {
+        v.map_or(Value::Null, Value::Int)
+    }
+}
+
+impl fmt::Display for Key {
+    /// Keys print bare (`x`), except strings that would read as a number or are not simple
+    /// words, which print quoted (`"1"`), so that `"1"` and `1` stay distinguishable.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Int(i) => write!(f, "{i}"),
+            Key::Str(s) => {
+                let simple = !s.is_empty()
+                    && !s.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+                    && s.chars().all(|c| c.is_alphanumeric() || "_-./:#@".contains(c));
+                if simple { write!(f, "{s}") } else { write!(f, "{}", json_quote(s)) }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "⊥"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Str(s) => write!(f, "{}", json_quote(s)),
+        }
+    }
+}
+
+pub(crate) fn json_quote(s: &str) -> String {
+    serde_json::to_string(s).expect("a string always serializes")
+}
+
+impl Serialize for Key {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Key::Int(i) => s.serialize_i64(*i),
+            Key::Str(x) => s.serialize_str(x),
+        }
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Null => s.serialize_none(),
+            Value::Int(i) => s.serialize_i64(*i),
+            Value::Str(x) => s.serialize_str(x),
+        }
+    }
+}
+
+struct ScalarVisitor {
+    allow_null: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for ScalarVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.allow_null {
+            write!(f, "an integer, a string or null")
+        } else {
+            write!(f, "a string or an integer")
+        }
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Int(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        i64::try_from(v)
+            .map(Value::Int)
+            .map_err(|_| E::custom(format!("integer {v} is out of range (at most {})", i64::MAX)))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::Str(v.into()))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        if self.allow_null {
+            Ok(Value::Null)
+        } else {
+            Err(E::invalid_type(serde::de::Unexpected::Unit, &self))
+        }
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        match d.deserialize_any(ScalarVisitor { allow_null: false })? {
+            Value::Int(i) => Ok(Key::Int(i)),
+            Value::Str(s) => Ok(Key::Str(s)),
+            Value::Null => unreachable!("the key visitor rejects null"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ScalarVisitor { allow_null: true })
+    }
+}
+
+/// How a transaction ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Committed.
+    #[default]
+    Ok,
+    /// Definitely not applied: its writes were never visible to anyone.
+    Aborted,
+    /// Unknown (Jepsen's `info`): its writes may be read by others; its reads are not judged.
+    Failed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Aborted => "aborted",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpKind {
+    #[serde(rename = "r")]
+    Read,
+    #[serde(rename = "w")]
+    Write,
+}
+
+/// One operation of a [`TxnRecord`]: the `ops[i]` object of a history line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpRecord {
+    pub f: OpKind,
+    pub key: Key,
+    pub value: Value,
+    /// Protocol metadata (informative; the checker ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ns: Option<u64>,
+}
+
+impl OpRecord {
+    pub fn read(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
+        OpRecord { f: OpKind::Read, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
+    }
+    pub fn write(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
+        OpRecord { f: OpKind::Write, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
+    }
+}
+
+/// One transaction: a line of the `causim-history/1` format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TxnRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub session: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u64>,
+    #[serde(default, rename = "fn", skip_serializing_if = "Option::is_none")]
+    pub function: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invoke_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_ns: Option<u64>,
+    #[serde(default)]
+    pub outcome: Outcome,
+    pub ops: Vec<OpRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl TxnRecord {
+    /// A committed transaction with no id (the builder numbers it), no node and no times.
+    pub fn new(session: impl Into<String>, ops: Vec<OpRecord>) -> TxnRecord {
+        TxnRecord {
+            id: None,
+            session: session.into(),
+            after: Vec::new(),
+            function: None,
+            kind: None,
+            node: None,
+            invoke_ns: None,
+            complete_ns: None,
+            outcome: Outcome::Ok,
+            ops,
+            note: None,
+        }
+    }
+    pub fn with_id(mut self, id: u64) -> TxnRecord {
+        self.id = Some(id);
+        self
+    }
+    pub fn with_outcome(mut self, outcome: Outcome) -> TxnRecord {
+        self.outcome = outcome;
+        self
+    }
+    pub fn with_after(mut self, after: Vec<u64>) -> TxnRecord {
+        self.after = after;
+        self
+    }
+    pub fn with_node(mut self, node: impl Into<String>) -> TxnRecord {
+        self.node = Some(node.into());
+        self
+    }
+}
+
+/// The optional header line. Only `initial` matters to the checker; the rest is informative.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Header {
+    /// Declared initial values. A key not listed starts absent (`null`).
+    pub initial: Vec<(Key, Value)>,
+    /// Informative fields (`scenario`, `seed`, `protocol`, …) as JSON text, sorted by name.
+    pub info: BTreeMap<String, String>,
+}
+
+/// The history formats `causim check` reads (and, for some, writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputFormat {
+    /// `causim-history/1` JSON Lines (`docs/history-format.md`).
+    Causim,
+    /// dbcop's JSON history (sessions of transactions of `Read`/`Write` events).
+    Dbcop,
+    /// Plume's text format `r(key,value,session,txn)`, also read by PolySI and AWDIT.
+    Plume,
+    /// A Jepsen/Elle rw-register history as JSON (an array of ops, or one op per line).
+    Elle,
+}
+
+impl InputFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Causim => "causim",
+            InputFormat::Dbcop => "dbcop",
+            InputFormat::Plume => "plume",
+            InputFormat::Elle => "elle",
+        }
+    }
+    pub fn parse(s: &str) -> Option<InputFormat> {
+        match s {
+            "causim" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
+            "dbcop" => Some(InputFormat::Dbcop),
+            "plume" | "polysi" | "awdit" => Some(InputFormat::Plume),
+            "elle" | "jepsen" => Some(InputFormat::Elle),
+            _ => None,
+        }
+    }
+}
+
+/// Bad input: a malformed or inconsistent history. Names the file (when known), the line (when
+/// the format has lines) and the problem. Never a panic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub source: Option<String>,
+    pub line: Option<u64>,
+    pub problem: String,
+}
+
+impl ParseError {
+    pub(crate) fn at(line: u64, problem: impl Into<String>) -> ParseError {
+        ParseError { source: None, line: Some(line), problem: problem.into() }
+    }
+    pub(crate) fn whole(problem: impl Into<String>) -> ParseError {
+        ParseError { source: None, line: None, problem: problem.into() }
+    }
+    /// Attach the file name, for messages like `h.jsonl:17: …`.
+    pub fn in_file(mut self, source: impl Into<String>) -> ParseError {
+        self.source = Some(source.into());
+        self
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.source, self.line) {
+            (Some(s), Some(l)) => write!(f, "{s}:{l}: {}", self.problem),
+            (Some(s), None) => write!(f, "{s}: {}", self.problem),
+            (None, Some(l)) => write!(f, "line {l}: {}", self.problem),
+            (None, None) => write!(f, "{}", self.problem),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+// ---------------------------------------------------------------------------------------------
+// Compact internal representation
+
+/// A value as stored: integers inline, strings interned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Val {
+    Null,
+    Int(i64),
+    Str(u32),
+}
+
+pub(crate) const KIND_READ: u8 = 0;
+/// A write that is its transaction's last write to its key (the value others may read).
+pub(crate) const KIND_WRITE_FINAL: u8 = 1;
+/// A write that the same transaction overwrites later (reading it is an IntermediateRead).
+pub(crate) const KIND_WRITE_OVERWRITTEN: u8 = 2;
+
+const TAG_NULL: u8 = 0;
+const TAG_INT: u8 = 1;
+const TAG_STR: u8 = 2;
+
+/// One operation, 16 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op {
+    payload: i64,
+    pub key: u32,
+    pub kind: u8,
+    tag: u8,
+}
+
+impl Op {
+    fn new(kind: u8, key: u32, val: Val) -> Op {
+        let (tag, payload) = match val {
+            Val::Null => (TAG_NULL, 0),
+            Val::Int(i) => (TAG_INT, i),
+            Val::Str(s) => (TAG_STR, i64::from(s)),
+        };
+        Op { payload, key, kind, tag }
+    }
+    #[inline]
+    pub fn val(&self) -> Val {
+        match self.tag {
+            TAG_NULL => Val::Null,
+            TAG_INT => Val::Int(self.payload),
+            _ => Val::Str(self.payload as u32),
+        }
+    }
+    #[inline]
+    pub fn is_read(&self) -> bool {
+        self.kind == KIND_READ
+    }
+    #[inline]
+    pub fn is_write(&self) -> bool {
+        self.kind != KIND_READ
+    }
+}
+
+/// `rf` entry of a read whose value is the key's initial value.
+pub(crate) const RF_INIT: u32 = u32::MAX - 1;
+/// `rf` entry of a read whose value nobody wrote (ThinAirRead), and of every write.
+pub(crate) const RF_NONE: u32 = u32::MAX;
+/// No node / no index.
+pub(crate) const NONE: u32 = u32::MAX;
+/// Operations are indexed by `u32`; the two top values are reserved.
+const OPS_MAX: usize = (u32::MAX - 2) as usize;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Txn {
+    pub id: u64,
+    pub session: u32,
+    pub ops_start: u32,
+    pub ops_len: u32,
+    pub after_start: u32,
+    pub after_len: u32,
+    pub line: u32,
+    pub node: u32,
+    pub outcome: Outcome,
+}
+
+impl Txn {
+    #[inline]
+    pub fn ops(&self) -> std::ops::Range<usize> {
+        self.ops_start as usize..(self.ops_start + self.ops_len) as usize
+    }
+}
+
+/// A history, ready to check. Build one with [`HistoryBuilder`] or [`crate::read_history`].
+#[derive(Clone, Debug)]
+pub struct History {
+    pub(crate) txns: Vec<Txn>,
+    pub(crate) ops: Vec<Op>,
+    /// Reads-from: for a read, the index of the write op it read, or `RF_INIT`/`RF_NONE`.
+    pub(crate) rf: Vec<u32>,
+    /// Program-order predecessors from `after`, as transaction indices.
+    pub(crate) after: Vec<u32>,
+    /// Owning transaction of each op.
+    pub(crate) op_txn: Vec<u32>,
+    pub(crate) keys: Vec<Key>,
+    pub(crate) strings: Vec<Box<str>>,
+    pub(crate) sessions: Vec<Box<str>>,
+    pub(crate) nodes: Vec<Box<str>>,
+    /// Declared initial values by key index.
+    pub(crate) initial: BTreeMap<u32, Val>,
+    /// Real-time intervals by transaction index (only for transactions that have one).
+    pub(crate) times: BTreeMap<u32, (u64, u64)>,
+    /// Per-operation node (only for operations that name one).
+    pub(crate) op_nodes: BTreeMap<u32, u32>,
+    pub(crate) format: InputFormat,
+    pub(crate) header_info: BTreeMap<String, String>,
+}
+
+impl History {
+    pub fn txn_count(&self) -> usize {
+        self.txns.len()
+    }
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+    /// The format the history was read from (`Causim` for built histories).
+    pub fn format(&self) -> InputFormat {
+        self.format
+    }
+    /// Informative header fields (as JSON text).
+    pub fn header_info(&self) -> &BTreeMap<String, String> {
+        &self.header_info
+    }
+    /// Declared initial values.
+    pub fn initial_values(&self) -> Vec<(Key, Value)> {
+        self.initial.iter().map(|(k, v)| (self.keys[*k as usize].clone(), self.value(*v))).collect()
+    }
+
+    /// The transactions as records, in history order (for export or inspection).
+    pub fn records(&self) -> impl Iterator<Item = TxnRecord> + '_ {
+        (0..self.txns.len()).map(move |t| self.record(t))
+    }
+
+    /// One transaction as a record.
+    pub fn record(&self, t: usize) -> TxnRecord {
+        let txn = &self.txns[t];
+        let ops = txn
+            .ops()
+            .map(|o| {
+                let op = &self.ops[o];
+                OpRecord {
+                    f: if op.is_read() { OpKind::Read } else { OpKind::Write },
+                    key: self.keys[op.key as usize].clone(),
+                    value: self.op_value(o),
+                    version: None,
+                    node: self.op_nodes.get(&(o as u32)).map(|n| self.nodes[*n as usize].to_string()),
+                    at_ns: None,
+                }
+            })
+            .collect();
+        let times = self.times.get(&(t as u32));
+        TxnRecord {
+            id: Some(txn.id),
+            session: self.sessions[txn.session as usize].to_string(),
+            after: self.after_of(t).map(|a| self.txns[a].id).collect(),
+            function: None,
+            kind: None,
+            node: (txn.node != NONE).then(|| self.nodes[txn.node as usize].to_string()),
+            invoke_ns: times.map(|t| t.0),
+            complete_ns: times.map(|t| t.1),
+            outcome: txn.outcome,
+            ops,
+            note: None,
+        }
+    }
+
+    pub(crate) fn after_of(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
+        let txn = &self.txns[t];
+        self.after[txn.after_start as usize..(txn.after_start + txn.after_len) as usize]
+            .iter()
+            .map(|a| *a as usize)
+    }
+
+    pub(crate) fn value(&self, v: Val) -> Value {
+        match v {
+            Val::Null => Value::Null,
+            Val::Int(i) => Value::Int(i),
+            Val::Str(s) => Value::Str(self.strings[s as usize].clone()),
+        }
+    }
+
+    /// The value an op wrote or read (as recorded).
+    pub(crate) fn op_value(&self, o: usize) -> Value {
+        self.value(self.ops[o].val())
+    }
+
+    /// The initial value of key `k` (declared, or absent).
+    pub(crate) fn initial_of(&self, k: u32) -> Val {
+        self.initial.get(&k).copied().unwrap_or(Val::Null)
+    }
+
+    pub(crate) fn key(&self, k: u32) -> &Key {
+        &self.keys[k as usize]
+    }
+
+    pub(crate) fn session_name(&self, s: u32) -> &str {
+        &self.sessions[s as usize]
+    }
+
+    pub(crate) fn node_name(&self, n: u32) -> Option<&str> {
+        (n != NONE).then(|| &*self.nodes[n as usize])
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builder
+
+/// Metadata of one transaction, given to [`HistoryBuilder`] after its operations.
+pub(crate) struct TxnMeta<'a> {
+    pub id: Option<u64>,
+    /// Session index from [`HistoryBuilder::session_index`].
+    pub session: u32,
+    pub after: &'a [u64],
+    /// Node index from [`HistoryBuilder::node_index`], or `NONE`.
+    pub node: u32,
+    pub times: Option<(u64, u64)>,
+    pub outcome: Outcome,
+    pub line: u64,
+}
+
+/// Builds a [`History`] transaction by transaction, enforcing the input rules of
+/// `docs/history-format.md`: unique ids, unique written values per key, no written `null`,
+/// `after` ids referring to earlier transactions.
+pub struct HistoryBuilder {
+    txns: Vec<Txn>,
+    ops: Vec<Op>,
+    op_txn: Vec<u32>,
+    after: Vec<u32>,
+    int_keys: FxHashMap<i64, u32>,
+    str_keys: FxHashMap<Box<str>, u32>,
+    key_count: u32,
+    str_vals: FxHashMap<Box<str>, u32>,
+    sessions: FxHashMap<Box<str>, u32>,
+    nodes: FxHashMap<Box<str>, u32>,
+    /// (key, value) → write op index.
+    writes: FxHashMap<(u32, Val), u32>,
+    ids: FxHashMap<u64, u32>,
+    initial: BTreeMap<u32, Val>,
+    /// Line where each initial value was declared (for duplicate messages).
+    initial_line: BTreeMap<u32, u64>,
+    times: BTreeMap<u32, (u64, u64)>,
+    op_nodes: BTreeMap<u32, u32>,
+    ops_start: usize,
+    format: InputFormat,
+    header_info: BTreeMap<String, String>,
+    scratch: FxHashMap<u32, u32>,
+    next_line: u64,
+}
+
+impl Default for HistoryBuilder {
+    fn default() -> Self {
+        HistoryBuilder::new()
+    }
+}
+
+impl HistoryBuilder {
+    pub fn new() -> HistoryBuilder {
+        HistoryBuilder {
+            txns: Vec::new(),
+            ops: Vec::new(),
+            op_txn: Vec::new(),
+            after: Vec::new(),
+            int_keys: map_with_capacity(0),
+            str_keys: map_with_capacity(0),
+            key_count: 0,
+            str_vals: map_with_capacity(0),
+            sessions: map_with_capacity(0),
+            nodes: map_with_capacity(0),
+            writes: map_with_capacity(0),
+            ids: map_with_capacity(0),
+            initial: BTreeMap::new(),
+            initial_line: BTreeMap::new(),
+            times: BTreeMap::new(),
+            op_nodes: BTreeMap::new(),
+            ops_start: 0,
+            format: InputFormat::Causim,
+            header_info: BTreeMap::new(),
+            scratch: map_with_capacity(0),
+            next_line: 1,
+        }
+    }
+
+    pub(crate) fn set_format(&mut self, format: InputFormat) {
+        self.format = format;
+    }
+
+    /// Apply a header: initial values and informative fields.
+    pub fn header(&mut self, header: &Header) -> Result<(), ParseError> {
+        self.header_info.extend(header.info.iter().map(|(k, v)| (k.clone(), v.clone())));
+        for (k, v) in &header.initial {
+            let key = self.key(k);
+            let val = self.val(v);
+            self.declare_initial(key, val, 1)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn declare_initial(&mut self, key: u32, val: Val, line: u64) -> Result<(), ParseError> {
+        if let Some(w) = self.writes.get(&(key, val)) {
+            let other = self.txns[self.op_txn[*w as usize] as usize].line;
+            return Err(ParseError::at(
+                line,
+                format!("DuplicateWrite: the initial value of a key is also written at line {other}"),
+            ));
+        }
+        if self.initial.insert(key, val).is_some() {
+            return Err(ParseError::at(line, "a key's initial value is declared twice"));
+        }
+        self.initial_line.insert(key, line);
+        Ok(())
+    }
+
+    pub(crate) fn set_info(&mut self, name: &str, json: String) {
+        self.header_info.insert(name.to_string(), json);
+    }
+
+    /// Add one transaction; its line number is the count of records added so far (plus one for
+    /// a header, if any was read from a file — file readers pass the real line instead).
+    pub fn push(&mut self, rec: &TxnRecord) -> Result<(), ParseError> {
+        let line = self.next_line;
+        self.push_at_line(rec, line)
+    }
+
+    /// Add one transaction read from line `line`.
+    pub fn push_at_line(&mut self, rec: &TxnRecord, line: u64) -> Result<(), ParseError> {
+        self.begin_txn();
+        for (i, op) in rec.ops.iter().enumerate() {
+            let key = self.key(&op.key);
+            let val = self.val(&op.value);
+            let node = op.node.as_deref();
+            let kind = if op.f == OpKind::Read { KIND_READ } else { KIND_WRITE_FINAL };
+            self.push_op(kind, key, val, node).map_err(|p| ParseError::at(line, format!("ops[{i}]: {p}")))?;
+        }
+        let times = match (rec.invoke_ns, rec.complete_ns) {
+            (Some(a), Some(b)) => Some((a, b)),
+            (None, None) => None,
+            _ => return Err(ParseError::at(line, "invoke_ns and complete_ns must be given together")),
+        };
+        let session = self.session_index(&rec.session);
+        let node = rec.node.as_deref().map_or(NONE, |n| self.node_index(n));
+        self.end_txn(TxnMeta {
+            id: rec.id,
+            session,
+            after: &rec.after,
+            node,
+            times,
+            outcome: rec.outcome,
+            line,
+        })
+    }
+
+    pub(crate) fn key(&mut self, k: &Key) -> u32 {
+        match k {
+            Key::Int(i) => self.key_int(*i),
+            Key::Str(s) => self.key_str(s),
+        }
+    }
+
+    pub(crate) fn val(&mut self, v: &Value) -> Val {
+        match v {
+            Value::Null => Val::Null,
+            Value::Int(i) => Val::Int(*i),
+            Value::Str(s) => self.val_str(s),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn key_int(&mut self, i: i64) -> u32 {
+        if let Some(k) = self.int_keys.get(&i) {
+            return *k;
+        }
+        let k = self.key_count;
+        self.key_count += 1;
+        self.int_keys.insert(i, k);
+        k
+    }
+
+    #[inline]
+    pub(crate) fn key_str(&mut self, s: &str) -> u32 {
+        if let Some(k) = self.str_keys.get(s) {
+            return *k;
+        }
+        let k = self.key_count;
+        self.key_count += 1;
+        self.str_keys.insert(s.into(), k);
+        k
+    }
+
+    #[inline]
+    pub(crate) fn val_str(&mut self, s: &str) -> Val {
+        if let Some(v) = self.str_vals.get(s) {
+            return Val::Str(*v);
+        }
+        let v = self.str_vals.len() as u32;
+        self.str_vals.insert(s.into(), v);
+        Val::Str(v)
+    }
+
+    fn intern_name(map: &mut FxHashMap<Box<str>, u32>, s: &str) -> u32 {
+        if let Some(v) = map.get(s) {
+            return *v;
+        }
+        let v = map.len() as u32;
+        map.insert(s.into(), v);
+        v
+    }
+
+    pub(crate) fn session_index(&mut self, s: &str) -> u32 {
+        Self::intern_name(&mut self.sessions, s)
+    }
+
+    pub(crate) fn node_index(&mut self, s: &str) -> u32 {
+        Self::intern_name(&mut self.nodes, s)
+    }
+
+    pub(crate) fn begin_txn(&mut self) {
+        self.ops_start = self.ops.len();
+    }
+
+    /// Append an operation to the current transaction. `kind` is `KIND_READ` or
+    /// `KIND_WRITE_FINAL` (the builder works out overwritten writes itself).
+    pub(crate) fn push_op(&mut self, kind: u8, key: u32, val: Val, node: Option<&str>) -> Result<(), String> {
+        let node = node.map(|n| Self::intern_name(&mut self.nodes, n));
+        self.push_op_node_index(kind, key, val, node)
+    }
+
+    #[inline]
+    pub(crate) fn push_op_node_index(&mut self, kind: u8, key: u32, val: Val, node: Option<u32>) -> Result<(), String> {
+        if kind != KIND_READ && val == Val::Null {
+            return Err("a write's value must not be null (null is the initial, absent state)".into());
+        }
+        if self.ops.len() >= OPS_MAX {
+            return Err(format!("too many operations (at most {OPS_MAX})"));
+        }
+        if let Some(n) = node {
+            self.op_nodes.insert(self.ops.len() as u32, n);
+        }
+        self.ops.push(Op::new(kind, key, val));
+        Ok(())
+    }
+
+    /// Close the current transaction.
+    pub(crate) fn end_txn(&mut self, meta: TxnMeta<'_>) -> Result<(), ParseError> {
+        let line = meta.line;
+        let t = self.txns.len() as u32;
+        let id = meta.id.unwrap_or(u64::from(t));
+        if let Some(other) = self.ids.insert(id, t) {
+            let other_line = self.txns[other as usize].line;
+            return Err(ParseError::at(line, format!("transaction id {id} is also used at line {other_line}")));
+        }
+        let after_start = self.after.len() as u32;
+        for a in meta.after {
+            match self.ids.get(a) {
+                Some(x) if *x != t => self.after.push(*x),
+                _ => {
+                    return Err(ParseError::at(
+                        line,
+                        format!("after: id {a} does not refer to an earlier transaction line"),
+                    ));
+                }
+            }
+        }
+        let after_len = self.after.len() as u32 - after_start;
+        if let Some((a, b)) = meta.times {
+            if a > b {
+                return Err(ParseError::at(line, format!("invoke_ns {a} is later than complete_ns {b}")));
+            }
+            self.times.insert(t, (a, b));
+        }
+        let session = meta.session;
+        let node = meta.node;
+        let start = self.ops_start;
+        let end = self.ops.len();
+        // Mark writes the transaction overwrites itself, and register the values written.
+        self.mark_overwritten(start, end);
+        for o in start..end {
+            let op = self.ops[o];
+            if op.is_read() {
+                continue;
+            }
+            let val = op.val();
+            if let Some(prev) = self.writes.insert((op.key, val), o as u32) {
+                let other = if (prev as usize) >= start { line } else { u64::from(self.txns[self.op_txn[prev as usize] as usize].line) };
+                let key = self.key_name(op.key);
+                let v = self.val_name(val);
+                return Err(ParseError::at(
+                    line,
+                    format!("DuplicateWrite: {key}={v} is written twice (also at line {other}); written values must be unique per key"),
+                ));
+            }
+            if self.initial.get(&op.key) == Some(&val) {
+                let key = self.key_name(op.key);
+                let v = self.val_name(val);
+                let l = self.initial_line[&op.key];
+                return Err(ParseError::at(
+                    line,
+                    format!("DuplicateWrite: {key}={v} is written, but it is also the initial value declared at line {l}"),
+                ));
+            }
+        }
+        self.op_txn.resize(end, t);
+        self.txns.push(Txn {
+            id,
+            session,
+            ops_start: start as u32,
+            ops_len: (end - start) as u32,
+            after_start,
+            after_len,
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            node,
+            outcome: meta.outcome,
+        });
+        self.next_line = line + 1;
+        Ok(())
+    }
+
+    fn mark_overwritten(&mut self, start: usize, end: usize) {
+        let n = end - start;
+        if n <= 1 {
+            return;
+        }
+        if n <= 16 {
+            for o in start..end {
+                if self.ops[o].is_read() {
+                    continue;
+                }
+                let key = self.ops[o].key;
+                if self.ops[o + 1..end].iter().any(|p| p.is_write() && p.key == key) {
+                    self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
+                }
+            }
+            return;
+        }
+        self.scratch.clear();
+        for o in (start..end).rev() {
+            if self.ops[o].is_read() {
+                continue;
+            }
+            let key = self.ops[o].key;
+            if self.scratch.insert(key, o as u32).is_some() {
+                self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
+            }
+        }
+    }
+
+    fn key_name(&self, k: u32) -> String {
+        if let Some((i, _)) = self.int_keys.iter().find(|(_, v)| **v == k) {
+            return Key::Int(*i).to_string();
+        }
+        if let Some((s, _)) = self.str_keys.iter().find(|(_, v)| **v == k) {
+            return Key::Str(s.clone()).to_string();
+        }
+        format!("key#{k}")
+    }
+
+    fn val_name(&self, v: Val) -> String {
+        match v {
+            Val::Null => "null".into(),
+            Val::Int(i) => i.to_string(),
+            Val::Str(s) => match self.str_vals.iter().find(|(_, x)| **x == s) {
+                Some((text, _)) => json_quote(text),
+                None => format!("string#{s}"),
+            },
+        }
+    }
+
+    /// Number of transactions added so far.
+    pub fn txn_count(&self) -> usize {
+        self.txns.len()
+    }
+
+    /// Whether some write wrote `value` to `key` (used by importers that infer initial values).
+    pub(crate) fn is_written(&self, key: u32, val: Val) -> bool {
+        self.writes.contains_key(&(key, val))
+    }
+
+    pub(crate) fn has_initial(&self, key: u32) -> bool {
+        self.initial.contains_key(&key)
+    }
+
+    /// Finish: resolve reads-from and freeze.
+    pub fn finish(self) -> Result<History, ParseError> {
+        let HistoryBuilder {
+            txns,
+            ops,
+            op_txn,
+            after,
+            int_keys,
+            str_keys,
+            key_count,
+            str_vals,
+            sessions,
+            nodes,
+            writes,
+            initial,
+            times,
+            op_nodes,
+            format,
+            header_info,
+            ..
+        } = self;
+        let mut rf = vec![RF_NONE; ops.len()];
+        for (o, op) in ops.iter().enumerate() {
+            if !op.is_read() {
+                continue;
+            }
+            let val = op.val();
+            rf[o] = match writes.get(&(op.key, val)) {
+                Some(w) => *w,
+                None if initial.get(&op.key).copied().unwrap_or(Val::Null) == val => RF_INIT,
+                None => RF_NONE,
+            };
+        }
+        drop(writes);
+        let mut keys: Vec<Option<Key>> = vec![None; key_count as usize];
+        for (i, k) in int_keys {
+            keys[k as usize] = Some(Key::Int(i));
+        }
+        for (s, k) in str_keys {
+            keys[k as usize] = Some(Key::Str(s));
+        }
+        let keys = keys.into_iter().map(|k| k.expect("every key index is assigned once")).collect();
+        Ok(History {
+            txns,
+            ops,
+            rf,
+            after,
+            op_txn,
+            keys,
+            strings: drain_names(str_vals),
+            sessions: drain_names(sessions),
+            nodes: drain_names(nodes),
+            initial,
+            times,
+            op_nodes,
+            format,
+            header_info,
+        })
+    }
+}
+
+fn drain_names(map: FxHashMap<Box<str>, u32>) -> Vec<Box<str>> {
+    let mut out: Vec<Option<Box<str>>> = vec![None; map.len()];
+    for (s, i) in map {
+        out[i as usize] = Some(s);
+    }
+    out.into_iter().map(|s| s.expect("names are numbered densely")).collect()
+}
+
+impl History {
+    /// Build a history from records (and an optional header).
+    pub fn from_records(header: Option<&Header>, records: &[TxnRecord]) -> Result<History, ParseError> {
+        let mut b = HistoryBuilder::new();
+        if let Some(h) = header {
+            b.header(h)?;
+        }
+        for r in records {
+            b.push(r)?;
+        }
+        b.finish()
+    }
+}

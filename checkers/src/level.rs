@@ -1,0 +1,172 @@
+//! Consistency levels and the anomalies each one forbids.
+
+use crate::anomaly::Anomaly;
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// A consistency level `causim check --level` can check.
+///
+/// The non-transactional levels (session guarantees, `cc`, `ccv`, `cm`) judge each *operation*:
+/// a transaction is flattened into its operations, in program order, within its session, so
+/// these levels do not require a transaction's reads to come from one snapshot (use `ra` or
+/// `tcc` for that). The transactional levels (`rc`, `ra`, `tcc`) judge whole transactions, as
+/// Plume and Biswas & Enea do. Every level includes `well-formed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    /// Reads see real, committed, final writes; a transaction reads its own writes.
+    WellFormed,
+    /// A session sees its own earlier writes.
+    ReadYourWrites,
+    /// A session never reads a value older than one it has already read.
+    MonotonicReads,
+    /// A reader that sees a session's later write also sees (or overwrites) its earlier writes.
+    MonotonicWrites,
+    /// A reader that sees a write also sees what the writing session had read before it.
+    WritesFollowReads,
+    /// All four session guarantees.
+    Session,
+    /// Causal consistency (POPL'17 CC): every read is explained by its causal past.
+    Cc,
+    /// Causal convergence (POPL'17 CCv, causal+): CC with one arbitration order for all.
+    Ccv,
+    /// Causal memory (POPL'17 CM): CC where each session's view is consistent on its own.
+    Cm,
+    /// Read committed (Plume RC, TAP-a…i).
+    Rc,
+    /// Read atomic (Plume RA, TAP-a…l).
+    Ra,
+    /// Transactional causal consistency (Plume TCC, TAP-a…n).
+    Tcc,
+}
+
+impl Level {
+    pub const ALL: [Level; 12] = [
+        Level::WellFormed,
+        Level::ReadYourWrites,
+        Level::MonotonicReads,
+        Level::MonotonicWrites,
+        Level::WritesFollowReads,
+        Level::Session,
+        Level::Cc,
+        Level::Ccv,
+        Level::Cm,
+        Level::Rc,
+        Level::Ra,
+        Level::Tcc,
+    ];
+
+    /// The name used on the command line and in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::WellFormed => "well-formed",
+            Level::ReadYourWrites => "read-your-writes",
+            Level::MonotonicReads => "monotonic-reads",
+            Level::MonotonicWrites => "monotonic-writes",
+            Level::WritesFollowReads => "writes-follow-reads",
+            Level::Session => "session",
+            Level::Cc => "cc",
+            Level::Ccv => "ccv",
+            Level::Cm => "cm",
+            Level::Rc => "rc",
+            Level::Ra => "ra",
+            Level::Tcc => "tcc",
+        }
+    }
+
+    /// A longer description for reports.
+    pub fn title(self) -> &'static str {
+        match self {
+            Level::WellFormed => "well-formedness",
+            Level::ReadYourWrites => "read your writes",
+            Level::MonotonicReads => "monotonic reads",
+            Level::MonotonicWrites => "monotonic writes",
+            Level::WritesFollowReads => "writes follow reads",
+            Level::Session => "session guarantees",
+            Level::Cc => "causal consistency",
+            Level::Ccv => "causal convergence (causal+)",
+            Level::Cm => "causal memory",
+            Level::Rc => "read committed",
+            Level::Ra => "read atomic",
+            Level::Tcc => "transactional causal consistency",
+        }
+    }
+
+    /// Parse a level name or alias (`causal+` = `ccv`, `causal` = `cc`, …).
+    pub fn parse(s: &str) -> Option<Level> {
+        let s = s.trim().to_ascii_lowercase();
+        Some(match s.as_str() {
+            "well-formed" | "wellformed" | "wf" => Level::WellFormed,
+            "read-your-writes" | "ryw" => Level::ReadYourWrites,
+            "monotonic-reads" | "mr" => Level::MonotonicReads,
+            "monotonic-writes" | "mw" => Level::MonotonicWrites,
+            "writes-follow-reads" | "wfr" => Level::WritesFollowReads,
+            "session" | "session-guarantees" => Level::Session,
+            "cc" | "causal" => Level::Cc,
+            "ccv" | "causal+" | "causal-plus" | "causal-convergence" => Level::Ccv,
+            "cm" | "causal-memory" => Level::Cm,
+            "rc" | "read-committed" => Level::Rc,
+            "ra" | "read-atomic" => Level::Ra,
+            "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
+            _ => return None,
+        })
+    }
+
+    /// Whether the level judges whole transactions (rather than single operations).
+    pub fn is_transactional(self) -> bool {
+        matches!(self, Level::Rc | Level::Ra | Level::Tcc)
+    }
+
+    /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
+    pub fn forbids(self, anomaly: Anomaly) -> bool {
+        use Anomaly as A;
+        use Level as L;
+        match anomaly {
+            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
+            A::CyclicCO => self != L::WellFormed,
+            A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
+            A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
+            A::NonMonotonicWrite => matches!(self, L::MonotonicWrites | L::Session),
+            A::MissedReadDependency => matches!(self, L::WritesFollowReads | L::Session),
+            A::WriteCOInitRead | A::WriteCORead => matches!(self, L::Cc | L::Ccv | L::Cm),
+            A::CyclicCF => self == L::Ccv,
+            A::WriteHBInitRead | A::CyclicHB => self == L::Cm,
+            A::NonMonoReadCO | A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
+            A::NonRepeatableRead | A::FracturedReadCO | A::FracturedReadCM => matches!(self, L::Ra | L::Tcc),
+            A::COConflictCM | A::ConflictCM => self == L::Tcc,
+        }
+    }
+
+    /// The session guarantees a level includes (for the session-guarantee checks).
+    pub(crate) fn guarantees(self) -> [bool; 4] {
+        match self {
+            Level::ReadYourWrites => [true, false, false, false],
+            Level::MonotonicReads => [false, true, false, false],
+            Level::MonotonicWrites => [false, false, true, false],
+            Level::WritesFollowReads => [false, false, false, true],
+            Level::Session => [true; 4],
+            _ => [false; 4],
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Level {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Level, String> {
+        Level::parse(s).ok_or_else(|| {
+            let names: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
+            format!("unknown level {s:?}; expected one of {} (or causal+ for ccv)", names.join(", "))
+        })
+    }
+}
+
+impl Serialize for Level {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}

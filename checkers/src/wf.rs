@@ -1,0 +1,103 @@
+//! Well-formedness: what can be said about each read from its own transaction alone.
+//!
+//! One pass over the history classifies every read. A read is judged only if its transaction
+//! committed (`ok`); reads of `aborted` and `failed` transactions are never judged. The classes
+//! ThinAir, Aborted, Future, NotMyOwnWrite, NotMyLastWrite and Intermediate are anomalies at
+//! every level; NonRepeatable is an anomaly from read atomic up.
+
+use crate::history::{History, Outcome, KIND_WRITE_OVERWRITTEN, NONE, RF_INIT, RF_NONE};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum ReadClass {
+    /// A write, not a read.
+    NotRead,
+    /// A read of an aborted or failed transaction: not judged.
+    Unjudged,
+    /// Reads another transaction's final write, or the initial value: judged by the levels.
+    External,
+    /// Reads its own transaction's latest earlier write of the key: fine.
+    Internal,
+    ThinAir,
+    Aborted,
+    Future,
+    NotMyOwnWrite,
+    NotMyLastWrite,
+    Intermediate,
+    /// An external read of a key the transaction already read from a different write.
+    NonRepeatable,
+}
+
+impl ReadClass {
+    /// The read observed another transaction's write (so it adds a reads-from edge).
+    #[inline]
+    pub(crate) fn observes(self) -> bool {
+        matches!(self, ReadClass::External | ReadClass::Intermediate | ReadClass::NonRepeatable | ReadClass::NotMyOwnWrite)
+    }
+}
+
+pub(crate) struct Wf {
+    pub class: Vec<ReadClass>,
+    /// For each NonRepeatable read, the earlier read of the same key it disagrees with.
+    pub repeated: BTreeMap<u32, u32>,
+}
+
+pub(crate) fn analyze(h: &History) -> Wf {
+    let mut class = vec![ReadClass::NotRead; h.ops.len()];
+    let mut repeated = BTreeMap::new();
+    let keys = h.keys.len();
+    // Per key, valid while stamp[key] == current transaction + 1: the transaction's latest own
+    // write of the key, and its first external read of the key.
+    let mut stamp = vec![0u32; keys];
+    let mut own_write = vec![NONE; keys];
+    let mut first_read = vec![NONE; keys];
+    for (t, txn) in h.txns.iter().enumerate() {
+        let judged = txn.outcome == Outcome::Ok;
+        let mark = t as u32 + 1;
+        for o in txn.ops() {
+            let op = h.ops[o];
+            let k = op.key as usize;
+            if stamp[k] != mark {
+                stamp[k] = mark;
+                own_write[k] = NONE;
+                first_read[k] = NONE;
+            }
+            if op.is_write() {
+                own_write[k] = o as u32;
+                continue;
+            }
+            if !judged {
+                class[o] = ReadClass::Unjudged;
+                continue;
+            }
+            let w = h.rf[o];
+            class[o] = if w == RF_NONE {
+                ReadClass::ThinAir
+            } else if w != RF_INIT && h.op_txn[w as usize] as usize == t {
+                if w as usize > o {
+                    ReadClass::Future
+                } else if own_write[k] == w {
+                    ReadClass::Internal
+                } else {
+                    ReadClass::NotMyLastWrite
+                }
+            } else if w != RF_INIT && h.txns[h.op_txn[w as usize] as usize].outcome == Outcome::Aborted {
+                ReadClass::Aborted
+            } else if own_write[k] != NONE {
+                ReadClass::NotMyOwnWrite
+            } else if w != RF_INIT && h.ops[w as usize].kind == KIND_WRITE_OVERWRITTEN {
+                ReadClass::Intermediate
+            } else if first_read[k] == NONE {
+                first_read[k] = o as u32;
+                ReadClass::External
+            } else if h.rf[first_read[k] as usize] == w {
+                ReadClass::External
+            } else {
+                repeated.insert(o as u32, first_read[k]);
+                ReadClass::NonRepeatable
+            };
+        }
+    }
+    Wf { class, repeated }
+}
