@@ -1,4 +1,4 @@
-//! `causim-specs`: formal cross-validation. Stateright hosts the models/ state machines
-//! ([`actor`]); TLA+ specs live beside this crate and run under TLC.
+//! causim-specs: TLA+ specs (in `specs/<protocol>/`), the TLC runner, and (later) Stateright
+//! models hosting the `causim-models` state machines.
 
-pub mod actor;
+pub mod tlc;
