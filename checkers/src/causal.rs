@@ -150,7 +150,7 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
     }
     if convergence {
         let edges = dedup_forced(forced);
-        report_forced_cycles(cx, &edges, &[], &[], Level::Ccv, sink);
+        report_forced_cycles(cx, &[(Anomaly::CyclicCF, &edges)], sink);
     }
     stale
 }
@@ -427,6 +427,7 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     tc.po = PoClock::build(units);
     let keys: BTreeSet<u32> = stale.iter().map(|s| h.ops[s.0 as usize].key).chain(forced.iter().map(|f| h.ops[f.2 as usize].key)).collect();
     tc.session_writes = Some(SessionWrites::build(h, units, &keys));
+    let any_stale = !stale.is_empty();
     for (o, uw, tv) in stale {
         let (vis, v, hop) = tc.classify_stale(o, uw, tv);
         if !vis.allowed_at(level) {
@@ -449,13 +450,17 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
         };
         sink.push(cx.shadow(anomaly, o, uw, v, to_reader));
     }
-    if forced.is_empty() {
-        return;
-    }
-    // Is CO plus the (causal-past) forced edges cyclic at all?
-    let pairs: Vec<(u32, u32)> = forced.iter().map(|f| (f.0, f.1)).collect();
-    if crate::graph::topo_order(units, cx.succ, Some(&Extra { edges: &pairs })).is_ok() {
-        return;
+    // Without stale reads, every RC or RA forced edge is implied by CO and the causal-past
+    // forced edges, so those alone decide whether any write-order cycle exists. A stale read's
+    // forced edges were not collected (its scan stopped), so below TCC they must be recomputed.
+    if level == Level::Tcc || !any_stale {
+        if forced.is_empty() {
+            return;
+        }
+        let pairs: Vec<(u32, u32)> = forced.iter().map(|f| (f.0, f.1)).collect();
+        if crate::graph::topo_order(units, cx.succ, Some(&Extra { edges: &pairs })).is_ok() {
+            return;
+        }
     }
     let all_keys: BTreeSet<u32> = (0..units.n)
         .flat_map(|u| h.txns[units.txn[u] as usize].ops())
@@ -466,12 +471,19 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     let near = tc.near_forced();
     let rc: Vec<(u32, u32, u32)> = near.iter().filter(|e| e.0 == Vis::Rc).map(|e| (e.1, e.2, e.3)).collect();
     let ra: Vec<(u32, u32, u32)> = near.iter().filter(|e| e.0 <= Vis::Ra).map(|e| (e.1, e.2, e.3)).collect();
-    report_forced_cycles(cx, &forced, &rc, &ra, level, sink);
+    let mut tiers: Vec<(Anomaly, &[(u32, u32, u32)])> = vec![(Anomaly::NonMonoReadCM, &rc)];
+    if level != Level::Rc {
+        tiers.push((Anomaly::FracturedReadCM, &ra));
+    }
+    if level == Level::Tcc {
+        tiers.push((Anomaly::ConflictCM, &forced));
+    }
+    report_forced_cycles(cx, &tiers, sink);
 }
 
-/// Report the cycles of CO ∪ `forced`, each named by the weakest edge set (`rc` ⊆ `ra` ⊆
-/// `forced`, transitively) that already has a cycle there.
-fn report_forced_cycles(cx: &Ctx<'_>, forced: &[(u32, u32, u32)], rc: &[(u32, u32, u32)], ra: &[(u32, u32, u32)], level: Level, sink: &mut Sink) {
+/// Report the cycles of CO plus the forced edges of all `tiers`, each cycle named by the first
+/// tier whose edges already make a cycle inside its strongly connected component.
+fn report_forced_cycles(cx: &Ctx<'_>, tiers: &[(Anomaly, &[(u32, u32, u32)])], sink: &mut Sink) {
     let units = cx.units;
     let n = units.n;
     let adjacency = |edges: &[(u32, u32, u32)]| -> BTreeMap<u32, Vec<u32>> {
@@ -499,33 +511,26 @@ fn report_forced_cycles(cx: &Ctx<'_>, forced: &[(u32, u32, u32)], rc: &[(u32, u3
         }
         out.extend_from_slice(&cx.succ.1[cx.succ.0[u] as usize..cx.succ.0[u + 1] as usize]);
     };
-    let all = adjacency(forced);
+    let union: Vec<(u32, u32, u32)> = tiers.iter().flat_map(|t| t.1.iter().copied()).collect();
+    let all = adjacency(&union);
     let succs_all = |u: usize, out: &mut Vec<u32>| {
         co_succs(u, out);
         if let Some(v) = all.get(&(u as u32)) {
             out.extend_from_slice(v);
         }
     };
-    let pairs: Vec<(u32, u32)> = forced.iter().map(|f| (f.0, f.1)).collect();
+    let pairs: Vec<(u32, u32)> = union.iter().map(|f| (f.0, f.1)).collect();
     let left = match crate::graph::topo_order(units, cx.succ, Some(&Extra { edges: &pairs })) {
         Ok(_) => return,
         Err(left) => left,
     };
     let comps = sccs(n, &left, &succs_all);
-    let tiers: Vec<(Anomaly, &[(u32, u32, u32)])> = if level == Level::Ccv {
-        vec![(Anomaly::CyclicCF, forced)]
-    } else {
-        vec![(Anomaly::NonMonoReadCM, rc), (Anomaly::FracturedReadCM, ra), (Anomaly::ConflictCM, forced)]
-    };
     for comp in comps {
         let mut in_comp = vec![false; n];
         for u in &comp {
             in_comp[*u as usize] = true;
         }
-        for (anomaly, edges) in &tiers {
-            if !level.forbids(*anomaly) {
-                continue;
-            }
+        for (anomaly, edges) in tiers {
             let adj = adjacency(edges);
             let succs = |u: usize, out: &mut Vec<u32>| {
                 co_succs(u, out);
