@@ -53,7 +53,8 @@ pub struct TopologyConfig {
     /// Default 0.
     #[serde(default = "zero")]
     pub local_delay: DurationDist,
-    /// Per-link delay overrides, by machine name (`{"from":"S0","to":"S1","delay":{...}}`).
+    /// Per-link delay overrides, by machine name (`{"from":"S0","to":"S1","delay":{...}}`);
+    /// `"*"` stands for every machine (`{"from":"*","to":"db",...}`). Later entries win.
     #[serde(default)]
     pub links: Vec<LinkOverride>,
 }

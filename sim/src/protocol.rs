@@ -66,6 +66,13 @@ pub trait Protocol {
     /// Merges the contexts of a join's predecessors (in predecessor order).
     fn join_contexts(&self, contexts: Vec<Self::Context>) -> Self::Context;
 
+    /// True when a workflow must end in exactly one function (a transaction that commits at
+    /// the end, like CausalMesh-TCC's). The engine then gives a workflow with several leaves a
+    /// dummy join function with no operations.
+    fn single_sink(&self) -> bool {
+        false
+    }
+
     /// Extra summary figures computed from the fixed nodes' final states (e.g. metadata bytes).
     fn final_metrics(&self, nodes: &[&Self::Node]) -> Vec<(String, f64)> {
         let _ = nodes;

@@ -102,6 +102,15 @@ impl Dag {
         Ok(Dag { preds, succs, is_chain })
     }
 
+    /// This DAG with one more function that every current leaf precedes (a dummy join sink).
+    pub fn with_join_sink(&self) -> Dag {
+        let n = self.len() as u32;
+        let mut edges: Vec<(u32, u32)> =
+            (0..n).flat_map(|a| self.succs(a).iter().map(move |&b| (a, b))).collect();
+        edges.extend((0..n).filter(|&f| self.is_sink(f)).map(|f| (f, n)));
+        Dag::new(n + 1, &edges).expect("adding a sink keeps a DAG acyclic")
+    }
+
     pub fn chain(n: u32) -> Dag {
         Dag::from_shape(&WorkflowShape::Chain { functions: n }).expect("chains are DAGs")
     }
@@ -161,6 +170,10 @@ mod tests {
 
         let open = Dag::from_shape(&WorkflowShape::FanOut { width: 2, join: false }).unwrap();
         assert_eq!(open.sink_count(), 2);
+
+        let joined = open.with_join_sink();
+        assert_eq!(joined.sink_count(), 1);
+        assert_eq!(joined.preds(3), [1, 2]);
 
         let single = Dag::chain(1);
         assert!(single.is_chain());

@@ -285,3 +285,21 @@ fn worker_slots_limit_concurrency() {
     spans.sort();
     assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{spans:?}");
 }
+
+/// Goal: `*` in a link override stands for every other machine; later overrides win.
+#[test]
+fn wildcard_link_overrides() {
+    let mut probe = Probe::new(3);
+    probe.bursts[0] = vec![burst(1, 1, 0, 1), burst(1, 2, 10, 1)];
+    probe.bursts[1] = vec![burst(1, 2, 20, 1)];
+    let cfg = network_config(
+        3,
+        r#"{"dist":"constant","ns":100000}"#,
+        r#","links":[{"from":"*","to":"S2","delay":{"dist":"constant","ns":7000000}},
+                     {"from":"S1","to":"S2","delay":{"dist":"constant","ns":3000000}}]"#,
+        "{}",
+    );
+    let done = run(probe, cfg);
+    assert_eq!(done.servers[1].received, vec![(NodeId::fixed(0), 0, 1 + 100 * US)]);
+    assert_eq!(done.servers[2].received, vec![(NodeId::fixed(1), 20, 1 + 3 * MS), (NodeId::fixed(0), 10, 1 + 7 * MS)]);
+}

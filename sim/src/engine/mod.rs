@@ -244,12 +244,26 @@ impl<P: Protocol> Sim<P> {
             t.local_delay.clone(),
             config.faults.loss_probability,
         );
+        // Later overrides win; `*` stands for every machine (pairs of different machines only).
+        let all: Vec<usize> = (0..machines.len()).collect();
         for (i, l) in t.links.iter().enumerate() {
-            let a = machine_index(&l.from, format!("topology.links[{i}].from"))?;
-            let b = machine_index(&l.to, format!("topology.links[{i}].to"))?;
-            network.set_override(a, b, l.delay.clone());
-            if l.both_ways {
-                network.set_override(b, a, l.delay.clone());
+            let ends = |name: &String, field: &str| -> Result<Vec<usize>, SetupError> {
+                if name == "*" {
+                    Ok(all.clone())
+                } else {
+                    Ok(vec![machine_index(name, format!("topology.links[{i}].{field}"))?])
+                }
+            };
+            let (froms, tos) = (ends(&l.from, "from")?, ends(&l.to, "to")?);
+            for &a in &froms {
+                for &b in &tos {
+                    if a != b || (froms.len() == 1 && tos.len() == 1) {
+                        network.set_override(a, b, l.delay.clone());
+                        if l.both_ways {
+                            network.set_override(b, a, l.delay.clone());
+                        }
+                    }
+                }
             }
         }
         for (i, p) in config.faults.partitions.iter().enumerate() {
@@ -821,7 +835,13 @@ impl<P: Protocol> Sim<P> {
         self.start_workflow(plan, None);
     }
 
-    fn start_workflow(&mut self, plan: WorkflowPlan, client: Option<u32>) {
+    fn start_workflow(&mut self, mut plan: WorkflowPlan, client: Option<u32>) {
+        if self.protocol.single_sink() && plan.dag.sink_count() > 1 {
+            plan.dag = std::sync::Arc::new(plan.dag.with_join_sink());
+            plan.ops.push(Vec::new());
+            plan.pinned.push(None);
+            plan.not_before_ns.push(0);
+        }
         let id = self.next_workflow_id;
         self.next_workflow_id += 1;
         self.metrics.workflows.started += 1;
