@@ -7,6 +7,9 @@ mod check_cmd;
 use causim::report;
 use causim::runner::{self, RunOptions};
 use causim::scenario::{LoadedScenario, Verdict};
+use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
+use causim_models::faastcc::Faastcc;
+use causim_models::hydrocache::HydroCache;
 use causim_models::{Model, register::Register};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -53,6 +56,10 @@ struct RunArgs {
     /// Also run the scenario twice more and compare history and trace hashes.
     #[arg(long)]
     check_determinism: bool,
+    /// Switch on a mutant (a named bug) besides the scenario's; repeatable. The scenario's
+    /// `expect` is not enforced then, since it describes the scenario as written.
+    #[arg(long = "mutant", value_name = "NAME")]
+    mutants: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -78,6 +85,10 @@ fn print_protocols() {
         }
     }
     one::<Register>();
+    one::<CausalMesh>();
+    one::<CausalMeshTcc>();
+    one::<Faastcc>();
+    one::<HydroCache>();
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -102,7 +113,16 @@ fn run(args: RunArgs) -> ExitCode {
     println!("  {:<16}{}", "scheduler", compact(&serde_json::to_value(&s.scheduler).expect("serializes")));
     println!("  {:<16}{}", "faults", compact(&serde_json::to_value(&s.faults).expect("serializes")));
     println!("  {:<16}{}", "limits", compact(&serde_json::to_value(&s.limits).expect("serializes")));
-    let options = RunOptions { seed: Some(seed), out_dir: Some(out_dir), trace: !args.no_trace };
+    if !args.mutants.is_empty() {
+        println!("  {:<16}{} (from --mutant)", "extra mutants", args.mutants.join(", "));
+    }
+    let options = RunOptions {
+        seed: Some(seed),
+        out_dir: Some(out_dir),
+        trace: !args.no_trace,
+        extra_mutants: args.mutants.clone(),
+        skip_check: false,
+    };
     let started = std::time::Instant::now();
     let report = match runner::run(&loaded, &options) {
         Ok(r) => r,
@@ -126,11 +146,19 @@ fn run(args: RunArgs) -> ExitCode {
         }
         println!("  {:<16}{}", "wrote", files.summary.display());
     }
+    if let Some(check) = &report.check {
+        print!("{}", report::render_check(check));
+    }
     let mut ok = true;
     if args.check_determinism {
-        match runner::check_determinism(&loaded, Some(seed)) {
+        match runner::check_determinism(&loaded, Some(seed), &args.mutants) {
             Ok(check) if check.holds() => {
-                println!("  {:<16}ok: two more runs gave history {} and trace {}", "determinism", check.first.0, check.first.1.as_deref().unwrap_or("-"));
+                println!(
+                    "  {:<16}ok: two more runs gave history {} and trace {}",
+                    "determinism",
+                    check.first.0,
+                    check.first.1.as_deref().unwrap_or("-")
+                );
             }
             Ok(check) => {
                 println!("  {:<16}FAILED: {:?} vs {:?}", "determinism", check.first, check.second);
@@ -142,20 +170,32 @@ fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
-    let passed = report.summary.invariant_violation.is_none();
-    if let Some(expect) = &s.expect {
-        let want = expect.verdict == Verdict::Pass;
-        if want == passed {
-            println!("  {:<16}as expected ({})", "verdict", if passed { "pass" } else { "fail" });
-        } else {
-            println!("  {:<16}UNEXPECTED: expected {:?}, got {}", "verdict", expect.verdict, if passed { "pass" } else { "fail" });
-            ok = false;
+    let passed = report.passed();
+    let verdict = if passed { "pass" } else { "fail" };
+    match (&s.expect, args.mutants.is_empty()) {
+        (Some(expect), true) => {
+            let found = report.anomalies();
+            let missing: Vec<&String> = expect.anomalies.iter().filter(|a| !found.contains(a)).collect();
+            let want = expect.verdict == Verdict::Pass;
+            if want == passed && missing.is_empty() {
+                println!("  {:<16}as expected ({verdict})", "verdict");
+            } else {
+                println!("  {:<16}UNEXPECTED: expected {:?}, got {verdict}", "verdict", expect.verdict);
+                for a in missing {
+                    println!("  {:<16}expected anomaly {a} was not found", "");
+                }
+                ok = false;
+            }
         }
-    } else if !passed {
-        ok = false;
+        (Some(_), false) => println!("  {:<16}{verdict} (expectation not enforced with --mutant)", "verdict"),
+        (None, _) => {
+            println!("  {:<16}{verdict}", "verdict");
+            ok &= passed;
+        }
     }
     if !ok {
-        println!("reproduce with: causim run {} --seed {seed}", loaded.path.display());
+        let mutants: String = args.mutants.iter().map(|m| format!(" --mutant {m}")).collect();
+        println!("reproduce with: causim run {} --seed {seed}{mutants}", loaded.path.display());
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS

@@ -72,12 +72,12 @@ pub fn render(s: &Summary) -> String {
     for (name, stats) in &s.observations {
         let _ = writeln!(
             out,
-            "  {:<16}p50 {}  p99 {}  max {}  mean {:.1}  (n={})",
-            name, stats.p50, stats.p99, stats.max, stats.mean, stats.count
+            "  {:<16}{name}: p50 {}  p99 {}  max {}  mean {:.1}  (n={})",
+            "observed", stats.p50, stats.p99, stats.max, stats.mean, stats.count
         );
     }
     for (name, v) in &s.protocol_metrics {
-        let _ = writeln!(out, "  {name:<16}{v}");
+        let _ = writeln!(out, "  {:<16}{name}: {v}", "final");
     }
     let _ = writeln!(out, "  {:<16}{} transactions, hash {}", "history", s.history_records, s.history_hash);
     if let Some(h) = &s.trace_hash {
@@ -85,6 +85,27 @@ pub fn render(s: &Summary) -> String {
     }
     if let Some(v) = &s.invariant_violation {
         let _ = writeln!(out, "  {:<16}{v}", "INVARIANT");
+    }
+    out
+}
+
+/// The history check: its verdict, anomaly counts, and the first violations explained.
+pub fn render_check(c: &causim_checkers::Report) -> String {
+    let mut out = String::new();
+    if c.ok {
+        let _ = writeln!(out, "  {:<16}{}: no anomaly in {} transactions", "check", c.level.name(), c.history.transactions);
+        return out;
+    }
+    let counts: Vec<String> = c.counts.iter().map(|(a, n)| format!("{} ×{n}", a.name())).collect();
+    let _ = writeln!(out, "  {:<16}{}: {} violation(s): {}", "check", c.level.name(), c.violation_count, counts.join(", "));
+    for (n, v) in c.violations.iter().take(3).enumerate() {
+        out.push('\n');
+        for line in v.render_text(n + 1).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if c.violations.len() > 3 {
+        let _ = writeln!(out, "\n  ... {} more in check.txt", c.violations.len() - 3);
     }
     out
 }

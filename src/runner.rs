@@ -2,6 +2,9 @@
 //! determinism self-check.
 
 use crate::scenario::{LoadedScenario, ScenarioError};
+use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
+use causim_models::faastcc::Faastcc;
+use causim_models::hydrocache::HydroCache;
 use causim_models::register::Register;
 use causim_models::{Model, ModelError, PROTOCOLS, check_mutants};
 use causim_sim::history::HistoryWriter;
@@ -22,6 +25,10 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// Record the trace (written to `out_dir`, or hashed only).
     pub trace: bool,
+    /// Mutants to switch on besides the scenario's.
+    pub extra_mutants: Vec<String>,
+    /// Skip the scenario's history check (hash-only runs, benchmarks).
+    pub skip_check: bool,
 }
 
 /// The files a run wrote.
@@ -37,6 +44,20 @@ pub struct RunReport {
     pub summary: Summary,
     pub files: Option<OutputFiles>,
     pub seed: u64,
+    /// The history check, when the scenario asks for one (`checks.level`).
+    pub check: Option<causim_checkers::Report>,
+}
+
+impl RunReport {
+    /// Pass: no invariant violation and, if the history was checked, no anomaly.
+    pub fn passed(&self) -> bool {
+        self.summary.invariant_violation.is_none() && self.check.as_ref().is_none_or(|c| c.ok)
+    }
+
+    /// Anomaly names the history check found.
+    pub fn anomalies(&self) -> Vec<String> {
+        self.check.as_ref().map_or_else(Vec::new, |c| c.counts.keys().map(|a| a.name().to_string()).collect())
+    }
 }
 
 /// Why a run could not happen.
@@ -66,6 +87,10 @@ pub fn run(loaded: &LoadedScenario, options: &RunOptions) -> Result<RunReport, R
     let name = loaded.scenario.protocol.name.as_str();
     match name {
         Register::NAME => run_model::<Register>(loaded, options),
+        CausalMesh::NAME => run_model::<CausalMesh>(loaded, options),
+        CausalMeshTcc::NAME => run_model::<CausalMeshTcc>(loaded, options),
+        Faastcc::NAME => run_model::<Faastcc>(loaded, options),
+        HydroCache::NAME => run_model::<HydroCache>(loaded, options),
         other => Err(loaded
             .error("protocol.name", format!("unknown protocol {other:?}; known protocols: {}", PROTOCOLS.join(", ")))
             .into()),
@@ -73,15 +98,31 @@ pub fn run(loaded: &LoadedScenario, options: &RunOptions) -> Result<RunReport, R
 }
 
 /// Builds the model named by the scenario, or explains what is wrong with `protocol`.
-fn build_model<M: Model>(loaded: &LoadedScenario) -> Result<M, ScenarioError> {
+fn build_model<M: Model>(loaded: &LoadedScenario, extra_mutants: &[String]) -> Result<M, ScenarioError> {
     let p = &loaded.scenario.protocol;
-    let in_protocol = |e: ModelError| loaded.error(&format!("protocol.{}", e.path), e.message);
-    let mutants = check_mutants(M::NAME, &p.mutants, M::MUTANTS).map_err(in_protocol)?;
+    let in_protocol = |e: ModelError| {
+        // Paths outside `protocol` (a model may object to the topology) are kept as they are.
+        let path = if e.path.starts_with("topology") { e.path.clone() } else { format!("protocol.{}", e.path) };
+        loaded.error(&path, e.message)
+    };
+    let mut all = p.mutants.clone();
+    for m in extra_mutants {
+        if !all.contains(m) {
+            all.push(m.clone());
+        }
+    }
+    let mutants = check_mutants(M::NAME, &all, M::MUTANTS).map_err(in_protocol)?;
     M::build(&p.params, &mutants, &loaded.scenario.topology).map_err(in_protocol)
 }
 
 fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<RunReport, RunError> {
-    let model = build_model::<M>(loaded)?;
+    let model = build_model::<M>(loaded, &options.extra_mutants)?;
+    let level = match (&loaded.scenario.checks.level, options.skip_check) {
+        (Some(l), false) => Some(causim_checkers::Level::parse(l).expect("validated when loaded")),
+        _ => None,
+    };
+    // Without an output folder, a history that must be checked is kept in memory.
+    let memory = SharedBuf::default();
     let mut config = loaded.scenario.sim_config();
     if let Some(seed) = options.seed {
         config.seed = seed;
@@ -109,7 +150,7 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
             (history, trace, Some(files))
         }
         None => (
-            HistoryWriter::hashing_only(),
+            if level.is_some() { HistoryWriter::new(Box::new(memory.clone())) } else { HistoryWriter::hashing_only() },
             options.trace.then(|| TraceWriter::new(Box::new(std::io::sink()))),
             None,
         ),
@@ -126,14 +167,62 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     if let Some(io) = sim.io_error() {
         return Err(RunError::Io(io.to_string()));
     }
+    drop(sim);
+    let check = match level {
+        None => None,
+        Some(level) => {
+            let text = match &files {
+                Some(f) => std::fs::read(&f.history).map_err(|e| RunError::Io(format!("cannot read {}: {e}", f.history.display())))?,
+                None => memory.take(),
+            };
+            let history = causim_checkers::read_history(&text[..], None)
+                .map_err(|e| RunError::Io(format!("the history this run wrote does not parse: {e}")))?;
+            Some(causim_checkers::check(&history, level))
+        }
+    };
+    if let (Some(files), Some(report)) = (&files, &check) {
+        let path = files.summary.with_file_name("check.txt");
+        std::fs::write(&path, report.render_text()).map_err(|e| RunError::Io(format!("cannot write {}: {e}", path.display())))?;
+    }
     if let Some(files) = &files {
         let mut resolved = loaded.scenario.clone();
         resolved.seed = seed;
-        let json = serde_json::json!({ "summary": summary, "resolved_scenario": resolved });
+        resolved.protocol.mutants = mutant_list(&resolved.protocol.mutants, &options.extra_mutants);
+        let check_json = check.as_ref().map(|c| serde_json::json!({
+            "level": c.level.name(), "ok": c.ok, "violations": c.violation_count,
+            "anomalies": c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
+        }));
+        let json = serde_json::json!({ "summary": summary, "check": check_json, "resolved_scenario": resolved });
         std::fs::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", files.summary.display())))?;
     }
-    Ok(RunReport { summary, files, seed })
+    Ok(RunReport { summary, files, seed, check })
+}
+
+fn mutant_list(scenario: &[String], extra: &[String]) -> Vec<String> {
+    let mut all = scenario.to_vec();
+    all.extend(extra.iter().filter(|m| !scenario.contains(m)).cloned());
+    all
+}
+
+/// An in-memory writer for histories that are checked but not kept.
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.lock().expect("not poisoned"))
+    }
+}
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("not poisoned").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn create(path: &Path) -> Result<File, RunError> {
@@ -154,8 +243,8 @@ impl DeterminismCheck {
 }
 
 /// Runs the scenario twice more, with traces, and compares the history and trace hashes.
-pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>) -> Result<DeterminismCheck, RunError> {
-    let options = RunOptions { seed, out_dir: None, trace: true };
+pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutants: &[String]) -> Result<DeterminismCheck, RunError> {
+    let options = RunOptions { seed, out_dir: None, trace: true, extra_mutants: extra_mutants.to_vec(), skip_check: true };
     let a = run(loaded, &options)?.summary;
     let b = run(loaded, &options)?.summary;
     Ok(DeterminismCheck { first: (a.history_hash, a.trace_hash), second: (b.history_hash, b.trace_hash) })

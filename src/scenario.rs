@@ -61,6 +61,10 @@ pub struct ChecksConfig {
     /// Check every node's internal invariants after each of its inputs. Default false.
     #[serde(default)]
     pub invariants: bool,
+    /// Check the history at this consistency level after the run (`ccv`, `tcc`, ...; see
+    /// `causim check --help`). Default: no history check.
+    #[serde(default)]
+    pub level: Option<String>,
 }
 
 /// The outcome a scenario expects; `causim run` exits non-zero when it differs.
@@ -70,6 +74,9 @@ pub struct Expectation {
     /// `pass`: no invariant violation (and, with a history check, no anomaly); `fail`: the
     /// opposite.
     pub verdict: Verdict,
+    /// Anomaly names the history check must report (each at least once).
+    #[serde(default)]
+    pub anomalies: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +159,11 @@ impl LoadedScenario {
             return Err(json_error(path, &text, String::new(), e));
         }
         let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
+        if let Some(level) = &loaded.scenario.checks.level
+            && causim_checkers::Level::parse(level).is_none()
+        {
+            return Err(loaded.error("checks.level", format!("unknown level {level:?}; levels are {}", level_names())));
+        }
         if let Some(format) = &loaded.scenario.format
             && format != SCENARIO_FORMAT
         {
@@ -168,6 +180,11 @@ impl LoadedScenario {
         };
         ScenarioError { file: self.path.clone(), line, column, field: field.to_string(), message: message.into() }
     }
+}
+
+/// The level names `checks.level` accepts.
+pub fn level_names() -> String {
+    causim_checkers::Level::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Turns a serde_json error at JSON path `field` into a located scenario error.

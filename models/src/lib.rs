@@ -10,7 +10,11 @@
 //!
 //! Start with [`register`], the teaching protocol.
 
+pub mod causalmesh;
+pub mod faastcc;
+pub mod hydrocache;
 pub mod register;
+pub mod tcc_store;
 
 use causim_sim::config::TopologyConfig;
 use causim_sim::protocol::Protocol;
@@ -37,7 +41,13 @@ pub trait Model: Protocol + Sized {
 }
 
 /// The protocol names a scenario may use.
-pub const PROTOCOLS: &[&str] = &[register::Register::NAME];
+pub const PROTOCOLS: &[&str] = &[
+    register::Register::NAME,
+    causalmesh::CausalMesh::NAME,
+    causalmesh::CausalMeshTcc::NAME,
+    faastcc::Faastcc::NAME,
+    hydrocache::HydroCache::NAME,
+];
 
 /// Deserializes `params` (treating `null` as `{}`), naming the failing field.
 pub fn parse_params<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, ModelError> {
@@ -76,5 +86,27 @@ impl Model for register::Register {
     fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
         let params: register::RegisterParams = parse_params(params)?;
         Ok(register::Register { servers: topology.servers, params, early_ack: mutants.contains(&"early_ack") })
+    }
+}
+
+impl Model for faastcc::Faastcc {
+    const NAME: &'static str = "faastcc";
+    const MUTANTS: &'static [(&'static str, &'static str)] = faastcc::MUTANTS;
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+        let params: faastcc::FaastccParams = parse_params(params)?;
+        params.validate().map_err(|(field, message)| ModelError { path: format!("params.{field}"), message })?;
+        Ok(faastcc::Faastcc::new(topology.servers, params, mutants))
+    }
+}
+
+impl Model for hydrocache::HydroCache {
+    const NAME: &'static str = "hydrocache";
+    const MUTANTS: &'static [(&'static str, &'static str)] = hydrocache::MUTANTS;
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+        let params: hydrocache::HydroParams = parse_params(params)?;
+        params.validate().map_err(|(field, message)| ModelError { path: format!("params.{field}"), message })?;
+        Ok(hydrocache::HydroCache::new(topology.servers, params, mutants))
     }
 }

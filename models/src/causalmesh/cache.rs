@@ -1,0 +1,402 @@
+//! The dual cache (§4): the C-cache that reads see and the I-cache where writes wait.
+//!
+//! - The **C-cache** holds, per key, the visible version; CausalMesh-TCC keeps the last
+//!   `ring_size` versions per key in a ring buffer (§7). Entries keep their dependencies as
+//!   ghost state for the cut invariant (Definition 1); only CausalMesh-TCC counts them as
+//!   metadata, as the paper does (§9.3).
+//! - The **I-cache** holds, per key, versions not yet known to be on every server.
+//! - **Integration** (Fig. 3) moves the versions a dependency map needs — and, transitively,
+//!   the versions those depend on — from the I-cache into the C-cache, so the C-cache stays a
+//!   strict causal cut.
+//! - **Eviction** (§11) removes a key and every key whose C-cache version depends on it.
+
+use super::vc::{Deps, Vc, Version, merge_dep};
+use causim_sim::history::Key;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Behaviour switches of the dual cache (the mutants that live here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CacheRules {
+    /// Integration follows dependencies of dependencies (correct) or only the given ones.
+    pub transitive: bool,
+    /// Eviction also evicts dependents (correct) or only the key.
+    pub evict_dependents: bool,
+    /// Versions kept per key in the C-cache (1 for CausalMesh).
+    pub ring_size: usize,
+    /// Keys the C-cache may hold before evicting; `None` never evicts.
+    pub keys_max: Option<usize>,
+    /// A key never cached is at its initial state (the evaluation's pre-warmed caches).
+    pub prewarmed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DualCache {
+    servers: usize,
+    rules: CacheRules,
+    // C-cache: per key, versions oldest → newest.
+    c: BTreeMap<Key, VecDeque<Version>>,
+    // I-cache: per key, versions waiting to be integrated.
+    i: BTreeMap<Key, Vec<Version>>,
+    // Eviction bookkeeping (only when `keys_max` is set).
+    /// Keys evicted from the C-cache, with the version evicted.
+    evicted: BTreeMap<Key, Vc>,
+    dependents: BTreeMap<Key, BTreeSet<Key>>,
+    lru: BTreeSet<(u64, Key)>,
+    last_use: BTreeMap<Key, u64>,
+    tick: u64,
+}
+
+/// What one integration did, for traces and metrics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Integrated {
+    /// Versions moved from the I-cache into the C-cache, as (key, VC).
+    pub moved: Vec<(Key, Vc)>,
+    /// Dependencies that could be found neither in the C-cache nor in the I-cache.
+    pub missing: Vec<(Key, Vc)>,
+    /// Keys evicted to make room.
+    pub evicted: Vec<Key>,
+}
+
+impl DualCache {
+    pub fn new(servers: usize, rules: CacheRules) -> DualCache {
+        assert!(rules.ring_size >= 1);
+        DualCache {
+            servers,
+            rules,
+            c: BTreeMap::new(),
+            i: BTreeMap::new(),
+            evicted: BTreeMap::new(),
+            dependents: BTreeMap::new(),
+            lru: BTreeSet::new(),
+            last_use: BTreeMap::new(),
+            tick: 0,
+        }
+    }
+
+    /// Whether the C-cache can answer for `key` (else a read misses and goes to the database).
+    pub fn is_cached(&self, key: Key) -> bool {
+        self.c.contains_key(&key) || (self.rules.prewarmed && !self.evicted.contains_key(&key))
+    }
+
+    /// The newest visible version of `key` (its initial state if it was never written).
+    pub fn visible(&self, key: Key) -> Version {
+        match self.c.get(&key).and_then(|v| v.back()) {
+            Some(v) => v.clone(),
+            None => Version::initial(self.servers),
+        }
+    }
+
+    /// The visible versions of `key`, oldest first (CausalMesh-TCC's ring buffer).
+    pub fn visible_versions(&self, key: Key) -> Vec<Version> {
+        match self.c.get(&key) {
+            Some(v) => v.iter().cloned().collect(),
+            None => vec![Version::initial(self.servers)],
+        }
+    }
+
+    fn visible_vc(&self, key: Key) -> Option<&Vc> {
+        self.c.get(&key).and_then(|v| v.back()).map(|v| &v.vc)
+    }
+
+    /// True when `vc` of `key` is already here: covered by the C-cache, or in the I-cache.
+    pub fn has_seen(&self, key: Key, vc: &Vc) -> bool {
+        if vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) {
+            return true;
+        }
+        self.i.get(&key).is_some_and(|list| list.iter().any(|v| vc.le(&v.vc)))
+    }
+
+    /// Adds a version to the I-cache unless it is already here (Fig. 7 lines 9–11).
+    pub fn add_inconsistent(&mut self, key: Key, version: Version) -> bool {
+        if self.has_seen(key, &version.vc) {
+            return false;
+        }
+        self.i.entry(key).or_default().push(version);
+        true
+    }
+
+    /// Integration (Fig. 3): makes the C-cache cover `deps`, pulling every needed version (and,
+    /// with transitive rules, the versions those depend on) from the I-cache.
+    pub fn integrate(&mut self, deps: &Deps) -> Integrated {
+        // Phase 1: decide, per key, which version the C-cache must reach (`todo`). With
+        // transitive rules, the dependencies of every I-cache version pulled in are followed
+        // too; without (the `nearest_deps_only` mutant) only `deps` itself counts.
+        let mut todo: BTreeMap<Key, Vc> = BTreeMap::new();
+        let mut expanded: BTreeSet<(Key, Vc)> = BTreeSet::new();
+        let mut stack: Vec<(Key, Vc)> = deps.iter().map(|(k, v)| (*k, v.clone())).collect();
+        while let Some((key, vc)) = stack.pop() {
+            if vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) {
+                continue;
+            }
+            merge_dep(&mut todo, key, &vc);
+            if !self.rules.transitive {
+                continue;
+            }
+            let want = &todo[&key];
+            for v in self.i.get(&key).map(|l| l.as_slice()).unwrap_or(&[]) {
+                if v.vc.le(want) && expanded.insert((key, v.vc.clone())) {
+                    stack.extend(v.deps.iter().map(|(k, d)| (*k, d.clone())));
+                }
+            }
+        }
+        // Phase 2: move those versions from the I-cache into the C-cache.
+        let mut result = Integrated::default();
+        for (key, want) in todo {
+            let mut merged: Option<Version> = None;
+            if let Some(list) = self.i.get_mut(&key) {
+                list.retain(|v| {
+                    if !v.vc.le(&want) {
+                        return true;
+                    }
+                    result.moved.push((key, v.vc.clone()));
+                    match &mut merged {
+                        Some(m) => m.merge(v),
+                        None => merged = Some(v.clone()),
+                    }
+                    false
+                });
+                if list.is_empty() {
+                    self.i.remove(&key);
+                }
+            }
+            if let Some(m) = merged {
+                self.install(key, &m, &mut result);
+            }
+            if !self.visible_vc(key).is_some_and(|c| want.le(c)) {
+                result.missing.push((key, want));
+            }
+        }
+        result
+    }
+
+    /// Puts a version into the C-cache directly (the tail's own write after its dependencies
+    /// were integrated, or a version fetched from the database on a miss).
+    pub fn install_version(&mut self, key: Key, version: &Version) -> Integrated {
+        let mut result = Integrated::default();
+        if let Some(list) = self.i.get_mut(&key) {
+            list.retain(|v| !v.vc.le(&version.vc));
+            if list.is_empty() {
+                self.i.remove(&key);
+            }
+        }
+        self.install(key, version, &mut result);
+        result
+    }
+
+    /// Merges `version` into the C-cache's newest version of `key` as a new ring entry.
+    fn install(&mut self, key: Key, version: &Version, result: &mut Integrated) {
+        let mut newest = self.visible(key);
+        if version.vc.le(&newest.vc) {
+            return;
+        }
+        newest.merge(version);
+        self.evicted.remove(&key);
+        let ring = self.c.entry(key).or_default();
+        ring.push_back(newest);
+        while ring.len() > self.rules.ring_size {
+            ring.pop_front();
+        }
+        if self.rules.keys_max.is_some() {
+            for dep in self.c[&key].back().expect("just pushed").deps.keys() {
+                self.dependents.entry(*dep).or_default().insert(key);
+            }
+            self.touch(key);
+            self.evict_over_capacity(result);
+        }
+    }
+
+    /// The version of `key` this cache evicted, if it is not cached now.
+    pub fn evicted_vc(&self, key: Key) -> Option<&Vc> {
+        self.evicted.get(&key)
+    }
+
+    /// Marks `key` as recently used (for LRU eviction).
+    pub fn touch(&mut self, key: Key) {
+        if self.rules.keys_max.is_none() || !self.c.contains_key(&key) {
+            return;
+        }
+        self.tick += 1;
+        if let Some(old) = self.last_use.insert(key, self.tick) {
+            self.lru.remove(&(old, key));
+        }
+        self.lru.insert((self.tick, key));
+    }
+
+    fn evict_over_capacity(&mut self, result: &mut Integrated) {
+        let Some(max) = self.rules.keys_max else { return };
+        while self.c.len() > max {
+            let Some(&(_, victim)) = self.lru.iter().next() else { break };
+            self.evict(victim, result);
+        }
+    }
+
+    /// Evicts `key` and (with correct rules) every key whose version depends on it, so the
+    /// C-cache remains a cut (§11).
+    fn evict(&mut self, key: Key, result: &mut Integrated) {
+        let mut stack = vec![key];
+        while let Some(k) = stack.pop() {
+            let Some(ring) = self.c.remove(&k) else { continue };
+            self.evicted.insert(k, ring.back().map(|v| v.vc.clone()).unwrap_or_else(|| Vc::zero(self.servers)));
+            if let Some(t) = self.last_use.remove(&k) {
+                self.lru.remove(&(t, k));
+            }
+            result.evicted.push(k);
+            let dependents = self.dependents.remove(&k).unwrap_or_default();
+            if self.rules.evict_dependents {
+                stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.contains_key(&k)));
+            }
+        }
+    }
+
+    /// Definition 1: every dependency of a visible version is covered by the visible version
+    /// of its key. `Err` names the first violation.
+    pub fn check_causal_cut(&self) -> Result<(), String> {
+        for (key, ring) in &self.c {
+            let Some(v) = ring.back() else { continue };
+            for (dep_key, dep_vc) in &v.deps {
+                let have = self.visible(*dep_key).vc;
+                if !dep_vc.le(&have) {
+                    return Err(format!(
+                        "the C-cache is not a causal cut: key {key} at {} depends on key {dep_key} at {dep_vc}, \
+                         but the C-cache has {dep_key} at {have}",
+                        v.vc
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Metadata bytes: the I-cache (versions with their deps), plus the C-cache's deps when it
+    /// keeps several versions (CausalMesh-TCC), as the paper counts them (§9.3).
+    pub fn metadata_bytes(&self) -> u64 {
+        let i: u64 = self.i.values().flatten().map(|v| v.bytes()).sum();
+        if self.rules.ring_size > 1 {
+            let c: u64 = self.c.values().flatten().map(|v| super::vc::deps_bytes(&v.deps)).sum();
+            i + c
+        } else {
+            i
+        }
+    }
+
+    pub fn i_cache_len(&self) -> usize {
+        self.i.values().map(|l| l.len()).sum()
+    }
+
+    pub fn c_cache_keys(&self) -> usize {
+        self.c.len()
+    }
+
+    /// Forgets everything (a crash: caches are volatile; the database keeps the data).
+    pub fn clear(&mut self) {
+        *self = DualCache::new(self.servers, self.rules);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> CacheRules {
+        CacheRules { transitive: true, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true }
+    }
+
+    fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {
+        Version {
+            value: Some(value),
+            vc: Vc(vc.to_vec()),
+            deps: deps.iter().map(|(k, d)| (*k, Vc(d.to_vec()))).collect(),
+        }
+    }
+
+    fn deps(d: &[(Key, &[u32])]) -> Deps {
+        d.iter().map(|(k, v)| (*k, Vc(v.to_vec()))).collect()
+    }
+
+    const X: Key = 0;
+    const Y: Key = 1;
+    const Z: Key = 2;
+
+    #[test]
+    fn integration_pulls_transitive_dependencies() {
+        // x → y → z (z depends on y, y on x); a read with deps {z} must make all three visible.
+        let mut cache = DualCache::new(2, rules());
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
+        cache.add_inconsistent(Z, v(1, &[3, 0], &[(Y, &[2, 0])]));
+        let r = cache.integrate(&deps(&[(Z, &[3, 0])]));
+        assert_eq!(r.moved.len(), 3);
+        assert!(r.missing.is_empty());
+        assert_eq!(cache.visible(X).value, Some(1));
+        assert!(cache.check_causal_cut().is_ok());
+        assert_eq!(cache.i_cache_len(), 0);
+    }
+
+    #[test]
+    fn nearest_only_integration_breaks_the_cut() {
+        let mut cache = DualCache::new(2, CacheRules { transitive: false, ..rules() });
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
+        cache.add_inconsistent(Z, v(1, &[3, 0], &[(Y, &[2, 0])]));
+        cache.integrate(&deps(&[(Z, &[3, 0])]));
+        assert_eq!(cache.visible(X).value, None, "x stayed in the I-cache");
+        assert!(cache.check_causal_cut().is_err());
+    }
+
+    #[test]
+    fn a_missing_dependency_is_reported() {
+        let mut cache = DualCache::new(2, rules());
+        cache.add_inconsistent(Y, v(1, &[0, 2], &[(X, &[1, 0])]));
+        let r = cache.integrate(&deps(&[(Y, &[0, 2])]));
+        assert_eq!(r.missing, vec![(X, Vc(vec![1, 0]))]);
+        assert!(cache.check_causal_cut().is_err());
+    }
+
+    #[test]
+    fn seen_versions_are_not_added_twice() {
+        let mut cache = DualCache::new(2, rules());
+        assert!(cache.add_inconsistent(X, v(1, &[1, 0], &[])));
+        assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])));
+        cache.integrate(&deps(&[(X, &[1, 0])]));
+        assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])), "covered by the C-cache");
+    }
+
+    #[test]
+    fn eviction_takes_dependents_along() {
+        let mut cache = DualCache::new(2, CacheRules { keys_max: Some(2), ..rules() });
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
+        cache.integrate(&deps(&[(Y, &[2, 0])]));
+        assert_eq!(cache.c_cache_keys(), 2);
+        cache.add_inconsistent(Z, v(1, &[3, 0], &[]));
+        let r = cache.integrate(&deps(&[(Z, &[3, 0])]));
+        // x was least recently used; y depends on it, so both go.
+        assert_eq!(r.evicted, vec![X, Y]);
+        assert!(cache.check_causal_cut().is_ok());
+        assert!(!cache.is_cached(X));
+        assert!(cache.is_cached(Z));
+    }
+
+    #[test]
+    fn eviction_without_dependents_breaks_the_cut() {
+        let mut cache = DualCache::new(2, CacheRules { keys_max: Some(2), evict_dependents: false, ..rules() });
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
+        cache.integrate(&deps(&[(Y, &[2, 0])]));
+        cache.add_inconsistent(Z, v(1, &[3, 0], &[]));
+        let r = cache.integrate(&deps(&[(Z, &[3, 0])]));
+        assert_eq!(r.evicted, vec![X]);
+        assert!(cache.check_causal_cut().is_err());
+    }
+
+    #[test]
+    fn the_tcc_ring_keeps_the_last_versions() {
+        let mut cache = DualCache::new(1, CacheRules { ring_size: 2, ..rules() });
+        for i in 1..=3u32 {
+            cache.add_inconsistent(X, v(i as u64, &[i], &[]));
+            cache.integrate(&deps(&[(X, &[i])]));
+        }
+        let values: Vec<_> = cache.visible_versions(X).iter().map(|v| v.value).collect();
+        assert_eq!(values, vec![Some(2), Some(3)]);
+    }
+}

@@ -1,0 +1,343 @@
+//! The client library inside each function (§6, Figs. 8 and 10; CausalMesh-TCC §7).
+//!
+//! CausalMesh: the workflow context carries `deps` (versions read from caches) and `local`
+//! (the workflow's own writes). Reads send `deps`; writes send `deps` and `local`; a read
+//! returns the newer of the cached and the local version; a read transaction aborts when the
+//! cache's version of a key is older than the workflow's own write.
+//!
+//! CausalMesh-TCC: the workflow is one transaction. Writes are buffered; reads return the
+//! oldest version that forms a cut with the read set, repeat earlier reads, and see the
+//! transaction's own writes; the last function commits the buffer as one batch. At a join the
+//! branches' read sets must form a cut, or the workflow aborts.
+
+use super::msg::Msg;
+use super::vc::{Deps, Version, merge_dep, merge_deps};
+use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::time::Time;
+use causim_sim::workload::Op;
+use std::collections::BTreeMap;
+
+/// What a workflow carries from function to function.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MeshContext {
+    // CausalMesh (Fig. 10).
+    pub deps: Deps,
+    pub local: BTreeMap<Key, Version>,
+    // CausalMesh-TCC (§7).
+    pub read_set: BTreeMap<Key, Version>,
+    pub buffer: Vec<(Key, Value)>,
+    pub txn_ops: Vec<OpRecord>,
+    pub txn_started_ns: Option<Time>,
+    /// Set at a join whose branches' read sets do not form a cut.
+    pub invalid: Option<&'static str>,
+}
+
+impl MeshContext {
+    /// Bytes of metadata the context carries (what moves between functions).
+    pub fn bytes(&self) -> u64 {
+        super::vc::deps_bytes(&self.deps)
+            + self.local.values().map(|v| 8 + v.bytes()).sum::<u64>()
+            + self.read_set.values().map(|v| 8 + v.bytes()).sum::<u64>()
+    }
+
+    /// Merges a parallel branch's context into this one (fan-in).
+    pub fn join(&mut self, other: MeshContext) {
+        merge_deps(&mut self.deps, &other.deps);
+        for (k, v) in other.local {
+            match self.local.get_mut(&k) {
+                Some(mine) => mine.merge(&v),
+                None => {
+                    self.local.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in other.read_set {
+            match self.read_set.get(&k) {
+                Some(mine) if mine.vc != v.vc => self.invalid = Some("parallel functions read different versions of a key"),
+                Some(_) => {}
+                None => {
+                    self.read_set.insert(k, v);
+                }
+            }
+        }
+        self.buffer.extend(other.buffer);
+        self.txn_ops.extend(other.txn_ops);
+        self.txn_started_ns = match (self.txn_started_ns, other.txn_started_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.invalid = self.invalid.or(other.invalid);
+        if self.invalid.is_none() && !read_set_is_cut(&self.read_set) {
+            self.invalid = Some("the read sets of parallel functions do not form a cut");
+        }
+    }
+}
+
+/// Every dependency of a version in the read set is covered by the version read of that key.
+fn read_set_is_cut(read_set: &BTreeMap<Key, Version>) -> bool {
+    read_set.values().all(|v| v.deps.iter().all(|(k, d)| read_set.get(k).is_none_or(|r| d.le(&r.vc))))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClientRules {
+    pub tcc: bool,
+    /// Carry local writes on writes (correct); off is the `no_carry_local_writes` mutant.
+    pub carry_local: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Client {
+    server: NodeId,
+    rules: ClientRules,
+    ops: Vec<Op>,
+    next: usize,
+    ctx: MeshContext,
+    /// This is the workflow's last function (CausalMesh-TCC commits here).
+    last: bool,
+    invoked_at: Time,
+    /// A read that did not cover the session's dependencies (the built-in check).
+    violation: Option<String>,
+}
+
+impl Client {
+    pub fn new(server: NodeId, rules: ClientRules, ops: Vec<Op>, ctx: MeshContext, last: bool, now: Time) -> Client {
+        // CausalMesh-TCC reads keys one at a time; a read transaction is its reads.
+        let ops = if rules.tcc {
+            ops.into_iter()
+                .flat_map(|op| match op {
+                    Op::ReadTxn { keys } => keys.into_iter().map(|key| Op::Read { key }).collect(),
+                    op => vec![op],
+                })
+                .collect()
+        } else {
+            ops
+        };
+        Client { server, rules, ops, next: 0, ctx, last, invoked_at: now, violation: None }
+    }
+
+    pub fn into_context(self) -> MeshContext {
+        self.ctx
+    }
+
+    pub fn check_invariants(&self) -> Result<(), String> {
+        match &self.violation {
+            Some(v) => Err(v.clone()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        if self.rules.tcc {
+            self.ctx.txn_started_ns.get_or_insert(now);
+            if let Some(reason) = self.ctx.invalid {
+                self.abort_txn(now, reason, out);
+                return;
+            }
+        }
+        self.issue_next(now, out);
+    }
+
+    /// Sends the next operation's request, answering locally what needs no server.
+    fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        loop {
+            let Some(op) = self.ops.get(self.next).cloned() else {
+                self.finish(now, out);
+                return;
+            };
+            self.invoked_at = now;
+            if !self.rules.tcc {
+                let msg = match op {
+                    Op::Read { key } => Msg::ClientRead { key, deps: self.ctx.deps.clone() },
+                    Op::ReadTxn { keys } => Msg::ClientReadTxn { keys, deps: self.ctx.deps.clone() },
+                    Op::Write { key, value } => {
+                        let local = if self.rules.carry_local {
+                            self.ctx.local.iter().map(|(k, v)| (*k, v.clone())).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        Msg::ClientWrite { key, value, deps: self.ctx.deps.clone(), local }
+                    }
+                };
+                out.observe("request_metadata_bytes", self.ctx.bytes());
+                out.send(self.server, msg);
+                return;
+            }
+            match op {
+                Op::Write { key, value } => {
+                    self.ctx.buffer.push((key, value));
+                    self.txn_op(OpRecord::write(key, value), now);
+                }
+                Op::Read { key } => {
+                    if let Some(&(_, value)) = self.ctx.buffer.iter().rev().find(|(k, _)| *k == key) {
+                        self.txn_op(OpRecord::read(key, Some(value)), now);
+                    } else if let Some(v) = self.ctx.read_set.get(&key) {
+                        let op = OpRecord::read(key, v.value).with_version(v.vc.to_u64s());
+                        self.txn_op(op, now);
+                    } else {
+                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
+                        let mut needs = Deps::new();
+                        for v in self.ctx.read_set.values() {
+                            merge_deps(&mut needs, &v.deps);
+                        }
+                        out.observe("request_metadata_bytes", self.ctx.bytes());
+                        out.send(self.server, Msg::ClientReadTcc { key, read_set, needs });
+                        return;
+                    }
+                }
+                Op::ReadTxn { .. } => unreachable!("expanded in `new`"),
+            }
+            self.next += 1;
+        }
+    }
+
+    fn txn_op(&mut self, mut op: OpRecord, now: Time) {
+        op.node = Some(self.server);
+        op.at_ns = Some(now);
+        self.ctx.txn_ops.push(op);
+    }
+
+    fn finish(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        if self.rules.tcc && self.last {
+            if self.ctx.buffer.is_empty() {
+                self.record_txn(now, Outcome::Ok, None, out);
+                out.function_done();
+            } else {
+                // The last value written to each key is the one that commits.
+                let mut writes: BTreeMap<Key, Value> = BTreeMap::new();
+                for (k, v) in &self.ctx.buffer {
+                    writes.insert(*k, *v);
+                }
+                let deps = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
+                out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
+            }
+            return;
+        }
+        out.observe("context_bytes", self.ctx.bytes());
+        out.function_done();
+    }
+
+    fn record_txn(&mut self, now: Time, outcome: Outcome, note: Option<&'static str>, out: &mut Outbox<Msg, ()>) {
+        out.record(TxnRecord {
+            kind: TxnKind::WorkflowTxn,
+            node: Some(self.server),
+            invoke_ns: self.ctx.txn_started_ns.unwrap_or(now),
+            complete_ns: now,
+            outcome,
+            ops: std::mem::take(&mut self.ctx.txn_ops),
+            note,
+        });
+    }
+
+    fn abort_txn(&mut self, now: Time, reason: &'static str, out: &mut Outbox<Msg, ()>) {
+        self.record_txn(now, Outcome::Aborted, Some(reason), out);
+        out.abort_workflow(reason);
+    }
+
+    fn record(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, out: &mut Outbox<Msg, ()>) {
+        out.record(TxnRecord {
+            kind,
+            node: Some(self.server),
+            invoke_ns: self.invoked_at,
+            complete_ns: now,
+            outcome: Outcome::Ok,
+            ops,
+            note: None,
+        });
+    }
+
+    /// The built-in check: a cached version must cover what the session depends on (§5.5).
+    fn check_covers(&mut self, key: Key, version: &Version) {
+        if let Some(dep) = self.ctx.deps.get(&key)
+            && !dep.le(&version.vc)
+            && self.violation.is_none()
+        {
+            self.violation = Some(format!(
+                "a read of key {key} returned version {} although the session depends on {dep}",
+                version.vc
+            ));
+        }
+    }
+
+    pub fn on_message(&mut self, now: Time, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        match msg {
+            Msg::ReadReply { key, version } => {
+                self.check_covers(key, &version);
+                merge_dep(&mut self.ctx.deps, key, &version.vc);
+                // Fig. 10 lines 5–7: the newer of the cached version and our own write.
+                let seen = match self.ctx.local.get(&key) {
+                    Some(mine) => {
+                        let mut m = version.clone();
+                        m.merge(mine);
+                        m
+                    }
+                    None => version,
+                };
+                let op = OpRecord::read(key, seen.value).with_version(seen.vc.to_u64s());
+                self.record(now, TxnKind::Read, vec![op], out);
+            }
+            Msg::ReadTxnReply { versions } => {
+                let mut ops = Vec::with_capacity(versions.len());
+                let mut aborted = false;
+                for (key, version) in &versions {
+                    ops.push(OpRecord::read(*key, version.value).with_version(version.vc.to_u64s()));
+                    // Fig. 8 lines 6–8: our own write is not in the cut we read.
+                    if self.ctx.local.get(key).is_some_and(|mine| !mine.vc.le(&version.vc)) {
+                        aborted = true;
+                    }
+                }
+                if aborted {
+                    out.record(TxnRecord {
+                        kind: TxnKind::ReadTxn,
+                        node: Some(self.server),
+                        invoke_ns: self.invoked_at,
+                        complete_ns: now,
+                        outcome: Outcome::Aborted,
+                        ops,
+                        note: Some("the session's own write is newer than the cut read"),
+                    });
+                    out.abort_workflow("read transaction includes a key the session wrote");
+                    return;
+                }
+                for (key, version) in &versions {
+                    self.check_covers(*key, version);
+                    merge_dep(&mut self.ctx.deps, *key, &version.vc);
+                }
+                self.record(now, TxnKind::ReadTxn, ops, out);
+            }
+            Msg::WriteReply { key, vc, deps } => {
+                let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
+                let mine = Version { value: Some(value), vc: vc.clone(), deps };
+                match self.ctx.local.get_mut(&key) {
+                    Some(v) => v.merge(&mine),
+                    None => {
+                        self.ctx.local.insert(key, mine);
+                    }
+                }
+                self.record(now, TxnKind::Write, vec![OpRecord::write(key, value).with_version(vc.to_u64s())], out);
+            }
+            Msg::ReadTccReply { key, version } => {
+                let Some(version) = version else {
+                    self.abort_txn(now, "no cached version forms a cut with the read set", out);
+                    return;
+                };
+                let op = OpRecord::read(key, version.value).with_version(version.vc.to_u64s());
+                self.ctx.read_set.insert(key, version);
+                self.txn_op(op, self.invoked_at);
+            }
+            Msg::CommitReply { vc } => {
+                for op in &mut self.ctx.txn_ops {
+                    if op.kind == causim_sim::history::OpKind::Write {
+                        op.version = vc.to_u64s();
+                    }
+                }
+                self.record_txn(now, Outcome::Ok, None, out);
+                out.function_done();
+                return;
+            }
+            other => unreachable!("a client does not handle {other:?}"),
+        }
+        self.next += 1;
+        self.issue_next(now, out);
+    }
+}

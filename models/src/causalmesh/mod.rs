@@ -1,0 +1,402 @@
+//! CausalMesh and CausalMesh-TCC (Zhang, Angel, Mu, Liu; VLDB 2025).
+//!
+//! # The protocol, in the order that makes it understandable
+//!
+//! Serverless workflows roam: consecutive functions may run on different machines, each with
+//! its own cache server. CausalMesh gives a workflow causal+ consistency across caches without
+//! coordination or aborts.
+//!
+//! 1. **Versions** (§3.2). Every write gets a vector clock (VC) from the server that receives
+//!    it (its *head*); deps map keys to the versions a write depends on (nearest deps only).
+//!    Concurrent versions converge: VCs merge, the lexicographically larger VC's value wins.
+//! 2. **The dual cache** (§4, `cache.rs`). Reads are served from the C-cache, which is always a
+//!    strict causal cut (Definition 1). New versions wait in the I-cache. *Integration* (Fig. 3)
+//!    moves the versions a dependency map needs, transitively, from the I-cache to the C-cache.
+//! 3. **Writes** (§5.2, Fig. 7, `server.rs`). The head adds the write to its I-cache, flushes it
+//!    to the database, acknowledges it, and sends it along its *propagation chain*: every
+//!    server heads one chain `S_i → S_{i+1} → … → S_{i−1}` and is the tail of another (Fig. 5).
+//!    Intermediate servers put the write in their I-cache; the tail integrates it into its
+//!    C-cache (and may *disseminate* it: tell the others to integrate it). A write is visible
+//!    to other clients only once it reached the tail, so every server already holds it.
+//! 4. **Carried local writes** (Fig. 6). A workflow's own writes travel in its context
+//!    (`local`) and go with each new write, so a server never holds a write without the
+//!    writer's earlier writes it depends on.
+//! 5. **Reads** (§5.3). The client sends its deps; the server integrates them and answers from
+//!    the C-cache. A read transaction (§5.4) reads several keys from the same cut; it aborts if
+//!    the workflow's own write of a key is newer than that cut (Fig. 8).
+//! 6. **The client library** (§6, Fig. 10, `client.rs`): `deps` and `local`, carried from
+//!    function to function by the scheduler, merged at joins.
+//! 7. **CausalMesh-TCC** (§7). A workflow is a transaction: writes are buffered and sent as one
+//!    batch at the end, integrated atomically; the C-cache keeps a ring buffer of versions per
+//!    key, and a read returns the oldest version that forms a cut with the read set, or aborts
+//!    the workflow; parallel branches' read sets are validated at the join.
+//!
+//! # Choices where the paper is silent or where we deviate (and why)
+//!
+//! - **Write VCs** dominate the write's deps and carried writes (`gvc ⊔ deps ⊔ local`, then
+//!   the head's entry is incremented), as in the authors' Dafny model. Fig. 7 shows only the
+//!   increment; without the join, conflict resolution could order a write before a version it
+//!   causally follows.
+//! - **One-round chain messages carry the writer's carried writes** (Fig. 7 lines 29–30 read
+//!   `local` in ServerWrite), so the tail holds them before it reveals the write. The
+//!   two-round chain (`params.chain = "two_round"`, the authors' later variant) does not need
+//!   them: its second round cannot overtake anything sent earlier on the FIFO ring.
+//! - **Pre-warmed caches** (§9.1): a key never cached is at its initial state. Misses happen
+//!   only after eviction; a miss fetches from the database exactly the version the request
+//!   depends on (or the one evicted), installs it after its dependencies, and never routes
+//!   it through the chain — a version fetched straight from the database could otherwise be
+//!   shown before it reached every server (see `server.rs`). Eviction needs synchronous
+//!   database flushes so every visible version is durable.
+//! - **Database flush** (`params.db_flush`): `sync` (default, §5.2) acknowledges a write and
+//!   starts its chain after the database acknowledges the flush; `async` (the option the
+//!   paper mentions) does both at once.
+//! - **CausalMesh-TCC batches** carry one VC for all their writes, and each write depends on
+//!   the others, so integration always takes the whole batch. A workflow with several leaves
+//!   gets a dummy join sink (§7), which the engine adds.
+//! - **The C-cache keeps deps** as ghost state so the cut invariant can be checked; they count
+//!   as metadata only for CausalMesh-TCC, as the paper counts them (§9.3).
+//!
+//! # Mutants (`protocol.mutants`)
+//!
+//! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
+
+mod cache;
+mod client;
+mod db;
+mod msg;
+mod server;
+pub mod vc;
+
+pub use cache::{CacheRules, DualCache};
+pub use client::{Client, ClientRules, MeshContext};
+pub use db::Database;
+pub use msg::Msg;
+pub use server::{Chain, Server, ServerRules};
+
+use crate::{Model, ModelError, parse_params};
+use causim_sim::config::TopologyConfig;
+use causim_sim::node::{Node, NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use serde::Deserialize;
+
+pub const MUTANTS: &[(&str, &str)] = &[
+    (
+        "no_carry_local_writes",
+        "the client does not carry its local writes, so a write can be revealed at a server that \
+         lacks the writer's earlier write it depends on (Fig. 6: y is visible without x; \
+         WriteCOInitRead)",
+    ),
+    (
+        "read_without_integration",
+        "ClientRead answers from the C-cache without integrating the request's deps, so a \
+         session that moved can read a version older than one it already depends on \
+         (monotonic reads / WriteCORead)",
+    ),
+    (
+        "reveal_at_head",
+        "the head makes a write visible at once instead of at the tail, so a reader who moves to \
+         another server cannot find it (stale read after a causally later one; WriteCORead)",
+    ),
+    (
+        "nearest_deps_only",
+        "integration pulls only the nearest deps, not theirs, so the C-cache can show z without \
+         the x that z's dep y needs (the C-cache is not a cut; WriteCOInitRead)",
+    ),
+    (
+        "evict_ignores_dependents",
+        "eviction removes a key but keeps the keys that depend on it, so the C-cache stops \
+         being a cut and a later read returns a dependency's older version (WriteCORead)",
+    ),
+    (
+        "tcc_ignores_cut",
+        "CausalMesh-TCC reads return the newest version without checking that it forms a cut \
+         with the read set (fractured read: FracturedReadCO)",
+    ),
+];
+
+/// `protocol.params` for `causalmesh` and `causalmesh_tcc`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CausalMeshParams {
+    /// `one_round` (default) or `two_round`.
+    #[serde(default)]
+    pub chain: Chain,
+    /// The tail tells every server to integrate a write it revealed. Default false.
+    #[serde(default)]
+    pub disseminate: bool,
+    /// `sync` (default) or `async`.
+    #[serde(default)]
+    pub db_flush: DbFlush,
+    /// CausalMesh-TCC: versions kept per key in the C-cache. Default 1 (the evaluation's).
+    #[serde(default = "one")]
+    pub ring_size: usize,
+    /// Keys each C-cache may hold before it evicts; default unlimited.
+    #[serde(default)]
+    pub c_cache_keys_max: Option<usize>,
+}
+
+fn one() -> usize {
+    1
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum DbFlush {
+    #[default]
+    Sync,
+    Async,
+}
+
+/// Every role of CausalMesh.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MeshNode {
+    Server(Box<Server>),
+    Database(Box<Database>),
+    Client(Box<Client>),
+}
+
+impl Node for MeshNode {
+    type Msg = Msg;
+    type Timer = ();
+
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        if let MeshNode::Client(c) = self {
+            c.on_start(now, out);
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        match self {
+            MeshNode::Server(s) => s.on_message(now, from, msg, out),
+            MeshNode::Database(d) => d.on_message(from, msg, out),
+            MeshNode::Client(c) => c.on_message(now, msg, out),
+        }
+    }
+
+    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, ()>) {
+        if let MeshNode::Server(s) = self {
+            s.restart();
+        }
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            MeshNode::Server(s) => s.check_invariants(),
+            MeshNode::Client(c) => c.check_invariants(),
+            MeshNode::Database(_) => Ok(()),
+        }
+    }
+}
+
+/// CausalMesh (or CausalMesh-TCC) as the engine sees it.
+#[derive(Clone, Debug)]
+pub struct CausalMesh {
+    pub servers: usize,
+    pub params: CausalMeshParams,
+    pub tcc: bool,
+    pub mutants: Vec<String>,
+}
+
+impl CausalMesh {
+    fn has(&self, mutant: &str) -> bool {
+        self.mutants.iter().any(|m| m == mutant)
+    }
+
+    pub fn db_id(&self) -> NodeId {
+        NodeId::fixed(self.servers)
+    }
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig, tcc: bool) -> Result<Self, ModelError> {
+        let params: CausalMeshParams = parse_params(params)?;
+        let err = |path: &str, message: String| ModelError { path: path.into(), message };
+        if params.ring_size == 0 || params.ring_size > 1024 {
+            return Err(err("params.ring_size", format!("must be between 1 and 1024, got {}", params.ring_size)));
+        }
+        if params.ring_size > 1 && !tcc {
+            return Err(err("params.ring_size", "only CausalMesh-TCC keeps several versions (use causalmesh_tcc)".into()));
+        }
+        if let Some(max) = params.c_cache_keys_max {
+            if max < 4 {
+                return Err(err("params.c_cache_keys_max", format!("must be at least 4, got {max}")));
+            }
+            if params.db_flush == DbFlush::Async {
+                return Err(err(
+                    "params.c_cache_keys_max",
+                    "eviction needs db_flush \"sync\": a miss must find every visible version in the database".into(),
+                ));
+            }
+        }
+        if tcc && mutants.contains(&"read_without_integration") {
+            return Err(err("mutants", "read_without_integration applies to causalmesh, not causalmesh_tcc".into()));
+        }
+        if !tcc && mutants.contains(&"tcc_ignores_cut") {
+            return Err(err("mutants", "tcc_ignores_cut applies to causalmesh_tcc".into()));
+        }
+        if topology.servers > 64 {
+            return Err(ModelError {
+                path: "topology.servers".into(),
+                message: format!("CausalMesh's vector clocks are modelled up to 64 servers, got {}", topology.servers),
+            });
+        }
+        Ok(CausalMesh {
+            servers: topology.servers as usize,
+            params,
+            tcc,
+            mutants: mutants.iter().map(|m| m.to_string()).collect(),
+        })
+    }
+
+    fn server_rules(&self) -> ServerRules {
+        ServerRules {
+            chain: self.params.chain,
+            disseminate: self.params.disseminate,
+            sync_flush: self.params.db_flush == DbFlush::Sync,
+            tcc: self.tcc,
+            reveal_at_head: self.has("reveal_at_head"),
+            read_without_integration: self.has("read_without_integration"),
+            tcc_ignores_cut: self.has("tcc_ignores_cut"),
+        }
+    }
+
+    fn cache_rules(&self) -> CacheRules {
+        CacheRules {
+            transitive: !self.has("nearest_deps_only"),
+            evict_dependents: !self.has("evict_ignores_dependents"),
+            ring_size: if self.tcc { self.params.ring_size } else { 1 },
+            keys_max: self.params.c_cache_keys_max,
+            prewarmed: true,
+        }
+    }
+}
+
+impl Protocol for CausalMesh {
+    type Node = MeshNode;
+    type Context = MeshContext;
+
+    fn name(&self) -> &str {
+        if self.tcc { "causalmesh_tcc" } else { "causalmesh" }
+    }
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<MeshNode>> {
+        let ring: Vec<NodeId> = (0..self.servers).map(NodeId::fixed).collect();
+        let mut nodes: Vec<FixedNode<MeshNode>> = (0..self.servers)
+            .map(|i| FixedNode {
+                name: format!("S{i}"),
+                machine: format!("S{i}"),
+                hosts_workers: true,
+                node: MeshNode::Server(Box::new(Server::new(
+                    i,
+                    ring.clone(),
+                    self.db_id(),
+                    self.server_rules(),
+                    DualCache::new(self.servers, self.cache_rules()),
+                ))),
+            })
+            .collect();
+        nodes.push(FixedNode {
+            name: "db".into(),
+            machine: "db".into(),
+            hosts_workers: false,
+            node: MeshNode::Database(Box::new(Database::new(self.servers, self.params.c_cache_keys_max.is_some()))),
+        });
+        nodes
+    }
+
+    fn new_context(&self) -> MeshContext {
+        MeshContext::default()
+    }
+
+    fn spawn_function(&self, start: FunctionStart<'_, MeshContext>) -> MeshNode {
+        let rules = ClientRules { tcc: self.tcc, carry_local: !self.has("no_carry_local_writes") };
+        let last = start.is_sink && start.remaining == 0;
+        MeshNode::Client(Box::new(Client::new(start.colocated[0], rules, start.ops, start.context, last, start.now)))
+    }
+
+    fn finish_function(&self, node: MeshNode) -> MeshContext {
+        match node {
+            MeshNode::Client(c) => c.into_context(),
+            _ => unreachable!("only clients finish"),
+        }
+    }
+
+    fn join_contexts(&self, contexts: Vec<MeshContext>) -> MeshContext {
+        let mut it = contexts.into_iter();
+        let mut joined = it.next().unwrap_or_default();
+        for c in it {
+            joined.join(c);
+        }
+        joined
+    }
+
+    fn single_sink(&self) -> bool {
+        self.tcc
+    }
+
+    fn final_metrics(&self, nodes: &[&MeshNode]) -> Vec<(String, f64)> {
+        let mut metadata = 0u64;
+        let mut icache = 0usize;
+        for n in nodes {
+            if let MeshNode::Server(s) = n {
+                metadata += s.cache().metadata_bytes();
+                icache += s.cache().i_cache_len();
+            }
+        }
+        vec![
+            ("metadata_bytes_final".into(), metadata as f64),
+            ("icache_versions_final".into(), icache as f64),
+        ]
+    }
+}
+
+/// `causalmesh`: causal+ consistency.
+impl Model for CausalMesh {
+    const NAME: &'static str = "causalmesh";
+    const MUTANTS: &'static [(&'static str, &'static str)] = MUTANTS;
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+        CausalMesh::build(params, mutants, topology, false)
+    }
+}
+
+/// `causalmesh_tcc`: transactional causal consistency, one transaction per workflow.
+#[derive(Clone, Debug)]
+pub struct CausalMeshTcc(pub CausalMesh);
+
+impl Protocol for CausalMeshTcc {
+    type Node = MeshNode;
+    type Context = MeshContext;
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn fixed_nodes(&self) -> Vec<FixedNode<MeshNode>> {
+        self.0.fixed_nodes()
+    }
+    fn new_context(&self) -> MeshContext {
+        self.0.new_context()
+    }
+    fn spawn_function(&self, start: FunctionStart<'_, MeshContext>) -> MeshNode {
+        self.0.spawn_function(start)
+    }
+    fn finish_function(&self, node: MeshNode) -> MeshContext {
+        self.0.finish_function(node)
+    }
+    fn join_contexts(&self, contexts: Vec<MeshContext>) -> MeshContext {
+        self.0.join_contexts(contexts)
+    }
+    fn single_sink(&self) -> bool {
+        true
+    }
+    fn final_metrics(&self, nodes: &[&MeshNode]) -> Vec<(String, f64)> {
+        self.0.final_metrics(nodes)
+    }
+}
+
+impl Model for CausalMeshTcc {
+    const NAME: &'static str = "causalmesh_tcc";
+    const MUTANTS: &'static [(&'static str, &'static str)] = MUTANTS;
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+        Ok(CausalMeshTcc(CausalMesh::build(params, mutants, topology, true)?))
+    }
+}

@@ -1,0 +1,426 @@
+//! The CausalMesh cache server: Figs. 4, 7 and 11.
+
+use super::cache::DualCache;
+use super::msg::{Msg, Writes};
+use super::vc::{Deps, Vc, Version, merge_dep};
+use causim_sim::history::Key;
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::time::Time;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The propagation chain variant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Chain {
+    /// The paper's chain (§5.2): head → … → tail, where the tail integrates.
+    #[default]
+    OneRound,
+    /// The authors' later variant: a first round adds the write to every I-cache, a second
+    /// round from the head again ends with the tail integrating it.
+    TwoRound,
+}
+
+/// What the server does, including the mutants that live in the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ServerRules {
+    pub chain: Chain,
+    pub disseminate: bool,
+    pub sync_flush: bool,
+    pub tcc: bool,
+    /// Mutant `reveal_at_head`.
+    pub reveal_at_head: bool,
+    /// Mutant `read_without_integration`.
+    pub read_without_integration: bool,
+    /// Mutant `tcc_ignores_cut`.
+    pub tcc_ignores_cut: bool,
+}
+
+/// A client write waiting for the database to acknowledge its flush.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PendingFlush {
+    client: NodeId,
+    reply: Msg,
+    chain: Option<Msg>,
+}
+
+/// A client request waiting for cache misses to be filled from the database.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PendingRequest {
+    client: NodeId,
+    request: Msg,
+    waiting: BTreeSet<Key>,
+    fills: u32,
+}
+
+/// How many times a request may wait for misses before it is served as is (a guard against a
+/// C-cache too small for the request's keys).
+const FILLS_PER_REQUEST_MAX: u32 = 3;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Server {
+    id: usize,
+    ring: Vec<NodeId>,
+    db: NodeId,
+    rules: ServerRules,
+    /// The global vector clock (§5.2).
+    gvc: Vc,
+    cache: DualCache,
+    pending_flushes: BTreeMap<u64, PendingFlush>,
+    pending_requests: Vec<PendingRequest>,
+    /// Versions fetched from the database for misses, installed once their dependencies are.
+    fetched: BTreeMap<Key, Version>,
+    next_id: u64,
+}
+
+impl Server {
+    pub fn new(id: usize, ring: Vec<NodeId>, db: NodeId, rules: ServerRules, cache: DualCache) -> Server {
+        let gvc = Vc::zero(ring.len());
+        Server {
+            id,
+            ring,
+            db,
+            rules,
+            gvc,
+            cache,
+            pending_flushes: BTreeMap::new(),
+            pending_requests: Vec::new(),
+            fetched: BTreeMap::new(),
+            next_id: 0,
+        }
+    }
+
+    pub fn cache(&self) -> &DualCache {
+        &self.cache
+    }
+
+    fn n(&self) -> usize {
+        self.ring.len()
+    }
+
+    fn successor(&self) -> NodeId {
+        self.ring[(self.id + 1) % self.n()]
+    }
+
+    /// The tail of the chain headed at `head`: the server just before it in the ring.
+    fn is_tail_of(&self, head: usize) -> bool {
+        (head + self.n() - 1) % self.n() == self.id
+    }
+
+    pub fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        match msg {
+            Msg::ClientRead { .. } | Msg::ClientReadTxn { .. } | Msg::ClientReadTcc { .. } => {
+                self.serve_read(from, msg, 0, out)
+            }
+            Msg::ClientWrite { key, value, deps, local } => {
+                self.client_write(now, from, vec![(key, value)], deps, local, out)
+            }
+            Msg::ClientCommit { writes, deps } => self.client_write(now, from, writes, deps, Vec::new(), out),
+            Msg::ServerWrite { head, round, writes, carried, written_at_ns } => {
+                self.server_write(now, head as usize, round, writes, carried, written_at_ns, out)
+            }
+            Msg::Integrate { writes } => {
+                let deps: Deps = writes.into_iter().collect();
+                let r = self.cache.integrate(&deps);
+                out.trace("Integrate", || format!("{{\"moved\":{}}}", r.moved.len()));
+            }
+            Msg::DbWriteAck { id } => {
+                let p = self.pending_flushes.remove(&id).expect("an ack for a pending flush");
+                out.send(p.client, p.reply);
+                if let Some(chain) = p.chain {
+                    out.send(self.successor(), chain);
+                }
+            }
+            Msg::DbReadReply { key, version } => self.miss_filled(key, version, out),
+            other => unreachable!("a server does not handle {other:?}"),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Write path (§5.2, Fig. 7)
+
+    /// ClientWrite (one write) and, for CausalMesh-TCC, ClientCommit (a batch that must become
+    /// visible atomically).
+    fn client_write(
+        &mut self,
+        now: Time,
+        client: NodeId,
+        writes: Vec<(Key, u64)>,
+        mut deps: Deps,
+        local: Writes,
+        out: &mut Outbox<Msg, ()>,
+    ) {
+        // Fig. 7 lines 9–12: carried local writes enter the I-cache unless already seen, and
+        // the new write depends on them (session order).
+        for (k, v) in &local {
+            self.cache.add_inconsistent(*k, v.clone());
+            merge_dep(&mut deps, *k, &v.vc);
+        }
+        // The write's VC dominates everything it depends on, so conflict resolution never
+        // orders it before a version it causally follows (as in the authors' Dafny model;
+        // Fig. 7 line 8 shows only the increment).
+        self.gvc.0[self.id] += 1;
+        let mut vc = self.gvc.clone();
+        for d in deps.values() {
+            vc.merge(d);
+        }
+        vc.0[self.id] = self.gvc.0[self.id];
+        // A batch integrates atomically: each write depends on the others.
+        let mut batch_deps = deps.clone();
+        for (k, _) in &writes {
+            merge_dep(&mut batch_deps, *k, &vc);
+        }
+        let versions: Writes = writes
+            .iter()
+            .map(|(k, value)| {
+                let mut d = batch_deps.clone();
+                if writes.len() == 1 {
+                    d.remove(k);
+                }
+                (*k, Version { value: Some(*value), vc: vc.clone(), deps: d })
+            })
+            .collect();
+        for (k, v) in &versions {
+            self.cache.add_inconsistent(*k, v.clone());
+        }
+        out.trace("ClientWrite", || {
+            let keys: Vec<String> = versions.iter().map(|(k, _)| k.to_string()).collect();
+            format!("{{\"keys\":[{}],\"vc\":\"{vc}\",\"carried\":{}}}", keys.join(","), local.len())
+        });
+        if self.rules.reveal_at_head {
+            self.integrate_writes(&versions);
+        }
+        let reply = if self.rules.tcc {
+            Msg::CommitReply { vc: vc.clone() }
+        } else {
+            Msg::WriteReply { key: versions[0].0, vc: vc.clone(), deps: versions[0].1.deps.clone() }
+        };
+        let carried = if self.rules.chain == Chain::OneRound { local } else { Vec::new() };
+        let chain = if self.n() == 1 {
+            self.integrate_writes(&versions);
+            None
+        } else {
+            Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
+        };
+        out.observe("icache_bytes", self.cache.metadata_bytes());
+        if self.rules.sync_flush {
+            let id = self.next_id;
+            self.next_id += 1;
+            self.pending_flushes.insert(id, PendingFlush { client, reply, chain });
+            out.send(self.db, Msg::DbWrite { id, writes: versions, ack: true });
+        } else {
+            out.send(self.db, Msg::DbWrite { id: 0, writes: versions, ack: false });
+            out.send(client, reply);
+            if let Some(chain) = chain {
+                out.send(self.successor(), chain);
+            }
+        }
+    }
+
+    /// ServerWrite: intermediate servers keep the write in their I-cache and forward it; the
+    /// tail integrates it (round 1 of the one-round chain, round 2 of the two-round chain).
+    #[allow(clippy::too_many_arguments)]
+    fn server_write(
+        &mut self,
+        now: Time,
+        head: usize,
+        round: u8,
+        writes: Writes,
+        carried: Writes,
+        written_at_ns: Time,
+        out: &mut Outbox<Msg, ()>,
+    ) {
+        for (k, v) in carried.iter().chain(&writes) {
+            self.cache.add_inconsistent(*k, v.clone());
+        }
+        let tail = self.is_tail_of(head);
+        let last_round = match self.rules.chain {
+            Chain::OneRound => 1,
+            Chain::TwoRound => 2,
+        };
+        if tail && round == last_round {
+            self.integrate_writes(&writes);
+            out.trace("TailIntegrate", || format!("{{\"head\":\"S{head}\",\"round\":{round},\"writes\":{}}}", writes.len()));
+            out.observe("visibility_ns", now - written_at_ns);
+            if self.rules.disseminate {
+                let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
+                for (i, &s) in self.ring.iter().enumerate() {
+                    if i != self.id {
+                        out.send(s, Msg::Integrate { writes: versions.clone() });
+                    }
+                }
+            }
+            return;
+        }
+        let round = if tail { round + 1 } else { round };
+        out.trace("Forward", || format!("{{\"head\":\"S{head}\",\"round\":{round}}}"));
+        out.send(self.successor(), Msg::ServerWrite { head: head as u32, round, writes, carried, written_at_ns });
+    }
+
+    /// Makes a set of writes visible here: their dependencies first, then the writes.
+    fn integrate_writes(&mut self, writes: &Writes) {
+        let mut deps = Deps::new();
+        for (_, v) in writes {
+            self.gvc.merge(&v.vc);
+            for (k, d) in &v.deps {
+                merge_dep(&mut deps, *k, d);
+            }
+        }
+        self.cache.integrate(&deps);
+        for (k, v) in writes {
+            self.cache.install_version(*k, v);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Read path (§5.3, §5.4, Fig. 11)
+
+    /// ClientRead, ClientReadTxn and ClientReadTcc: integrate the request's dependencies, then
+    /// answer from the C-cache — after filling misses from the database if eviction removed
+    /// something the request needs.
+    fn serve_read(&mut self, client: NodeId, request: Msg, fills: u32, out: &mut Outbox<Msg, ()>) {
+        let (keys, deps): (Vec<Key>, &Deps) = match &request {
+            Msg::ClientRead { key, deps } => (vec![*key], deps),
+            Msg::ClientReadTxn { keys, deps } => (keys.clone(), deps),
+            Msg::ClientReadTcc { key, read_set, .. } => (vec![*key], read_set),
+            _ => unreachable!(),
+        };
+        let mut waiting = BTreeMap::new();
+        if !self.rules.read_without_integration {
+            let r = self.cache.integrate(deps);
+            for (k, vc) in r.missing {
+                if !self.cache.is_cached(k) {
+                    waiting.insert(k, vc);
+                }
+            }
+        }
+        for k in &keys {
+            if !self.cache.is_cached(*k) {
+                waiting.entry(*k).or_insert_with(|| deps.get(k).cloned().unwrap_or_else(|| Vc::zero(self.ring.len())));
+            }
+        }
+        if !waiting.is_empty() && fills < FILLS_PER_REQUEST_MAX {
+            self.fetch_misses(client, request, waiting, fills, out);
+            return;
+        }
+        for k in &keys {
+            self.cache.touch(*k);
+        }
+        let reply = match request {
+            Msg::ClientRead { key, .. } => {
+                let mut v = self.cache.visible(key);
+                v.deps.clear();
+                Msg::ReadReply { key, version: v }
+            }
+            Msg::ClientReadTxn { keys, .. } => Msg::ReadTxnReply {
+                versions: keys
+                    .into_iter()
+                    .map(|k| {
+                        let mut v = self.cache.visible(k);
+                        v.deps.clear();
+                        (k, v)
+                    })
+                    .collect(),
+            },
+            Msg::ClientReadTcc { key, read_set, needs } => {
+                Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_set, &needs) }
+            }
+            _ => unreachable!(),
+        };
+        out.send(client, reply);
+    }
+
+    /// Fig. 11 line 17–19: the oldest visible version of `key` that forms a cut with the read
+    /// set: it covers what the read set depends on for `key`, and depends on nothing newer than
+    /// what the read set read. `None` makes the client abort the workflow.
+    fn tcc_choose(&self, key: Key, read_set: &Deps, needs: &Deps) -> Option<Version> {
+        let versions = self.cache.visible_versions(key);
+        if self.rules.tcc_ignores_cut {
+            return versions.last().cloned();
+        }
+        versions.into_iter().find(|v| {
+            needs.get(&key).is_none_or(|n| n.le(&v.vc))
+                && v.deps.iter().all(|(k, d)| read_set.get(k).is_none_or(|r| d.le(r)))
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Misses (after eviction)
+    //
+    // A miss fetches from the database exactly what is needed: the version the request depends
+    // on (or, with no dependency, the version this server evicted). Such a version was visible
+    // somewhere already, so showing it again is safe; it is installed in the C-cache only after
+    // its own dependencies are, so the C-cache stays a cut. (The paper routes miss results
+    // through the I-cache and the chain; that could reveal a version before it reached every
+    // server, so we do not.)
+
+    fn fetch_misses(
+        &mut self,
+        client: NodeId,
+        request: Msg,
+        waiting: BTreeMap<Key, Vc>,
+        fills: u32,
+        out: &mut Outbox<Msg, ()>,
+    ) {
+        out.trace("Miss", || format!("{{\"keys\":{}}}", waiting.len()));
+        for (k, at_least) in &waiting {
+            let mut at_least = at_least.clone();
+            if let Some(ev) = self.cache.evicted_vc(*k) {
+                at_least.merge(ev);
+            }
+            out.send(self.db, Msg::DbRead { key: *k, at_least });
+        }
+        self.pending_requests.push(PendingRequest { client, request, waiting: waiting.into_keys().collect(), fills: fills + 1 });
+    }
+
+    fn miss_filled(&mut self, key: Key, version: Version, out: &mut Outbox<Msg, ()>) {
+        // Install dependencies first; fetch those that were evicted too.
+        let r = self.cache.integrate(&version.deps);
+        let mut more = Vec::new();
+        for (k, vc) in r.missing {
+            if !self.cache.is_cached(k) {
+                more.push((k, vc));
+            }
+        }
+        self.fetched.insert(key, version);
+        if !more.is_empty() {
+            for p in &mut self.pending_requests {
+                if p.waiting.contains(&key) {
+                    p.waiting.extend(more.iter().map(|(k, _)| *k));
+                }
+            }
+            for (k, vc) in more {
+                out.send(self.db, Msg::DbRead { key: k, at_least: vc });
+            }
+            return;
+        }
+        // Everything this version needs is here: install it, and whatever waited on it.
+        let mut ready: Vec<Key> = vec![key];
+        while let Some(k) = ready.pop() {
+            if let Some(v) = self.fetched.remove(&k) {
+                self.cache.install_version(k, &v);
+            }
+            for p in &mut self.pending_requests {
+                p.waiting.remove(&k);
+            }
+        }
+        let (done, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.pending_requests).into_iter().partition(|p| p.waiting.is_empty());
+        self.pending_requests = waiting;
+        for p in done {
+            self.serve_read(p.client, p.request, p.fills, out);
+        }
+    }
+
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.cache.check_causal_cut()
+    }
+
+    /// A crash loses the caches and pending requests; the database keeps every flushed write.
+    pub fn restart(&mut self) {
+        self.cache.clear();
+        self.gvc = Vc::zero(self.ring.len());
+        self.pending_flushes.clear();
+        self.pending_requests.clear();
+        self.fetched.clear();
+    }
+}
