@@ -389,4 +389,21 @@ BadRead(o, k) ==
 ReadsAreCausallyConsistent ==
     \A o \in OpIds : IsReadOp(o) => \A k \in Op(o).keys : ~BadRead(o, k)
 
+-----------------------------------------------------------------------------
+(* Witnesses against vacuity ("sometimes" properties).  Each Not... operator  *)
+(* is checked as an invariant by a config that expects TLC to violate it:    *)
+(* the counterexample shows the behaviour is reachable, so the invariants    *)
+(* above are not passing because nothing happens.                            *)
+
+\* "remote write becomes visible": some client read a value another client wrote.
+RemoteWriteVisible ==
+    \E o \in OpIds : IsReadOp(o) /\ \E k \in Op(o).keys :
+        Op(o).val[k] /= InitVal /\ WriterOf(Op(o).val[k])[1] /= o[1]
+NotRemoteWriteVisible == ~RemoteWriteVisible
+
+\* "read transaction aborts" (Fig. 8 line 8).
+TxnAborted == \E c \in Clients : \E i \in 1..Len(hist[c]) :
+    hist[c][i].op = "rt" /\ ~hist[c][i].ok
+NotTxnAborted == ~TxnAborted
+
 =============================================================================

@@ -185,6 +185,22 @@ fn causalmesh_mutant_read_without_integration_is_caught() {
     assert!(final_history(&run).contains("InitVal"), "{}", final_history(&run));
 }
 
+#[test]
+fn causalmesh_witnesses_remote_visibility_and_txn_abort_are_reachable() {
+    // Goal: guard against vacuity. In the passing config a client does read another
+    // client's write (after it went round the chain twice) ...
+    expect_violation(
+        "MC_witness_RemoteWriteVisible.cfg",
+        "NotRemoteWriteVisible",
+        &["ClientWrite", "TailForward", "Forward", "TailIntegrate"],
+        "ClientRead",
+    );
+    // ... and a read transaction does abort (Fig. 8): c writes x, then reads x and y at the
+    // head, where x is not yet revealed.
+    let run = expect_violation("MC_witness_TxnAborted.cfg", "NotTxnAborted", &[], "ClientReadTxn");
+    assert_eq!(run.trace_actions(), vec!["Initial predicate", "ClientWrite", "ClientReadTxn"]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The runner itself.
 
