@@ -56,6 +56,9 @@ struct RunArgs {
     /// Also run the scenario twice more and compare history and trace hashes.
     #[arg(long)]
     check_determinism: bool,
+    /// Print a step-by-step account of the run (automatic for short scripted runs).
+    #[arg(long)]
+    account: bool,
     /// Switch on a mutant (a named bug) besides the scenario's; repeatable. The scenario's
     /// `expect` is not enforced then, since it describes the scenario as written.
     #[arg(long = "mutant", value_name = "NAME")]
@@ -145,6 +148,18 @@ fn run(args: RunArgs) -> ExitCode {
             println!("  {:<16}{}", "wrote", t.display());
         }
         println!("  {:<16}{}", "wrote", files.summary.display());
+    }
+    if let Some(files) = &report.files
+        && let Some(trace_path) = &files.trace
+    {
+        let trace = std::fs::read_to_string(trace_path).unwrap_or_default();
+        let short_script = matches!(s.workload, causim_sim::workload::WorkloadConfig::Script(_)) && trace.lines().count() <= 400;
+        if args.account || short_script {
+            let history = std::fs::read_to_string(&files.history).unwrap_or_default();
+            println!("\nstep by step:");
+            print!("{}", causim::account::render(&trace, &history));
+            println!();
+        }
     }
     if let Some(check) = &report.check {
         print!("{}", report::render_check(check));

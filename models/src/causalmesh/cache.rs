@@ -98,20 +98,31 @@ impl DualCache {
         self.c.get(&key).and_then(|v| v.back()).map(|v| &v.vc)
     }
 
-    /// True when `vc` of `key` is already here: covered by the C-cache, or in the I-cache.
-    pub fn has_seen(&self, key: Key, vc: &Vc) -> bool {
-        if vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) {
-            return true;
-        }
-        self.i.get(&key).is_some_and(|list| list.iter().any(|v| vc.le(&v.vc)))
+    /// True when version `vc` of `key` is in the I-cache exactly.
+    fn in_icache(&self, key: Key, vc: &Vc) -> bool {
+        self.i.get(&key).is_some_and(|list| list.iter().any(|v| v.vc == *vc))
     }
 
-    /// Adds a version to the I-cache unless it is already here (Fig. 7 lines 9–11).
+    /// True when version `vc` of `key` is here: covered by the C-cache, or in the I-cache.
+    pub fn has_seen(&self, key: Key, vc: &Vc) -> bool {
+        vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) || self.in_icache(key, vc)
+    }
+
+    /// Adds a version to the I-cache unless it is already there (Fig. 7 lines 9–11).
+    ///
+    /// A version the C-cache already covers is integrated at once: what covers it may be a
+    /// newer version of the key that does not name this one's dependencies (deps are nearest
+    /// only), so they must be pulled now to keep the C-cache causally closed.
     pub fn add_inconsistent(&mut self, key: Key, version: Version) -> bool {
-        if self.has_seen(key, &version.vc) {
+        if version.vc.is_zero() || self.in_icache(key, &version.vc) {
             return false;
         }
+        let covered = self.visible_vc(key).is_some_and(|c| version.vc.le(c));
+        let vc = version.vc.clone();
         self.i.entry(key).or_default().push(version);
+        if covered {
+            self.integrate(&Deps::from([(key, vc)]));
+        }
         true
     }
 
@@ -125,13 +136,15 @@ impl DualCache {
         let mut expanded: BTreeSet<(Key, Vc)> = BTreeSet::new();
         let mut stack: Vec<(Key, Vc)> = deps.iter().map(|(k, v)| (*k, v.clone())).collect();
         while let Some((key, vc)) = stack.pop() {
-            if vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) {
+            if vc.is_zero() || todo.get(&key).is_some_and(|t| vc.le(t)) {
                 continue;
             }
             merge_dep(&mut todo, key, &vc);
             if !self.rules.transitive {
                 continue;
             }
+            // Follow every I-cache version the dependency covers, even when the C-cache covers
+            // it too: as in the authors' GetDeps2, only the I-cache knows these versions' deps.
             let want = &todo[&key];
             for v in self.i.get(&key).map(|l| l.as_slice()).unwrap_or(&[]) {
                 if v.vc.le(want) && expanded.insert((key, v.vc.clone())) {
@@ -169,8 +182,8 @@ impl DualCache {
         result
     }
 
-    /// Puts a version into the C-cache directly (the tail's own write after its dependencies
-    /// were integrated, or a version fetched from the database on a miss).
+    /// Puts a version into the C-cache directly (a version fetched from the database on a
+    /// miss, after its dependencies were integrated).
     pub fn install_version(&mut self, key: Key, version: &Version) -> Integrated {
         let mut result = Integrated::default();
         if let Some(list) = self.i.get_mut(&key) {
@@ -191,7 +204,12 @@ impl DualCache {
         }
         newest.merge(version);
         self.evicted.remove(&key);
+        let servers = self.servers;
         let ring = self.c.entry(key).or_default();
+        if ring.is_empty() && self.rules.ring_size > 1 {
+            // The initial state is a version too: a larger ring can still serve an old cut.
+            ring.push_back(Version::initial(servers));
+        }
         ring.push_back(newest);
         while ring.len() > self.rules.ring_size {
             ring.pop_front();
@@ -358,7 +376,34 @@ mod tests {
         assert!(cache.add_inconsistent(X, v(1, &[1, 0], &[])));
         assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])));
         cache.integrate(&deps(&[(X, &[1, 0])]));
-        assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])), "covered by the C-cache");
+        assert!(cache.has_seen(X, &Vc(vec![1, 0])));
+        // Arriving again once covered, it is integrated at once and leaves no I-cache entry.
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        assert_eq!(cache.i_cache_len(), 0);
+    }
+
+    /// Regression: a newer version that covers an older one in the C-cache does not name the
+    /// older one's dependencies (deps are nearest only). Integration must still follow the
+    /// older I-cache version, or a reader who depends on it sees a stale dependency.
+    #[test]
+    fn integration_follows_older_versions_a_newer_one_covers() {
+        let mut cache = DualCache::new(2, rules());
+        cache.add_inconsistent(Y, v(1, &[0, 1], &[]));
+        cache.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])]));
+        // z2 (from the same head, later) depends on nothing; making it visible covers z1.
+        cache.add_inconsistent(Z, v(2, &[1, 2], &[]));
+        cache.integrate(&deps(&[(Z, &[1, 2])]));
+        assert_eq!(cache.visible(Z).value, Some(2));
+        assert_eq!(cache.visible(Y).value, Some(1), "z1's dependency y1 came along");
+        assert!(cache.check_causal_cut().is_ok());
+
+        // The same, with z1 arriving only after z2 became visible.
+        let mut late = DualCache::new(2, rules());
+        late.add_inconsistent(Y, v(1, &[0, 1], &[]));
+        late.add_inconsistent(Z, v(2, &[1, 2], &[]));
+        late.integrate(&deps(&[(Z, &[1, 2])]));
+        late.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])]));
+        assert_eq!(late.visible(Y).value, Some(1));
     }
 
     #[test]
@@ -398,5 +443,10 @@ mod tests {
         }
         let values: Vec<_> = cache.visible_versions(X).iter().map(|v| v.value).collect();
         assert_eq!(values, vec![Some(2), Some(3)]);
+        let mut fresh = DualCache::new(1, CacheRules { ring_size: 2, ..rules() });
+        fresh.add_inconsistent(X, v(1, &[1], &[]));
+        fresh.integrate(&deps(&[(X, &[1])]));
+        let values: Vec<_> = fresh.visible_versions(X).iter().map(|v| v.value).collect();
+        assert_eq!(values, vec![None, Some(1)], "the initial state stays readable");
     }
 }

@@ -156,14 +156,14 @@ impl Server {
             merge_dep(&mut deps, *k, &v.vc);
         }
         // The write's VC dominates everything it depends on, so conflict resolution never
-        // orders it before a version it causally follows (as in the authors' Dafny model;
-        // Fig. 7 line 8 shows only the increment).
-        self.gvc.0[self.id] += 1;
-        let mut vc = self.gvc.clone();
+        // orders it before a version it causally follows, and the GVC keeps it, so a head's
+        // writes are ordered by VC (as in the authors' Dafny model, AdvanceVC(gvc ⊔ deps ⊔
+        // local); Fig. 7 line 8 shows only the increment).
         for d in deps.values() {
-            vc.merge(d);
+            self.gvc.merge(d);
         }
-        vc.0[self.id] = self.gvc.0[self.id];
+        self.gvc.0[self.id] += 1;
+        let vc = self.gvc.clone();
         // A batch integrates atomically: each write depends on the others.
         let mut batch_deps = deps.clone();
         for (k, _) in &writes {
@@ -256,19 +256,16 @@ impl Server {
         out.send(self.successor(), Msg::ServerWrite { head: head as u32, round, writes, carried, written_at_ns });
     }
 
-    /// Makes a set of writes visible here: their dependencies first, then the writes.
+    /// Makes a set of writes visible here, with their dependencies: they are in the I-cache,
+    /// so integrating "these versions" pulls them and everything they need (Fig. 7 line 24).
     fn integrate_writes(&mut self, writes: &Writes) {
         let mut deps = Deps::new();
-        for (_, v) in writes {
+        for (k, v) in writes {
             self.gvc.merge(&v.vc);
-            for (k, d) in &v.deps {
-                merge_dep(&mut deps, *k, d);
-            }
+            self.cache.add_inconsistent(*k, v.clone());
+            merge_dep(&mut deps, *k, &v.vc);
         }
         self.cache.integrate(&deps);
-        for (k, v) in writes {
-            self.cache.install_version(*k, v);
-        }
     }
 
     // -----------------------------------------------------------------------------------------
