@@ -44,29 +44,41 @@ enum Scan {
 impl Ctx<'_> {
     /// The writer unit of a read (NONE for the initial value).
     fn writer(&self, o: usize) -> u32 {
-        let w = self.h.rf[o];
-        if w == RF_INIT { NONE } else { self.units.writer_unit(self.h, w) }
+        if self.h.rf[o] == RF_INIT { NONE } else { self.units.writer_unit_of_read(self.h, o) }
     }
 
     /// Examine the last write of `key` of each chain in `row`'s past; push forced edges.
     fn scan(&self, index: &WriteIndex, row: &DenseRow, key: u32, uw: u32, o: u32, forced: &mut Vec<(u32, u32, u32)>) -> Scan {
         let clocks = self.clocks;
-        for &run in index.runs(key) {
-            let bound = row.get(run.0);
+        let writes = index.key(key);
+        for run in writes.runs() {
+            let c = run.0;
+            let bound = row.get(c);
             if bound == 0 {
                 continue;
             }
-            let Some(tv) = index.last_before(run, bound) else { continue };
-            if tv == uw {
-                continue;
-            }
-            if uw == NONE || clocks.before(uw as usize, tv as usize) {
+            if uw != NONE {
+                // How much of chain c the write read has seen (itself included): when that
+                // covers what the reader sees, the reader's last write of the key in c is no
+                // newer than the write read. This is the common case and needs no search.
+                let seen = clocks.bound_incl(uw as usize, c);
+                if seen >= bound {
+                    continue;
+                }
+                let Some(tv_cpos) = writes.last_pos_before(run, bound) else { continue };
+                if tv_cpos < seen {
+                    continue;
+                }
+                let tv = clocks.units_of_chain(c)[tv_cpos as usize];
+                // tv is not in the past of uw: either uw precedes tv (stale) or they are
+                // concurrent (tv must be ordered first).
+                if clocks.before(uw as usize, tv as usize) {
+                    return Scan::Stale(tv);
+                }
+                forced.push((tv, uw, o));
+            } else if let Some((_, tv)) = writes.last_before(clocks, run, bound) {
                 return Scan::Stale(tv);
             }
-            if clocks.before(tv as usize, uw as usize) {
-                continue;
-            }
-            forced.push((tv, uw, o));
         }
         Scan::Fine
     }
@@ -153,6 +165,68 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
         report_forced_cycles(cx, &[(Anomaly::CyclicCF, &edges)], sink);
     }
     stale
+}
+
+/// Scan every checked read against the writes its unit can see, on a few threads (the work is
+/// read-only; results are merged in unit order, so the outcome does not depend on threads).
+/// Returns the stale reads (read, writer unit, newer unit) and the forced edges.
+fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) -> bool + Sync)) -> (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>) {
+    let n = cx.units.n;
+    let threads = if n < 20_000 { 1 } else { crate::threads() };
+    let chunk = n.div_ceil(threads).max(1);
+    let work = |range: std::ops::Range<usize>| {
+        let mut row = DenseRow::new(cx.clocks.chain_count());
+        let mut forced = Vec::new();
+        let mut stale = Vec::new();
+        let mut reads: Vec<(u32, u32, u32)> = Vec::new();
+        let mut touched: Vec<u32> = Vec::new();
+        for u in range {
+            let h = cx.h;
+            reads.clear();
+            for o in cx.units.ops_of(h, u) {
+                if checked(cx.wf.class[o]) {
+                    reads.push((o as u32, h.ops[o].key, cx.writer(o)));
+                }
+            }
+            if reads.is_empty() {
+                continue;
+            }
+            // Touch what the reads will need first, with independent loads, so that their
+            // cache misses overlap instead of coming one after the other.
+            touched.clear();
+            for &(_, key, uw) in &reads {
+                touched.push(index.touch(key));
+                if uw != NONE {
+                    touched.push(cx.clocks.touch(uw as usize));
+                }
+            }
+            std::hint::black_box(&touched);
+            row.load(cx.clocks, u);
+            for &(o, key, uw) in &reads {
+                if let Scan::Stale(tv) = cx.scan(index, &row, key, uw, o, &mut forced) {
+                    stale.push((o, uw, tv));
+                }
+            }
+        }
+        (stale, forced)
+    };
+    if threads == 1 {
+        return work(0..n);
+    }
+    let parts: Vec<(Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|i| {
+            let work = &work;
+            scope.spawn(move || work(i * chunk..((i + 1) * chunk).min(n)))
+        }).collect();
+        handles.into_iter().map(|h| h.join().expect("a scan thread panicked")).collect()
+    });
+    let mut stale = Vec::new();
+    let mut forced = Vec::new();
+    for (s, f) in parts {
+        stale.extend(s);
+        forced.extend(f);
+    }
+    (stale, forced)
 }
 
 fn dedup_forced(mut forced: Vec<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
@@ -401,32 +475,34 @@ impl TxnCheck<'_, '_> {
 pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     let units = cx.units;
     let h = cx.h;
+    let t0 = std::time::Instant::now();
     let index = WriteIndex::build(h, units, cx.clocks);
-    let mut row = DenseRow::new(cx.clocks.chain_count());
-    let mut forced: Vec<(u32, u32, u32)> = Vec::new();
-    let mut stale: Vec<(u32, u32, u32)> = Vec::new();
+    if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
+        eprintln!("  write index: {:.3} s", t0.elapsed().as_secs_f64());
+    }
     let mut tc = TxnCheck { cx, level, po: PoClock { src: Vec::new(), maps: BTreeMap::new() }, session_writes: None };
-    for u in 0..units.n {
-        let t = units.txn[u];
-        for o in h.txns[t as usize].ops() {
-            if !tc.checked(cx.wf.class[o]) {
-                continue;
-            }
-            row.load(cx.clocks, u);
-            let uw = cx.writer(o);
-            if let Scan::Stale(tv) = cx.scan(&index, &row, h.ops[o].key, uw, o as u32, &mut forced) {
-                stale.push((o as u32, uw, tv));
-            }
-        }
+    let checked = |class: ReadClass| tc.checked(class);
+    let t1 = (std::time::Instant::now(), crate::cpu_seconds());
+    let (stale, forced) = parallel_scan(cx, &index, &checked);
+    if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
+        eprintln!("  scan: {:.3} s wall, {:.2} s cpu", t1.0.elapsed().as_secs_f64(), crate::cpu_seconds() - t1.1);
+    }
+    if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
+        eprintln!("  scan done: {} stale reads, {} forced edges (before dedup)", stale.len(), forced.len());
     }
     let forced = dedup_forced(forced);
+    if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
+        eprintln!("  {} forced edges after dedup", forced.len());
+    }
     if stale.is_empty() && forced.is_empty() {
         return;
     }
     // Slow path: name what was found by the weakest visibility that exhibits it.
-    tc.po = PoClock::build(units);
-    let keys: BTreeSet<u32> = stale.iter().map(|s| h.ops[s.0 as usize].key).chain(forced.iter().map(|f| h.ops[f.2 as usize].key)).collect();
-    tc.session_writes = Some(SessionWrites::build(h, units, &keys));
+    if !stale.is_empty() {
+        tc.po = PoClock::build(units);
+        let keys: BTreeSet<u32> = stale.iter().map(|s| h.ops[s.0 as usize].key).collect();
+        tc.session_writes = Some(SessionWrites::build(h, units, &keys));
+    }
     let any_stale = !stale.is_empty();
     for (o, uw, tv) in stale {
         let (vis, v, hop) = tc.classify_stale(o, uw, tv);
@@ -467,6 +543,9 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
         .filter(|o| h.ops[*o].is_read())
         .map(|o| h.ops[o].key)
         .collect();
+    if !any_stale {
+        tc.po = PoClock::build(units);
+    }
     tc.session_writes = Some(SessionWrites::build(h, units, &all_keys));
     let near = tc.near_forced();
     let rc: Vec<(u32, u32, u32)> = near.iter().filter(|e| e.0 == Vis::Rc).map(|e| (e.1, e.2, e.3)).collect();

@@ -122,12 +122,9 @@ fn session_view(
                 if !budget.spend(runs.len() as u64 + 1) {
                     return false;
                 }
-                for &run in runs {
-                    let mut bound = clocks.bound(a as usize, run.0);
-                    if inclusive && clocks.chain[a as usize] == run.0 {
-                        bound = clocks.cpos[a as usize] + 1;
-                    }
-                    if let Some(w1) = index.last_before(run, bound) {
+                for &run in &runs {
+                    let bound = if inclusive { clocks.bound_incl(a as usize, run.0) } else { clocks.bound(a as usize, run.0) };
+                    if let Some(w1) = index.last_before(clocks, key, run, bound) {
                         candidates.push(w1);
                     }
                 }

@@ -57,12 +57,37 @@ impl Units {
         &self.pred[self.pred_off[u] as usize..self.pred_off[u + 1] as usize]
     }
 
+    /// The operations of unit `u`.
+    #[inline]
+    pub(crate) fn ops_of(&self, h: &History, u: usize) -> std::ops::Range<usize> {
+        match self.gran {
+            Gran::Txn => h.txns[self.txn[u] as usize].ops(),
+            Gran::Op => {
+                let o = self.op[u] as usize;
+                o..o + 1
+            }
+        }
+    }
+
     /// The unit holding write op `w` (NONE for aborted writes).
     #[inline]
     pub(crate) fn writer_unit(&self, h: &History, w: u32) -> u32 {
         match self.gran {
             Gran::Op => self.unit_of_op[w as usize],
             Gran::Txn => self.unit_of_txn[h.op_txn[w as usize] as usize],
+        }
+    }
+
+    /// The unit holding the write that read op `o` read (which must read a write).
+    #[inline]
+    pub(crate) fn writer_unit_of_read(&self, h: &History, o: usize) -> u32 {
+        match self.gran {
+            Gran::Op => self.unit_of_op[h.rf[o] as usize],
+            Gran::Txn => {
+                let t = h.rf_txn[o] & crate::history::WRITER_TXN;
+                // Without aborted transactions, units are numbered like transactions.
+                if self.n == h.txns.len() { t } else { self.unit_of_txn[t as usize] }
+            }
         }
     }
 
@@ -159,13 +184,10 @@ impl Units {
                 }
             };
             for o in ops {
-                if wf.class[o].observes() && h.rf[o] != RF_INIT {
-                    let w = h.rf[o];
-                    if h.op_txn[w as usize] as usize != t {
-                        let wu = u.writer_unit(h, w);
-                        if wu != NONE {
-                            preds.push(wu);
-                        }
+                if wf.class[o].observes() && h.rf[o] != RF_INIT && (h.rf_txn[o] & crate::history::WRITER_TXN) as usize != t {
+                    let wu = u.writer_unit_of_read(h, o);
+                    if wu != NONE {
+                        preds.push(wu);
                     }
                 }
             }
@@ -282,17 +304,28 @@ pub(crate) fn topo_order(units: &Units, succ: &(Vec<u32>, Vec<u32>), extra: Opti
 
 /// Vector clocks over chains (see the module doc).
 pub(crate) struct Clocks {
-    pub chain: Vec<u32>,
-    pub cpos: Vec<u32>,
+    /// Per unit: its chain, its position in the chain, and where its clock row is stored.
+    info: Vec<UnitClock>,
     pub chain_len: Vec<u32>,
     /// Units of each chain in order: `chain_units[chain_off[c]..chain_off[c+1]]`.
     pub chain_off: Vec<u32>,
     pub chain_units: Vec<u32>,
-    row_off: Vec<u64>,
-    rows: Vec<(u32, u32)>,
-    /// Units in a topological order of CO.
-    pub order: Vec<u32>,
+    /// Clock rows, each stored densely (values for chains `0..len`) when at least half its
+    /// entries are non-zero, else as sorted `(chain, value)` pairs.
+    data: Vec<u32>,
 }
+
+/// Everything about one unit's clock, in one cache line's quarter.
+#[derive(Clone, Copy, Default)]
+struct UnitClock {
+    off: u64,
+    chain: u32,
+    cpos: u32,
+    /// Row length (dense: chains; sparse: pairs), with `DENSE` set for dense rows.
+    meta: u32,
+}
+
+const DENSE: u32 = 1 << 31;
 
 impl Clocks {
     /// Compute clocks along a topological order of CO. Fails (with the units left over) if CO
@@ -300,20 +333,22 @@ impl Clocks {
     pub(crate) fn compute(units: &Units, succ: &(Vec<u32>, Vec<u32>)) -> Result<Clocks, Vec<bool>> {
         let order = topo_order(units, succ, None)?;
         let n = units.n;
-        let mut chain = vec![NONE; n];
-        let mut cpos = vec![0u32; n];
-        let mut chain_len: Vec<u32> = Vec::new();
-        let mut row_start = vec![0u64; n];
-        let mut row_end = vec![0u64; n];
-        let mut rows: Vec<(u32, u32)> = Vec::with_capacity(n * 2);
+        let mut clocks = Clocks {
+            info: vec![UnitClock { off: 0, chain: NONE, cpos: 0, meta: 0 }; n],
+            chain_len: Vec::new(),
+            chain_off: Vec::new(),
+            chain_units: Vec::new(),
+            data: Vec::with_capacity(n * 4),
+        };
         let mut acc: Vec<u32> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
+        let mut entries: Vec<(u32, u32)> = Vec::new();
         for &u in &order {
             let u = u as usize;
             touched.clear();
             // Join the clocks of the predecessors (each including the predecessor itself).
-            let add = |p: usize, acc: &mut Vec<u32>, touched: &mut Vec<u32>, rows: &Vec<(u32, u32)>| {
-                for &(c, v) in &rows[row_start[p] as usize..row_end[p] as usize] {
+            let add = |p: usize, acc: &mut Vec<u32>, touched: &mut Vec<u32>, clocks: &Clocks| {
+                clocks.for_each_in_row(p, |c, v| {
                     let slot = &mut acc[c as usize];
                     if *slot == 0 {
                         touched.push(c);
@@ -321,95 +356,176 @@ impl Clocks {
                     if *slot < v {
                         *slot = v;
                     }
-                }
-                let c = chain[p];
-                let slot = &mut acc[c as usize];
+                });
+                let pi = clocks.info[p];
+                let slot = &mut acc[pi.chain as usize];
                 if *slot == 0 {
-                    touched.push(c);
+                    touched.push(pi.chain);
                 }
-                if *slot < cpos[p] + 1 {
-                    *slot = cpos[p] + 1;
+                if *slot < pi.cpos + 1 {
+                    *slot = pi.cpos + 1;
                 }
             };
             let prev = units.prev[u];
             if prev != NONE {
-                add(prev as usize, &mut acc, &mut touched, &rows);
+                add(prev as usize, &mut acc, &mut touched, &clocks);
             }
             for &p in units.preds(u) {
-                let p = p as usize;
-                if acc[chain[p] as usize] > cpos[p] {
+                let pi = clocks.info[p as usize];
+                if acc[pi.chain as usize] > pi.cpos {
                     continue; // already in the past, with its whole past
                 }
-                add(p, &mut acc, &mut touched, &rows);
+                add(p as usize, &mut acc, &mut touched, &clocks);
             }
             // Choose a chain: continue the session's, or any chain whose tail is in the past.
-            let is_tail = |p: u32| -> bool { p != NONE && cpos[p as usize] + 1 == chain_len[chain[p as usize] as usize] };
+            let is_tail = |p: u32| -> bool {
+                p != NONE && {
+                    let pi = clocks.info[p as usize];
+                    pi.cpos + 1 == clocks.chain_len[pi.chain as usize]
+                }
+            };
             let c = if is_tail(prev) {
-                chain[prev as usize]
+                clocks.info[prev as usize].chain
             } else if let Some(p) = units.preds(u).iter().copied().find(|p| is_tail(*p)) {
-                chain[p as usize]
-            } else if let Some(c) = touched.iter().copied().find(|c| acc[*c as usize] == chain_len[*c as usize]) {
+                clocks.info[p as usize].chain
+            } else if let Some(c) = touched.iter().copied().find(|c| acc[*c as usize] == clocks.chain_len[*c as usize]) {
                 c
             } else {
-                chain_len.push(0);
+                clocks.chain_len.push(0);
                 acc.push(0);
-                (chain_len.len() - 1) as u32
+                (clocks.chain_len.len() - 1) as u32
             };
-            chain[u] = c;
-            cpos[u] = chain_len[c as usize];
-            chain_len[c as usize] += 1;
-            debug_assert_eq!(acc[c as usize], cpos[u]);
+            let cpos = clocks.chain_len[c as usize];
+            clocks.chain_len[c as usize] += 1;
+            debug_assert_eq!(acc[c as usize], cpos);
             touched.sort_unstable();
-            row_start[u] = rows.len() as u64;
+            entries.clear();
             for &c in &touched {
-                rows.push((c, acc[c as usize]));
+                entries.push((c, acc[c as usize]));
                 acc[c as usize] = 0;
             }
-            row_end[u] = rows.len() as u64;
+            let (off, meta) = clocks.push_row(&entries);
+            clocks.info[u] = UnitClock { off, chain: c, cpos, meta };
         }
-        // Rows were appended in topological order; re-index by unit.
-        let mut row_off = vec![0u64; n + 1];
-        let mut packed: Vec<(u32, u32)> = Vec::with_capacity(rows.len());
+        let chains = clocks.chain_len.len();
+        clocks.chain_off = vec![0u32; chains + 1];
+        for c in 0..chains {
+            clocks.chain_off[c + 1] = clocks.chain_off[c] + clocks.chain_len[c];
+        }
+        clocks.chain_units = vec![0u32; n];
         for u in 0..n {
-            row_off[u] = packed.len() as u64;
-            packed.extend_from_slice(&rows[row_start[u] as usize..row_end[u] as usize]);
+            let i = clocks.info[u];
+            clocks.chain_units[(clocks.chain_off[i.chain as usize] + i.cpos) as usize] = u as u32;
         }
-        row_off[n] = packed.len() as u64;
-        drop(rows);
-        let mut chain_off = vec![0u32; chain_len.len() + 1];
-        for (c, len) in chain_len.iter().enumerate() {
-            chain_off[c + 1] = chain_off[c] + len;
+        clocks.data.shrink_to_fit();
+        Ok(clocks)
+    }
+
+    /// Append a row (`entries` sorted by chain, values non-zero); returns (offset, meta).
+    fn push_row(&mut self, entries: &[(u32, u32)]) -> (u64, u32) {
+        let off = self.data.len() as u64;
+        let len = entries.last().map_or(0, |e| e.0 as usize + 1);
+        if len <= 2 * entries.len() {
+            let start = self.data.len();
+            self.data.resize(start + len, 0);
+            for &(c, v) in entries {
+                self.data[start + c as usize] = v;
+            }
+            (off, len as u32 | DENSE)
+        } else {
+            for &(c, v) in entries {
+                self.data.push(c);
+                self.data.push(v);
+            }
+            (off, entries.len() as u32)
         }
-        let mut chain_units = vec![0u32; n];
-        for u in 0..n {
-            chain_units[(chain_off[chain[u] as usize] + cpos[u]) as usize] = u as u32;
-        }
-        Ok(Clocks { chain, cpos, chain_len, chain_off, chain_units, row_off, rows: packed, order })
     }
 
     #[inline]
-    pub(crate) fn row(&self, u: usize) -> &[(u32, u32)] {
-        &self.rows[self.row_off[u] as usize..self.row_off[u + 1] as usize]
+    pub(crate) fn chain(&self, u: usize) -> u32 {
+        self.info[u].chain
+    }
+
+    #[inline]
+    pub(crate) fn cpos(&self, u: usize) -> u32 {
+        self.info[u].cpos
+    }
+
+    /// (chain, position) of a unit.
+    #[inline]
+    pub(crate) fn place(&self, u: usize) -> (u32, u32) {
+        let i = self.info[u];
+        (i.chain, i.cpos)
     }
 
     /// Number of chain-`c` units in the strict causal past of `u`.
     #[inline]
     pub(crate) fn bound(&self, u: usize, c: u32) -> u32 {
-        let row = self.row(u);
-        match row.binary_search_by_key(&c, |e| e.0) {
-            Ok(i) => row[i].1,
-            Err(_) => 0,
+        let i = self.info[u];
+        let off = i.off as usize;
+        let len = (i.meta & !DENSE) as usize;
+        if i.meta & DENSE != 0 {
+            if (c as usize) < len { self.data[off + c as usize] } else { 0 }
+        } else {
+            let (mut lo, mut hi) = (0usize, len);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                let cm = self.data[off + 2 * mid];
+                if cm == c {
+                    return self.data[off + 2 * mid + 1];
+                }
+                if cm < c {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            0
+        }
+    }
+
+    /// Load the start of `u`'s clock row (to overlap cache misses before the real work).
+    #[inline]
+    pub(crate) fn touch(&self, u: usize) -> u32 {
+        let i = self.info[u];
+        self.data.get(i.off as usize).copied().unwrap_or(0)
+    }
+
+    /// Number of chain-`c` units in the causal past of `u` or equal to it.
+    #[inline]
+    pub(crate) fn bound_incl(&self, u: usize, c: u32) -> u32 {
+        let i = self.info[u];
+        if i.chain == c { i.cpos + 1 } else { self.bound(u, c) }
+    }
+
+    /// Call `f(chain, count)` for each chain in the strict causal past of `u`, in chain order.
+    #[inline]
+    pub(crate) fn for_each_in_row(&self, u: usize, mut f: impl FnMut(u32, u32)) {
+        let i = self.info[u];
+        let off = i.off as usize;
+        let len = (i.meta & !DENSE) as usize;
+        if i.meta & DENSE != 0 {
+            for (c, v) in self.data[off..off + len].iter().enumerate() {
+                if *v != 0 {
+                    f(c as u32, *v);
+                }
+            }
+        } else {
+            for pair in self.data[off..off + 2 * len].chunks_exact(2) {
+                f(pair[0], pair[1]);
+            }
         }
     }
 
     /// `a` strictly causally precedes `b`.
     #[inline]
     pub(crate) fn before(&self, a: usize, b: usize) -> bool {
-        let ca = self.chain[a];
-        if ca == self.chain[b] {
-            return self.cpos[a] < self.cpos[b];
+        let (ca, pa) = self.place(a);
+        let (cb, pb) = self.place(b);
+        if ca == cb {
+            return pa < pb;
         }
-        self.bound(b, ca) > self.cpos[a]
+        self.bound(b, ca) > pa
     }
 
     /// `a` causally precedes or equals `b`.
@@ -424,11 +540,6 @@ impl Clocks {
 
     pub(crate) fn units_of_chain(&self, c: u32) -> &[u32] {
         &self.chain_units[self.chain_off[c as usize] as usize..self.chain_off[c as usize + 1] as usize]
-    }
-
-    /// Total clock entries stored (for the memory figures).
-    pub(crate) fn entries(&self) -> usize {
-        self.rows.len()
     }
 }
 
@@ -450,10 +561,11 @@ impl DenseRow {
         for c in self.touched.drain(..) {
             self.val[c as usize] = 0;
         }
-        for &(c, v) in clocks.row(u) {
-            self.val[c as usize] = v;
-            self.touched.push(c);
-        }
+        let (val, touched) = (&mut self.val, &mut self.touched);
+        clocks.for_each_in_row(u, |c, v| {
+            val[c as usize] = v;
+            touched.push(c);
+        });
         self.unit = u as u32;
     }
     #[inline]
@@ -462,18 +574,24 @@ impl DenseRow {
     }
 }
 
-/// For each key, the units writing it, grouped by chain (runs), ordered by position.
+/// For each key, the units writing it, grouped by chain, ordered by chain position.
+///
+/// One contiguous block per key, so a lookup touches one or two cache lines:
+/// `[runs, chain₀, end₀, chain₁, end₁, …, cpos₀, cpos₁, …]` where `endᵢ` is the end (exclusive)
+/// of run i among the key's positions. A writer is found from its (chain, position) through
+/// [`Clocks::units_of_chain`].
 pub(crate) struct WriteIndex {
-    key_runs: Vec<u32>,
-    runs: Vec<(u32, u32, u32)>,
-    entries: Vec<(u32, u32)>,
+    key_off: Vec<u64>,
+    blocks: Vec<u32>,
 }
 
+/// A run of one key's writers in one chain: (chain, index of its first entry, end).
+pub(crate) type Run = (u32, u32, u32);
+
 impl WriteIndex {
-    /// `writes_of(u)` lists the keys unit `u` writes (each once).
     pub(crate) fn build(h: &History, units: &Units, clocks: &Clocks) -> WriteIndex {
         let keys = h.keys.len();
-        let mut count = vec![0u32; keys + 1];
+        let mut count = vec![0u64; keys + 1];
         let mut scratch: Vec<u32> = Vec::new();
         let unit_keys = |u: usize, scratch: &mut Vec<u32>| {
             scratch.clear();
@@ -505,50 +623,103 @@ impl WriteIndex {
             count[k + 1] += count[k];
         }
         let mut fill = count.clone();
-        let mut entries = vec![(0u32, 0u32); count[keys] as usize];
-        // Fill chain by chain, in chain order: entries of a key come out grouped by chain.
-        for c in 0..clocks.chain_count() {
-            for &u in clocks.units_of_chain(c as u32) {
-                unit_keys(u as usize, &mut scratch);
-                for k in &scratch {
-                    let slot = &mut fill[*k as usize];
-                    entries[*slot as usize] = (clocks.cpos[u as usize], u);
-                    *slot += 1;
-                }
+        // (chain, position) of each write, bucketed by key.
+        let mut all = vec![(0u32, 0u32); count[keys] as usize];
+        for u in 0..units.n {
+            unit_keys(u, &mut scratch);
+            if scratch.is_empty() {
+                continue;
+            }
+            let place = clocks.place(u);
+            for k in &scratch {
+                let slot = &mut fill[*k as usize];
+                all[*slot as usize] = place;
+                *slot += 1;
             }
         }
         drop(fill);
-        let mut key_runs = vec![0u32; keys + 1];
-        let mut runs = Vec::new();
+        let mut key_off = vec![0u64; keys + 1];
+        let mut blocks: Vec<u32> = Vec::with_capacity(all.len() * 2 + keys);
+        let mut runs: Vec<(u32, u32)> = Vec::new();
         for k in 0..keys {
-            let (start, end) = (count[k] as usize, count[k + 1] as usize);
-            let mut i = start;
-            while i < end {
-                let c = clocks.chain[entries[i].1 as usize];
-                let mut j = i + 1;
-                while j < end && clocks.chain[entries[j].1 as usize] == c {
-                    j += 1;
-                }
-                runs.push((c, i as u32, j as u32));
-                i = j;
+            let bucket = &mut all[count[k] as usize..count[k + 1] as usize];
+            if bucket.len() > 1 {
+                bucket.sort_unstable();
             }
-            key_runs[k + 1] = runs.len() as u32;
+            runs.clear();
+            for (i, (c, _)) in bucket.iter().enumerate() {
+                match runs.last_mut() {
+                    Some(r) if r.0 == *c => r.1 = i as u32 + 1,
+                    _ => runs.push((*c, i as u32 + 1)),
+                }
+            }
+            key_off[k] = blocks.len() as u64;
+            blocks.push(runs.len() as u32);
+            for r in &runs {
+                blocks.push(r.0);
+                blocks.push(r.1);
+            }
+            blocks.extend(bucket.iter().map(|(_, p)| *p));
         }
-        WriteIndex { key_runs, runs, entries }
+        key_off[keys] = blocks.len() as u64;
+        WriteIndex { key_off, blocks }
+    }
+
+    /// The runs of key `k`, each (chain, first entry, end), and the key's positions.
+    #[inline]
+    pub(crate) fn key(&self, k: u32) -> KeyWrites<'_> {
+        let off = self.key_off[k as usize] as usize;
+        let runs = self.blocks[off] as usize;
+        let end = self.key_off[k as usize + 1] as usize;
+        KeyWrites { runs: &self.blocks[off + 1..off + 1 + 2 * runs], cpos: &self.blocks[off + 1 + 2 * runs..end] }
+    }
+
+    /// Load the start of key `k`'s block (to overlap cache misses before the real work).
+    #[inline]
+    pub(crate) fn touch(&self, k: u32) -> u32 {
+        self.blocks[self.key_off[k as usize] as usize]
     }
 
     /// The runs (chain, start, end) of key `k`.
-    #[inline]
-    pub(crate) fn runs(&self, k: u32) -> &[(u32, u32, u32)] {
-        &self.runs[self.key_runs[k as usize] as usize..self.key_runs[k as usize + 1] as usize]
+    pub(crate) fn runs(&self, k: u32) -> Vec<Run> {
+        self.key(k).runs().collect()
     }
 
-    /// The last writer of the run with chain position `< bound`.
+    /// The last writer of key `k` in the run with chain position `< bound`.
+    pub(crate) fn last_before(&self, clocks: &Clocks, k: u32, run: Run, bound: u32) -> Option<u32> {
+        self.key(k).last_before(clocks, run, bound).map(|e| e.1)
+    }
+}
+
+/// The writers of one key.
+pub(crate) struct KeyWrites<'a> {
+    runs: &'a [u32],
+    cpos: &'a [u32],
+}
+
+impl KeyWrites<'_> {
     #[inline]
-    pub(crate) fn last_before(&self, run: (u32, u32, u32), bound: u32) -> Option<u32> {
-        let slice = &self.entries[run.1 as usize..run.2 as usize];
-        let i = slice.partition_point(|e| e.0 < bound);
-        (i > 0).then(|| slice[i - 1].1)
+    pub(crate) fn runs(&self) -> impl Iterator<Item = Run> + '_ {
+        let mut start = 0u32;
+        self.runs.chunks_exact(2).map(move |r| {
+            let run = (r[0], start, r[1]);
+            start = r[1];
+            run
+        })
+    }
+
+    /// The chain position of the run's last entry with position `< bound`.
+    #[inline]
+    pub(crate) fn last_pos_before(&self, run: Run, bound: u32) -> Option<u32> {
+        let slice = &self.cpos[run.1 as usize..run.2 as usize];
+        let i = slice.partition_point(|p| *p < bound);
+        (i > 0).then(|| slice[i - 1])
+    }
+
+    /// The last entry of the run with chain position `< bound`, as (position, unit).
+    #[inline]
+    pub(crate) fn last_before(&self, clocks: &Clocks, run: Run, bound: u32) -> Option<(u32, u32)> {
+        self.last_pos_before(run, bound).map(|p| (p, clocks.units_of_chain(run.0)[p as usize]))
     }
 }
 

@@ -420,6 +420,12 @@ pub(crate) const RF_INIT: u32 = u32::MAX - 1;
 pub(crate) const RF_NONE: u32 = u32::MAX;
 /// No node / no index.
 pub(crate) const NONE: u32 = u32::MAX;
+/// `rf_txn` flag: the writer transaction aborted.
+pub(crate) const WRITER_ABORTED: u32 = 1 << 31;
+/// `rf_txn` flag: the write read is overwritten later in its transaction.
+pub(crate) const WRITER_OVERWRITTEN: u32 = 1 << 30;
+/// `rf_txn` mask of the transaction index (and the bound on transaction count).
+pub(crate) const WRITER_TXN: u32 = (1 << 30) - 1;
 /// Operations are indexed by `u32`; the two top values are reserved.
 const OPS_MAX: usize = (u32::MAX - 2) as usize;
 
@@ -450,6 +456,9 @@ pub struct History {
     pub(crate) ops: Vec<Op>,
     /// Reads-from: for a read, the index of the write op it read, or `RF_INIT`/`RF_NONE`.
     pub(crate) rf: Vec<u32>,
+    /// For a read of a write: the writer transaction's index, with `WRITER_ABORTED` and
+    /// `WRITER_OVERWRITTEN` flags (kept here so that the checks need not chase `rf`).
+    pub(crate) rf_txn: Vec<u32>,
     /// Program-order predecessors from `after`, as transaction indices.
     pub(crate) after: Vec<u32>,
     /// Owning transaction of each op.
@@ -600,8 +609,8 @@ pub struct HistoryBuilder {
     str_vals: FxHashMap<Box<str>, u32>,
     sessions: FxHashMap<Box<str>, u32>,
     nodes: FxHashMap<Box<str>, u32>,
-    /// (key, value) → write op index.
-    writes: FxHashMap<(u32, Val), u32>,
+    /// (key, value) → (write op index, writer transaction with `WRITER_*` flags).
+    writes: FxHashMap<(u32, Val), (u32, u32)>,
     ids: FxHashMap<u64, u32>,
     initial: BTreeMap<u32, Val>,
     /// Line where each initial value was declared (for duplicate messages).
@@ -664,7 +673,7 @@ impl HistoryBuilder {
     }
 
     pub(crate) fn declare_initial(&mut self, key: u32, val: Val, line: u64) -> Result<(), ParseError> {
-        if let Some(w) = self.writes.get(&(key, val)) {
+        if let Some((w, _)) = self.writes.get(&(key, val)) {
             let other = self.txns[self.op_txn[*w as usize] as usize].line;
             return Err(ParseError::at(
                 line,
@@ -811,6 +820,9 @@ impl HistoryBuilder {
     pub(crate) fn end_txn(&mut self, meta: TxnMeta<'_>) -> Result<(), ParseError> {
         let line = meta.line;
         let t = self.txns.len() as u32;
+        if t >= WRITER_TXN {
+            return Err(ParseError::at(line, format!("too many transactions (at most {WRITER_TXN})")));
+        }
         let id = meta.id.unwrap_or(u64::from(t));
         if let Some(other) = self.ids.insert(id, t) {
             let other_line = self.txns[other as usize].line;
@@ -841,13 +853,15 @@ impl HistoryBuilder {
         let end = self.ops.len();
         // Mark writes the transaction overwrites itself, and register the values written.
         self.mark_overwritten(start, end);
+        let aborted = if meta.outcome == Outcome::Aborted { WRITER_ABORTED } else { 0 };
         for o in start..end {
             let op = self.ops[o];
             if op.is_read() {
                 continue;
             }
             let val = op.val();
-            if let Some(prev) = self.writes.insert((op.key, val), o as u32) {
+            let overwritten = if op.kind == KIND_WRITE_OVERWRITTEN { WRITER_OVERWRITTEN } else { 0 };
+            if let Some((prev, _)) = self.writes.insert((op.key, val), (o as u32, t | aborted | overwritten)) {
                 let other = if (prev as usize) >= start { line } else { u64::from(self.txns[self.op_txn[prev as usize] as usize].line) };
                 let key = self.key_name(op.key);
                 let v = self.val_name(val);
@@ -968,13 +982,17 @@ impl HistoryBuilder {
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
+        let mut rf_txn = vec![NONE; ops.len()];
         for (o, op) in ops.iter().enumerate() {
             if !op.is_read() {
                 continue;
             }
             let val = op.val();
             rf[o] = match writes.get(&(op.key, val)) {
-                Some(w) => *w,
+                Some((w, t)) => {
+                    rf_txn[o] = *t;
+                    *w
+                }
                 None if initial.get(&op.key).copied().unwrap_or(Val::Null) == val => RF_INIT,
                 None => RF_NONE,
             };
@@ -992,6 +1010,7 @@ impl HistoryBuilder {
             txns,
             ops,
             rf,
+            rf_txn,
             after,
             op_txn,
             keys,

@@ -91,15 +91,28 @@ pub fn check(history: &History, level: Level) -> Report {
 /// Check `history` at `level`.
 pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Report {
     let h = history;
+    let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
+    let mut clock = (std::time::Instant::now(), cpu_seconds());
+    let mut lap = |what: &str| {
+        if timing {
+            let cpu = cpu_seconds();
+            eprintln!("  {what}: {:.3} s wall, {:.2} s cpu", clock.0.elapsed().as_secs_f64(), cpu - clock.1);
+            clock = (std::time::Instant::now(), cpu);
+        }
+    };
     let mut sink = Sink::new(options.violations_max);
     let wf = wf::analyze(h);
     well_formedness(h, &wf, level, &mut sink);
+    lap("well-formedness");
     let mut complete = true;
     if level != Level::WellFormed {
         let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(h, &wf, gran);
         let succ = units.successors();
-        match Clocks::compute(&units, &succ) {
+        lap("units");
+        let clocks = Clocks::compute(&units, &succ);
+        lap("clocks");
+        match clocks {
             Err(left) => {
                 causal::report_co_cycles(h, &wf, &units, &succ, &left, &mut sink);
                 sink.notes.push(format!(
@@ -122,6 +135,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::WellFormed => unreachable!("handled above"),
                 }
+                lap("causal checks");
             }
         }
     }
@@ -177,4 +191,25 @@ impl Report {
         self.source = Some(source.into());
         self
     }
+}
+
+/// CPU time of this process so far (user + system), from /proc (0 where unavailable). Used
+/// by the optional phase timing (`CAUSIM_CHECK_TIMING=1`) and the benchmark.
+pub fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the command name (which is parenthesised and may contain spaces).
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Threads the checker may use for its read-only phases: `CAUSIM_CHECK_THREADS` if set,
+/// else the available parallelism, at most 4. The result never depends on it.
+pub(crate) fn threads() -> usize {
+    if let Some(n) = std::env::var("CAUSIM_CHECK_THREADS").ok().and_then(|s| s.parse::<usize>().ok()) {
+        return n.clamp(1, 64);
+    }
+    std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
 }

@@ -5,7 +5,7 @@
 //! ThinAir, Aborted, Future, NotMyOwnWrite, NotMyLastWrite and Intermediate are anomalies at
 //! every level; NonRepeatable is an anomaly from read atomic up.
 
-use crate::history::{History, Outcome, KIND_WRITE_OVERWRITTEN, NONE, RF_INIT, RF_NONE};
+use crate::history::{History, Outcome, NONE, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +72,10 @@ pub(crate) fn analyze(h: &History) -> Wf {
                 continue;
             }
             let w = h.rf[o];
+            let wt = h.rf_txn[o];
             class[o] = if w == RF_NONE {
                 ReadClass::ThinAir
-            } else if w != RF_INIT && h.op_txn[w as usize] as usize == t {
+            } else if w != RF_INIT && (wt & WRITER_TXN) as usize == t {
                 if w as usize > o {
                     ReadClass::Future
                 } else if own_write[k] == w {
@@ -82,11 +83,11 @@ pub(crate) fn analyze(h: &History) -> Wf {
                 } else {
                     ReadClass::NotMyLastWrite
                 }
-            } else if w != RF_INIT && h.txns[h.op_txn[w as usize] as usize].outcome == Outcome::Aborted {
+            } else if w != RF_INIT && wt & WRITER_ABORTED != 0 {
                 ReadClass::Aborted
             } else if own_write[k] != NONE {
                 ReadClass::NotMyOwnWrite
-            } else if w != RF_INIT && h.ops[w as usize].kind == KIND_WRITE_OVERWRITTEN {
+            } else if w != RF_INIT && wt & WRITER_OVERWRITTEN != 0 {
                 ReadClass::Intermediate
             } else if first_read[k] == NONE {
                 first_read[k] = o as u32;
