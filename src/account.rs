@@ -38,6 +38,7 @@ pub fn render(trace: &str, history: &str) -> String {
             "restart" => format!("{} restarts", s("node")),
             "partition" => format!("partition {} starts", e["index"]),
             "heal" => format!("partition {} heals", e["index"]),
+            "invariant" => format!("INVARIANT VIOLATED at {}: {}", s("node"), s("violation")),
             _ => continue,
         };
         let _ = writeln!(out, "{:>12}  {text}", format_duration(t));

@@ -18,6 +18,7 @@
 //! | `record` | a history line was written | `id`, `fn` |
 //! | `crash` / `restart` | a fixed node crashed / restarted | `node` |
 //! | `partition` / `heal` | a partition started / healed | `index` |
+//! | `invariant` | a node's invariant check failed (the first failure) | `node`, `violation` |
 //!
 //! Every line has `t`, the simulated time in nanoseconds. The trace is hashed like the history,
 //! so determinism checks cover the protocol's inner steps too.

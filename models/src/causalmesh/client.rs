@@ -84,6 +84,10 @@ pub struct ClientRules {
     pub tcc: bool,
     /// Carry local writes on writes (correct); off is the `no_carry_local_writes` mutant.
     pub carry_local: bool,
+    /// An aborted read transaction is retried after this long...
+    pub read_txn_retry_ns: Time,
+    /// ...this many times in all, before the workflow aborts.
+    pub read_txn_attempts_max: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -96,6 +100,8 @@ pub struct Client {
     /// This is the workflow's last function (CausalMesh-TCC commits here).
     last: bool,
     invoked_at: Time,
+    /// Attempts of the current read transaction so far.
+    read_txn_attempts: u32,
     /// A read that did not cover the session's dependencies (the built-in check).
     violation: Option<String>,
 }
@@ -113,7 +119,7 @@ impl Client {
         } else {
             ops
         };
-        Client { server, rules, ops, next: 0, ctx, last, invoked_at: now, violation: None }
+        Client { server, rules, ops, next: 0, ctx, last, invoked_at: now, read_txn_attempts: 0, violation: None }
     }
 
     pub fn into_context(self) -> MeshContext {
@@ -189,6 +195,11 @@ impl Client {
             }
             self.next += 1;
         }
+    }
+
+    /// The read-transaction retry timer fired: send the same operation again.
+    pub fn on_timer(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        self.issue_next(now, out);
     }
 
     fn txn_op(&mut self, mut op: OpRecord, now: Time) {
@@ -296,9 +307,17 @@ impl Client {
                         ops,
                         note: Some("the session's own write is newer than the cut read"),
                     });
-                    out.abort_workflow("read transaction includes a key the session wrote");
+                    // Fig. 8's abort is opaque to the user: retry the read transaction after a
+                    // while (the write will have reached this cache), then give up on the workflow.
+                    self.read_txn_attempts += 1;
+                    if self.read_txn_attempts < self.rules.read_txn_attempts_max {
+                        out.set_timer((), self.rules.read_txn_retry_ns);
+                    } else {
+                        out.abort_workflow("read transaction includes a key the session wrote");
+                    }
                     return;
                 }
+                self.read_txn_attempts = 0;
                 for (key, version) in &versions {
                     self.check_covers(*key, version);
                     merge_dep(&mut self.ctx.deps, *key, &version.vc);

@@ -50,6 +50,11 @@
 //! - **Database flush** (`params.db_flush`): `sync` (default, §5.2) acknowledges a write and
 //!   starts its chain after the database acknowledges the flush; `async` (the option the
 //!   paper mentions) does both at once.
+//! - **Read-transaction aborts** (§5.4) are "handled by the client library by notifying the
+//!   scheduler". We retry the read transaction itself after `params.read_txn_retry_ns`, up to
+//!   `params.read_txn_attempts_max` times, and only then abort the workflow: re-running the
+//!   whole workflow would re-execute its write, whose new value is again newer than the cut,
+//!   so "write x, then read x in a transaction" would never succeed.
 //! - **CausalMesh-TCC batches** carry one VC for all their writes, and each write depends on
 //!   the others, so integration always takes the whole batch. A workflow with several leaves
 //!   gets a dummy join sink (§7), which the engine adds.
@@ -134,6 +139,20 @@ pub struct CausalMeshParams {
     /// Keys each C-cache may hold before it evicts; default unlimited.
     #[serde(default)]
     pub c_cache_keys_max: Option<usize>,
+    /// CausalMesh: wait before retrying an aborted read transaction. Default 1 ms.
+    #[serde(default = "default_read_txn_retry_ns")]
+    pub read_txn_retry_ns: Time,
+    /// CausalMesh: attempts of one read transaction before the workflow aborts. Default 10.
+    #[serde(default = "default_read_txn_attempts_max")]
+    pub read_txn_attempts_max: u32,
+}
+
+fn default_read_txn_retry_ns() -> Time {
+    1_000_000
+}
+
+fn default_read_txn_attempts_max() -> u32 {
+    10
 }
 
 fn one() -> usize {
@@ -171,6 +190,12 @@ impl Node for MeshNode {
             MeshNode::Server(s) => s.on_message(now, from, msg, out),
             MeshNode::Database(d) => d.on_message(from, msg, out),
             MeshNode::Client(c) => c.on_message(now, msg, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, _timer: (), out: &mut Outbox<Msg, ()>) {
+        if let MeshNode::Client(c) = self {
+            c.on_timer(now, out);
         }
     }
 
@@ -212,6 +237,9 @@ impl CausalMesh {
         let err = |path: &str, message: String| ModelError { path: path.into(), message };
         if params.ring_size == 0 || params.ring_size > 1024 {
             return Err(err("params.ring_size", format!("must be between 1 and 1024, got {}", params.ring_size)));
+        }
+        if params.read_txn_attempts_max == 0 {
+            return Err(err("params.read_txn_attempts_max", "must be at least 1".into()));
         }
         if params.ring_size > 1 && !tcc {
             return Err(err("params.ring_size", "only CausalMesh-TCC keeps several versions (use causalmesh_tcc)".into()));
@@ -308,7 +336,12 @@ impl Protocol for CausalMesh {
     }
 
     fn spawn_function(&self, start: FunctionStart<'_, MeshContext>) -> MeshNode {
-        let rules = ClientRules { tcc: self.tcc, carry_local: !self.has("no_carry_local_writes") };
+        let rules = ClientRules {
+            tcc: self.tcc,
+            carry_local: !self.has("no_carry_local_writes"),
+            read_txn_retry_ns: self.params.read_txn_retry_ns,
+            read_txn_attempts_max: self.params.read_txn_attempts_max,
+        };
         let last = start.is_sink && start.remaining == 0;
         MeshNode::Client(Box::new(Client::new(start.colocated[0], rules, start.ops, start.context, last, start.now)))
     }

@@ -284,6 +284,12 @@ impl Server {
         let mut waiting = BTreeMap::new();
         if !self.rules.read_without_integration {
             let r = self.cache.integrate(deps);
+            if !r.moved.is_empty() {
+                out.trace("IntegrateDeps", || {
+                    let moved: Vec<String> = r.moved.iter().map(|(k, vc)| format!("\"{k}@{vc}\"")).collect();
+                    format!("{{\"moved\":[{}]}}", moved.join(","))
+                });
+            }
             for (k, vc) in r.missing {
                 if !self.cache.is_cached(k) {
                     waiting.insert(k, vc);

@@ -12,8 +12,9 @@
 //! never reads the wall clock (the caller measures wall time around `run`).
 //!
 //! A run stops when the workload is complete (every workflow finished and no more will arrive)
-//! plus `limits.settle_ns`, when no events remain, or at a limit (`time_ns_max`, `events_max`),
-//! or at the first invariant violation when invariant checking is on.
+//! plus `limits.settle_ns`, when no events remain, or at a limit (`time_ns_max`, `events_max`).
+//! The first invariant violation (when invariant checking is on) is recorded, and the run goes
+//! on so that the history shows its consequences.
 
 mod cpu;
 mod flows;
@@ -415,9 +416,9 @@ impl<P: Protocol> Sim<P> {
             self.now = time;
             self.events += 1;
             self.handle(event);
-            if self.invariant_violation.is_some() {
-                self.stop("invariant violated");
-            } else if !self.settling && self.workload_complete() {
+            // An invariant violation is recorded (the first one) and the run goes on, so the
+            // history shows what clients observe because of it.
+            if !self.settling && self.workload_complete() {
                 if limits.settle_ns == 0 {
                     self.stop("workload complete");
                 } else {
@@ -744,6 +745,10 @@ impl<P: Protocol> Sim<P> {
             if let Err(why) = verdict {
                 self.invariant_violation =
                     Some(format!("t={} {}: {why}", self.now, self.display_name(source)));
+                if self.trace.is_some() {
+                    let fields = format!("\"node\":{},\"violation\":{}", self.display_json(source), json_string(&why));
+                    self.trace_event("invariant", &fields);
+                }
             }
         }
         for record in out.records.drain(..) {
