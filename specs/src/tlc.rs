@@ -9,11 +9,12 @@
 //! directory, runs
 //!
 //! ```text
-//! java -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers N -config X.cfg -metadir <tmp> M
+//! java -XX:+UseParallelGC -Djava.io.tmpdir=<tmp>/jvm-tmp -cp tla2tools.jar tlc2.TLC \
+//!      -workers N -config X.cfg -metadir <tmp>/states M
 //! ```
 //!
-//! there (so concurrent runs never share TLC's `states/` directory and the source tree stays
-//! clean), and parses TLC's text output into a [`TlcRun`]: the [`Verdict`] (from the exit code
+//! there (so concurrent runs never share TLC's `states/` directory or the standard modules it
+//! unpacks into the JVM's temp directory, and the source tree stays clean), and parses TLC's text output into a [`TlcRun`]: the [`Verdict`] (from the exit code
 //! and the error line), the state counts, the depth, the time, and the counterexample trace.
 //! TLC 2.15 has no `-dumpTrace json`, so the trace is read from the text.
 //!
@@ -433,7 +434,18 @@ fn run_tlc_inner(
 
     let java = java_executable(options);
     let mut cmd = Command::new(&java);
+    // TLC 2.15 unpacks its standard modules (Naturals.tla, ...) into java.io.tmpdir before
+    // parsing them; JVMs sharing /tmp can read each other's half-written copies. Give each
+    // run its own.
+    let jvm_tmp = work.0.join("jvm-tmp");
+    fs::create_dir_all(&jvm_tmp).map_err(|source| TlcError::Io {
+        context: format!("creating {}", jvm_tmp.display()),
+        source,
+    })?;
+    let mut tmpdir_arg = std::ffi::OsString::from("-Djava.io.tmpdir=");
+    tmpdir_arg.push(&jvm_tmp);
     cmd.arg("-XX:+UseParallelGC")
+        .arg(tmpdir_arg)
         .args(&options.jvm_args)
         .arg("-cp")
         .arg(&jar)
@@ -592,6 +604,13 @@ fn is_var_start(line: &str) -> Option<(String, String)> {
     valid.then(|| (name.to_string(), value.to_string()))
 }
 
+/// A line TLC's background reporter may print at any moment, even inside a trace.
+fn is_status_line(line: &str) -> bool {
+    line.starts_with("Progress(")
+        || line.starts_with("Checkpointing")
+        || line.starts_with("Finished computing initial states")
+}
+
 /// "State 3: <ClientWrite line 196, col 5 to line 219, col 21 of module CausalMesh>"
 /// → (3, "ClientWrite", Some("line 196, ...")); also "<Initial predicate>", "Stuttering".
 fn parse_state_header(line: &str) -> Option<(usize, String, Option<String>)> {
@@ -632,6 +651,12 @@ fn parse_trace(output: &str) -> Result<(Vec<TraceState>, Option<usize>), String>
         while let Some(next) = lines.peek() {
             if next.trim().is_empty() {
                 break;
+            }
+            if is_status_line(next) {
+                // TLC's progress reporter runs in its own thread and can print in the
+                // middle of a trace.
+                lines.next();
+                continue;
             }
             if let Some((name, value)) = is_var_start(next) {
                 if let Some((n, v)) = current.take() {
@@ -791,6 +816,18 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
         assert_eq!(run.trace[0].vars["x"], "0");
         assert_eq!(run.trace[0].vars["f"], "( 0 :> [a |-> 1] @@\n  1 :> [a |-> 2] )");
         assert_eq!(run.trace[1].vars.len(), 2);
+    }
+
+    #[test]
+    fn a_progress_line_inside_the_trace_is_skipped() {
+        let out = VIOLATION.replace(
+            "  1 :> [a |-> 2] )\n",
+            "Progress(2) at 2026-11-21 10:42:20: 9 states generated (9 s/min), 3 distinct states found (3 ds/min), 1 states left on queue.\n  1 :> [a |-> 2] )\n",
+        );
+        assert_ne!(out, VIOLATION);
+        let run = parse_tlc_output(&out, 12, Duration::ZERO).unwrap();
+        assert_eq!(run.trace[0].vars["f"], "( 0 :> [a |-> 1] @@\n  1 :> [a |-> 2] )");
+        assert_eq!((run.states_generated, run.distinct_states), (10, 3));
     }
 
     #[test]
