@@ -1,4 +1,6 @@
-//! causim-specs: TLA+ specs (in `specs/<protocol>/`), the TLC runner, and (later) Stateright
-//! models hosting the `causim-models` state machines.
+//! `causim-specs`: formal cross-validation. Stateright hosts the models/ state machines
+//! ([`actor`]); TLA+ specs live beside this crate (`specs/<protocol>/`) and run under TLC
+//! through [`tlc`].
 
+pub mod actor;
 pub mod tlc;
