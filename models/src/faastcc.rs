@@ -40,9 +40,13 @@
 //!
 //! - **Batched reads.** The paper's pseudo-code reads one key per call but the implementation
 //!   makes one call for all missing keys (§4.9). Consecutive read operations of a function form
-//!   one batch: the cache classifies the keys in order against the interval, narrowing it with
-//!   each hit; the others go to the store in one parallel round at the narrowed `s_high`
-//!   (as in the authors' `causal_cache_get_request_handler`, digest §2.11).
+//!   one batch, classified as the authors' `causal_cache_get_request_handler` does (digest
+//!   §2.11): entries satisfying Eq. 1 are provisionally accepted and the newest raises `s_low`;
+//!   accepted entries promised below the new `s_low` are refreshed instead (treated as stale),
+//!   so one old promise does not pin the whole snapshot to the past; the rest narrow `s_high`.
+//!   The keys not served go to the store in one parallel round at the narrowed `s_high`.
+//!   Narrowing in key order (Alg. 1) gives the same final interval, since all the versions'
+//!   validity ranges contain the point `s_high`.
 //! - **A storage read at `s_high = ∞`** (nothing read yet, every key missed) is sent at the
 //!   cache's *known stable time*, the largest `lst` it has heard from any partition: reading
 //!   each partition at its own `lst` would give keys mutually inconsistent promises.
@@ -65,7 +69,8 @@
 //!
 //! `metadata_bytes` (per workflow: the context the sink received; always the interval's two
 //! 8-byte timestamps), `metadata_bytes_hop` (per function-to-function hop), `storage_rounds_per_read`
-//! (0 for a hit, 1 otherwise, per key a function asked its cache for), `cache_hit`,
+//! (0 for a hit, 1 otherwise, per key a function asked its cache for), `function_cache_only`
+//! (1 when none of a function's reads needed the store: FaaSTCC §6.3's 60 %), `cache_hit`,
 //! `cache_miss`, `cache_stale`, `cache_replaced` (one sample per outcome), `visibility_ns`
 //! (from a version's commit at its partition to its first installation in each cache) and
 //! `commit_ns` (two-phase commit time at the sink).
@@ -121,7 +126,8 @@ pub struct FaastccParams {
     /// (CausalMesh §9.1 uses 5 ms).
     #[serde(default)]
     pub storage_latency_ns: Time,
-    /// Versions kept per key before the oldest is garbage-collected. Default 1000.
+    /// Versions kept per key before the oldest is garbage-collected. Default 1 000 000
+    /// (effectively no collection: snapshots can be arbitrarily old, see the module docs).
     #[serde(default = "default_versions_per_key_max")]
     pub versions_per_key_max: u32,
     /// Partition `i`'s clock runs `i × clock_skew_ns` ahead. Default 0.
@@ -130,6 +136,10 @@ pub struct FaastccParams {
     /// Caches start with every key's initial version and subscribe to every key. Default true.
     #[serde(default = "yes")]
     pub prewarm: bool,
+    /// Caches extend the promise of each entry that was its key's newest stable version to the
+    /// stable time of every later push from its partition (digest §2.8's switch). Default false.
+    #[serde(default)]
+    pub promise_bumps: bool,
 }
 
 fn default_partitions() -> u32 {
@@ -142,7 +152,7 @@ fn default_stabilization_period() -> Time {
     5 * MS
 }
 fn default_versions_per_key_max() -> u32 {
-    1000
+    1_000_000
 }
 fn yes() -> bool {
     true
@@ -233,7 +243,8 @@ pub enum Msg {
     Store(StoreMsg),
     /// Library → its cache: `CACHE_READ_TX(keys, [lo, hi])`.
     CacheRead { req: u64, keys: Vec<Key>, lo: Ts, hi: Ts },
-    CacheReply { req: u64, answers: Vec<(Key, Answer)> },
+    /// `storage`: some key needed a storage round.
+    CacheReply { req: u64, answers: Vec<(Key, Answer)>, storage: bool },
 }
 
 impl From<StoreMsg> for Msg {
@@ -255,7 +266,7 @@ impl Message for Msg {
         match self {
             Msg::Store(m) => m.size_bytes(),
             Msg::CacheRead { keys, .. } => 1 + 24 + 8 * keys.len() as u64,
-            Msg::CacheReply { answers, .. } => 1 + 8 + 33 * answers.len() as u64,
+            Msg::CacheReply { answers, .. } => 2 + 8 + 33 * answers.len() as u64,
         }
     }
 }
@@ -281,6 +292,8 @@ struct Entry {
     value: Option<Value>,
     t: Ts,
     p: Ts,
+    /// The version was its key's newest stable one when promised (see `promise_bumps`).
+    latest: bool,
 }
 
 /// A cache read waiting for the store.
@@ -300,6 +313,10 @@ pub struct Cache {
     prewarm: bool,
     /// Mutant `no_interval_narrowing`: do not narrow within a batch either.
     no_narrowing: bool,
+    /// Extend the promise of a `latest` entry to each push's stable time.
+    promise_bumps: bool,
+    /// Per partition, the stable time of its last push (promise bumps).
+    bumped: Vec<Ts>,
     entries: BTreeMap<Key, Entry>,
     /// The largest stable time any partition reported: a snapshot every partition can serve.
     known_stable: Ts,
@@ -308,11 +325,16 @@ pub struct Cache {
 }
 
 impl Cache {
+    /// The entry for `key`, with its promise extended by the pushes since (lazily: bumps only
+    /// grow, and a newer version would have arrived in the push that carried the bump).
     fn entry(&self, key: Key) -> Option<Entry> {
+        let bump = if self.promise_bumps { self.bumped[tcc_store::partition_of(key, self.bumped.len() as u32)] } else { 0 };
         match self.entries.get(&key) {
+            Some(e) if e.latest => Some(Entry { p: e.p.max(bump), ..*e }),
             Some(e) => Some(*e),
-            // A pre-warmed cache holds the initial version, promised at the start (time 0).
-            None if self.prewarm => Some(Entry { value: None, t: 0, p: 0 }),
+            // A pre-warmed cache holds the initial version, promised at the start (time 0), or
+            // up to the last push when promises are bumped (every newer version is pushed).
+            None if self.prewarm => Some(Entry { value: None, t: 0, p: bump, latest: true }),
             None => None,
         }
     }
@@ -322,15 +344,41 @@ impl Cache {
     }
 
     fn on_read(&mut self, now: Time, client: NodeId, client_req: u64, keys: Vec<Key>, interval: Interval, out: &mut Out) {
-        let mut interval = interval;
-        let mut answers = Vec::with_capacity(keys.len());
-        let mut fetch: BTreeMap<usize, Vec<(Key, Option<Ts>, bool)>> = BTreeMap::new();
-        for key in keys {
-            let entry = self.entry(key);
-            let outcome = match entry {
+        // Pass 1: entries consistent with the incoming interval are provisionally accepted, and
+        // the newest of them raises s_low. Pass 2: accepted entries promised below that are
+        // refreshed instead (they would pin the snapshot to an old point), and the others lower
+        // s_high to their promise. This is the authors' batched algorithm (digest §2.11).
+        let entries: Vec<(Key, Option<Entry>)> = keys.iter().map(|&k| (k, self.entry(k))).collect();
+        let mut outcomes: Vec<Outcome4> = entries
+            .iter()
+            .map(|(_, e)| match e {
                 None => Outcome4::Miss,
                 Some(e) => classify(e.t, e.p, interval),
-            };
+            })
+            .collect();
+        let mut narrowed = interval;
+        if !self.no_narrowing {
+            let low = entries
+                .iter()
+                .zip(&outcomes)
+                .filter(|(_, o)| **o == Outcome4::Consistent)
+                .map(|((_, e), _)| e.expect("hit").t)
+                .fold(interval.0, Ts::max);
+            narrowed.0 = low;
+            for ((_, e), o) in entries.iter().zip(outcomes.iter_mut()) {
+                if *o == Outcome4::Consistent {
+                    let e = e.expect("hit");
+                    if e.p < low {
+                        *o = Outcome4::Stale;
+                    } else {
+                        narrowed.1 = narrowed.1.min(e.p);
+                    }
+                }
+            }
+        }
+        let mut answers = Vec::with_capacity(keys.len());
+        let mut fetch: BTreeMap<usize, Vec<(Key, Option<Ts>, bool)>> = BTreeMap::new();
+        for ((key, entry), outcome) in entries.into_iter().zip(outcomes) {
             out.observe(
                 match outcome {
                     Outcome4::Consistent => "cache_hit",
@@ -343,9 +391,6 @@ impl Cache {
             out.observe("storage_rounds_per_read", u64::from(outcome != Outcome4::Consistent));
             if outcome == Outcome4::Consistent {
                 let e = entry.expect("a hit has an entry");
-                if !self.no_narrowing {
-                    interval = narrow(interval, e.t, e.p);
-                }
                 answers.push((key, outcome, Some(Answer::Version { value: e.value, t: e.t, p: e.p })));
             } else {
                 let partition = tcc_store::partition_of(key, self.partitions.len() as u32);
@@ -355,6 +400,7 @@ impl Cache {
                 answers.push((key, outcome, None));
             }
         }
+        let interval = narrowed;
         if fetch.is_empty() {
             self.reply(client, client_req, answers, out);
             return;
@@ -392,7 +438,8 @@ impl Cache {
         w.partitions_left -= 1;
         let done = w.partitions_left == 0;
         for (key, f) in installs {
-            self.install(now, key, f.value, f.ts, f.promise, f.committed_ns, out);
+            let entry = Entry { value: f.value, t: f.ts, p: f.promise, latest: f.latest };
+            self.install(now, key, entry, f.committed_ns, out);
         }
         if done {
             let w = self.waiting.remove(&req).expect("present");
@@ -401,31 +448,36 @@ impl Cache {
     }
 
     fn reply(&mut self, client: NodeId, req: u64, answers: Vec<(Key, Outcome4, Option<Answer>)>, out: &mut Out) {
+        let storage = answers.iter().any(|a| a.1 != Outcome4::Consistent);
         let answers = answers.into_iter().map(|(k, _, a)| (k, a.expect("every key answered"))).collect();
-        out.send(client, Msg::CacheReply { req, answers });
+        out.send(client, Msg::CacheReply { req, answers, storage });
     }
 
-    fn on_notify(&mut self, now: Time, lst: Ts, entries: Vec<tcc_store::Pushed>, out: &mut Out) {
+    fn on_notify(&mut self, now: Time, from: NodeId, lst: Ts, entries: Vec<tcc_store::Pushed>, out: &mut Out) {
         self.known_stable = self.known_stable.max(lst);
         for e in entries {
             if self.prewarm || self.entries.contains_key(&e.key) {
-                self.install(now, e.key, e.value, e.ts, e.promise, e.committed_ns, out);
+                let entry = Entry { value: e.value, t: e.ts, p: e.promise, latest: e.latest };
+                self.install(now, e.key, entry, e.committed_ns, out);
             }
         }
+        // After the new versions: every `latest` entry of this partition is still its key's
+        // newest version at `lst`.
+        let j = self.partitions.iter().position(|&p| p == from).expect("a push from a partition");
+        self.bumped[j] = self.bumped[j].max(lst);
     }
 
     /// Applies a version if it is fresher than the entry: a newer version, or a longer promise
     /// for the same one (§4.3: updates can arrive late and out of order).
-    #[allow(clippy::too_many_arguments)]
-    fn install(&mut self, now: Time, key: Key, value: Option<Value>, t: Ts, p: Ts, committed_ns: Time, out: &mut Out) {
-        assert!(t <= p, "a version is valid at its own timestamp");
+    fn install(&mut self, now: Time, key: Key, new: Entry, committed_ns: Time, out: &mut Out) {
+        assert!(new.t <= new.p, "a version is valid at its own timestamp");
         let old = self.entry(key);
-        let newer = old.is_none_or(|o| t > o.t);
-        if newer || old.is_some_and(|o| t == o.t && p > o.p) {
-            if newer && t > 0 {
+        let newer = old.is_none_or(|o| new.t > o.t);
+        if newer || old.is_some_and(|o| new.t == o.t && new.p > o.p) {
+            if newer && new.t > 0 {
                 out.observe("visibility_ns", now.saturating_sub(committed_ns));
             }
-            self.entries.insert(key, Entry { value, t, p });
+            self.entries.insert(key, new);
         }
     }
 
@@ -518,6 +570,8 @@ pub struct Library {
     state: LibState,
     next_req: u64,
     op_index: u32,
+    /// Some read of this function needed the store.
+    used_storage: bool,
 }
 
 impl Library {
@@ -621,6 +675,7 @@ impl Library {
     }
 
     fn finish(&mut self, now: Time, out: &mut Out) {
+        out.observe("function_cache_only", u64::from(!self.used_storage));
         if !self.is_sink {
             out.observe("metadata_bytes_hop", self.ctx.metadata_bytes());
             self.state = LibState::Finished;
@@ -752,8 +807,9 @@ impl Node for FaastccNode {
             (FaastccNode::Cache(c), Msg::Store(StoreMsg::ReadReply { req, lst, entries })) => {
                 c.on_store_reply(now, req, lst, entries, out)
             }
-            (FaastccNode::Cache(c), Msg::Store(StoreMsg::Notify { lst, entries })) => c.on_notify(now, lst, entries, out),
-            (FaastccNode::Function(l), Msg::CacheReply { req, answers }) => {
+            (FaastccNode::Cache(c), Msg::Store(StoreMsg::Notify { lst, entries })) => c.on_notify(now, from, lst, entries, out),
+            (FaastccNode::Function(l), Msg::CacheReply { req, answers, storage }) => {
+                l.used_storage |= storage;
                 let LibState::AwaitCache { req: want, batch } = std::mem::replace(&mut l.state, LibState::Running) else {
                     unreachable!("a cache reply the library did not wait for")
                 };
@@ -847,6 +903,8 @@ impl Protocol for Faastcc {
                     partitions: partitions.clone(),
                     prewarm: self.params.prewarm,
                     no_narrowing: self.no_interval_narrowing,
+                    promise_bumps: self.params.promise_bumps,
+                    bumped: vec![0; self.params.partitions as usize],
                     entries: BTreeMap::new(),
                     known_stable: 0,
                     next_req: 0,
@@ -888,6 +946,7 @@ impl Protocol for Faastcc {
             state: LibState::Running,
             next_req: 0,
             op_index: 0,
+            used_storage: false,
         })
     }
 
@@ -984,7 +1043,9 @@ mod tests {
             partitions: vec![NodeId::fixed(1)],
             prewarm: false,
             no_narrowing: false,
-            entries: entries.iter().map(|&(k, t, p)| (k, Entry { value: Some(k * 10), t, p })).collect(),
+            promise_bumps: false,
+            bumped: vec![0],
+            entries: entries.iter().map(|&(k, t, p)| (k, Entry { value: Some(k * 10), t, p, latest: false })).collect(),
             known_stable: 0,
             next_req: 0,
             waiting: BTreeMap::new(),
@@ -1009,10 +1070,12 @@ mod tests {
         cache.on_read(0, CLIENT, 7, vec![2, 3, 1, 4, 5], AFTER_FX, &mut out);
         assert_eq!(store_reads(&out), vec![(90, vec![(1, Some(50)), (4, Some(130)), (5, None)])]);
         out.clear();
-        let found = |value, ts, promise| Some(Found { value, ts, promise, same_as_cached: false, committed_ns: 0 });
+        let found = |value, ts, promise| Some(Found { value, ts, promise, same_as_cached: false, latest: false, committed_ns: 0 });
         let entries = vec![(1, found(Some(11), 70, 95)), (4, found(Some(41), 85, 129)), (5, found(None, 0, 100))];
         cache.on_store_reply(1, 0, 100, entries, &mut out);
-        let [Effect::Send { to, msg: Msg::CacheReply { req: 7, answers } }] = out.effects.as_slice() else { panic!("{out:?}") };
+        let [Effect::Send { to, msg: Msg::CacheReply { req: 7, answers, storage: true } }] = out.effects.as_slice() else {
+            panic!("{out:?}")
+        };
         assert_eq!(*to, CLIENT);
         let ts: Vec<(Key, Ts, Ts)> = answers
             .iter()
@@ -1042,12 +1105,13 @@ mod tests {
     fn pushes_install_newer_versions_and_longer_promises_only() {
         let mut cache = cache_with(&[(1, 50, 60)]);
         let mut out = Out::default();
-        let pushed = |ts, promise| tcc_store::Pushed { key: 1, value: Some(ts), ts, promise, committed_ns: 0 };
-        cache.on_notify(0, 200, vec![pushed(40, 45)], &mut out);
+        let pushed = |ts, promise| tcc_store::Pushed { key: 1, value: Some(ts), ts, promise, latest: false, committed_ns: 0 };
+        let p = NodeId::fixed(1);
+        cache.on_notify(0, p, 200, vec![pushed(40, 45)], &mut out);
         assert_eq!((cache.entries[&1].t, cache.entries[&1].p), (50, 60), "an older version is discarded");
-        cache.on_notify(0, 200, vec![pushed(50, 70)], &mut out);
+        cache.on_notify(0, p, 200, vec![pushed(50, 70)], &mut out);
         assert_eq!(cache.entries[&1].p, 70, "the same version with a longer promise");
-        cache.on_notify(0, 200, vec![pushed(80, 90)], &mut out);
+        cache.on_notify(0, p, 200, vec![pushed(80, 90)], &mut out);
         assert_eq!(cache.entries[&1].t, 80);
     }
 }

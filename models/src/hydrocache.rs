@@ -88,6 +88,7 @@
 //! # Metrics (`out.observe`)
 //!
 //! `metadata_bytes` (per workflow, the context the sink received), `metadata_bytes_hop`,
+//! `function_cache_only` (1 when a function needed neither the database nor another cache),
 //! `storage_rounds_per_read` (storage round trips per key read through a cache),
 //! `remote_reads` (cache-to-cache reads of pinned versions), `refresh_rounds` (rounds to merge
 //! one refresh), `visibility_ns` (write at the database → merged into a cache's cut),
@@ -162,7 +163,7 @@ impl Deps {
 
 /// Merges two sorted dependency lists, keeping the newer version of each key.
 pub fn merge_deps(a: &[(Key, Seq)], b: &[(Key, Seq)]) -> Vec<(Key, Seq)> {
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].0.cmp(&b[j].0) {
@@ -279,13 +280,16 @@ pub enum Msg {
     // cache ↔ database
     Fetch { req: u64, keys: Vec<Key>, subscribe: bool },
     FetchReply { req: u64, versions: Vec<(Key, HVersion)> },
+    /// A cache's periodic refresh: what changed since its last pull.
+    Pull,
     Notify { versions: Vec<(Key, HVersion)> },
     // sink ↔ database
     WriteTx { deps: Deps, writes: Vec<(Key, Value)> },
     WriteAck { seqs: Vec<(Key, Seq)> },
     // library ↔ its cache
     Read { req: u64, wf: WfKey, keys: Vec<(Key, Need)> },
-    ReadReply { req: u64, versions: Vec<(Key, HVersion, u32)> },
+    /// Per key: the version, the storage rounds it took, and whether it came from another cache.
+    ReadReply { req: u64, versions: Vec<(Key, HVersion, u32, bool)> },
     // cache ↔ cache: a version pinned for a workflow upstream
     PinnedRead { req: u64, wf: WfKey, key: Key },
     PinnedReply { req: u64, key: Key, version: HVersion },
@@ -303,6 +307,7 @@ impl Message for Msg {
         match self {
             Msg::Fetch { .. } => "Fetch",
             Msg::FetchReply { .. } => "FetchReply",
+            Msg::Pull => "Pull",
             Msg::Notify { .. } => "Notify",
             Msg::WriteTx { .. } => "WriteTx",
             Msg::WriteAck { .. } => "WriteAck",
@@ -323,11 +328,12 @@ impl Message for Msg {
         1 + match self {
             Msg::Fetch { keys, .. } => 9 + 8 * keys.len() as u64,
             Msg::FetchReply { versions: v, .. } => 8 + versions(v),
+            Msg::Pull => 0,
             Msg::Notify { versions: v } => versions(v),
             Msg::WriteTx { deps, writes } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
             Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
-            Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _)| 8 + v.wire_bytes()).sum::<u64>(),
+            Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),
             Msg::PinnedRead { .. } => 28,
             Msg::PinnedReply { version, .. } => 16 + version.wire_bytes(),
             Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
@@ -351,14 +357,17 @@ type Out = Outbox<Msg, Timer>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Db {
-    caches: Vec<NodeId>,
-    refresh_period_ns: Time,
+    /// How many caches pull (the log prefix all of them have pulled is dropped).
+    cache_count: usize,
     latency_ns: Time,
     subscribe_all: bool,
     latest: BTreeMap<Key, HVersion>,
     subscribers: BTreeMap<Key, BTreeSet<NodeId>>,
-    /// Keys written since the last refresh.
-    unpushed: BTreeSet<Key>,
+    /// Keys in write order, from `log_base` on (the prefix every cache pulled is dropped).
+    log: Vec<Key>,
+    log_base: usize,
+    /// Per cache, the log position its last pull reached.
+    pulled: BTreeMap<NodeId, usize>,
     held: BTreeMap<u64, (NodeId, Msg)>,
     next_held: u64,
 }
@@ -403,10 +412,24 @@ impl Db {
                 for &(k, v) in &writes {
                     let seq = seqs[seqs.binary_search_by_key(&k, |e| e.0).expect("assigned")].1;
                     self.latest.insert(k, HVersion { seq, value: Some(v), deps: all.clone(), written_ns: now });
-                    self.unpushed.insert(k);
+                    self.log.push(k);
                 }
                 out.trace("DbWrite", || format!("{{\"keys\":{},\"deps\":{}}}", seqs.len(), all.len()));
                 self.send_out(from, Msg::WriteAck { seqs }, out);
+            }
+            Msg::Pull => {
+                // The newest version of every subscribed key written since this cache's last pull.
+                let from_pos = self.pulled.get(&from).copied().unwrap_or(self.log_base);
+                let keys: BTreeSet<Key> = self.log[from_pos - self.log_base..].iter().copied().collect();
+                let subscribed = |k: &Key| self.subscribe_all || self.subscribers.get(k).is_some_and(|s| s.contains(&from));
+                let versions: Vec<(Key, HVersion)> = keys.into_iter().filter(subscribed).map(|k| (k, self.latest(k))).collect();
+                self.pulled.insert(from, self.log_base + self.log.len());
+                let oldest = self.pulled.values().copied().min().unwrap_or(self.log_base);
+                if self.pulled.len() == self.cache_count && oldest > self.log_base {
+                    self.log.drain(..oldest - self.log_base);
+                    self.log_base = oldest;
+                }
+                self.send_out(from, Msg::Notify { versions }, out);
             }
             other => unreachable!("{} is not for the database", other.kind()),
         }
@@ -414,30 +437,11 @@ impl Db {
 
     fn on_timer(&mut self, timer: Timer, out: &mut Out) {
         match timer {
-            Timer::Refresh => {
-                let keys = std::mem::take(&mut self.unpushed);
-                let mut per_cache: BTreeMap<NodeId, Vec<(Key, HVersion)>> = BTreeMap::new();
-                for k in keys {
-                    let v = self.latest(k);
-                    if self.subscribe_all {
-                        for &c in &self.caches {
-                            per_cache.entry(c).or_default().push((k, v.clone()));
-                        }
-                    } else if let Some(subs) = self.subscribers.get(&k) {
-                        for &c in subs {
-                            per_cache.entry(c).or_default().push((k, v.clone()));
-                        }
-                    }
-                }
-                for (cache, versions) in per_cache {
-                    self.send_out(cache, Msg::Notify { versions }, out);
-                }
-                out.set_timer(Timer::Refresh, self.refresh_period_ns);
-            }
             Timer::Release(seq) => {
                 let (to, msg) = self.held.remove(&seq).expect("released once");
                 out.send(to, msg);
             }
+            Timer::Refresh => unreachable!("the database does not refresh: caches pull"),
         }
     }
 }
@@ -459,7 +463,8 @@ struct PendingRead {
     client: NodeId,
     client_req: u64,
     wf: WfKey,
-    items: Vec<(Key, Need, Option<HVersion>, u32)>,
+    /// Per key: what it needs, the answer, storage rounds, from another cache.
+    items: Vec<(Key, Need, Option<HVersion>, u32, bool)>,
     waiting: usize,
 }
 
@@ -467,6 +472,9 @@ struct PendingRead {
 pub struct HCache {
     id: NodeId,
     db: NodeId,
+    /// Refresh period and this cache's phase within it (caches refresh independently).
+    refresh_period_ns: Time,
+    refresh_phase_ns: Time,
     mode: Mode,
     prewarm: bool,
     cut: Cut,
@@ -523,7 +531,14 @@ impl HCache {
             Msg::Notify { versions } => {
                 let pending: BTreeMap<Key, HVersion> =
                     versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k)).collect();
-                if !pending.is_empty() {
+                if self.prewarm {
+                    // Subscribed to every key, a pull returns every key changed since the last
+                    // one: with what we merged before, that is the database's whole state at
+                    // the pull, which is causally closed. Nothing to check (the cut invariant,
+                    // when checked, confirms it).
+                    self.merge(now, pending, out);
+                    out.observe("refresh_rounds", 0);
+                } else if !pending.is_empty() {
                     self.integrate(now, pending, Vec::new(), None, out);
                 }
             }
@@ -536,6 +551,7 @@ impl HCache {
                 let (read, item) = self.remote.remove(&req).expect("a pinned read in flight");
                 let r = self.reads.get_mut(&read).expect("its read is pending");
                 assert_eq!(r.items[item].0, key);
+                r.items[item].4 = true;
                 self.serve(read, item, version, 0, out);
             }
             Msg::ConPrepare { wf } => out.send(from, Msg::ConPinned { wf, cut: self.cut.clone() }),
@@ -554,7 +570,7 @@ impl HCache {
     fn on_read(&mut self, now: Time, client: NodeId, client_req: u64, wf: WfKey, keys: Vec<(Key, Need)>, out: &mut Out) {
         let id = self.next_req;
         self.next_req += 1;
-        let items = keys.iter().map(|&(k, need)| (k, need, None, 0)).collect();
+        let items = keys.iter().map(|&(k, need)| (k, need, None, 0, false)).collect();
         self.reads.insert(id, PendingRead { client, client_req, wf, items, waiting: keys.len() });
         for (item, (key, need)) in keys.into_iter().enumerate() {
             let candidate = self.candidate(wf, key);
@@ -594,7 +610,7 @@ impl HCache {
         self.pins.entry(wf).or_default().insert(key, version);
         if done {
             let r = self.reads.remove(&read).expect("present");
-            let versions = r.items.into_iter().map(|(k, _, v, rounds)| (k, v.expect("answered"), rounds)).collect();
+            let versions = r.items.into_iter().map(|(k, _, v, rounds, remote)| (k, v.expect("answered"), rounds, remote)).collect();
             out.send(r.client, Msg::ReadReply { req: r.client_req, versions });
         }
     }
@@ -652,17 +668,9 @@ impl HCache {
             self.fetch(req, missing.into_iter().collect(), out);
             return;
         }
-        let i = self.integrations.remove(&req).expect("present");
+        let mut i = self.integrations.remove(&req).expect("present");
         // Every pending version's dependencies are covered by the cut plus the others: merge.
-        let cut = Arc::make_mut(&mut self.cut.0);
-        for (k, v) in i.pending {
-            if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
-                if v.seq > 0 {
-                    out.observe("visibility_ns", now.saturating_sub(v.written_ns));
-                }
-                cut.insert(k, v);
-            }
-        }
+        self.merge(now, std::mem::take(&mut i.pending), out);
         match i.read {
             Some((read, item)) => {
                 let r = &self.reads[&read];
@@ -674,6 +682,22 @@ impl HCache {
                 self.serve(read, item, v, i.rounds, out);
             }
             None => out.observe("refresh_rounds", i.rounds as u64),
+        }
+    }
+
+    /// Merges versions into the cut (newer ones only); the caller checked their dependencies.
+    fn merge(&mut self, now: Time, versions: BTreeMap<Key, HVersion>, out: &mut Out) {
+        if versions.is_empty() {
+            return;
+        }
+        let cut = Arc::make_mut(&mut self.cut.0);
+        for (k, v) in versions {
+            if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
+                if v.seq > 0 {
+                    out.observe("visibility_ns", now.saturating_sub(v.written_ns));
+                }
+                cut.insert(k, v);
+            }
         }
     }
 
@@ -806,6 +830,8 @@ pub struct HLib {
     fresh: Vec<(Key, HVersion)>,
     /// The first causal violation among this function's reads: (key read, conflicting key).
     violation: Option<(Key, Key)>,
+    /// Some read of this function needed the database or another cache.
+    used_remote: bool,
     state: HState,
     next_req: u64,
     op_index: u32,
@@ -857,38 +883,45 @@ impl HLib {
                         }
                         self.next_op += 1;
                     }
-                    let mut needs: Vec<(Key, Need)> = Vec::new();
-                    for &k in &batch {
-                        if self.ctx.write_set.contains_key(&k) || self.fn_reads.contains_key(&k) || needs.iter().any(|n| n.0 == k)
-                        {
-                            continue;
-                        }
-                        let need = match self.ctx.read_set.get(&k) {
-                            Some(&(seq, at)) => Need::Exact(seq, at),
-                            None => Need::AtLeast(self.dep(k)),
-                        };
-                        needs.push((k, need));
+                    if self.request(&batch, out) {
+                        return;
                     }
-                    if needs.is_empty() {
-                        self.complete_batch(now, &batch, BTreeMap::new(), out);
-                        continue;
-                    }
-                    let req = self.next_req;
-                    self.next_req += 1;
-                    out.send(self.cache, Msg::Read { req, wf: self.wf, keys: needs });
-                    self.state = HState::AwaitCache { req, batch };
-                    return;
+                    self.complete_batch(now, &batch, BTreeMap::new(), out);
                 }
             }
         }
+    }
+
+    /// Asks the cache for the keys of `batch` not served locally; false if there are none.
+    fn request(&mut self, batch: &[Key], out: &mut Out) -> bool {
+        let mut needs: Vec<(Key, Need)> = Vec::new();
+        for &k in batch {
+            if self.ctx.write_set.contains_key(&k) || self.fn_reads.contains_key(&k) || needs.iter().any(|n| n.0 == k) {
+                continue;
+            }
+            let need = match self.ctx.read_set.get(&k) {
+                Some(&(seq, at)) => Need::Exact(seq, at),
+                None => Need::AtLeast(self.dep(k)),
+            };
+            needs.push((k, need));
+        }
+        if needs.is_empty() {
+            return false;
+        }
+        let req = self.next_req;
+        self.next_req += 1;
+        out.send(self.cache, Msg::Read { req, wf: self.wf, keys: needs });
+        self.state = HState::AwaitCache { req, batch: batch.to_vec() };
+        true
     }
 
     fn dep(&self, key: Key) -> Seq {
         self.ctx.deps.binary_search_by_key(&key, |e| e.0).map_or(0, |i| self.ctx.deps[i].1)
     }
 
-    fn complete_batch(&mut self, now: Time, batch: &[Key], answers: BTreeMap<Key, (HVersion, u32)>, out: &mut Out) {
-        for &key in batch {
+    /// Returns the batch's keys in order; false if some had to be read again (see below).
+    fn complete_batch(&mut self, now: Time, batch: &[Key], answers: BTreeMap<Key, (HVersion, u32, bool)>, out: &mut Out) -> bool {
+        for (i, &key) in batch.iter().enumerate() {
             if let Some(&v) = self.ctx.write_set.get(&key) {
                 self.record_op(now, OpRecord::read(key, Some(v)));
                 continue;
@@ -897,13 +930,21 @@ impl HLib {
                 self.record_op(now, OpRecord::read(key, v));
                 continue;
             }
-            let (version, rounds) = answers.get(&key).cloned().expect("the cache answered every key");
-            out.observe("storage_rounds_per_read", rounds as u64);
+            let (version, rounds, remote) = answers.get(&key).cloned().expect("the cache answered every key");
             let upstream = self.ctx.read_set.get(&key).copied();
+            if upstream.is_none() && version.seq < self.dep(key) {
+                // An earlier key of this batch (read from another cache or the database) depends
+                // on a newer version than the one served: read the rest of the batch again.
+                out.observe("batch_rereads", 1);
+                let asked = self.request(&batch[i..], out);
+                assert!(asked, "the key itself still needs the cache");
+                return false;
+            }
+            out.observe("storage_rounds_per_read", rounds as u64);
+            self.used_remote |= rounds > 0 || remote;
             if let Some((seq, _)) = upstream {
                 assert_eq!(version.seq, seq, "a key read upstream is read again at the same version");
             } else {
-                assert!(version.seq >= self.dep(key), "the cache honours the dependency map");
                 if self.violation.is_none()
                     && let Some(other) = conflict(&self.ctx.read_set, key, &version)
                 {
@@ -911,22 +952,24 @@ impl HLib {
                 }
                 self.ctx.read_set.insert(key, (version.seq, self.cache));
                 self.ctx.pinned_at.insert(self.cache);
-                let mut own = version.deps.0.to_vec();
-                let at = own.partition_point(|e| e.0 < key);
-                if own.get(at).is_some_and(|e| e.0 == key) {
-                    own[at].1 = own[at].1.max(version.seq);
-                } else {
-                    own.insert(at, (key, version.seq));
+                let deps = &mut self.ctx.deps;
+                if !version.deps.is_empty() {
+                    *deps = merge_deps(deps, &version.deps.0);
                 }
-                self.ctx.deps = merge_deps(&self.ctx.deps, &own);
+                match deps.binary_search_by_key(&key, |e| e.0) {
+                    Ok(at) => deps[at].1 = deps[at].1.max(version.seq),
+                    Err(at) => deps.insert(at, (key, version.seq)),
+                }
             }
             self.fn_reads.insert(key, version.value);
             self.record_op(now, OpRecord::read(key, version.value).with_version(vec![version.seq]));
             self.fresh.push((key, version));
         }
+        true
     }
 
     fn finish(&mut self, now: Time, out: &mut Out) {
+        out.observe("function_cache_only", u64::from(!self.used_remote));
         // Validation between functions (Opt), or the outside-snapshot corner of Con.
         if let Some((key, other)) = self.violation
             && !self.no_validation
@@ -1032,9 +1075,10 @@ impl HLib {
                     unreachable!("a read reply the library did not wait for")
                 };
                 assert_eq!(req, want);
-                let answers = versions.into_iter().map(|(k, v, r)| (k, (v, r))).collect();
-                self.complete_batch(now, &batch, answers, out);
-                self.run(now, out);
+                let answers = versions.into_iter().map(|(k, v, r, remote)| (k, (v, r, remote))).collect();
+                if self.complete_batch(now, &batch, answers, out) {
+                    self.run(now, out);
+                }
             }
             Msg::WriteAck { seqs } => {
                 assert_eq!(self.state, HState::AwaitWrite);
@@ -1080,8 +1124,8 @@ impl Node for HydroNode {
 
     fn on_start(&mut self, now: Time, out: &mut Out) {
         match self {
-            HydroNode::Db(d) => out.set_timer(Timer::Refresh, d.refresh_period_ns),
-            HydroNode::Cache(_) => {}
+            HydroNode::Db(_) => {}
+            HydroNode::Cache(c) => out.set_timer(Timer::Refresh, c.refresh_phase_ns),
             HydroNode::Function(l) => l.on_start(now, out),
         }
     }
@@ -1095,9 +1139,13 @@ impl Node for HydroNode {
     }
 
     fn on_timer(&mut self, _now: Time, timer: Timer, out: &mut Out) {
-        match self {
-            HydroNode::Db(d) => d.on_timer(timer, out),
-            node => unreachable!("timer {timer:?} for {node:?}"),
+        match (self, timer) {
+            (HydroNode::Db(d), timer) => d.on_timer(timer, out),
+            (HydroNode::Cache(c), Timer::Refresh) => {
+                out.send(c.db, Msg::Pull);
+                out.set_timer(Timer::Refresh, c.refresh_period_ns);
+            }
+            (node, timer) => unreachable!("timer {timer:?} for {node:?}"),
         }
     }
 
@@ -1154,6 +1202,9 @@ impl Protocol for HydroCache {
                 node: HydroNode::Cache(HCache {
                     id,
                     db: self.db(),
+                    refresh_period_ns: self.params.refresh_period_ns,
+                    // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
+                    refresh_phase_ns: self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
                     mode: self.params.mode,
                     prewarm: self.params.prewarm,
                     cut: Cut::default(),
@@ -1171,13 +1222,14 @@ impl Protocol for HydroCache {
             machine: "db".into(),
             hosts_workers: false,
             node: HydroNode::Db(Db {
-                caches: self.caches(),
-                refresh_period_ns: self.params.refresh_period_ns,
+                cache_count: self.servers as usize,
                 latency_ns: self.params.storage_latency_ns,
                 subscribe_all: self.params.prewarm,
                 latest: BTreeMap::new(),
                 subscribers: BTreeMap::new(),
-                unpushed: BTreeSet::new(),
+                log: Vec::new(),
+                log_base: 0,
+                pulled: BTreeMap::new(),
                 held: BTreeMap::new(),
                 next_held: 0,
             }),
@@ -1210,6 +1262,7 @@ impl Protocol for HydroCache {
             fn_reads: BTreeMap::new(),
             fresh: Vec::new(),
             violation: None,
+            used_remote: false,
             state: HState::Running,
             next_req: 0,
             op_index: 0,
@@ -1268,6 +1321,8 @@ mod tests {
         HCache {
             id: NodeId::fixed(0),
             db: NodeId::fixed(9),
+            refresh_period_ns: 100,
+            refresh_phase_ns: 100,
             mode: Mode::Opt,
             prewarm,
             cut: Cut::default(),
@@ -1293,7 +1348,8 @@ mod tests {
     #[test]
     fn a_refresh_waits_for_dependencies_fetched_round_by_round() {
         // ka@2 depends on kb@2; kb@2 (fetched) depends on kc@1: two rounds, then one merge.
-        let mut c = cache(true);
+        // (A cache subscribed to only some keys must check; a pre-warmed one merges pulls whole.)
+        let mut c = cache(false);
         let mut out = Out::default();
         let ka = HVersion { seq: 2, value: Some(1), deps: deps(&[(1, 2), (2, 2)]), written_ns: 0 };
         c.on_message(10, NodeId::fixed(9), Msg::Notify { versions: vec![(1, ka)] }, &mut out);
@@ -1325,7 +1381,7 @@ mod tests {
             Effect::Send { msg: Msg::ReadReply { req: 5, versions }, .. } => Some(versions.clone()),
             _ => None,
         });
-        assert_eq!(reply, Some(vec![(4, k4, 1)]));
+        assert_eq!(reply, Some(vec![(4, k4, 1, false)]));
         assert_eq!(c.pins[&(1, 1)][&4].seq, 3, "served versions are pinned for downstream functions");
     }
 }

@@ -55,10 +55,11 @@
 //!   snapshot where it was replaced. The mutant `promise_off_by_one` does exactly that.
 //! - **Stabilisation is all-to-all** rather than Wren's tree: the same bound, fewer moving
 //!   parts; the period is a parameter (default 5 ms).
-//! - **Pushes carry new versions only**, never promise bumps for unchanged keys (the paper's
-//!   remark on Fig. 7 that most storage requests "send only metadata to update the promise"
-//!   suggests promises are renewed on demand). A storage reply for the version the cache
-//!   already holds is metadata only (smaller `size_bytes`), as in the authors' code.
+//! - **Pushes carry new versions only**, plus the sender's `lst`. Whether a cache may use that
+//!   `lst` to extend the promises of unchanged keys is FaaSTCC's choice (`promise_bumps`, off
+//!   by default); to make it sound, replies and pushes say whether a version was the key's
+//!   newest stable one (`latest`). A storage reply for the version the cache already holds is
+//!   metadata only (smaller `size_bytes`), as in the authors' code.
 //! - **Storage latency** (`storage_latency_ns`) is added to every message a partition sends to
 //!   a cache or a function, as CausalMesh's evaluation adds 5 ms to its database with netem.
 //!   Partitions also sit on their own machines (`P0`, `P1`, …), so per-link overrides work too.
@@ -115,6 +116,10 @@ pub struct Found {
     pub promise: Ts,
     /// The reader already holds this version: only the promise is new (metadata-only reply).
     pub same_as_cached: bool,
+    /// The promise is the read's bound, not the next version's timestamp: the version was the
+    /// key's newest stable one, so later pushes will carry any newer version (FaaSTCC's
+    /// `promise_bumps`).
+    pub latest: bool,
     /// When the version was installed (for the visibility metric only).
     pub committed_ns: Time,
 }
@@ -126,6 +131,8 @@ pub struct Pushed {
     pub value: Option<Value>,
     pub ts: Ts,
     pub promise: Ts,
+    /// The version is the key's newest stable one (its promise is the push's `lst`).
+    pub latest: bool,
     pub committed_ns: Time,
 }
 
@@ -470,7 +477,7 @@ impl Partition {
             (Some(v.value), v.ts, v.committed_ns)
         };
         assert!(ts <= s && s <= promise, "a storage read satisfies the reader's interval");
-        Some(Found { value, ts, promise, same_as_cached: cached == Some(ts), committed_ns })
+        Some(Found { value, ts, promise, same_as_cached: cached == Some(ts), latest: promise == bound, committed_ns })
     }
 
     // -----------------------------------------------------------------------------------------
@@ -508,7 +515,7 @@ impl Partition {
         for key in changed {
             let Some(found) = self.read_at(key, lst, lst, None) else { continue };
             let pushed =
-                Pushed { key, value: found.value, ts: found.ts, promise: found.promise, committed_ns: found.committed_ns };
+                Pushed { key, value: found.value, ts: found.ts, promise: found.promise, latest: found.latest, committed_ns: found.committed_ns };
             if self.config.subscribe_all {
                 for list in per_cache.values_mut() {
                     list.push(pushed.clone());
