@@ -32,6 +32,8 @@ pub(crate) struct Ctx<'a> {
     pub units: &'a Units,
     pub succ: &'a (Vec<u32>, Vec<u32>),
     pub clocks: &'a Clocks,
+    /// Threads for the read scan (the result does not depend on it).
+    pub threads: usize,
 }
 
 /// The outcome of scanning one read against the writes its unit can see.
@@ -172,7 +174,7 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
 /// Returns the stale reads (read, writer unit, newer unit) and the forced edges.
 fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) -> bool + Sync)) -> (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>) {
     let n = cx.units.n;
-    let threads = if n < 20_000 { 1 } else { crate::threads() };
+    let threads = if n < 2_000 { 1 } else { cx.threads.max(1) };
     let chunk = n.div_ceil(threads).max(1);
     let work = |range: std::ops::Range<usize>| {
         let mut row = DenseRow::new(cx.clocks.chain_count());
@@ -357,15 +359,6 @@ impl PoClock {
             Some(s) if *s != NONE => &self.maps[s],
             _ => &[],
         }
-    }
-
-    /// Whether `a` precedes `b` in program order.
-    pub(crate) fn before(&self, units: &Units, a: usize, b: usize) -> bool {
-        let sa = units.session[a];
-        if sa == units.session[b] {
-            return units.spos[a] < units.spos[b];
-        }
-        self.others(b).iter().any(|(s, bound)| *s == sa && units.spos[a] < *bound)
     }
 }
 

@@ -54,10 +54,18 @@ impl<'a> Namer<'a> {
                 self.op(*write);
                 self.op(*read);
             }
-            Hop::WriteOrder { first, second, read, .. } => {
+            Hop::WriteOrder { first, second, .. } => {
                 self.op(*first);
                 self.op(*second);
-                let _ = read;
+            }
+        }
+    }
+
+    /// Label the transactions whose reads forced write-order hops (after the hops' own).
+    fn readers(&mut self, hops: &[Hop]) {
+        for hop in hops {
+            if let Hop::WriteOrder { read, .. } = hop {
+                self.op(*read);
             }
         }
     }
@@ -235,6 +243,11 @@ impl<'a> Namer<'a> {
     }
 }
 
+/// Hops between different transactions (steps inside one transaction are not worth a line).
+fn between(hops: &[Hop]) -> Vec<Hop> {
+    hops.iter().filter(|hop| hop.from() != hop.to()).cloned().collect()
+}
+
 /// Build the reported violation for a finding.
 pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
     let mut nm = Namer::new(h);
@@ -266,6 +279,21 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             } else if w != RF_INIT && w != RF_NONE {
                 nm.op(w);
             }
+            let key = h.ops[r as usize].key;
+            let writes_of = |t: u32| h.txns[t as usize].ops().filter(move |o| h.ops[*o].is_write() && h.ops[*o].key == key);
+            match f.anomaly {
+                Anomaly::NotMyOwnWrite | Anomaly::NotMyLastWrite => {
+                    if let Some(o) = writes_of(t).filter(|o| (*o as u32) < r).last() {
+                        nm.op(o as u32);
+                    }
+                }
+                Anomaly::IntermediateRead => {
+                    if let Some(o) = writes_of(h.op_txn[w as usize]).last() {
+                        nm.op(o as u32);
+                    }
+                }
+                _ => {}
+            }
             let (s, c, st) = read_story(&nm, f.anomaly, r, t, &f.detail);
             sentence = s;
             contradiction = c;
@@ -276,6 +304,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             }
         }
         Detail::Shadow { newer, to_newer, to_reader } => {
+            let (to_newer, to_reader) = (&between(to_newer), &between(to_reader));
             let r = read.expect("shadow findings name their read");
             let t3 = h.op_txn[r as usize];
             let w = h.rf[r as usize];
@@ -290,6 +319,8 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
                 nm.hop(hop);
             }
             nm.op(r);
+            nm.readers(to_newer);
+            nm.readers(to_reader);
             for hop in to_newer.iter().chain(to_reader) {
                 let (text, edge) = nm.step(hop);
                 steps.push(text);
@@ -312,10 +343,12 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             sentence = shadow_sentence(&nm, f.anomaly, r, *newer, to_reader);
         }
         Detail::Cycle { hops, scc } => {
+            let hops = &between(hops);
             cycle = true;
             for hop in hops {
                 nm.hop(hop);
             }
+            nm.readers(hops);
             let n = hops.len();
             for (i, hop) in hops.iter().enumerate() {
                 let (text, edge) = nm.step(hop);
@@ -333,12 +366,14 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             sentence = cycle_sentence(&nm, f.anomaly, hops);
         }
         Detail::HbInit { write, hops } => {
+            let hops = &between(hops);
             let r = read.expect("HbInit findings name their read");
             for hop in hops {
                 nm.hop(hop);
             }
             nm.op(*write);
             nm.op(r);
+            nm.readers(hops);
             for hop in hops {
                 let (text, edge) = nm.step(hop);
                 steps.push(text);
@@ -499,17 +534,20 @@ fn shadow_sentence(nm: &Namer<'_>, anomaly: Anomaly, r: u32, newer: u32, to_read
     };
     match anomaly {
         Anomaly::MissedOwnWrite => {
-            format!("session {s3} read {old}{by} after it had itself written the {later}value {}.", nm.assign(newer))
+            let value = if w == RF_INIT { nm.assign(newer) } else { format!("the later value {}", nm.assign(newer)) };
+            if tv == t3 || nm.h.txns[tv as usize].session == nm.h.txns[t3 as usize].session {
+                format!("session {s3} read {old}{by} after it had itself written {value}.")
+            } else {
+                format!("session {s3} read {old}{by} although {sv}, earlier in its program order, had written {value}.")
+            }
         }
         Anomaly::NonMonotonicRead => {
             format!("session {s3} read {old}{by} after it had already read the newer {} (written by {sv}).", nm.assign(newer))
         }
         Anomaly::NonMonotonicWrite => {
             let seen = to_reader.iter().find_map(read_of).map(|o| nm.assign(o)).unwrap_or_default();
-            format!(
-                "session {s3} read {old}{by} after it had observed {seen}, which {sv} wrote after its {later}write {}.",
-                nm.assign(newer)
-            )
+            let value = if w == RF_INIT { nm.assign(newer) } else { format!("the later value {}", nm.assign(newer)) };
+            format!("session {s3} read {old}{by} after it had observed {seen}, which {sv} wrote after writing {value}.")
         }
         Anomaly::MissedReadDependency => {
             let seen = to_reader.iter().filter_map(read_of).nth(1).map(|o| nm.assign(o)).unwrap_or_default();
@@ -539,65 +577,86 @@ fn shadow_sentence(nm: &Namer<'_>, anomaly: Anomaly, r: u32, newer: u32, to_read
             ),
         },
         _ => {
-            // Causal-past visibility: name what the reader had observed last.
-            let observed = match to_reader.last() {
-                Some(Hop::ReadsFrom { read, from, .. }) if *from == tv => {
-                    format!("{} from the same transaction", nm.assign(*read))
-                }
-                Some(Hop::ReadsFrom { read, from, .. }) => {
-                    format!("{} (written by {})", nm.assign(*read), nm.session(*from))
-                }
-                Some(Hop::Program { from, from_op, .. }) if *from == tv => match from_op {
-                    Some(o) if *o == newer => format!("its own earlier write {}", nm.assign(newer)),
-                    _ => "its own earlier transaction that wrote it".to_string(),
-                },
-                Some(Hop::Program { from, .. }) => format!("its own earlier transaction {}", h.txns[*from as usize].id),
-                _ => "it".to_string(),
-            };
-            let follows = if to_reader.len() <= 1 { "which is" } else { "which causally follows" };
-            if to_reader.len() <= 1 && matches!(to_reader.last(), Some(Hop::Program { from, .. }) if *from == tv) {
-                format!("session {s3} read {old}{by} after {observed}, the {later}value {}.", nm.assign(newer))
-            } else if follows == "which is" {
-                format!("session {s3} read {old}{by} after it had observed {observed}, which also wrote the {later}value {}.", nm.assign(newer))
-            } else {
-                format!("session {s3} read {old}{by} after it had observed {observed}, {follows} {sv}'s {later}write {}.", nm.assign(newer))
+            // Causal-past visibility: name the last value the reader observed from outside.
+            let observed = to_reader.iter().rev().find_map(|hop| match hop {
+                Hop::ReadsFrom { read, from, .. } => Some((*read, *from)),
+                _ => None,
+            });
+            let read_newer = to_reader.iter().rev().any(|hop| matches!(hop, Hop::ReadsFrom { write, .. } if *write == newer));
+            match observed {
+                Some(_) if read_newer => format!(
+                    "session {s3} read {old}{by} after it had already read the {later}value {} (written by {sv}).",
+                    nm.assign(newer)
+                ),
+                Some((read, from)) if from == tv => format!(
+                    "session {s3} read {old}{by} after it had observed {}, which the transaction that wrote the {later}value {} also wrote.",
+                    nm.assign(read),
+                    nm.assign(newer)
+                ),
+                Some((read, from)) => format!(
+                    "session {s3} read {old}{by} after it had observed {} (written by {}), which causally follows {sv}'s {later}write {}.",
+                    nm.assign(read),
+                    nm.session(from),
+                    nm.assign(newer)
+                ),
+                None => format!(
+                    "session {s3} read {old}{by} although {sv} had written the {later}value {} earlier in its program order.",
+                    nm.assign(newer)
+                ),
             }
         }
     }
 }
 
 fn cycle_sentence(nm: &Namer<'_>, anomaly: Anomaly, hops: &[Hop]) -> String {
-    let mut txns: Vec<u32> = hops.iter().map(Hop::from).collect();
-    txns.dedup();
-    let ids: Vec<String> = nm.order.iter().map(|t| nm.h.txns[*t as usize].id.to_string()).collect();
-    let list = match ids.len() {
-        1 => format!("transaction {}", ids[0]),
-        2 => format!("transactions {} and {}", ids[0], ids[1]),
-        _ => format!("transactions {} and {}", ids[..ids.len() - 1].join(", "), ids[ids.len() - 1]),
+    let h = nm.h;
+    let list = |ts: &[u32]| -> String {
+        let ids: Vec<String> = ts.iter().map(|t| h.txns[*t as usize].id.to_string()).collect();
+        match ids.len() {
+            0 => "no transaction".to_string(),
+            1 => format!("transaction {}", ids[0]),
+            _ => format!("transactions {} and {}", ids[..ids.len() - 1].join(", "), ids[ids.len() - 1]),
+        }
     };
-    let keys: Vec<String> = {
-        let mut k: Vec<String> = hops
-            .iter()
-            .filter_map(|h| match h {
-                Hop::WriteOrder { first, .. } => Some(nm.h.key(nm.h.ops[*first as usize].key).to_string()),
-                _ => None,
-            })
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    };
+    let mut all: Vec<u32> = hops.iter().map(Hop::from).collect();
+    all.dedup();
+    let mut writers: Vec<u32> = Vec::new();
+    let mut readers: Vec<u32> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for hop in hops {
+        if let Hop::WriteOrder { from, to, first, read, .. } = hop {
+            for t in [*from, *to] {
+                if !writers.contains(&t) {
+                    writers.push(t);
+                }
+            }
+            let r = h.op_txn[*read as usize];
+            if !readers.contains(&r) {
+                readers.push(r);
+            }
+            let k = h.key(h.ops[*first as usize].key).to_string();
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
     match anomaly {
         Anomaly::CyclicCO => format!(
-            "{list} form a cycle of session order and reads-from: each one observes the next, so some value was read before it was written."
+            "{} form a cycle of session order and reads-from: each one observes the next, so some value was read before it was written.",
+            list(&all)
         ),
         Anomaly::CyclicHB => format!(
-            "in one session's view, {list} must each precede the next: causal order and the write orders implied by that session's reads of {} form a cycle.",
-            keys.join(", ")
+            "session {}'s reads order the writes of {} by {} both ways: its own view of the history is cyclic.",
+            readers.first().map_or("?", |r| nm.session(*r)),
+            keys.join(", "),
+            list(&writers)
         ),
         _ => format!(
-            "the reads of {list} force an order of the writes of {} that contradicts causality: no single order of writes explains what was read.",
-            keys.join(", ")
+            "the reads of {} order the writes of {} by {} in ways no single order of writes can satisfy{}.",
+            list(&readers),
+            keys.join(", "),
+            list(&writers),
+            if all.len() > writers.len() { ", given causality" } else { "" }
         ),
     }
 }

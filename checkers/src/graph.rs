@@ -441,16 +441,6 @@ impl Clocks {
         }
     }
 
-    #[inline]
-    pub(crate) fn chain(&self, u: usize) -> u32 {
-        self.info[u].chain
-    }
-
-    #[inline]
-    pub(crate) fn cpos(&self, u: usize) -> u32 {
-        self.info[u].cpos
-    }
-
     /// (chain, position) of a unit.
     #[inline]
     pub(crate) fn place(&self, u: usize) -> (u32, u32) {

@@ -687,10 +687,6 @@ impl HistoryBuilder {
         Ok(())
     }
 
-    pub(crate) fn set_info(&mut self, name: &str, json: String) {
-        self.header_info.insert(name.to_string(), json);
-    }
-
     /// Add one transaction; its line number is the count of records added so far (plus one for
     /// a header, if any was read from a file — file readers pass the real line instead).
     pub fn push(&mut self, rec: &TxnRecord) -> Result<(), ParseError> {

@@ -75,11 +75,14 @@ pub struct CheckOptions {
     pub violations_max: usize,
     /// Work budget of the causal-memory (`cm`) check, in elementary steps.
     pub cm_work_max: u64,
+    /// Threads for the read-only phases (0: the available parallelism, at most 4). The report
+    /// never depends on it.
+    pub threads: usize,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000 }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0 }
     }
 }
 
@@ -121,7 +124,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                 ));
             }
             Ok(clocks) => {
-                let cx = causal::Ctx { h, wf: &wf, units: &units, succ: &succ, clocks: &clocks };
+                let cx = causal::Ctx { h, wf: &wf, units: &units, succ: &succ, clocks: &clocks, threads: threads(options.threads) };
                 match level {
                     Level::ReadYourWrites | Level::MonotonicReads | Level::MonotonicWrites | Level::WritesFollowReads | Level::Session => {
                         session::check(&cx, level, &mut sink);
@@ -205,11 +208,10 @@ pub fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// Threads the checker may use for its read-only phases: `CAUSIM_CHECK_THREADS` if set,
-/// else the available parallelism, at most 4. The result never depends on it.
-pub(crate) fn threads() -> usize {
-    if let Some(n) = std::env::var("CAUSIM_CHECK_THREADS").ok().and_then(|s| s.parse::<usize>().ok()) {
-        return n.clamp(1, 64);
+/// Threads for the read-only phases: `requested`, or (0) the available parallelism, at most 4.
+pub(crate) fn threads(requested: usize) -> usize {
+    if requested > 0 {
+        return requested.min(64);
     }
     std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
 }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod litmus_table;
 pub mod oracle;
 
 use causim_checkers::{History, Key, Level, OpRecord, Outcome, TxnRecord, Value};
