@@ -721,7 +721,8 @@ impl Library {
     }
 
     fn commit_record(&mut self, now: Time, ct: Option<Ts>, out: &mut Out) {
-        let mut ops: Vec<OpRecord> = std::mem::take(&mut self.ctx.ops).into_values().collect();
+        // Cloned, not taken: the invariant still sees the reads after this handler.
+        let mut ops: Vec<OpRecord> = self.ctx.ops.values().cloned().collect();
         if let Some(ct) = ct {
             for op in ops.iter_mut().filter(|o| o.kind == OpKind::Write) {
                 op.version = vec![ct];

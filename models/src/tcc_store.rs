@@ -41,7 +41,9 @@
 //!    promise `lst`, to the subscribed caches. Pushing only stable versions keeps pushes
 //!    atomic: a transaction's versions are all at or below `lst`, or none is (§1.3 (d)). The
 //!    push also carries `lst` itself, from which caches learn a snapshot every partition can
-//!    serve.
+//!    serve. Partitions push independently, in staggered phases (partition `j` of `m` first
+//!    pushes `(j + 1)/m` of a period in), so caches see different keys refreshed at different
+//!    times, as with asynchronous pub/sub.
 //! 8. **Garbage collection.** A key keeps at most `versions_per_key_max` versions; a read whose
 //!    snapshot needs a collected version gets ⊥ (FaaSTCC aborts the workflow, §4.2).
 //!
@@ -291,7 +293,9 @@ impl Partition {
     pub fn on_start<M: From<StoreMsg>, T: From<StoreTimer>>(&mut self, now: Time, out: &mut Outbox<M, T>) {
         self.tick(now);
         out.set_timer(StoreTimer::Stabilize.into(), self.config.stabilization_period_ns);
-        out.set_timer(StoreTimer::Push.into(), self.config.push_period_ns);
+        // Partitions push independently: partition j first pushes (j + 1)/m of a period in.
+        let m = self.config.partitions as Time;
+        out.set_timer(StoreTimer::Push.into(), self.config.push_period_ns * (self.index as Time + 1) / m);
     }
 
     pub fn on_message<M: From<StoreMsg>, T: From<StoreTimer>>(
