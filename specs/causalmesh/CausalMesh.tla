@@ -131,6 +131,11 @@ IntegrateAt(ccS, icS, gvcS, d) ==
 \* Has the server already got this version (Fig. 7 lines 10 and 29)?
 SeenAt(ccS, icS, w) == w \in icS[w.key] \/ Leq(w.vc, ccS[w.key].vc)
 
+\* Add to an I-cache the writes of W the server has not seen (Fig. 7 lines 9-11
+\* and 29-30).
+AddUnseen(ccS, icS, W) ==
+    [k \in Keys |-> icS[k] \cup {l \in W : l.key = k /\ ~SeenAt(ccS, icS, l)}]
+
 \* The tail's step (Fig. 7 lines 22-27): integrate the write's dependencies,
 \* then merge the write itself into the C-cache (dropping any I-cache copy).
 RevealAt(ccS, icS, gvcS, w) ==
@@ -202,9 +207,12 @@ ClientWrite(c, s, k) ==
            base    == JoinAll({gvc[s]} \cup {wdeps[x] : x \in Keys})
            vc      == [base EXCEPT ![s] = @ + 1]
            w       == [key |-> k, val |-> <<c, i>>, vc |-> vc, deps |-> wdeps]
-           fresh   == {l \in carried : ~SeenAt(cc[s], ic[s], l)}    \* lines 9-11
-           icS     == [x \in Keys |-> ic[s][x] \cup {l \in fresh : l.key = x}
-                                                \cup (IF x = k THEN {w} ELSE {})]
+           icS     == [AddUnseen(cc[s], ic[s], carried)              \* lines 9-11
+                         EXCEPT ![k] = @ \cup {w}]
+           \* One-round chain: the message carries the client's writes along the
+           \* chain (Fig. 7 lines 29-30 read `local` in ServerWrite).
+           msg     == [w |-> w, head |-> s, round |-> 1,
+                       carried |-> IF Chain = "one_round" THEN carried ELSE {}]
            \* Mutant reveal_at_head: the head reveals the write at once.
            H       == IF Mutant = "reveal_at_head"
                       THEN RevealAt(cc[s], icS, vc, w)
@@ -212,7 +220,7 @@ ClientWrite(c, s, k) ==
        IN  /\ cc'    = [cc  EXCEPT ![s] = H.cc]
            /\ ic'    = [ic  EXCEPT ![s] = H.ic]
            /\ gvc'   = [gvc EXCEPT ![s] = H.gvc]
-           /\ chan'  = [chan EXCEPT ![s] = Append(@, [w |-> w, head |-> s, round |-> 1])]
+           /\ chan'  = [chan EXCEPT ![s] = Append(@, msg)]
            /\ local' = [local EXCEPT ![c] = {l \in @ : l.key /= k} \cup {w}]
            /\ hist'  = [hist EXCEPT ![c] = Append(@,
                          [op |-> "w", ok |-> TRUE, keys |-> {k}, w |-> w])]
@@ -247,14 +255,14 @@ ClientReadTxn(c, s) ==
 (* message on the link from its predecessor.  Three cases, one action each. *)
 InMsg(s) == Head(chan[Pred(s)])
 
-\* An intermediate hop.  Round 1 stores the write in the I-cache; round 2
-\* (two-round chain only) just passes it on.
+\* An intermediate hop.  Round 1 stores the write (and, one-round chain, the
+\* writes it carries) in the I-cache; round 2 (two-round chain) just passes it on.
 Forward(s) ==
     /\ chan[Pred(s)] /= <<>>
     /\ LET m == InMsg(s)
        IN  /\ ~IsTail(s, m.head)
-           /\ ic' = IF m.round = 1 /\ ~SeenAt(cc[s], ic[s], m.w)
-                    THEN [ic EXCEPT ![s][m.w.key] = @ \cup {m.w}]
+           /\ ic' = IF m.round = 1
+                    THEN [ic EXCEPT ![s] = AddUnseen(cc[s], ic[s], m.carried \cup {m.w})]
                     ELSE ic
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@), ![s] = Append(@, m)]
     /\ UNCHANGED <<cc, gvc, clientVars>>
@@ -267,19 +275,17 @@ TailForward(s) ==
     /\ LET m == InMsg(s)
        IN  /\ IsTail(s, m.head)
            /\ m.round = 1
-           /\ ic' = IF ~SeenAt(cc[s], ic[s], m.w)
-                    THEN [ic EXCEPT ![s][m.w.key] = @ \cup {m.w}]
-                    ELSE ic
+           /\ ic' = [ic EXCEPT ![s] = AddUnseen(cc[s], ic[s], {m.w})]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@),
                                    ![s] = Append(@, [m EXCEPT !.round = 2])]
     /\ UNCHANGED <<cc, gvc, clientVars>>
 
-\* The tail reveals the write: one-round chain on arrival, two-round chain on
-\* the second arrival.
+\* The tail reveals the write: one-round chain on arrival (after storing the
+\* writes the message carries), two-round chain on the second arrival.
 TailIntegrate(s) ==
     /\ chan[Pred(s)] /= <<>>
     /\ LET m == InMsg(s)
-           R == RevealAt(cc[s], ic[s], gvc[s], m.w)
+           R == RevealAt(cc[s], AddUnseen(cc[s], ic[s], m.carried), gvc[s], m.w)
        IN  /\ IsTail(s, m.head)
            /\ Chain = "one_round" \/ m.round = 2
            /\ cc'   = [cc  EXCEPT ![s] = R.cc]
