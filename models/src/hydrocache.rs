@@ -292,7 +292,8 @@ pub enum Msg {
     ReadReply { req: u64, versions: Vec<(Key, HVersion, u32, bool)> },
     // cache ↔ cache: a version pinned for a workflow upstream
     PinnedRead { req: u64, wf: WfKey, key: Key },
-    PinnedReply { req: u64, key: Key, version: HVersion },
+    /// `None`: the workflow attempt is over (its pins were cleaned up); the reader is gone.
+    PinnedReply { req: u64, key: Key, version: Option<HVersion> },
     // Con: the coordinator ↔ every cache
     ConPrepare { wf: WfKey },
     ConPinned { wf: WfKey, cut: Cut },
@@ -335,7 +336,7 @@ impl Message for Msg {
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
             Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),
             Msg::PinnedRead { .. } => 28,
-            Msg::PinnedReply { version, .. } => 16 + version.wire_bytes(),
+            Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
             Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
             // See the module docs: the read set's bytes are not known; one entry per cache.
             Msg::ConPinned { .. } => 28,
@@ -543,12 +544,20 @@ impl HCache {
                 }
             }
             Msg::PinnedRead { req, wf, key } => {
+                // Pins live until the attempt commits or aborts; a read from a function of an
+                // aborted attempt may still be in flight.
                 let version = self.pins.get(&wf).and_then(|p| p.get(&key)).cloned();
-                let version = version.expect("a version read upstream stays pinned until the workflow ends");
                 out.send(from, Msg::PinnedReply { req, key, version });
             }
             Msg::PinnedReply { req, key, version } => {
-                let (read, item) = self.remote.remove(&req).expect("a pinned read in flight");
+                // A read dropped because its attempt ended may still have other replies coming.
+                let Some((read, item)) = self.remote.remove(&req) else { return };
+                let Some(version) = version else {
+                    // The reader's attempt is over: drop its read.
+                    self.reads.remove(&read);
+                    self.remote.retain(|_, (r, _)| *r != read);
+                    return;
+                };
                 let r = self.reads.get_mut(&read).expect("its read is pending");
                 assert_eq!(r.items[item].0, key);
                 r.items[item].4 = true;
@@ -672,6 +681,8 @@ impl HCache {
         // Every pending version's dependencies are covered by the cut plus the others: merge.
         self.merge(now, std::mem::take(&mut i.pending), out);
         match i.read {
+            // The read was dropped (its attempt ended) while we fetched.
+            Some((read, _)) if !self.reads.contains_key(&read) => {}
             Some((read, item)) => {
                 let r = &self.reads[&read];
                 let (key, need) = (r.items[item].0, r.items[item].1);
@@ -738,6 +749,8 @@ pub struct HydroContext {
     /// Validated reads with their dependencies, for the invariant (bookkeeping).
     pub reads_log: Vec<(Key, Seq, Deps)>,
     pub started_ns: Option<Time>,
+    /// Parallel branches read versions that are not causally consistent with each other.
+    pub join_violation: bool,
 }
 
 impl HydroContext {
@@ -751,6 +764,7 @@ impl HydroContext {
             ops: BTreeMap::new(),
             reads_log: Vec::new(),
             started_ns: None,
+            join_violation: false,
         }
     }
 
@@ -788,9 +802,21 @@ impl HydroContext {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
+            j.join_violation |= c.join_violation;
         }
+        // Validation between functions, at a join: the branches' reads together must be a
+        // causal snapshot (one version per key, none depending on a newer version of another).
+        j.join_violation |= inconsistent(&j.reads_log);
         j
     }
+}
+
+/// Whether some key was read at two versions, or some read depends on a newer version of another
+/// key read.
+fn inconsistent(log: &[(Key, Seq, Deps)]) -> bool {
+    log.iter().any(|(k1, s1, deps)| {
+        log.iter().any(|(k2, s2, _)| (k1 == k2 && s1 != s2) || (k1 != k2 && deps.get(*k2).is_some_and(|need| need > *s2)))
+    })
 }
 
 /// The first pair of reads that violates causality: `earlier` (key, version) read, then a
@@ -841,6 +867,11 @@ impl HLib {
     fn on_start(&mut self, now: Time, out: &mut Out) {
         if self.is_sink {
             out.observe("metadata_bytes", self.ctx.metadata_bytes(self.mode));
+        }
+        if self.ctx.join_violation && !self.no_validation {
+            let reason = if self.mode == Mode::Con { "con_outside_snapshot" } else { "causal_violation" };
+            self.abort(now, reason, out);
+            return;
         }
         if self.mode == Mode::Con && !self.ctx.con_ready {
             assert!(self.is_source, "HydroCache-Con prepares at the workflow's source");
@@ -1091,9 +1122,15 @@ impl HLib {
     /// Validated reads form a causal snapshot: no read version depends on a newer version of
     /// another key read.
     fn check_invariants(&self) -> Result<(), String> {
+        if self.ctx.join_violation && !self.no_validation {
+            return Ok(()); // the join aborts
+        }
         let log = &self.ctx.reads_log;
         for (k1, s1, deps) in log {
             for (k2, s2, _) in log {
+                if k1 == k2 && s1 != s2 {
+                    return Err(format!("the workflow read key {k1} at versions {s1} and {s2}"));
+                }
                 if k1 != k2
                     && let Some(need) = deps.get(*k2)
                     && need > *s2
