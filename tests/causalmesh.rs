@@ -147,7 +147,8 @@ fn correct_causalmesh_has_no_anomaly_over_many_seeds() {
         for seed in 0..seeds {
             let r = run(&scenario, Some(seed), &[]);
             assert!(r.passed(), "seed {seed} ({functions}): {:?} {:?}", r.anomalies(), r.summary.invariant_violation);
-            assert_eq!(r.summary.workflows.completed, 40, "seed {seed}");
+            let w = &r.summary.workflows;
+            assert_eq!(w.completed + w.failed, 40, "seed {seed}: every workflow finishes");
         }
     }
 }

@@ -5,14 +5,19 @@
 //!   ghost state for the cut invariant (Definition 1); only CausalMesh-TCC counts them as
 //!   metadata, as the paper does (§9.3).
 //! - The **I-cache** holds, per key, versions not yet known to be on every server.
-//! - **Integration** (Fig. 3) moves the versions a dependency map needs — and, transitively,
-//!   the versions those depend on — from the I-cache into the C-cache, so the C-cache stays a
-//!   strict causal cut.
+//! - **Integration** (Fig. 3) moves the exact versions a set of dependencies names — and,
+//!   transitively, the versions those depend on — from the I-cache into the C-cache, so the
+//!   C-cache stays a strict causal cut. A dependency that is not in the I-cache has been
+//!   merged already if the C-cache covers it (every version anyone depends on is present on
+//!   every server by then: the chains guarantee it); otherwise it is *missing*.
 //! - **Eviction** (§11) removes a key and every key whose C-cache version depends on it.
 
-use super::vc::{Deps, Vc, Version, merge_dep};
+use super::vc::{Deps, Vc, Version};
 use causim_sim::history::Key;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// How many merged versions per key are remembered to drop copies that arrive again.
+const RECENTLY_MERGED_MAX: usize = 16;
 
 /// Behaviour switches of the dual cache (the mutants that live here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +42,9 @@ pub struct DualCache {
     c: BTreeMap<Key, VecDeque<Version>>,
     // I-cache: per key, versions waiting to be integrated.
     i: BTreeMap<Key, Vec<Version>>,
+    /// Per key, the last versions merged into the C-cache, so a copy that arrives again (a
+    /// carried write re-sent with each of its writer's writes) is not kept twice.
+    merged: BTreeMap<Key, VecDeque<Vc>>,
     // Eviction bookkeeping (only when `keys_max` is set).
     /// Keys evicted from the C-cache, with the version evicted.
     evicted: BTreeMap<Key, Vc>,
@@ -65,6 +73,7 @@ impl DualCache {
             rules,
             c: BTreeMap::new(),
             i: BTreeMap::new(),
+            merged: BTreeMap::new(),
             evicted: BTreeMap::new(),
             dependents: BTreeMap::new(),
             lru: BTreeSet::new(),
@@ -98,85 +107,83 @@ impl DualCache {
         self.c.get(&key).and_then(|v| v.back()).map(|v| &v.vc)
     }
 
-    /// True when version `vc` of `key` is in the I-cache exactly.
+    /// True when version `vc` of `key` is in the I-cache.
     fn in_icache(&self, key: Key, vc: &Vc) -> bool {
         self.i.get(&key).is_some_and(|list| list.iter().any(|v| v.vc == *vc))
     }
 
-    /// True when version `vc` of `key` is here: covered by the C-cache, or in the I-cache.
-    pub fn has_seen(&self, key: Key, vc: &Vc) -> bool {
-        vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c)) || self.in_icache(key, vc)
+    fn recently_merged(&self, key: Key, vc: &Vc) -> bool {
+        self.merged.get(&key).is_some_and(|m| m.contains(vc))
     }
 
-    /// Adds a version to the I-cache unless it is already there (Fig. 7 lines 9–11).
-    ///
-    /// A version the C-cache already covers is integrated at once: what covers it may be a
-    /// newer version of the key that does not name this one's dependencies (deps are nearest
-    /// only), so they must be pulled now to keep the C-cache causally closed.
+    /// True when the C-cache's version of `key` covers `vc`.
+    fn covers(&self, key: Key, vc: &Vc) -> bool {
+        vc.is_zero() || self.visible_vc(key).is_some_and(|c| vc.le(c))
+    }
+
+    /// Adds a write's version to the I-cache unless this exact version is already here
+    /// (Fig. 7 lines 9–11). Being covered by the C-cache is not enough to drop it: what covers
+    /// it may be an unrelated version of the key, and this one's dependencies must stay known.
     pub fn add_inconsistent(&mut self, key: Key, version: Version) -> bool {
-        if version.vc.is_zero() || self.in_icache(key, &version.vc) {
+        if version.vc.is_zero() || self.in_icache(key, &version.vc) || self.recently_merged(key, &version.vc) {
             return false;
         }
-        let covered = self.visible_vc(key).is_some_and(|c| version.vc.le(c));
-        let vc = version.vc.clone();
         self.i.entry(key).or_default().push(version);
-        if covered {
-            self.integrate(&Deps::from([(key, vc)]));
-        }
         true
     }
 
-    /// Integration (Fig. 3): makes the C-cache cover `deps`, pulling every needed version (and,
-    /// with transitive rules, the versions those depend on) from the I-cache.
+    /// Integration (Fig. 3): makes the C-cache hold every version `deps` names and,
+    /// transitively (unless the `nearest_deps_only` mutant), every version those depend on.
     pub fn integrate(&mut self, deps: &Deps) -> Integrated {
-        // Phase 1: decide, per key, which version the C-cache must reach (`todo`). With
-        // transitive rules, the dependencies of every I-cache version pulled in are followed
-        // too; without (the `nearest_deps_only` mutant) only `deps` itself counts.
-        let mut todo: BTreeMap<Key, Vc> = BTreeMap::new();
-        let mut expanded: BTreeSet<(Key, Vc)> = BTreeSet::new();
-        let mut stack: Vec<(Key, Vc)> = deps.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let mut result = Integrated::default();
+        let mut wanted: BTreeSet<(Key, Vc)> = BTreeSet::new();
+        let mut stack: Vec<(Key, Vc)> = deps.iter().cloned().collect();
         while let Some((key, vc)) = stack.pop() {
-            if vc.is_zero() || todo.get(&key).is_some_and(|t| vc.le(t)) {
+            if vc.is_zero() || wanted.contains(&(key, vc.clone())) {
                 continue;
             }
-            merge_dep(&mut todo, key, &vc);
-            if !self.rules.transitive {
-                continue;
-            }
-            // Follow every I-cache version the dependency covers, even when the C-cache covers
-            // it too: as in the authors' GetDeps2, only the I-cache knows these versions' deps.
-            let want = &todo[&key];
-            for v in self.i.get(&key).map(|l| l.as_slice()).unwrap_or(&[]) {
-                if v.vc.le(want) && expanded.insert((key, v.vc.clone())) {
-                    stack.extend(v.deps.iter().map(|(k, d)| (*k, d.clone())));
+            match self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == vc)) {
+                Some(v) => {
+                    if self.rules.transitive {
+                        stack.extend(v.deps.iter().cloned());
+                    }
+                    wanted.insert((key, vc));
                 }
+                None if self.covers(key, &vc) => {}
+                None => result.missing.push((key, vc)),
             }
         }
-        // Phase 2: move those versions from the I-cache into the C-cache.
-        let mut result = Integrated::default();
-        for (key, want) in todo {
+        // Move the wanted versions, key by key, into the C-cache.
+        let mut by_key: BTreeMap<Key, Vec<Vc>> = BTreeMap::new();
+        for (k, vc) in wanted {
+            by_key.entry(k).or_default().push(vc);
+        }
+        for (key, vcs) in by_key {
+            let list = self.i.get_mut(&key).expect("wanted versions are in the I-cache");
             let mut merged: Option<Version> = None;
-            if let Some(list) = self.i.get_mut(&key) {
-                list.retain(|v| {
-                    if !v.vc.le(&want) {
-                        return true;
-                    }
-                    result.moved.push((key, v.vc.clone()));
-                    match &mut merged {
-                        Some(m) => m.merge(v),
-                        None => merged = Some(v.clone()),
-                    }
-                    false
-                });
-                if list.is_empty() {
-                    self.i.remove(&key);
+            list.retain(|v| {
+                if !vcs.contains(&v.vc) {
+                    return true;
+                }
+                match &mut merged {
+                    Some(m) => m.merge(v),
+                    None => merged = Some(v.clone()),
+                }
+                false
+            });
+            if list.is_empty() {
+                self.i.remove(&key);
+            }
+            let recent = self.merged.entry(key).or_default();
+            for vc in &vcs {
+                recent.push_back(vc.clone());
+                if recent.len() > RECENTLY_MERGED_MAX {
+                    recent.pop_front();
                 }
             }
+            result.moved.extend(vcs.into_iter().map(|vc| (key, vc)));
             if let Some(m) = merged {
                 self.install(key, &m, &mut result);
-            }
-            if !self.visible_vc(key).is_some_and(|c| want.le(c)) {
-                result.missing.push((key, want));
             }
         }
         result
@@ -186,12 +193,6 @@ impl DualCache {
     /// miss, after its dependencies were integrated).
     pub fn install_version(&mut self, key: Key, version: &Version) -> Integrated {
         let mut result = Integrated::default();
-        if let Some(list) = self.i.get_mut(&key) {
-            list.retain(|v| !v.vc.le(&version.vc));
-            if list.is_empty() {
-                self.i.remove(&key);
-            }
-        }
         self.install(key, version, &mut result);
         result
     }
@@ -215,12 +216,26 @@ impl DualCache {
             ring.pop_front();
         }
         if self.rules.keys_max.is_some() {
-            for dep in self.c[&key].back().expect("just pushed").deps.keys() {
+            for (dep, _) in &self.c[&key].back().expect("just pushed").deps {
                 self.dependents.entry(*dep).or_default().insert(key);
             }
             self.touch(key);
             self.evict_over_capacity(result);
         }
+    }
+
+    /// The VCs of every version of `key` this server knows: its ring (merged VCs and winning
+    /// writes), its I-cache, and the last versions merged into its C-cache.
+    pub fn known_vcs(&self, key: Key) -> Vec<Vc> {
+        let mut vcs: Vec<Vc> = Vec::new();
+        for v in self.c.get(&key).into_iter().flatten() {
+            vcs.push(v.vc.clone());
+            vcs.push(v.winner.clone());
+        }
+        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc.clone()));
+        vcs.extend(self.merged.get(&key).into_iter().flatten().cloned());
+        vcs.retain(|vc| !vc.is_zero());
+        vcs
     }
 
     /// The version of `key` this cache evicted, if it is not cached now.
@@ -261,7 +276,7 @@ impl DualCache {
             result.evicted.push(k);
             let dependents = self.dependents.remove(&k).unwrap_or_default();
             if self.rules.evict_dependents {
-                stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.contains_key(&k)));
+                stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.iter().any(|(dk, _)| *dk == k)));
             }
         }
     }
@@ -320,11 +335,7 @@ mod tests {
     }
 
     fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {
-        Version {
-            value: Some(value),
-            vc: Vc(vc.to_vec()),
-            deps: deps.iter().map(|(k, d)| (*k, Vc(d.to_vec()))).collect(),
-        }
+        Version::write(value, Vc(vc.to_vec()), deps.iter().map(|(k, d)| (*k, Vc(d.to_vec()))).collect())
     }
 
     fn deps(d: &[(Key, &[u32])]) -> Deps {
@@ -376,33 +387,37 @@ mod tests {
         assert!(cache.add_inconsistent(X, v(1, &[1, 0], &[])));
         assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])));
         cache.integrate(&deps(&[(X, &[1, 0])]));
-        assert!(cache.has_seen(X, &Vc(vec![1, 0])));
-        // Arriving again once covered, it is integrated at once and leaves no I-cache entry.
-        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        assert!(!cache.add_inconsistent(X, v(1, &[1, 0], &[])), "a copy of a merged version is dropped");
         assert_eq!(cache.i_cache_len(), 0);
     }
 
-    /// Regression: a newer version that covers an older one in the C-cache does not name the
-    /// older one's dependencies (deps are nearest only). Integration must still follow the
-    /// older I-cache version, or a reader who depends on it sees a stale dependency.
+    /// Regression: server-indexed VCs order all writes of a head, so a newer version of a key
+    /// can cover an older, unrelated one without naming the older one's dependencies. The older
+    /// version must stay in the I-cache (not be dropped as covered) and be integrated exactly,
+    /// with its dependencies, when someone depends on it; and integrating the newer one must not
+    /// drag the older one (and its dependencies) along.
     #[test]
-    fn integration_follows_older_versions_a_newer_one_covers() {
+    fn integration_is_by_exact_version_not_by_vc_dominance() {
         let mut cache = DualCache::new(2, rules());
         cache.add_inconsistent(Y, v(1, &[0, 1], &[]));
         cache.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])]));
-        // z2 (from the same head, later) depends on nothing; making it visible covers z1.
         cache.add_inconsistent(Z, v(2, &[1, 2], &[]));
         cache.integrate(&deps(&[(Z, &[1, 2])]));
         assert_eq!(cache.visible(Z).value, Some(2));
-        assert_eq!(cache.visible(Y).value, Some(1), "z1's dependency y1 came along");
+        assert_eq!(cache.visible(Y).value, None, "z2 does not depend on y1: nothing drags it in");
+        // A reader that depends on z1 gets z1's dependency y1.
+        let r = cache.integrate(&deps(&[(Z, &[0, 2])]));
+        assert!(r.missing.is_empty());
+        assert_eq!(cache.visible(Y).value, Some(1));
         assert!(cache.check_causal_cut().is_ok());
 
-        // The same, with z1 arriving only after z2 became visible.
+        // The same with z1 arriving after z2 became visible: it is kept, not dropped as covered.
         let mut late = DualCache::new(2, rules());
-        late.add_inconsistent(Y, v(1, &[0, 1], &[]));
         late.add_inconsistent(Z, v(2, &[1, 2], &[]));
         late.integrate(&deps(&[(Z, &[1, 2])]));
-        late.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])]));
+        late.add_inconsistent(Y, v(1, &[0, 1], &[]));
+        assert!(late.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])])));
+        late.integrate(&deps(&[(Z, &[0, 2])]));
         assert_eq!(late.visible(Y).value, Some(1));
     }
 

@@ -21,9 +21,10 @@ use std::collections::BTreeMap;
 /// What a workflow carries from function to function.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MeshContext {
-    // CausalMesh (Fig. 10).
+    // CausalMesh (Fig. 10). `local` keeps every write of the workflow, not one merged version
+    // per key: other carried writes may depend on an older one exactly.
     pub deps: Deps,
-    pub local: BTreeMap<Key, Version>,
+    pub local: BTreeMap<Key, Vec<Version>>,
     // CausalMesh-TCC (§7).
     pub read_set: BTreeMap<Key, Version>,
     pub buffer: Vec<(Key, Value)>,
@@ -37,24 +38,24 @@ impl MeshContext {
     /// Bytes of metadata the context carries (what moves between functions).
     pub fn bytes(&self) -> u64 {
         super::vc::deps_bytes(&self.deps)
-            + self.local.values().map(|v| 8 + v.bytes()).sum::<u64>()
+            + self.local.values().flatten().map(|v| 8 + v.bytes()).sum::<u64>()
             + self.read_set.values().map(|v| 8 + v.bytes()).sum::<u64>()
     }
 
     /// Merges a parallel branch's context into this one (fan-in).
     pub fn join(&mut self, other: MeshContext) {
         merge_deps(&mut self.deps, &other.deps);
-        for (k, v) in other.local {
-            match self.local.get_mut(&k) {
-                Some(mine) => mine.merge(&v),
-                None => {
-                    self.local.insert(k, v);
+        for (k, versions) in other.local {
+            let mine = self.local.entry(k).or_default();
+            for v in versions {
+                if !mine.iter().any(|m| m.vc == v.vc) {
+                    mine.push(v);
                 }
             }
         }
         for (k, v) in other.read_set {
             match self.read_set.get(&k) {
-                Some(mine) if mine.vc != v.vc => self.invalid = Some("parallel functions read different versions of a key"),
+                Some(mine) if mine.winner != v.winner => self.invalid = Some("parallel functions read different versions of a key"),
                 Some(_) => {}
                 None => {
                     self.read_set.insert(k, v);
@@ -158,7 +159,7 @@ impl Client {
                     Op::ReadTxn { keys } => Msg::ClientReadTxn { keys, deps: self.ctx.deps.clone() },
                     Op::Write { key, value } => {
                         let local = if self.rules.carry_local {
-                            self.ctx.local.iter().map(|(k, v)| (*k, v.clone())).collect()
+                            self.ctx.local.iter().flat_map(|(k, vs)| vs.iter().map(|v| (*k, v.clone()))).collect()
                         } else {
                             Vec::new()
                         };
@@ -181,13 +182,10 @@ impl Client {
                         let op = OpRecord::read(key, v.value).with_version(v.vc.to_u64s());
                         self.txn_op(op, now);
                     } else {
-                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
-                        let mut needs = Deps::new();
-                        for v in self.ctx.read_set.values() {
-                            merge_deps(&mut needs, &v.deps);
-                        }
+                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner.clone())).collect();
+                        let read_vcs = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
                         out.observe("request_metadata_bytes", self.ctx.bytes());
-                        out.send(self.server, Msg::ClientReadTcc { key, read_set, needs });
+                        out.send(self.server, Msg::ClientReadTcc { key, read_set, read_vcs });
                         return;
                     }
                 }
@@ -219,7 +217,7 @@ impl Client {
                 for (k, v) in &self.ctx.buffer {
                     writes.insert(*k, *v);
                 }
-                let deps = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
+                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner.clone())).collect();
                 out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
             }
             return;
@@ -259,10 +257,10 @@ impl Client {
 
     /// The built-in check: a cached version must cover what the session depends on (§5.5).
     fn check_covers(&mut self, key: Key, version: &Version) {
-        if let Some(dep) = self.ctx.deps.get(&key)
-            && !dep.le(&version.vc)
-            && self.violation.is_none()
-        {
+        if self.violation.is_some() {
+            return;
+        }
+        if let Some((_, dep)) = self.ctx.deps.iter().find(|(k, d)| *k == key && !d.le(&version.vc)) {
             self.violation = Some(format!(
                 "a read of key {key} returned version {} although the session depends on {dep}",
                 version.vc
@@ -274,16 +272,12 @@ impl Client {
         match msg {
             Msg::ReadReply { key, version } => {
                 self.check_covers(key, &version);
-                merge_dep(&mut self.ctx.deps, key, &version.vc);
-                // Fig. 10 lines 5–7: the newer of the cached version and our own write.
-                let seen = match self.ctx.local.get(&key) {
-                    Some(mine) => {
-                        let mut m = version.clone();
-                        m.merge(mine);
-                        m
-                    }
-                    None => version,
-                };
+                merge_dep(&mut self.ctx.deps, key, &version.winner);
+                // Fig. 10 lines 5–7: the newer of the cached version and our own writes.
+                let mut seen = version;
+                for mine in self.ctx.local.get(&key).into_iter().flatten() {
+                    seen.merge(mine);
+                }
                 let op = OpRecord::read(key, seen.value).with_version(seen.vc.to_u64s());
                 self.record(now, TxnKind::Read, vec![op], out);
             }
@@ -292,8 +286,12 @@ impl Client {
                 let mut aborted = false;
                 for (key, version) in &versions {
                     ops.push(OpRecord::read(*key, version.value).with_version(version.vc.to_u64s()));
-                    // Fig. 8 lines 6–8: our own write is not in the cut we read.
-                    if self.ctx.local.get(key).is_some_and(|mine| !mine.vc.le(&version.vc)) {
+                    // Fig. 8 lines 6–8: our own write is not in the cut we read. A cut holding
+                    // it shows a winning write at least as large (lexicographically) as ours, so
+                    // an own write that would win against the cut's version is one it lacks.
+                    // (Comparing with the cut's merged VC is unsound: a concurrent write from
+                    // the same head can inflate it past our write.)
+                    if self.ctx.local.get(key).into_iter().flatten().any(|mine| mine.winner.0 > version.winner.0) {
                         aborted = true;
                     }
                 }
@@ -320,19 +318,13 @@ impl Client {
                 self.read_txn_attempts = 0;
                 for (key, version) in &versions {
                     self.check_covers(*key, version);
-                    merge_dep(&mut self.ctx.deps, *key, &version.vc);
+                    merge_dep(&mut self.ctx.deps, *key, &version.winner);
                 }
                 self.record(now, TxnKind::ReadTxn, ops, out);
             }
             Msg::WriteReply { key, vc, deps } => {
                 let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
-                let mine = Version { value: Some(value), vc: vc.clone(), deps };
-                match self.ctx.local.get_mut(&key) {
-                    Some(v) => v.merge(&mine),
-                    None => {
-                        self.ctx.local.insert(key, mine);
-                    }
-                }
+                self.ctx.local.entry(key).or_default().push(Version::write(value, vc.clone(), deps));
                 self.record(now, TxnKind::Write, vec![OpRecord::write(key, value).with_version(vc.to_u64s())], out);
             }
             Msg::ReadTccReply { key, version } => {

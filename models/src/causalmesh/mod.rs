@@ -37,10 +37,20 @@
 //!   the head's entry is incremented), as in the authors' Dafny model. Fig. 7 shows only the
 //!   increment; without the join, conflict resolution could order a write before a version it
 //!   causally follows.
-//! - **One-round chain messages carry the writer's carried writes** (Fig. 7 lines 29–30 read
-//!   `local` in ServerWrite), so the tail holds them before it reveals the write. The
-//!   two-round chain (`params.chain = "two_round"`, the authors' later variant) does not need
-//!   them: its second round cannot overtake anything sent earlier on the FIFO ring.
+//! - **Chain messages carry the writer's carried writes** (Fig. 7 lines 29–30 read `local` in
+//!   ServerWrite), so every server holds them before the write can be revealed. We do this in
+//!   the two-round chain too (the authors' later variant, `params.chain = "two_round"`, does
+//!   not): its second round only trails a carried write on the servers after that write's head.
+//! - **Exact dependencies.** Deps are sets of exact versions, `local` keeps every write of the
+//!   workflow, and integration pulls exactly the versions named (Fig. 3 says "this version").
+//!   The paper's prose and the authors' code merge deps per key into one VC and integrate "every
+//!   I-cache version ≤ the dependency". But a head's VCs order all its writes, so VC dominance
+//!   is not causality: merged deps can (a) skip an older version whose dependencies were never
+//!   pulled, and (b) pull an unrelated version at its head before it reached the other servers;
+//!   merging `local` per key drops an older own write that a carried write depends on exactly.
+//!   Our seed sweeps found all three as checker-visible anomalies (tests/causalmesh.rs); with
+//!   exact versions the correct protocol passes them. A workflow's context is short-lived, so
+//!   the sets stay small.
 //! - **Pre-warmed caches** (§9.1): a key never cached is at its initial state. Misses happen
 //!   only after eviction; a miss fetches from the database exactly the version the request
 //!   depends on (or the one evicted), installs it after its dependencies, and never routes

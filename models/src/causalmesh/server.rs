@@ -156,14 +156,15 @@ impl Server {
             merge_dep(&mut deps, *k, &v.vc);
         }
         // The write's VC dominates everything it depends on, so conflict resolution never
-        // orders it before a version it causally follows, and the GVC keeps it, so a head's
-        // writes are ordered by VC (as in the authors' Dafny model, AdvanceVC(gvc ⊔ deps ⊔
-        // local); Fig. 7 line 8 shows only the increment).
-        for d in deps.values() {
-            self.gvc.merge(d);
-        }
+        // orders it before a version it causally follows (as in the authors' Dafny model;
+        // Fig. 7 line 8 shows only the increment). The GVC itself keeps the paper's meaning:
+        // the head's own count plus what it has integrated.
         self.gvc.0[self.id] += 1;
-        let vc = self.gvc.clone();
+        let mut vc = self.gvc.clone();
+        for (_, d) in &deps {
+            vc.merge(d);
+        }
+        vc.0[self.id] = self.gvc.0[self.id];
         // A batch integrates atomically: each write depends on the others.
         let mut batch_deps = deps.clone();
         for (k, _) in &writes {
@@ -173,10 +174,8 @@ impl Server {
             .iter()
             .map(|(k, value)| {
                 let mut d = batch_deps.clone();
-                if writes.len() == 1 {
-                    d.remove(k);
-                }
-                (*k, Version { value: Some(*value), vc: vc.clone(), deps: d })
+                d.remove(&(*k, vc.clone()));
+                (*k, Version::write(*value, vc.clone(), d))
             })
             .collect();
         for (k, v) in &versions {
@@ -194,7 +193,7 @@ impl Server {
         } else {
             Msg::WriteReply { key: versions[0].0, vc: vc.clone(), deps: versions[0].1.deps.clone() }
         };
-        let carried = if self.rules.chain == Chain::OneRound { local } else { Vec::new() };
+        let carried = local;
         let chain = if self.n() == 1 {
             self.integrate_writes(&versions);
             None
@@ -281,7 +280,7 @@ impl Server {
             Msg::ClientReadTcc { key, read_set, .. } => (vec![*key], read_set),
             _ => unreachable!(),
         };
-        let mut waiting = BTreeMap::new();
+        let mut waiting: BTreeMap<Key, Vc> = BTreeMap::new();
         if !self.rules.read_without_integration {
             let r = self.cache.integrate(deps);
             if !r.moved.is_empty() {
@@ -298,7 +297,11 @@ impl Server {
         }
         for k in &keys {
             if !self.cache.is_cached(*k) {
-                waiting.entry(*k).or_insert_with(|| deps.get(k).cloned().unwrap_or_else(|| Vc::zero(self.ring.len())));
+                let mut at_least = Vc::zero(self.ring.len());
+                for (_, d) in deps.iter().filter(|(dk, _)| dk == k) {
+                    at_least.merge(d);
+                }
+                waiting.entry(*k).or_insert(at_least);
             }
         }
         if !waiting.is_empty() && fills < FILLS_PER_REQUEST_MAX {
@@ -324,25 +327,34 @@ impl Server {
                     })
                     .collect(),
             },
-            Msg::ClientReadTcc { key, read_set, needs } => {
-                Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_set, &needs) }
-            }
+            Msg::ClientReadTcc { key, read_vcs, .. } => Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_vcs) },
             _ => unreachable!(),
         };
         out.send(client, reply);
     }
 
-    /// Fig. 11 line 17–19: the oldest visible version of `key` that forms a cut with the read
-    /// set: it covers what the read set depends on for `key`, and depends on nothing newer than
-    /// what the read set read. `None` makes the client abort the workflow.
-    fn tcc_choose(&self, key: Key, read_set: &Deps, needs: &Deps) -> Option<Version> {
+    /// Fig. 11 lines 17–19: the oldest visible version of `key` that forms a cut with the
+    /// read set. `None` makes the client abort the workflow.
+    ///
+    /// A write's VC dominates its whole causal past, so the test reads VCs: `v` is rejected if
+    /// its past holds a version of a key the transaction read that is newer than the one read,
+    /// or if the past of something read holds a version of `key` newer than `v`. "Versions"
+    /// are those this server knows (its ring, its I-cache, the last merged ones per key); any
+    /// version in a read's causal past is here (the chains guarantee it). Fig. 11 checks only
+    /// `v`'s nearest deps, which misses fractures one write further away (a batch's other
+    /// keys). Server-ordered VCs can only make the test stricter than needed (an extra abort).
+    fn tcc_choose(&self, key: Key, read_vcs: &[(Key, Vc)]) -> Option<Version> {
         let versions = self.cache.visible_versions(key);
         if self.rules.tcc_ignores_cut {
             return versions.last().cloned();
         }
+        let known_here = self.cache.known_vcs(key);
         versions.into_iter().find(|v| {
-            needs.get(&key).is_none_or(|n| n.le(&v.vc))
-                && v.deps.iter().all(|(k, d)| read_set.get(k).is_none_or(|r| d.le(r)))
+            read_vcs.iter().all(|(k, r)| {
+                let newer_read_key_in_v = self.cache.known_vcs(*k).iter().any(|u| u.le(&v.vc) && !u.le(r));
+                let newer_key_in_read = known_here.iter().any(|u| u.le(r) && !u.le(&v.vc));
+                !newer_read_key_in_v && !newer_key_in_read
+            })
         })
     }
 
@@ -419,9 +431,12 @@ impl Server {
     }
 
     /// A crash loses the caches and pending requests; the database keeps every flushed write.
+    /// The head's own write count is durable (it names versions, which must stay unique).
     pub fn restart(&mut self) {
         self.cache.clear();
+        let own = self.gvc.0[self.id];
         self.gvc = Vc::zero(self.ring.len());
+        self.gvc.0[self.id] = own;
         self.pending_flushes.clear();
         self.pending_requests.clear();
         self.fetched.clear();

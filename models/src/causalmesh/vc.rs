@@ -2,7 +2,7 @@
 
 use causim_sim::history::{Key, Value};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// A vector clock: entry `i` counts the writes whose head was server `i` that are known.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,59 +59,66 @@ impl std::fmt::Display for Vc {
     }
 }
 
-/// Nearest dependencies: per key, the version (VC) a write depends on (§3.2).
-pub type Deps = BTreeMap<Key, Vc>;
+/// Dependencies: the exact versions (key, VC of the write) something depends on.
+///
+/// The paper keeps one merged VC per key (§3.2). We keep the exact versions instead: server-
+/// indexed VCs order every write of a head, so a merged VC can make a newer, unrelated version
+/// look as if it covered an older one, and integration by VC dominance then skips a version
+/// that is needed or reveals one at its head too early. Fig. 3 itself integrates "this
+/// version", exactly. A workflow's context is short-lived, so the sets stay small.
+pub type Deps = BTreeSet<(Key, Vc)>;
 
-/// Merges `from` into `into` (per key, pointwise maximum).
+/// Adds the dependencies `from` to `into`.
 pub fn merge_deps(into: &mut Deps, from: &Deps) {
-    for (k, vc) in from {
-        merge_dep(into, *k, vc);
-    }
+    into.extend(from.iter().cloned());
 }
 
 pub fn merge_dep(into: &mut Deps, key: Key, vc: &Vc) {
-    match into.get_mut(&key) {
-        Some(v) => v.merge(vc),
-        None => {
-            into.insert(key, vc.clone());
-        }
+    if !vc.is_zero() {
+        into.insert((key, vc.clone()));
     }
 }
 
 pub fn deps_bytes(deps: &Deps) -> u64 {
-    deps.values().map(|vc| 8 + vc.bytes()).sum()
+    deps.iter().map(|(_, vc)| 8 + vc.bytes()).sum()
 }
 
-/// A version of a key: its value, its VC, and the nearest dependencies of the writes merged
-/// into it. `value: None` is the key's initial state.
+/// A version of a key: its value, its VC, and the dependencies of the writes merged into it.
+/// `value: None` is the key's initial state. `winner` is the VC of the write whose value is
+/// shown: a read depends on that write.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
     pub value: Option<Value>,
     pub vc: Vc,
+    pub winner: Vc,
     pub deps: Deps,
 }
 
 impl Version {
     pub fn initial(servers: usize) -> Version {
-        Version { value: None, vc: Vc::zero(servers), deps: Deps::new() }
+        Version { value: None, vc: Vc::zero(servers), winner: Vc::zero(servers), deps: Deps::new() }
     }
 
-    /// Conflict resolution (§3.2): a newer version overwrites an older one; for concurrent
-    /// versions the VCs merge and the value of the lexicographically larger VC wins, so every
-    /// server converges to the same value whatever the order of merges.
+    /// The version of one write.
+    pub fn write(value: Value, vc: Vc, deps: Deps) -> Version {
+        Version { value: Some(value), winner: vc.clone(), vc, deps }
+    }
+
+    /// Conflict resolution (§3.2): the VCs merge, and the value shown is that of the write with
+    /// the lexicographically largest VC among all writes merged. Because a write's VC dominates
+    /// everything it causally follows, that order extends causality (a newer version always
+    /// overwrites an older one); being a maximum, it does not depend on the order of merges, so
+    /// replicas converge. The comparison is between *writes*: a merged VC, inflated by
+    /// concurrent versions, must not make an older value beat a write that follows it.
     pub fn merge(&mut self, other: &Version) {
-        if other.vc.le(&self.vc) {
-            return;
-        }
-        if self.vc.le(&other.vc) {
-            *self = other.clone();
-            return;
-        }
-        if other.vc.0.cmp(&self.vc.0) == Ordering::Greater {
+        if other.winner.0.cmp(&self.winner.0) == Ordering::Greater {
             self.value = other.value;
+            self.winner = other.winner.clone();
         }
-        self.vc.merge(&other.vc);
-        merge_deps(&mut self.deps, &other.deps);
+        if !other.vc.le(&self.vc) {
+            self.vc.merge(&other.vc);
+            merge_deps(&mut self.deps, &other.deps);
+        }
     }
 
     pub fn bytes(&self) -> u64 {
@@ -128,7 +135,7 @@ mod tests {
     }
 
     fn version(value: u64, c: &[u32]) -> Version {
-        Version { value: Some(value), vc: vc(c), deps: Deps::new() }
+        Version::write(value, vc(c), Deps::new())
     }
 
     #[test]
@@ -138,6 +145,22 @@ mod tests {
         let mut a = vc(&[2, 0]);
         a.merge(&vc(&[1, 3]));
         assert_eq!(a, vc(&[2, 3]));
+    }
+
+    /// Regression: a merged version's VC is inflated by concurrent writes; the value must not
+    /// beat a write that causally follows the merged version's winning write.
+    #[test]
+    fn a_causally_later_write_beats_an_inflated_merge() {
+        let mut merged = version(16, &[13, 29, 0]);
+        merged.merge(&version(99, &[0, 41, 17]));
+        assert_eq!(merged.value, Some(16));
+        let later = version(28, &[13, 29, 32]); // follows 16's write
+        let mut m = merged.clone();
+        m.merge(&later);
+        assert_eq!(m.value, Some(28));
+        let mut n = later.clone();
+        n.merge(&merged);
+        assert_eq!(n.value, Some(28), "whatever the order");
     }
 
     #[test]
@@ -156,5 +179,6 @@ mod tests {
         assert_eq!(ab, ba, "merge order does not matter");
         assert_eq!(ab.vc, vc(&[1, 1]));
         assert_eq!(ab.value, Some(10), "[1,0] > [0,1] lexicographically");
+        assert_eq!(ab.winner, vc(&[1, 0]), "a read of the merge depends on the winning write");
     }
 }
