@@ -54,8 +54,26 @@
 //! - **Pre-warmed caches** (`params.prewarm`, default true, as in §6.1 and CausalMesh §9.1):
 //!   every cache starts holding every key's initial version with promise 0 and is subscribed to
 //!   every key. Without pre-warming a cache subscribes to the keys it installs.
+//! - **Promises are renewed on demand** (the "stale" case), not by pushes: the paper's pushes
+//!   carry new versions, and its remark on Fig. 7 (most storage requests "send only metadata to
+//!   update the promise") says promises go stale. So a root whose first reads hit old entries
+//!   reads an old snapshot, and nothing bounds how old (TCC does not promise freshness). The
+//!   digest's switch `params.promise_bumps` (default false) lets each push's stable time extend
+//!   the promise of every entry that was its key's newest stable version when promised (sound:
+//!   a newer version would come in that same push, in FIFO order); it makes nearly every read a
+//!   hit.
+//! - **Garbage collection** keeps `versions_per_key_max` versions per key (default 1 000 000,
+//!   effectively none). Because snapshots can be arbitrarily old, a small bound makes FaaSTCC
+//!   abort often (`gc_collected`); the paper calls these aborts rare, so its store must keep
+//!   versions long. The seed sweep (`scenarios/faastcc/fuzz-chain.json`) keeps 4 to exercise it.
 //! - **Unbounded caches** (no LRU eviction): the evaluations we reproduce use unbounded caches.
 //! - **The promise off-by-one** is settled in the store (`t_next − 1`), see `tcc_store.rs`.
+//! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
+//!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
+//!   calibration knob for comparisons; FaaSTCC's context is always 16 bytes).
+//! - **Online invariants** (`checks.invariants`): partitions check that no promise they issued
+//!   reaches the next version of its key; a function checks Observation 3, that its interval
+//!   lies inside the validity `[t, p]` of every version the workflow read.
 //! - **Several sinks**: the paper assumes one sink (§3.1). Here each sink commits and records
 //!   the operations of its own ancestors; a workflow should have one sink.
 //! - **Parallel branches that write the same key**: the join keeps the later predecessor's
@@ -140,6 +158,10 @@ pub struct FaastccParams {
     /// stable time of every later push from its partition (digest §2.8's switch). Default false.
     #[serde(default)]
     pub promise_bumps: bool,
+    /// Time a function spends per KiB of carried metadata before it runs (serialisation), a
+    /// calibration knob for comparisons (digest §5.3). Default 0.
+    #[serde(default)]
+    pub metadata_ns_per_kb: Time,
 }
 
 fn default_partitions() -> u32 {
@@ -274,6 +296,8 @@ impl Message for Msg {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     Store(StoreTimer),
+    /// A function has deserialised its context (`metadata_ns_per_kb`).
+    Start,
 }
 
 impl From<StoreTimer> for Timer {
@@ -562,6 +586,7 @@ pub struct Library {
     function: u32,
     is_sink: bool,
     no_narrowing: bool,
+    metadata_ns_per_kb: Time,
     ops: Vec<Op>,
     next_op: usize,
     ctx: FaastccContext,
@@ -579,6 +604,15 @@ impl Library {
         if self.is_sink {
             out.observe("metadata_bytes", self.ctx.metadata_bytes());
         }
+        let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes() / 1024;
+        if delay > 0 {
+            out.set_timer(Timer::Start, delay);
+            return;
+        }
+        self.begin(now, out);
+    }
+
+    fn begin(&mut self, now: Time, out: &mut Out) {
         if self.ctx.lo > self.ctx.hi {
             // Eq. 3: the parents read from snapshots with no common point.
             self.abort(now, "empty_interval", out);
@@ -827,6 +861,7 @@ impl Node for FaastccNode {
     fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Out) {
         match (self, timer) {
             (FaastccNode::Partition(p), Timer::Store(t)) => p.on_timer(now, t, out),
+            (FaastccNode::Function(l), Timer::Start) => l.begin(now, out),
             (node, timer) => unreachable!("timer {timer:?} for {node:?}"),
         }
     }
@@ -940,6 +975,7 @@ impl Protocol for Faastcc {
             function: start.function,
             is_sink: start.is_sink,
             no_narrowing: self.no_interval_narrowing,
+            metadata_ns_per_kb: self.params.metadata_ns_per_kb,
             ops: start.ops,
             next_op: 0,
             ctx,

@@ -15,10 +15,11 @@
 //!    collection (CausalMesh §9.3, §11).
 //! 2. **Each cache keeps a causal cut**: a version is in the cut only with every dependency
 //!    covered by an at-least-as-new version in the cut. Every `refresh_period_ns` (100 ms,
-//!    CausalMesh §9.1) the database pushes the new versions of the keys a cache holds; the
-//!    cache merges them once their dependencies are covered, fetching missing dependencies
-//!    from the database, whose answers may need further dependencies: the multi-round
-//!    "chase" of FaaSTCC §4.1 (`storage_rounds_per_read`, `refresh_rounds`).
+//!    CausalMesh §9.1), in its own phase, each cache's background refresh pulls the new
+//!    versions of the keys it holds; the cache merges them once their dependencies are
+//!    covered, fetching missing dependencies from the database, whose answers may need further
+//!    dependencies: the multi-round "chase" of FaaSTCC §4.1 (`storage_rounds_per_read`,
+//!    `refresh_rounds`).
 //! 3. **A read** of key `k` by a workflow that carries read set `R` (key → version read, and
 //!    which cache pinned it) and dependency map `D`:
 //!    - a key the workflow wrote returns the buffered write; a key this function read returns
@@ -32,8 +33,10 @@
 //!    workflow is aborted and retried"): a function reads from its local cut, then, before its
 //!    context goes downstream, its reads are validated: a version whose dependencies name a
 //!    *newer* version of a key the workflow already read is a causal violation, and the
-//!    workflow aborts (`causal_violation`). Coordination costs 0 RTT in the common case and
-//!    cache-to-cache or storage rounds otherwise (Fig. 12: "0 RTT ∼ 2N RTT").
+//!    workflow aborts (`causal_violation`). At a join, the branches' reads are validated
+//!    together (one version per key, none depending on a newer version of another).
+//!    Coordination costs 0 RTT in the common case and cache-to-cache or storage rounds
+//!    otherwise (Fig. 12: "0 RTT ∼ 2N RTT").
 //! 5. **HydroCache-Con** (CausalMesh §8: "prior to execution, a centralized scheduler
 //!    distributes the read set to all candidate cache servers and blocks until it has received
 //!    their responses with their respective snapshots of the read set. The scheduler then uses
@@ -80,10 +83,32 @@
 //!   rather than aborting (HydroCache fetches from storage or an upstream cache; FaaSTCC §2:
 //!   "the worker may need to contact the storage multiple times").
 //! - **Pre-warmed caches** (`params.prewarm`, default true, CausalMesh §9.1): every cache
-//!   holds every key's initial version and is subscribed to every key.
+//!   holds every key's initial version and is subscribed to every key. A pull then returns
+//!   every key written since the cache's previous pull, which together with what the cache
+//!   merged before is the database's whole state at the pull, a causal cut: it is merged at
+//!   once, without the dependency check (the cut invariant, when checked, confirms it). So
+//!   with pre-warmed caches the chase happens only on the read path, when a workflow's
+//!   dependency map needs a newer version than the local cut holds.
+//! - **Refresh phases** are staggered (cache `i` of `N` first pulls `(i + 1)/N` of a period
+//!   in), so different caches hold different cuts, as with independent background threads.
+//!   The database answers a pull atomically; real pub/sub is less tidy, so our caches diverge
+//!   less than HydroCache's may.
+//! - **A batch whose earlier key came from another cache or the database** may need a newer
+//!   version of a later key than the local cut served: the rest of the batch is read again
+//!   with the updated dependency map (`batch_rereads`).
 //! - **Storage latency** (`storage_latency_ns`) is added to every message the database sends;
 //!   it also sits on its own machine `db`, so link overrides work too.
 //! - **One source function** per workflow for Con (its coordinator).
+//! - **Pins** (HydroCache's `version_store`): a cache keeps the versions it served to a running
+//!   workflow attempt, so a downstream function can read the same version; the sink (or the
+//!   function that aborts) tells the caches to drop them. A pinned read that arrives after that
+//!   belongs to a retired function and is dropped.
+//! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
+//!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
+//!   calibration knob; FaaSTCC §6.3 attributes much of HydroCache's dynamic-mode latency to
+//!   its metadata).
+//! - **Online invariants** (`checks.invariants`): a cache's cut is closed under dependencies;
+//!   a workflow's validated reads form a causal snapshot.
 //!
 //! # Metrics (`out.observe`)
 //!
@@ -245,6 +270,10 @@ pub struct HydroParams {
     /// Caches start with every key's initial version, subscribed to every key. Default true.
     #[serde(default = "yes")]
     pub prewarm: bool,
+    /// Time a function spends per KiB of carried metadata before it runs (serialisation), a
+    /// calibration knob for comparisons (digest §5.3). Default 0.
+    #[serde(default)]
+    pub metadata_ns_per_kb: Time,
 }
 
 fn default_refresh_period() -> Time {
@@ -349,6 +378,8 @@ impl Message for Msg {
 pub enum Timer {
     Refresh,
     Release(u64),
+    /// A function has deserialised its context (`metadata_ns_per_kb`).
+    Start,
 }
 
 type Out = Outbox<Msg, Timer>;
@@ -442,7 +473,7 @@ impl Db {
                 let (to, msg) = self.held.remove(&seq).expect("released once");
                 out.send(to, msg);
             }
-            Timer::Refresh => unreachable!("the database does not refresh: caches pull"),
+            Timer::Refresh | Timer::Start => unreachable!("{timer:?} is not for the database"),
         }
     }
 }
@@ -843,6 +874,7 @@ pub struct HLib {
     db: NodeId,
     mode: Mode,
     no_validation: bool,
+    metadata_ns_per_kb: Time,
     wf: WfKey,
     function: u32,
     is_source: bool,
@@ -868,6 +900,15 @@ impl HLib {
         if self.is_sink {
             out.observe("metadata_bytes", self.ctx.metadata_bytes(self.mode));
         }
+        let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes(self.mode) / 1024;
+        if delay > 0 {
+            out.set_timer(Timer::Start, delay);
+            return;
+        }
+        self.begin(now, out);
+    }
+
+    fn begin(&mut self, now: Time, out: &mut Out) {
         if self.ctx.join_violation && !self.no_validation {
             let reason = if self.mode == Mode::Con { "con_outside_snapshot" } else { "causal_violation" };
             self.abort(now, reason, out);
@@ -1175,9 +1216,10 @@ impl Node for HydroNode {
         }
     }
 
-    fn on_timer(&mut self, _now: Time, timer: Timer, out: &mut Out) {
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Out) {
         match (self, timer) {
             (HydroNode::Db(d), timer) => d.on_timer(timer, out),
+            (HydroNode::Function(l), Timer::Start) => l.begin(now, out),
             (HydroNode::Cache(c), Timer::Refresh) => {
                 out.send(c.db, Msg::Pull);
                 out.set_timer(Timer::Refresh, c.refresh_period_ns);
@@ -1289,6 +1331,7 @@ impl Protocol for HydroCache {
             db: self.db(),
             mode: self.params.mode,
             no_validation: self.opt_without_validation,
+            metadata_ns_per_kb: self.params.metadata_ns_per_kb,
             wf: (start.workflow_id, start.attempt),
             function: start.function,
             is_source: start.is_source,
