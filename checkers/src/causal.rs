@@ -140,26 +140,18 @@ impl Ctx<'_> {
 pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTreeSet<u32> {
     let units = cx.units;
     let index = WriteIndex::build(cx.h, units, cx.clocks);
-    let mut row = DenseRow::new(cx.clocks.chain_count());
-    let mut forced: Vec<(u32, u32, u32)> = Vec::new();
+    let checked = |class: ReadClass| matches!(class, ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable);
+    let (found, forced) = parallel_scan(cx, &index, &checked);
     let mut stale = BTreeSet::new();
-    for u in 0..units.n {
-        let o = units.op[u];
-        if !matches!(cx.wf.class[o as usize], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable) {
-            continue;
-        }
-        row.load(cx.clocks, u);
-        let uw = cx.writer(o as usize);
-        let key = cx.h.ops[o as usize].key;
-        if let Scan::Stale(tv) = cx.scan(&index, &row, key, uw, o, &mut forced) {
-            stale.insert(o);
-            let anomaly = if uw == NONE { Anomaly::WriteCOInitRead } else { Anomaly::WriteCORead };
-            if sink.wants() {
-                let to_reader = cx.witness(tv, u as u32);
-                sink.push(cx.shadow(anomaly, o, uw, tv, to_reader));
-            } else {
-                sink.count(anomaly);
-            }
+    for (o, uw, tv) in found {
+        stale.insert(o);
+        let anomaly = if uw == NONE { Anomaly::WriteCOInitRead } else { Anomaly::WriteCORead };
+        if sink.wants() {
+            let u = units.unit_of_op[o as usize];
+            let to_reader = cx.witness(tv, u);
+            sink.push(cx.shadow(anomaly, o, uw, tv, to_reader));
+        } else {
+            sink.count(anomaly);
         }
     }
     if convergence {
@@ -174,6 +166,35 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
 /// Returns the stale reads (read, writer unit, newer unit) and the forced edges.
 fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) -> bool + Sync)) -> (Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>) {
     let n = cx.units.n;
+    let h = cx.h;
+    // The checked reads of one unit: (read, key, writer unit).
+    let reads_of = |u: usize, reads: &mut Vec<(u32, u32, u32)>| {
+        reads.clear();
+        for o in cx.units.ops_of(h, u) {
+            if checked(cx.wf.class[o]) {
+                reads.push((o as u32, h.ops[o].key, cx.writer(o)));
+            }
+        }
+    };
+    let scan_unit = |row: &DenseRow, reads: &[(u32, u32, u32)], stale: &mut Vec<(u32, u32, u32)>, forced: &mut Vec<(u32, u32, u32)>| {
+        for &(o, key, uw) in reads {
+            if let Scan::Stale(tv) = cx.scan(index, row, key, uw, o, forced) {
+                stale.push((o, uw, tv));
+            }
+        }
+    };
+    if !cx.clocks.all_stored() {
+        // Some clocks are recomputed on the way: one pass in topological order.
+        let (mut stale, mut forced) = (Vec::new(), Vec::new());
+        let mut reads = Vec::new();
+        let want = |u: usize| cx.units.ops_of(h, u).any(|o| checked(cx.wf.class[o]));
+        cx.clocks.walk(cx.units, &want, &mut |u, row| {
+            reads_of(u, &mut reads);
+            scan_unit(row, &reads, &mut stale, &mut forced);
+        });
+        stale.sort_unstable();
+        return (stale, forced);
+    }
     let threads = if n < 2_000 { 1 } else { cx.threads.max(1) };
     let chunk = n.div_ceil(threads).max(1);
     let work = |range: std::ops::Range<usize>| {
@@ -183,13 +204,7 @@ fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) 
         let mut reads: Vec<(u32, u32, u32)> = Vec::new();
         let mut touched: Vec<u32> = Vec::new();
         for u in range {
-            let h = cx.h;
-            reads.clear();
-            for o in cx.units.ops_of(h, u) {
-                if checked(cx.wf.class[o]) {
-                    reads.push((o as u32, h.ops[o].key, cx.writer(o)));
-                }
-            }
+            reads_of(u, &mut reads);
             if reads.is_empty() {
                 continue;
             }
@@ -204,11 +219,7 @@ fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) 
             }
             std::hint::black_box(&touched);
             row.load(cx.clocks, u);
-            for &(o, key, uw) in &reads {
-                if let Scan::Stale(tv) = cx.scan(index, &row, key, uw, o, &mut forced) {
-                    stale.push((o, uw, tv));
-                }
-            }
+            scan_unit(&row, &reads, &mut stale, &mut forced);
         }
         (stale, forced)
     };
@@ -216,10 +227,12 @@ fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) 
         return work(0..n);
     }
     let parts: Vec<(Vec<(u32, u32, u32)>, Vec<(u32, u32, u32)>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|i| {
-            let work = &work;
-            scope.spawn(move || work(i * chunk..((i + 1) * chunk).min(n)))
-        }).collect();
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let work = &work;
+                scope.spawn(move || work(i * chunk..((i + 1) * chunk).min(n)))
+            })
+            .collect();
         handles.into_iter().map(|h| h.join().expect("a scan thread panicked")).collect()
     });
     let mut stale = Vec::new();

@@ -1,4 +1,4 @@
-//! The causal order, computed with vector clocks over chains.
+//! The causal order, computed with vector clocks over chains of writing units.
 //!
 //! The checker works on **units**: transactions for the transactional levels, single
 //! operations (transactions flattened into program order) for the others. Units are linked by
@@ -6,12 +6,14 @@
 //! the causal order CO = (SO ∪ WR)⁺.
 //!
 //! Instead of a transitive closure, each unit gets a vector clock, as in AWDIT's O(n·k)
-//! algorithm. The clock's dimensions are **chains** — sequences of units totally ordered by CO —
-//! rather than sessions: a session is a chain, and a new session whose causal past already
-//! contains the whole of some chain continues that chain instead of opening a new dimension. In
-//! causim, where every workflow attempt is a session, this keeps the dimension near the number
-//! of concurrently active sessions rather than the total. Clocks are stored sparsely (only the
-//! chains present in a unit's past), so histories of many unrelated sessions stay small too.
+//! algorithm. Every question the checks ask is "is this *write* in the causal past of that
+//! unit?", so only writing units are placed on clock dimensions, and the dimensions are
+//! **chains** — sequences of writing units totally ordered by CO — rather than sessions. A
+//! session's writes form a chain, and a new session whose causal past already contains the
+//! whole of some chain continues that chain instead of opening a new dimension. In causim,
+//! where every workflow attempt is a session and most of them start by reading, this keeps the
+//! dimension near the number of concurrently writing sessions rather than the total. Clocks are
+//! stored densely or sparsely, whichever is smaller.
 //!
 //! `bound(u, c)` is the number of chain-`c` units in the strict causal past of `u`; since chains
 //! are CO-ordered and pasts are downward closed, those units are a prefix of the chain.
@@ -47,6 +49,8 @@ pub(crate) struct Units {
     pub pred: Vec<u32>,
     /// Whether any `after` link exists (program order is then not just session order).
     pub has_after: bool,
+    /// Whether the unit writes (only writing units are placed on clock chains).
+    pub writes: Vec<bool>,
     /// Units whose first position in their transaction carries `after` links: unit → targets.
     pub after_preds: std::collections::BTreeMap<u32, Vec<u32>>,
     pub session_len: Vec<u32>,
@@ -111,6 +115,7 @@ impl Units {
             pred_off: Vec::with_capacity(cap + 1),
             pred: Vec::new(),
             has_after: false,
+            writes: Vec::with_capacity(cap),
             after_preds: Default::default(),
             session_len: vec![0; h.sessions.len()],
         };
@@ -137,6 +142,7 @@ impl Units {
                     Gran::Txn => {
                         let id = u.push_unit(t as u32, s, &mut last, &mut carry);
                         u.unit_of_txn[t] = id;
+                        u.writes.push(txn.ops().any(|o| h.ops[o].is_write()));
                     }
                     Gran::Op => {
                         for o in txn.ops() {
@@ -153,6 +159,7 @@ impl Units {
                                 continue;
                             }
                             let id = u.push_unit(t as u32, s, &mut last, &mut carry);
+                            u.writes.push(h.ops[o].is_write());
                             u.op.push(o as u32);
                             u.unit_of_op[o] = id;
                             if u.unit_of_txn[t] == NONE {
@@ -306,6 +313,10 @@ pub(crate) fn topo_order(units: &Units, succ: &(Vec<u32>, Vec<u32>), extra: Opti
 pub(crate) struct Clocks {
     /// Per unit: its chain, its position in the chain, and where its clock row is stored.
     info: Vec<UnitClock>,
+    /// Per unit: its position in the topological order.
+    pos: Vec<u32>,
+    /// Whether every unit's row is stored.
+    all_stored: bool,
     pub chain_len: Vec<u32>,
     /// Units of each chain in order: `chain_units[chain_off[c]..chain_off[c+1]]`.
     pub chain_off: Vec<u32>,
@@ -326,99 +337,243 @@ struct UnitClock {
 }
 
 const DENSE: u32 = 1 << 31;
+/// `meta` flag of a unit whose row is not stored.
+const NOT_STORED: u32 = 1 << 30;
+
+
+/// Rows of units whose rows are not stored, kept only until their successors have used them.
+struct Transient {
+    rows: crate::fxhash::FxHashMap<u32, Vec<(u32, u32)>>,
+    /// Per unit: how many successors (session successor and `after` successors) still need it.
+    pending: Vec<u32>,
+}
+
+impl Transient {
+    fn new(units: &Units) -> Transient {
+        let mut pending: Vec<u32> = units.next.iter().map(|n| u32::from(*n != NONE)).collect();
+        for targets in units.after_preds.values() {
+            for t in targets {
+                pending[*t as usize] += 1;
+            }
+        }
+        Transient { rows: crate::fxhash::map_with_capacity(64), pending }
+    }
+
+    /// `u` has been computed: release the rows of its predecessors it was the last to need.
+    fn release_preds(&mut self, units: &Units, u: usize) {
+        let prev = units.prev[u];
+        let mut release = |p: u32| {
+            let left = &mut self.pending[p as usize];
+            if *left > 0 {
+                *left -= 1;
+                if *left == 0 {
+                    self.rows.remove(&p);
+                }
+            }
+        };
+        if prev != NONE {
+            release(prev);
+        }
+        if let Some(targets) = units.after_preds.get(&(u as u32)) {
+            for t in targets {
+                release(*t);
+            }
+        }
+    }
+}
+
+/// The accumulator in which a unit's clock is computed from its predecessors'.
+struct Join {
+    acc: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl Join {
+    fn bump(&mut self, c: u32, v: u32) {
+        let slot = &mut self.acc[c as usize];
+        if *slot == 0 {
+            self.touched.push(c);
+        }
+        if *slot < v {
+            *slot = v;
+        }
+    }
+
+    /// Join the clocks of `u`'s predecessors, each including the predecessor itself.
+    fn join(&mut self, units: &Units, clocks: &Clocks, transient: &Transient, u: usize) {
+        self.touched.clear();
+        let prev = units.prev[u];
+        let preds = std::iter::once(prev).filter(|p| *p != NONE).chain(units.preds(u).iter().copied());
+        for (i, p) in preds.enumerate() {
+            let pi = clocks.info[p as usize];
+            if i > 0 && pi.chain != NONE && self.acc[pi.chain as usize] > pi.cpos {
+                continue; // already in the past, with its whole past
+            }
+            if pi.meta & NOT_STORED == 0 {
+                clocks.for_each_in_row(p as usize, |c, v| self.bump(c, v));
+            } else {
+                let row = transient.rows.get(&p).expect("an unstored row is kept until its successors are computed");
+                for &(c, v) in row {
+                    self.bump(c, v);
+                }
+            }
+            if pi.chain != NONE {
+                self.bump(pi.chain, pi.cpos + 1);
+            }
+        }
+    }
+
+    /// The joined clock as sorted entries, and reset.
+    fn take(&mut self, entries: &mut Vec<(u32, u32)>) {
+        self.touched.sort_unstable();
+        entries.clear();
+        for &c in &self.touched {
+            entries.push((c, self.acc[c as usize]));
+            self.acc[c as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
 
 impl Clocks {
     /// Compute clocks along a topological order of CO. Fails (with the units left over) if CO
-    /// is cyclic.
-    pub(crate) fn compute(units: &Units, succ: &(Vec<u32>, Vec<u32>)) -> Result<Clocks, Vec<bool>> {
+    /// is cyclic. Rows of non-writing units are kept only while they fit in `reader_words_max`
+    /// words (see [`Clocks::walk`]); rows of writing units are always kept.
+    pub(crate) fn compute(units: &Units, succ: &(Vec<u32>, Vec<u32>), reader_words_max: usize) -> Result<Clocks, Vec<bool>> {
         let order = topo_order(units, succ, None)?;
         let n = units.n;
         let mut clocks = Clocks {
-            info: vec![UnitClock { off: 0, chain: NONE, cpos: 0, meta: 0 }; n],
+            info: vec![UnitClock { off: 0, chain: NONE, cpos: 0, meta: NOT_STORED }; n],
+            pos: vec![0; n],
             chain_len: Vec::new(),
             chain_off: Vec::new(),
             chain_units: Vec::new(),
             data: Vec::with_capacity(n * 4),
+            all_stored: true,
         };
-        let mut acc: Vec<u32> = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
+        let mut join = Join { acc: Vec::new(), touched: Vec::new() };
+        let mut transient = Transient::new(units);
         let mut entries: Vec<(u32, u32)> = Vec::new();
-        for &u in &order {
+        let mut last_write = vec![NONE; units.session_len.len()];
+        let mut reader_words = 0usize;
+        for (step, &u) in order.iter().enumerate() {
             let u = u as usize;
-            touched.clear();
-            // Join the clocks of the predecessors (each including the predecessor itself).
-            let add = |p: usize, acc: &mut Vec<u32>, touched: &mut Vec<u32>, clocks: &Clocks| {
-                clocks.for_each_in_row(p, |c, v| {
-                    let slot = &mut acc[c as usize];
-                    if *slot == 0 {
-                        touched.push(c);
+            clocks.pos[u] = step as u32;
+            join.join(units, &clocks, &transient, u);
+            // Only writing units are placed on chains (see the module doc), and only if they
+            // are in someone's past (read, or followed in their session). Continue the chain of
+            // the session's last writing unit, or of a writing predecessor, or any chain whose
+            // tail is in the past; else open a new chain.
+            let followed = units.next[u] != NONE || succ.0[u] != succ.0[u + 1];
+            let (chain, cpos) = if units.writes[u] && followed {
+                let acc = &join.acc;
+                let is_tail = |p: u32| -> bool {
+                    p != NONE && {
+                        let pi = clocks.info[p as usize];
+                        pi.chain != NONE && pi.cpos + 1 == clocks.chain_len[pi.chain as usize] && acc[pi.chain as usize] == pi.cpos + 1
                     }
-                    if *slot < v {
-                        *slot = v;
-                    }
-                });
-                let pi = clocks.info[p];
-                let slot = &mut acc[pi.chain as usize];
-                if *slot == 0 {
-                    touched.push(pi.chain);
-                }
-                if *slot < pi.cpos + 1 {
-                    *slot = pi.cpos + 1;
-                }
-            };
-            let prev = units.prev[u];
-            if prev != NONE {
-                add(prev as usize, &mut acc, &mut touched, &clocks);
-            }
-            for &p in units.preds(u) {
-                let pi = clocks.info[p as usize];
-                if acc[pi.chain as usize] > pi.cpos {
-                    continue; // already in the past, with its whole past
-                }
-                add(p as usize, &mut acc, &mut touched, &clocks);
-            }
-            // Choose a chain: continue the session's, or any chain whose tail is in the past.
-            let is_tail = |p: u32| -> bool {
-                p != NONE && {
-                    let pi = clocks.info[p as usize];
-                    pi.cpos + 1 == clocks.chain_len[pi.chain as usize]
-                }
-            };
-            let c = if is_tail(prev) {
-                clocks.info[prev as usize].chain
-            } else if let Some(p) = units.preds(u).iter().copied().find(|p| is_tail(*p)) {
-                clocks.info[p as usize].chain
-            } else if let Some(c) = touched.iter().copied().find(|c| acc[*c as usize] == clocks.chain_len[*c as usize]) {
-                c
+                };
+                let own = last_write[units.session[u] as usize];
+                let c = if is_tail(own) {
+                    clocks.info[own as usize].chain
+                } else if let Some(p) = units.preds(u).iter().copied().find(|p| is_tail(*p)) {
+                    clocks.info[p as usize].chain
+                } else if let Some(c) = join.touched.iter().copied().find(|c| acc[*c as usize] == clocks.chain_len[*c as usize]) {
+                    c
+                } else {
+                    clocks.chain_len.push(0);
+                    join.acc.push(0);
+                    (clocks.chain_len.len() - 1) as u32
+                };
+                let cpos = clocks.chain_len[c as usize];
+                clocks.chain_len[c as usize] += 1;
+                debug_assert_eq!(join.acc[c as usize], cpos);
+                last_write[units.session[u] as usize] = u as u32;
+                (c, cpos)
             } else {
-                clocks.chain_len.push(0);
-                acc.push(0);
-                (clocks.chain_len.len() - 1) as u32
+                (NONE, 0)
             };
-            let cpos = clocks.chain_len[c as usize];
-            clocks.chain_len[c as usize] += 1;
-            debug_assert_eq!(acc[c as usize], cpos);
-            touched.sort_unstable();
-            entries.clear();
-            for &c in &touched {
-                entries.push((c, acc[c as usize]));
-                acc[c as usize] = 0;
+            join.take(&mut entries);
+            let store = chain != NONE || reader_words < reader_words_max;
+            if store {
+                let before = clocks.data.len();
+                let (off, meta) = clocks.push_row(&entries);
+                if chain == NONE {
+                    reader_words += clocks.data.len() - before;
+                }
+                clocks.info[u] = UnitClock { off, chain, cpos, meta };
+            } else {
+                clocks.all_stored = false;
+                clocks.info[u] = UnitClock { off: 0, chain, cpos, meta: NOT_STORED };
+                if transient.pending[u] > 0 {
+                    transient.rows.insert(u as u32, entries.clone());
+                }
             }
-            let (off, meta) = clocks.push_row(&entries);
-            clocks.info[u] = UnitClock { off, chain: c, cpos, meta };
+            transient.release_preds(units, u);
         }
         let chains = clocks.chain_len.len();
         clocks.chain_off = vec![0u32; chains + 1];
         for c in 0..chains {
             clocks.chain_off[c + 1] = clocks.chain_off[c] + clocks.chain_len[c];
         }
-        clocks.chain_units = vec![0u32; n];
+        clocks.chain_units = vec![0u32; clocks.chain_off[chains] as usize];
         for u in 0..n {
             let i = clocks.info[u];
-            clocks.chain_units[(clocks.chain_off[i.chain as usize] + i.cpos) as usize] = u as u32;
+            if i.chain != NONE {
+                clocks.chain_units[(clocks.chain_off[i.chain as usize] + i.cpos) as usize] = u as u32;
+            }
         }
         clocks.data.shrink_to_fit();
         Ok(clocks)
+    }
+
+    /// Whether every unit's row is stored (then any unit's clock can be read directly).
+    pub(crate) fn all_stored(&self) -> bool {
+        self.all_stored
+    }
+
+    /// Whether `u`'s row is stored.
+    #[inline]
+    pub(crate) fn has_row(&self, u: usize) -> bool {
+        self.info[u].meta & NOT_STORED == 0
+    }
+
+    /// Position of `u` in the topological order the clocks were computed in.
+    #[inline]
+    pub(crate) fn topo_pos(&self, u: usize) -> u32 {
+        self.pos[u]
+    }
+
+    /// Visit the units for which `want` holds, each with its clock as a dense row, in a
+    /// topological order; rows that are not stored are recomputed on the way (and dropped as
+    /// soon as their successors no longer need them).
+    pub(crate) fn walk(&self, units: &Units, want: &dyn Fn(usize) -> bool, f: &mut dyn FnMut(usize, &DenseRow)) {
+        let mut order: Vec<u32> = (0..units.n as u32).collect();
+        order.sort_unstable_by_key(|u| self.pos[*u as usize]);
+        let mut join = Join { acc: vec![0; self.chain_count()], touched: Vec::new() };
+        let mut transient = Transient::new(units);
+        let mut row = DenseRow::new(self.chain_count());
+        let mut entries: Vec<(u32, u32)> = Vec::new();
+        for u in order {
+            let u = u as usize;
+            if self.has_row(u) {
+                if want(u) {
+                    row.load(self, u);
+                    f(u, &row);
+                }
+            } else {
+                join.join(units, self, &transient, u);
+                join.take(&mut entries);
+                if want(u) {
+                    row.set(u, &entries);
+                    f(u, &row);
+                }
+                if transient.pending[u] > 0 {
+                    transient.rows.insert(u as u32, entries.clone());
+                }
+            }
+            transient.release_preds(units, u);
+        }
     }
 
     /// Append a row (`entries` sorted by chain, values non-zero); returns (offset, meta).
@@ -453,6 +608,7 @@ impl Clocks {
     pub(crate) fn bound(&self, u: usize, c: u32) -> u32 {
         let i = self.info[u];
         let off = i.off as usize;
+        debug_assert!(i.meta & NOT_STORED == 0, "the row of a unit whose row is not stored");
         let len = (i.meta & !DENSE) as usize;
         if i.meta & DENSE != 0 {
             if (c as usize) < len { self.data[off + c as usize] } else { 0 }
@@ -492,6 +648,7 @@ impl Clocks {
     #[inline]
     pub(crate) fn for_each_in_row(&self, u: usize, mut f: impl FnMut(u32, u32)) {
         let i = self.info[u];
+        debug_assert!(i.meta & NOT_STORED == 0, "the row of a unit whose row is not stored");
         let off = i.off as usize;
         let len = (i.meta & !DENSE) as usize;
         if i.meta & DENSE != 0 {
@@ -507,10 +664,11 @@ impl Clocks {
         }
     }
 
-    /// `a` strictly causally precedes `b`.
+    /// `a` (a writing unit) strictly causally precedes `b` (any unit).
     #[inline]
     pub(crate) fn before(&self, a: usize, b: usize) -> bool {
         let (ca, pa) = self.place(a);
+        assert!(ca != NONE, "causal-order queries start from a writing unit");
         let (cb, pb) = self.place(b);
         if ca == cb {
             return pa < pb;
@@ -526,6 +684,11 @@ impl Clocks {
 
     pub(crate) fn chain_count(&self) -> usize {
         self.chain_len.len()
+    }
+
+    /// Clock words stored (for diagnostics).
+    pub(crate) fn entries(&self) -> usize {
+        self.data.len()
     }
 
     pub(crate) fn units_of_chain(&self, c: u32) -> &[u32] {
@@ -558,6 +721,18 @@ impl DenseRow {
         });
         self.unit = u as u32;
     }
+    /// Set to the given entries (for unit `u`).
+    pub(crate) fn set(&mut self, u: usize, entries: &[(u32, u32)]) {
+        for c in self.touched.drain(..) {
+            self.val[c as usize] = 0;
+        }
+        for &(c, v) in entries {
+            self.val[c as usize] = v;
+            self.touched.push(c);
+        }
+        self.unit = u as u32;
+    }
+
     #[inline]
     pub(crate) fn get(&self, c: u32) -> u32 {
         self.val[c as usize]
@@ -604,6 +779,9 @@ impl WriteIndex {
             }
         };
         for u in 0..units.n {
+            if clocks.place(u).0 == NONE {
+                continue; // a write in no one's past: never visible to a read
+            }
             unit_keys(u, &mut scratch);
             for k in &scratch {
                 count[*k as usize + 1] += 1;
@@ -616,11 +794,11 @@ impl WriteIndex {
         // (chain, position) of each write, bucketed by key.
         let mut all = vec![(0u32, 0u32); count[keys] as usize];
         for u in 0..units.n {
-            unit_keys(u, &mut scratch);
-            if scratch.is_empty() {
+            let place = clocks.place(u);
+            if place.0 == NONE {
                 continue;
             }
-            let place = clocks.place(u);
+            unit_keys(u, &mut scratch);
             for k in &scratch {
                 let slot = &mut fill[*k as usize];
                 all[*slot as usize] = place;
@@ -862,7 +1040,10 @@ pub(crate) fn co_path(units: &Units, clocks: &Clocks, from: usize, to: usize) ->
                 parent.insert(p, v as u32);
                 return true;
             }
-            if parent.contains_key(&p) || !clocks.before(from, p as usize) {
+            // Only units `from` may precede: by clock when the row is stored, else by position
+            // in the topological order.
+            let ahead = if clocks.has_row(p as usize) { clocks.before(from, p as usize) } else { clocks.topo_pos(p as usize) > clocks.topo_pos(from) };
+            if parent.contains_key(&p) || !ahead {
                 return false;
             }
             parent.insert(p, v as u32);

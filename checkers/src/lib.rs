@@ -78,11 +78,15 @@ pub struct CheckOptions {
     /// Threads for the read-only phases (0: the available parallelism, at most 4). The report
     /// never depends on it.
     pub threads: usize,
+    /// Memory for the vector clocks of units that only read, in 4-byte words. Beyond it they
+    /// are recomputed while the reads are scanned (one sequential pass instead of a parallel
+    /// one). Clocks of writes are always kept. The report never depends on it.
+    pub clock_words_max: usize,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0 }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20 }
     }
 }
 
@@ -113,7 +117,14 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
         let units = Units::build(h, &wf, gran);
         let succ = units.successors();
         lap("units");
-        let clocks = Clocks::compute(&units, &succ);
+        // The causal-memory check reads the clocks of reads directly: keep them all.
+        let reader_words_max = if level == Level::Cm { usize::MAX } else { options.clock_words_max };
+        let clocks = Clocks::compute(&units, &succ, reader_words_max);
+        if timing {
+            if let Ok(c) = &clocks {
+                eprintln!("  {} units, {} sessions, {} chains, {} clock entries", units.n, h.session_count(), c.chain_count(), c.entries());
+            }
+        }
         lap("clocks");
         match clocks {
             Err(left) => {

@@ -25,12 +25,16 @@ fn reports_do_not_depend_on_threads_or_runs() {
     let h = medium_history_with_anomalies();
     assert!(h.txn_count() >= 2_000, "large enough for the parallel scan");
     for level in [Level::Rc, Level::Ra, Level::Tcc, Level::Ccv, Level::Session] {
-        let opts = |threads| CheckOptions { threads, ..CheckOptions::default() };
-        let one = check_with(&h, level, &opts(1)).to_json();
-        let three = check_with(&h, level, &opts(3)).to_json();
-        let again = check_with(&h, level, &opts(3)).to_json();
+        let opts = |threads, clock_words_max| CheckOptions { threads, clock_words_max, ..CheckOptions::default() };
+        let one = check_with(&h, level, &opts(1, usize::MAX)).to_json();
+        let three = check_with(&h, level, &opts(3, usize::MAX)).to_json();
+        let again = check_with(&h, level, &opts(3, usize::MAX)).to_json();
+        let recomputed = check_with(&h, level, &opts(3, 0)).to_json();
+        let some = check_with(&h, level, &opts(1, 5_000)).to_json();
         assert_eq!(one, three, "{level}: one thread vs three");
         assert_eq!(three, again, "{level}: two runs");
+        assert_eq!(one, recomputed, "{level}: stored clocks vs recomputed ones");
+        assert_eq!(one, some, "{level}: some clocks stored");
         if matches!(level, Level::Tcc | Level::Ccv) {
             assert!(one.contains("\"ok\": false"), "{level}: the injected stale reads are found");
         }
