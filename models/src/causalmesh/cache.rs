@@ -10,7 +10,9 @@
 //!   C-cache stays a strict causal cut. A dependency that is not in the I-cache has been
 //!   merged already if the C-cache covers it (every version anyone depends on is present on
 //!   every server by then: the chains guarantee it); otherwise it is *missing*.
-//! - **Eviction** (§11) removes a key and every key whose C-cache version depends on it.
+//! - **Eviction** (§11) drops the value of a key and of every key whose C-cache version
+//!   depends on it. The entry stays, cold, with its VC and deps, so the cut never changes; a
+//!   read of a cold key fetches that exact version's value from the database first.
 
 use super::vc::{Deps, Vc, Version};
 use causim_sim::history::Key;
@@ -46,8 +48,9 @@ pub struct DualCache {
     /// carried write re-sent with each of its writer's writes) is not kept twice.
     merged: BTreeMap<Key, VecDeque<Vc>>,
     // Eviction bookkeeping (only when `keys_max` is set).
-    /// Keys evicted from the C-cache, with the version evicted.
-    evicted: BTreeMap<Key, Vc>,
+    /// Keys whose value was evicted: the entry (VC, winner, deps) stays, the value must be
+    /// fetched from the database before a read can show it.
+    cold: BTreeSet<Key>,
     dependents: BTreeMap<Key, BTreeSet<Key>>,
     lru: BTreeSet<(u64, Key)>,
     last_use: BTreeMap<Key, u64>,
@@ -74,7 +77,7 @@ impl DualCache {
             c: BTreeMap::new(),
             i: BTreeMap::new(),
             merged: BTreeMap::new(),
-            evicted: BTreeMap::new(),
+            cold: BTreeSet::new(),
             dependents: BTreeMap::new(),
             lru: BTreeSet::new(),
             last_use: BTreeMap::new(),
@@ -82,9 +85,27 @@ impl DualCache {
         }
     }
 
-    /// Whether the C-cache can answer for `key` (else a read misses and goes to the database).
+    /// Whether a read of `key` can be answered now (else its value must come from the database).
     pub fn is_cached(&self, key: Key) -> bool {
-        self.c.contains_key(&key) || (self.rules.prewarmed && !self.evicted.contains_key(&key))
+        !self.cold.contains(&key) && (self.c.contains_key(&key) || self.rules.prewarmed)
+    }
+
+    /// The winning write whose value a read of cold `key` must fetch.
+    pub fn cold_winner(&self, key: Key) -> Option<Vc> {
+        if !self.cold.contains(&key) {
+            return None;
+        }
+        self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner.clone())
+    }
+
+    /// The database answered a fetch of a cold key: the value is cached again.
+    pub fn warm(&mut self, key: Key, version: &Version) {
+        let newest = self.c.get(&key).and_then(|r| r.back());
+        if newest.is_some_and(|v| v.winner == version.vc) {
+            assert_eq!(newest.map(|v| v.value), Some(version.value), "the database returns the value evicted");
+            self.cold.remove(&key);
+            self.touch(key);
+        }
     }
 
     /// The newest visible version of `key` (its initial state if it was never written).
@@ -198,13 +219,17 @@ impl DualCache {
     }
 
     /// Merges `version` into the C-cache's newest version of `key` as a new ring entry.
-    fn install(&mut self, key: Key, version: &Version, result: &mut Integrated) {
+    fn install(&mut self, key: Key, version: &Version, _result: &mut Integrated) {
         let mut newest = self.visible(key);
-        if version.vc.le(&newest.vc) {
+        if version.vc.le(&newest.vc) && version.winner.0 <= newest.winner.0 {
             return;
         }
+        let winner_before = newest.winner.clone();
         newest.merge(version);
-        self.evicted.remove(&key);
+        if newest.winner != winner_before {
+            // The value shown is the new version's: it is here, so the key is warm again.
+            self.cold.remove(&key);
+        }
         let servers = self.servers;
         let ring = self.c.entry(key).or_default();
         if ring.is_empty() && self.rules.ring_size > 1 {
@@ -220,7 +245,6 @@ impl DualCache {
                 self.dependents.entry(*dep).or_default().insert(key);
             }
             self.touch(key);
-            self.evict_over_capacity(result);
         }
     }
 
@@ -238,14 +262,9 @@ impl DualCache {
         vcs
     }
 
-    /// The version of `key` this cache evicted, if it is not cached now.
-    pub fn evicted_vc(&self, key: Key) -> Option<&Vc> {
-        self.evicted.get(&key)
-    }
-
     /// Marks `key` as recently used (for LRU eviction).
     pub fn touch(&mut self, key: Key) {
-        if self.rules.keys_max.is_none() || !self.c.contains_key(&key) {
+        if self.rules.keys_max.is_none() || !self.c.contains_key(&key) || self.cold.contains(&key) {
             return;
         }
         self.tick += 1;
@@ -255,28 +274,33 @@ impl DualCache {
         self.lru.insert((self.tick, key));
     }
 
-    fn evict_over_capacity(&mut self, result: &mut Integrated) {
-        let Some(max) = self.rules.keys_max else { return };
-        while self.c.len() > max {
+    /// Evicts least-recently-used keys (and their dependents) until the warm keys fit the
+    /// capacity. The server calls it after each input, once its replies are computed.
+    pub fn evict_over_capacity(&mut self) -> Vec<Key> {
+        let mut evicted = Vec::new();
+        let Some(max) = self.rules.keys_max else { return evicted };
+        while self.lru.len() > max {
             let Some(&(_, victim)) = self.lru.iter().next() else { break };
-            self.evict(victim, result);
+            self.evict(victim, &mut evicted);
         }
+        evicted
     }
 
-    /// Evicts `key` and (with correct rules) every key whose version depends on it, so the
-    /// C-cache remains a cut (§11).
-    fn evict(&mut self, key: Key, result: &mut Integrated) {
+    /// Evicts `key` and, with correct rules, every key whose version depends on it (§11): their
+    /// values go cold. The `evict_ignores_dependents` mutant forgets the key's entry instead
+    /// and keeps its dependents, so the C-cache stops being a cut.
+    fn evict(&mut self, key: Key, evicted: &mut Vec<Key>) {
         let mut stack = vec![key];
         while let Some(k) = stack.pop() {
-            let Some(ring) = self.c.remove(&k) else { continue };
-            self.evicted.insert(k, ring.back().map(|v| v.vc.clone()).unwrap_or_else(|| Vc::zero(self.servers)));
-            if let Some(t) = self.last_use.remove(&k) {
-                self.lru.remove(&(t, k));
-            }
-            result.evicted.push(k);
+            let Some(t) = self.last_use.remove(&k) else { continue };
+            self.lru.remove(&(t, k));
+            evicted.push(k);
             let dependents = self.dependents.remove(&k).unwrap_or_default();
             if self.rules.evict_dependents {
+                self.cold.insert(k);
                 stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.iter().any(|(dk, _)| *dk == k)));
+            } else {
+                self.c.remove(&k);
             }
         }
     }
@@ -429,12 +453,15 @@ mod tests {
         cache.integrate(&deps(&[(Y, &[2, 0])]));
         assert_eq!(cache.c_cache_keys(), 2);
         cache.add_inconsistent(Z, v(1, &[3, 0], &[]));
-        let r = cache.integrate(&deps(&[(Z, &[3, 0])]));
-        // x was least recently used; y depends on it, so both go.
-        assert_eq!(r.evicted, vec![X, Y]);
-        assert!(cache.check_causal_cut().is_ok());
+        cache.integrate(&deps(&[(Z, &[3, 0])]));
+        // x was least recently used; y depends on it, so both go cold.
+        assert_eq!(cache.evict_over_capacity(), vec![X, Y]);
+        assert!(cache.check_causal_cut().is_ok(), "cold entries keep the cut");
         assert!(!cache.is_cached(X));
         assert!(cache.is_cached(Z));
+        assert_eq!(cache.cold_winner(X), Some(Vc(vec![1, 0])));
+        cache.warm(X, &v(1, &[1, 0], &[]));
+        assert!(cache.is_cached(X));
     }
 
     #[test]
@@ -444,9 +471,10 @@ mod tests {
         cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
         cache.integrate(&deps(&[(Y, &[2, 0])]));
         cache.add_inconsistent(Z, v(1, &[3, 0], &[]));
-        let r = cache.integrate(&deps(&[(Z, &[3, 0])]));
-        assert_eq!(r.evicted, vec![X]);
+        cache.integrate(&deps(&[(Z, &[3, 0])]));
+        assert_eq!(cache.evict_over_capacity(), vec![X]);
         assert!(cache.check_causal_cut().is_err());
+        assert_eq!(cache.visible(X).value, None, "x is forgotten: a read shows its initial state");
     }
 
     #[test]

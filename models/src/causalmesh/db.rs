@@ -5,7 +5,7 @@
 //! with the caches. Its latency is the link delay to the `db` machine.
 //!
 //! When caches evict, the database also keeps every version, so a miss can be answered with
-//! exactly the version a client already depends on (see `server.rs`, "misses").
+//! exactly the version that was visible (see `server.rs`, "misses").
 
 use super::msg::Msg;
 use super::vc::{Vc, Version};
@@ -39,23 +39,22 @@ impl Database {
                     out.send(from, Msg::DbWriteAck { id });
                 }
             }
-            Msg::DbRead { key, at_least } => {
-                let version = self.read_up_to(key, &at_least);
+            Msg::DbRead { key, vc } => {
+                let version = self.exact(key, &vc);
                 out.send(from, Msg::DbReadReply { key, version });
             }
             other => unreachable!("the database does not handle {other:?}"),
         }
     }
 
-    /// The merge of the stored versions of `key` whose VC is ≤ `at_least`.
-    fn read_up_to(&self, key: Key, at_least: &Vc) -> Version {
-        let mut merged = Version::initial(self.servers);
-        for v in self.versions.get(&key).map(|l| l.as_slice()).unwrap_or(&[]) {
-            if v.vc.le(at_least) {
-                merged.merge(v);
-            }
-        }
-        merged
+    /// The stored version of `key` written with VC `vc` (the initial state if there is none:
+    /// a miss only asks for versions that were flushed before anyone could see them).
+    fn exact(&self, key: Key, vc: &Vc) -> Version {
+        self.versions
+            .get(&key)
+            .and_then(|l| l.iter().find(|v| v.vc == *vc))
+            .cloned()
+            .unwrap_or_else(|| Version::initial(self.servers))
     }
 
     pub fn latest(&self, key: Key) -> Option<&Version> {

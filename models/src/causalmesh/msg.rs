@@ -39,8 +39,8 @@ pub enum Msg {
     // Server ↔ database.
     DbWrite { id: u64, writes: Writes, ack: bool },
     DbWriteAck { id: u64 },
-    /// A cache miss after eviction: the merge of the stored versions of `key` up to `at_least`.
-    DbRead { key: Key, at_least: Vc },
+    /// A cache miss after eviction: the stored version of `key` written with VC `vc`.
+    DbRead { key: Key, vc: Vc },
     DbReadReply { key: Key, version: Version },
 }
 
@@ -89,7 +89,7 @@ impl Message for Msg {
             Msg::Integrate { writes } => writes.iter().map(|(_, vc)| 8 + vc.bytes()).sum(),
             Msg::DbWrite { writes, .. } => 9 + writes_bytes(writes),
             Msg::DbWriteAck { .. } => 8,
-            Msg::DbRead { at_least, .. } => 8 + at_least.bytes(),
+            Msg::DbRead { vc, .. } => 8 + vc.bytes(),
             Msg::DbReadReply { version, .. } => 8 + version.bytes(),
         }
     }

@@ -43,18 +43,13 @@ struct PendingFlush {
     chain: Option<Msg>,
 }
 
-/// A client request waiting for cache misses to be filled from the database.
+/// A client request (read, read transaction, TCC read) waiting for the values of cold keys.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct PendingRequest {
+struct Waiting {
     client: NodeId,
     request: Msg,
-    waiting: BTreeSet<Key>,
-    fills: u32,
+    keys: BTreeSet<Key>,
 }
-
-/// How many times a request may wait for misses before it is served as is (a guard against a
-/// C-cache too small for the request's keys).
-const FILLS_PER_REQUEST_MAX: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Server {
@@ -66,9 +61,9 @@ pub struct Server {
     gvc: Vc,
     cache: DualCache,
     pending_flushes: BTreeMap<u64, PendingFlush>,
-    pending_requests: Vec<PendingRequest>,
-    /// Versions fetched from the database for misses, installed once their dependencies are.
-    fetched: BTreeMap<Key, Version>,
+    /// Requests waiting for misses, and the keys being fetched.
+    waiting: Vec<Waiting>,
+    fetching: BTreeSet<Key>,
     next_id: u64,
 }
 
@@ -83,8 +78,8 @@ impl Server {
             gvc,
             cache,
             pending_flushes: BTreeMap::new(),
-            pending_requests: Vec::new(),
-            fetched: BTreeMap::new(),
+            waiting: Vec::new(),
+            fetching: BTreeSet::new(),
             next_id: 0,
         }
     }
@@ -107,9 +102,22 @@ impl Server {
     }
 
     pub fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        self.handle(now, from, msg, out);
+        // Evict once the input's replies are computed, and not while misses are outstanding:
+        // evicting what a waiting request just got back would make it wait forever.
+        if !self.waiting.is_empty() {
+            return;
+        }
+        let evicted = self.cache.evict_over_capacity();
+        if !evicted.is_empty() {
+            out.trace("Evict", || format!("{{\"keys\":{evicted:?}}}"));
+        }
+    }
+
+    fn handle(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
         match msg {
             Msg::ClientRead { .. } | Msg::ClientReadTxn { .. } | Msg::ClientReadTcc { .. } => {
-                self.serve_read(from, msg, 0, out)
+                self.serve_read(now, from, msg, out)
             }
             Msg::ClientWrite { key, value, deps, local } => {
                 self.client_write(now, from, vec![(key, value)], deps, local, out)
@@ -119,9 +127,9 @@ impl Server {
                 self.server_write(now, head as usize, round, writes, carried, written_at_ns, out)
             }
             Msg::Integrate { writes } => {
+                // The disseminated versions are in our I-cache (the chain passed us).
                 let deps: Deps = writes.into_iter().collect();
-                let r = self.cache.integrate(&deps);
-                out.trace("Integrate", || format!("{{\"moved\":{}}}", r.moved.len()));
+                self.reveal(now, Writes::new(), deps, None, out);
             }
             Msg::DbWriteAck { id } => {
                 let p = self.pending_flushes.remove(&id).expect("an ack for a pending flush");
@@ -130,7 +138,7 @@ impl Server {
                     out.send(self.successor(), chain);
                 }
             }
-            Msg::DbReadReply { key, version } => self.miss_filled(key, version, out),
+            Msg::DbReadReply { key, version } => self.miss_filled(now, key, version, out),
             other => unreachable!("a server does not handle {other:?}"),
         }
     }
@@ -186,7 +194,7 @@ impl Server {
             format!("{{\"keys\":[{}],\"vc\":\"{vc}\",\"carried\":{}}}", keys.join(","), local.len())
         });
         if self.rules.reveal_at_head {
-            self.integrate_writes(&versions);
+            self.reveal(now, versions.clone(), Deps::new(), None, out);
         }
         let reply = if self.rules.tcc {
             Msg::CommitReply { vc: vc.clone() }
@@ -195,7 +203,7 @@ impl Server {
         };
         let carried = local;
         let chain = if self.n() == 1 {
-            self.integrate_writes(&versions);
+            self.reveal(now, versions.clone(), Deps::new(), Some(now), out);
             None
         } else {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
@@ -237,9 +245,27 @@ impl Server {
             Chain::TwoRound => 2,
         };
         if tail && round == last_round {
-            self.integrate_writes(&writes);
             out.trace("TailIntegrate", || format!("{{\"head\":\"S{head}\",\"round\":{round},\"writes\":{}}}", writes.len()));
-            out.observe("visibility_ns", now - written_at_ns);
+            self.reveal(now, writes, Deps::new(), Some(written_at_ns), out);
+            return;
+        }
+        let round = if tail { round + 1 } else { round };
+        out.trace("Forward", || format!("{{\"head\":\"S{head}\",\"round\":{round}}}"));
+        out.send(self.successor(), Msg::ServerWrite { head: head as u32, round, writes, carried, written_at_ns });
+    }
+
+    /// Makes `writes` (in our I-cache) and the versions `deps` names visible here, with
+    /// everything they depend on (Fig. 7 line 24). `written_at_ns` marks a tail's reveal: it is
+    /// observed for the visibility metric and disseminated if configured.
+    fn reveal(&mut self, now: Time, writes: Writes, mut deps: Deps, written_at_ns: Option<Time>, out: &mut Outbox<Msg, ()>) {
+        for (k, v) in &writes {
+            self.gvc.merge(&v.vc);
+            self.cache.add_inconsistent(*k, v.clone());
+            merge_dep(&mut deps, *k, &v.vc);
+        }
+        self.cache.integrate(&deps);
+        if let Some(at) = written_at_ns {
+            out.observe("visibility_ns", now - at);
             if self.rules.disseminate {
                 let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
                 for (i, &s) in self.ring.iter().enumerate() {
@@ -248,66 +274,34 @@ impl Server {
                     }
                 }
             }
-            return;
         }
-        let round = if tail { round + 1 } else { round };
-        out.trace("Forward", || format!("{{\"head\":\"S{head}\",\"round\":{round}}}"));
-        out.send(self.successor(), Msg::ServerWrite { head: head as u32, round, writes, carried, written_at_ns });
-    }
-
-    /// Makes a set of writes visible here, with their dependencies: they are in the I-cache,
-    /// so integrating "these versions" pulls them and everything they need (Fig. 7 line 24).
-    fn integrate_writes(&mut self, writes: &Writes) {
-        let mut deps = Deps::new();
-        for (k, v) in writes {
-            self.gvc.merge(&v.vc);
-            self.cache.add_inconsistent(*k, v.clone());
-            merge_dep(&mut deps, *k, &v.vc);
-        }
-        self.cache.integrate(&deps);
     }
 
     // -----------------------------------------------------------------------------------------
     // Read path (§5.3, §5.4, Fig. 11)
 
     /// ClientRead, ClientReadTxn and ClientReadTcc: integrate the request's dependencies, then
-    /// answer from the C-cache — after filling misses from the database if eviction removed
-    /// something the request needs.
-    fn serve_read(&mut self, client: NodeId, request: Msg, fills: u32, out: &mut Outbox<Msg, ()>) {
+    /// answer from the C-cache — after fetching from the database what eviction removed.
+    fn serve_read(&mut self, now: Time, client: NodeId, request: Msg, out: &mut Outbox<Msg, ()>) {
         let (keys, deps): (Vec<Key>, &Deps) = match &request {
             Msg::ClientRead { key, deps } => (vec![*key], deps),
             Msg::ClientReadTxn { keys, deps } => (keys.clone(), deps),
             Msg::ClientReadTcc { key, read_set, .. } => (vec![*key], read_set),
             _ => unreachable!(),
         };
-        let mut waiting: BTreeMap<Key, Vc> = BTreeMap::new();
-        if !self.rules.read_without_integration {
-            let r = self.cache.integrate(deps);
-            if !r.moved.is_empty() {
-                out.trace("IntegrateDeps", || {
-                    let moved: Vec<String> = r.moved.iter().map(|(k, vc)| format!("\"{k}@{vc}\"")).collect();
-                    format!("{{\"moved\":[{}]}}", moved.join(","))
-                });
-            }
-            for (k, vc) in r.missing {
-                if !self.cache.is_cached(k) {
-                    waiting.insert(k, vc);
-                }
-            }
-        }
-        for k in &keys {
-            if !self.cache.is_cached(*k) {
-                let mut at_least = Vc::zero(self.ring.len());
-                for (_, d) in deps.iter().filter(|(dk, _)| dk == k) {
-                    at_least.merge(d);
-                }
-                waiting.entry(*k).or_insert(at_least);
-            }
-        }
-        if !waiting.is_empty() && fills < FILLS_PER_REQUEST_MAX {
-            self.fetch_misses(client, request, waiting, fills, out);
+        let r = if self.rules.read_without_integration { Default::default() } else { self.cache.integrate(deps) };
+        let cold: BTreeSet<Key> = keys.iter().copied().filter(|k| !self.cache.is_cached(*k)).collect();
+        if !cold.is_empty() {
+            self.wait_for(client, request, cold, out);
             return;
         }
+        if !r.moved.is_empty() {
+            out.trace("IntegrateDeps", || {
+                let moved: Vec<String> = r.moved.iter().map(|(k, vc)| format!("\"{k}@{vc}\"")).collect();
+                format!("{{\"moved\":[{}]}}", moved.join(","))
+            });
+        }
+        let _ = now;
         for k in &keys {
             self.cache.touch(*k);
         }
@@ -361,68 +355,34 @@ impl Server {
     // -----------------------------------------------------------------------------------------
     // Misses (after eviction)
     //
-    // A miss fetches from the database exactly what is needed: the version the request depends
-    // on (or, with no dependency, the version this server evicted). Such a version was visible
-    // somewhere already, so showing it again is safe; it is installed in the C-cache only after
-    // its own dependencies are, so the C-cache stays a cut. (The paper routes miss results
-    // through the I-cache and the chain; that could reveal a version before it reached every
-    // server, so we do not.)
+    // Eviction drops values, not entries, so the C-cache stays a cut. A read of a cold key
+    // fetches from the database the value of exactly the version the entry shows (it was
+    // visible here, so showing it again is safe), and is answered once it is back. (The paper
+    // sends miss results through the I-cache and the chain "as if written by a client"; with
+    // entries kept that is not needed, and a version fetched straight from the database could
+    // otherwise be shown before it reached every server.)
 
-    fn fetch_misses(
-        &mut self,
-        client: NodeId,
-        request: Msg,
-        waiting: BTreeMap<Key, Vc>,
-        fills: u32,
-        out: &mut Outbox<Msg, ()>,
-    ) {
-        out.trace("Miss", || format!("{{\"keys\":{}}}", waiting.len()));
-        for (k, at_least) in &waiting {
-            let mut at_least = at_least.clone();
-            if let Some(ev) = self.cache.evicted_vc(*k) {
-                at_least.merge(ev);
+    fn wait_for(&mut self, client: NodeId, request: Msg, keys: BTreeSet<Key>, out: &mut Outbox<Msg, ()>) {
+        out.trace("Miss", || format!("{{\"keys\":{keys:?}}}"));
+        for &k in &keys {
+            if self.fetching.insert(k) {
+                let vc = self.cache.cold_winner(k).expect("a cold key has an entry");
+                out.send(self.db, Msg::DbRead { key: k, vc });
             }
-            out.send(self.db, Msg::DbRead { key: *k, at_least });
         }
-        self.pending_requests.push(PendingRequest { client, request, waiting: waiting.into_keys().collect(), fills: fills + 1 });
+        self.waiting.push(Waiting { client, request, keys });
     }
 
-    fn miss_filled(&mut self, key: Key, version: Version, out: &mut Outbox<Msg, ()>) {
-        // Install dependencies first; fetch those that were evicted too.
-        let r = self.cache.integrate(&version.deps);
-        let mut more = Vec::new();
-        for (k, vc) in r.missing {
-            if !self.cache.is_cached(k) {
-                more.push((k, vc));
-            }
+    fn miss_filled(&mut self, now: Time, key: Key, version: Version, out: &mut Outbox<Msg, ()>) {
+        self.fetching.remove(&key);
+        self.cache.warm(key, &version);
+        let mut ready = Vec::new();
+        for mut w in std::mem::take(&mut self.waiting) {
+            w.keys.remove(&key);
+            if w.keys.is_empty() { ready.push(w) } else { self.waiting.push(w) }
         }
-        self.fetched.insert(key, version);
-        if !more.is_empty() {
-            for p in &mut self.pending_requests {
-                if p.waiting.contains(&key) {
-                    p.waiting.extend(more.iter().map(|(k, _)| *k));
-                }
-            }
-            for (k, vc) in more {
-                out.send(self.db, Msg::DbRead { key: k, at_least: vc });
-            }
-            return;
-        }
-        // Everything this version needs is here: install it, and whatever waited on it.
-        let mut ready: Vec<Key> = vec![key];
-        while let Some(k) = ready.pop() {
-            if let Some(v) = self.fetched.remove(&k) {
-                self.cache.install_version(k, &v);
-            }
-            for p in &mut self.pending_requests {
-                p.waiting.remove(&k);
-            }
-        }
-        let (done, waiting): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.pending_requests).into_iter().partition(|p| p.waiting.is_empty());
-        self.pending_requests = waiting;
-        for p in done {
-            self.serve_read(p.client, p.request, p.fills, out);
+        for w in ready {
+            self.serve_read(now, w.client, w.request, out);
         }
     }
 
@@ -438,7 +398,7 @@ impl Server {
         self.gvc = Vc::zero(self.ring.len());
         self.gvc.0[self.id] = own;
         self.pending_flushes.clear();
-        self.pending_requests.clear();
-        self.fetched.clear();
+        self.waiting.clear();
+        self.fetching.clear();
     }
 }
