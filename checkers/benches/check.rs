@@ -17,6 +17,8 @@ struct Case {
     txns: u64,
     ops: u32,
     from_file: bool,
+    /// Key space; 0 means "about ten writes per key" (contended).
+    keys: u64,
 }
 
 const SESSIONS: u32 = 25;
@@ -26,25 +28,28 @@ fn params(c: &Case) -> GenParams {
         sessions: SESSIONS,
         txns_per_session: (c.txns / u64::from(SESSIONS)) as u32,
         ops_per_txn: c.ops,
-        // About ten writes per key over the whole history: readers mostly see recent writes
-        // of other sessions, so every read meets several chains.
-        keys: (c.txns * u64::from(c.ops) / 20).max(1),
+        // By default about ten writes per key over the whole history: readers mostly see
+        // recent writes of other sessions, so every read meets several chains. Plume's own
+        // benchmark uses 10^9 keys instead, where almost every read sees the initial value.
+        keys: if c.keys > 0 { c.keys } else { (c.txns * u64::from(c.ops) / 20).max(1) },
         read_per_mille: 500,
         seed: 42,
     }
 }
 
 fn cases(quick: bool) -> Vec<Case> {
+    let case = |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys };
     let mut v = vec![
-        Case { name: "tcc 10K x 20", level: Level::Tcc, txns: 10_000, ops: 20, from_file: false },
-        Case { name: "tcc 100K x 20", level: Level::Tcc, txns: 100_000, ops: 20, from_file: false },
+        case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
+        case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
     ];
     if !quick {
-        v.push(Case { name: "tcc 1M x 20", level: Level::Tcc, txns: 1_000_000, ops: 20, from_file: false });
-        v.push(Case { name: "ccv 1M x 1", level: Level::Ccv, txns: 1_000_000, ops: 1, from_file: false });
-        v.push(Case { name: "file+tcc 1M x 20", level: Level::Tcc, txns: 1_000_000, ops: 20, from_file: true });
+        v.push(case("tcc 1M x 20", Level::Tcc, 1_000_000, 20, false, 0));
+        v.push(case("tcc 1M x 20 1e9 keys", Level::Tcc, 1_000_000, 20, false, 1_000_000_000));
+        v.push(case("ccv 1M x 1", Level::Ccv, 1_000_000, 1, false, 0));
+        v.push(case("file+tcc 1M x 20", Level::Tcc, 1_000_000, 20, true, 0));
     } else {
-        v.push(Case { name: "file+tcc 100K x 20", level: Level::Tcc, txns: 100_000, ops: 20, from_file: true });
+        v.push(case("file+tcc 100K x 20", Level::Tcc, 100_000, 20, true, 0));
     }
     v
 }
@@ -63,7 +68,7 @@ fn child(index: usize, quick: bool) {
     let case = &cases(quick)[index];
     let p = params(case);
     let (history, load_s, file_mb) = if case.from_file {
-        let path = std::env::temp_dir().join(format!("causim-bench-{}-{}.jsonl", case.txns, case.ops));
+        let path = std::env::temp_dir().join(format!("causim-bench-{}-{}-{}.jsonl", case.txns, case.ops, p.keys));
         if !path.exists() {
             let f = std::fs::File::create(&path).expect("create the bench file");
             write_serial_jsonl(&p, f).expect("write the bench file");
@@ -79,18 +84,21 @@ fn child(index: usize, quick: bool) {
     };
     let rss_before = status_kb("VmRSS:");
     let start = Instant::now();
+    let cpu = causim_checkers::cpu_seconds();
     let report = check(&history, case.level);
     let check_s = start.elapsed().as_secs_f64();
+    let check_cpu = causim_checkers::cpu_seconds() - cpu;
     assert!(report.ok, "a serial history must pass {}", case.level);
     let hwm = status_kb("VmHWM:");
     let ops = history.op_count() as f64;
     println!(
-        "{:<20} {:>9} {:>10} {:>9.2} {:>9.2} {:>12.0} {:>9.0} {:>9.0} {:>8.0}",
+        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>8.0} {:>8.0}",
         case.name,
         history.txn_count(),
         history.op_count(),
         load_s,
         check_s,
+        check_cpu,
         ops / check_s,
         rss_before as f64 / 1024.0,
         hwm as f64 / 1024.0,
@@ -111,10 +119,11 @@ fn main() {
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!("causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads");
-    println!("(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone)");
+    println!("(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,");
+    println!(" wall and CPU seconds (all threads); RSS before the check; peak = process peak, including the load)");
     println!(
-        "{:<20} {:>9} {:>10} {:>9} {:>9} {:>12} {:>9} {:>9} {:>8}",
-        "case", "txns", "ops", "load s", "check s", "ops/s", "RSS MB", "peak MB", "file MB"
+        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>8} {:>8}",
+        "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "peak MB", "file MB"
     );
     let exe = std::env::current_exe().expect("the bench binary knows its path");
     for i in 0..cases(quick).len() {

@@ -426,6 +426,8 @@ pub(crate) const WRITER_ABORTED: u32 = 1 << 31;
 pub(crate) const WRITER_OVERWRITTEN: u32 = 1 << 30;
 /// `rf_txn` mask of the transaction index (and the bound on transaction count).
 pub(crate) const WRITER_TXN: u32 = (1 << 30) - 1;
+/// Integer keys in `0..SMALL_KEYS_MAX` are interned through a direct table.
+const SMALL_KEYS_MAX: i64 = 1 << 24;
 /// Operations are indexed by `u32`; the two top values are reserved.
 const OPS_MAX: usize = (u32::MAX - 2) as usize;
 
@@ -604,6 +606,9 @@ pub struct HistoryBuilder {
     op_txn: Vec<u32>,
     after: Vec<u32>,
     int_keys: FxHashMap<i64, u32>,
+    /// Small non-negative integer keys, indexed directly (NONE = not seen): most generated
+    /// and exported histories use them, and a direct table beats hashing by far.
+    small_keys: Vec<u32>,
     str_keys: FxHashMap<Box<str>, u32>,
     key_count: u32,
     str_vals: FxHashMap<Box<str>, u32>,
@@ -638,6 +643,7 @@ impl HistoryBuilder {
             op_txn: Vec::new(),
             after: Vec::new(),
             int_keys: map_with_capacity(0),
+            small_keys: Vec::new(),
             str_keys: map_with_capacity(0),
             key_count: 0,
             str_vals: map_with_capacity(0),
@@ -739,6 +745,17 @@ impl HistoryBuilder {
 
     #[inline]
     pub(crate) fn key_int(&mut self, i: i64) -> u32 {
+        if (0..SMALL_KEYS_MAX).contains(&i) {
+            let i = i as usize;
+            if i >= self.small_keys.len() {
+                self.small_keys.resize((i + 1).next_power_of_two().max(1024).min(SMALL_KEYS_MAX as usize), NONE);
+            }
+            if self.small_keys[i] == NONE {
+                self.small_keys[i] = self.key_count;
+                self.key_count += 1;
+            }
+            return self.small_keys[i];
+        }
         if let Some(k) = self.int_keys.get(&i) {
             return *k;
         }
@@ -922,6 +939,9 @@ impl HistoryBuilder {
     }
 
     fn key_name(&self, k: u32) -> String {
+        if let Some(i) = self.small_keys.iter().position(|v| *v == k) {
+            return Key::Int(i as i64).to_string();
+        }
         if let Some((i, _)) = self.int_keys.iter().find(|(_, v)| **v == k) {
             return Key::Int(*i).to_string();
         }
@@ -964,6 +984,7 @@ impl HistoryBuilder {
             op_txn,
             after,
             int_keys,
+            small_keys,
             str_keys,
             key_count,
             str_vals,
@@ -995,6 +1016,12 @@ impl HistoryBuilder {
         }
         drop(writes);
         let mut keys: Vec<Option<Key>> = vec![None; key_count as usize];
+        for (i, k) in small_keys.iter().enumerate() {
+            if *k != NONE {
+                keys[*k as usize] = Some(Key::Int(i as i64));
+            }
+        }
+        drop(small_keys);
         for (i, k) in int_keys {
             keys[k as usize] = Some(Key::Int(i));
         }

@@ -49,22 +49,19 @@ pub(crate) fn analyze(h: &History) -> Wf {
     let keys = h.keys.len();
     // Per key, valid while stamp[key] == current transaction + 1: the transaction's latest own
     // write of the key, and its first external read of the key.
-    let mut stamp = vec![0u32; keys];
-    let mut own_write = vec![NONE; keys];
-    let mut first_read = vec![NONE; keys];
+    // (stamp, own write, first read) per key, together so that one cache line serves all.
+    let mut slots = vec![(0u32, NONE, NONE); keys];
     for (t, txn) in h.txns.iter().enumerate() {
         let judged = txn.outcome == Outcome::Ok;
         let mark = t as u32 + 1;
         for o in txn.ops() {
             let op = h.ops[o];
-            let k = op.key as usize;
-            if stamp[k] != mark {
-                stamp[k] = mark;
-                own_write[k] = NONE;
-                first_read[k] = NONE;
+            let slot = &mut slots[op.key as usize];
+            if slot.0 != mark {
+                *slot = (mark, NONE, NONE);
             }
             if op.is_write() {
-                own_write[k] = o as u32;
+                slot.1 = o as u32;
                 continue;
             }
             if !judged {
@@ -78,24 +75,24 @@ pub(crate) fn analyze(h: &History) -> Wf {
             } else if w != RF_INIT && (wt & WRITER_TXN) as usize == t {
                 if w as usize > o {
                     ReadClass::Future
-                } else if own_write[k] == w {
+                } else if slot.1 == w {
                     ReadClass::Internal
                 } else {
                     ReadClass::NotMyLastWrite
                 }
             } else if w != RF_INIT && wt & WRITER_ABORTED != 0 {
                 ReadClass::Aborted
-            } else if own_write[k] != NONE {
+            } else if slot.1 != NONE {
                 ReadClass::NotMyOwnWrite
             } else if w != RF_INIT && wt & WRITER_OVERWRITTEN != 0 {
                 ReadClass::Intermediate
-            } else if first_read[k] == NONE {
-                first_read[k] = o as u32;
+            } else if slot.2 == NONE {
+                slot.2 = o as u32;
                 ReadClass::External
-            } else if h.rf[first_read[k] as usize] == w {
+            } else if h.rf[slot.2 as usize] == w {
                 ReadClass::External
             } else {
-                repeated.insert(o as u32, first_read[k]);
+                repeated.insert(o as u32, slot.2);
                 ReadClass::NonRepeatable
             };
         }
