@@ -8,6 +8,8 @@ use causim::report;
 use causim::runner::{self, RunOptions};
 use causim::scenario::{LoadedScenario, Verdict};
 use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
+use causim_models::direct::Direct;
+use causim_models::eventual::Eventual;
 use causim_models::faastcc::Faastcc;
 use causim_models::hydrocache::HydroCache;
 use causim_models::{Model, register::Register};
@@ -90,6 +92,8 @@ fn print_protocols() {
     one::<Register>();
     one::<CausalMesh>();
     one::<CausalMeshTcc>();
+    one::<Eventual>();
+    one::<Direct>();
     one::<Faastcc>();
     one::<HydroCache>();
 }

@@ -3,6 +3,8 @@
 
 use crate::scenario::{LoadedScenario, ScenarioError};
 use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
+use causim_models::direct::Direct;
+use causim_models::eventual::Eventual;
 use causim_models::faastcc::Faastcc;
 use causim_models::hydrocache::HydroCache;
 use causim_models::register::Register;
@@ -89,6 +91,8 @@ pub fn run(loaded: &LoadedScenario, options: &RunOptions) -> Result<RunReport, R
         Register::NAME => run_model::<Register>(loaded, options),
         CausalMesh::NAME => run_model::<CausalMesh>(loaded, options),
         CausalMeshTcc::NAME => run_model::<CausalMeshTcc>(loaded, options),
+        Eventual::NAME => run_model::<Eventual>(loaded, options),
+        Direct::NAME => run_model::<Direct>(loaded, options),
         Faastcc::NAME => run_model::<Faastcc>(loaded, options),
         HydroCache::NAME => run_model::<HydroCache>(loaded, options),
         other => Err(loaded

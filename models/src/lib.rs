@@ -11,6 +11,8 @@
 //! Start with [`register`], the teaching protocol.
 
 pub mod causalmesh;
+pub mod direct;
+pub mod eventual;
 pub mod faastcc;
 pub mod hydrocache;
 pub mod register;
@@ -45,6 +47,8 @@ pub const PROTOCOLS: &[&str] = &[
     register::Register::NAME,
     causalmesh::CausalMesh::NAME,
     causalmesh::CausalMeshTcc::NAME,
+    eventual::Eventual::NAME,
+    direct::Direct::NAME,
     faastcc::Faastcc::NAME,
     hydrocache::HydroCache::NAME,
 ];

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Scenario JSON: `{"dist":"constant","ns":150000}`, `{"dist":"uniform","min_ns":..,"max_ns":..}`,
 /// `{"dist":"exponential","mean_ns":..,"min_ns":..}`,
 /// `{"dist":"lognormal","mean_ns":..,"sigma":..,"min_ns":..,"max_ns":..}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DurationDist {
     /// Always `ns`.
@@ -37,7 +37,32 @@ pub enum DurationDist {
     },
 }
 
+/// Compared and hashed by value (the float `sigma` by its bits), so node state that holds a
+/// distribution stays `Eq + Hash` for model checkers.
+impl PartialEq for DurationDist {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for DurationDist {}
+
+impl std::hash::Hash for DurationDist {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
 impl DurationDist {
+    fn key(&self) -> (u8, Time, Time, u64, Option<Time>) {
+        match *self {
+            DurationDist::Constant { ns } => (0, ns, 0, 0, None),
+            DurationDist::Uniform { min_ns, max_ns } => (1, min_ns, max_ns, 0, None),
+            DurationDist::Exponential { mean_ns, min_ns } => (2, mean_ns, min_ns, 0, None),
+            DurationDist::Lognormal { mean_ns, sigma, min_ns, max_ns } => (3, mean_ns, min_ns, sigma.to_bits(), max_ns),
+        }
+    }
+
     pub const ZERO: DurationDist = DurationDist::Constant { ns: 0 };
 
     pub fn constant(ns: Time) -> DurationDist {

@@ -111,10 +111,13 @@ pub trait Node: Clone + Debug + Eq + Hash {
 }
 
 /// What a node asks its host to do.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Effect<M, T> {
     Send { to: NodeId, msg: M },
     SetTimer { timer: T, after_ns: Time },
+    /// A timer whose delay the host draws from `after` (its seeded protocol stream): how a
+    /// node asks for a random delay without drawing randomness itself.
+    SetTimerSampled { timer: T, after: crate::dist::DurationDist },
     CancelTimer { timer: T },
     /// A function instance finished its operations; the host retires it and hands its workflow
     /// context to the next functions.
@@ -133,7 +136,7 @@ pub struct TraceAction {
 }
 
 /// The effects of one input, drained by the host after each call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outbox<M, T> {
     pub effects: Vec<Effect<M, T>>,
     /// Transactions the node observed completing (function instances only).
@@ -167,6 +170,11 @@ impl<M, T> Outbox<M, T> {
 
     pub fn set_timer(&mut self, timer: T, after_ns: Time) {
         self.effects.push(Effect::SetTimer { timer, after_ns });
+    }
+
+    /// Sets a timer whose delay the host draws from `after`.
+    pub fn set_timer_sampled(&mut self, timer: T, after: crate::dist::DurationDist) {
+        self.effects.push(Effect::SetTimerSampled { timer, after });
     }
 
     pub fn cancel_timer(&mut self, timer: T) {

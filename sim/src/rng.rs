@@ -21,6 +21,8 @@ pub enum StreamId {
     Faults = 4,
     /// Per-message service times on nodes.
     Service = 5,
+    /// Random delays nodes ask for (`Outbox::set_timer_sampled`).
+    Protocol = 6,
 }
 
 /// A deterministic random stream.

@@ -121,6 +121,10 @@ pub struct FunctionGen {
     /// Keys per read transaction (distinct). Default 2.
     #[serde(default = "default_read_txn_keys")]
     pub read_txn_keys: u32,
+    /// Reads of keys this workflow wrote in earlier functions (the most recent first; fewer if
+    /// it wrote fewer). They come before the function's other operations. Default 0.
+    #[serde(default)]
+    pub read_written: u32,
     /// How counted operations are ordered. Default `reads_first` (reads, read transactions,
     /// then writes).
     #[serde(default)]
@@ -368,10 +372,18 @@ impl Generator {
     /// A new workflow's operations (keys only; values are assigned at run time).
     pub fn plan(&self, rng: &mut RngStream) -> WorkflowPlan {
         let n = self.dag.len();
+        let mut written: Vec<Key> = Vec::new();
         let ops = (0..n)
             .map(|f| {
                 let spec = if self.config.functions.len() == 1 { &self.config.functions[0] } else { &self.config.functions[f] };
-                self.function_ops(spec, rng)
+                let mut ops: Vec<OpSpec> =
+                    written.iter().rev().take(spec.read_written as usize).map(|k| OpSpec::Read(*k)).collect();
+                ops.extend(self.function_ops(spec, rng));
+                written.extend(ops.iter().filter_map(|op| match op {
+                    OpSpec::Write(k) => Some(*k),
+                    _ => None,
+                }));
+                ops
             })
             .collect();
         WorkflowPlan {
@@ -521,6 +533,25 @@ mod tests {
         assert!(plan.ops[0].iter().all(|op| matches!(op, OpSpec::Read(_))));
         assert_eq!(plan.ops[1].len(), 3);
         assert!(matches!(plan.ops[2][..], [OpSpec::Write(_)]));
+    }
+
+    #[test]
+    fn read_written_reads_what_earlier_functions_wrote() {
+        let c: GeneratorConfig = serde_json::from_str(
+            r#"{"workflow":{"shape":"chain","functions":2},
+                "functions":[{"writes":1},{"read_written":1}],
+                "keys":{"count":1000},
+                "arrival":{"kind":"closed","clients":1},
+                "workflows_max":5}"#,
+        )
+        .unwrap();
+        let g = Generator::new(c).unwrap();
+        let mut rng = RngStream::new(3, StreamId::Workload);
+        for _ in 0..20 {
+            let plan = g.plan(&mut rng);
+            let OpSpec::Write(k) = plan.ops[0][0] else { panic!() };
+            assert_eq!(plan.ops[1], [OpSpec::Read(k)]);
+        }
     }
 
     #[test]

@@ -51,6 +51,11 @@ impl<N: Node> NodeActor<N> {
                     let d = Duration::from_nanos(after_ns);
                     o.set_timer(timer, d..d + Duration::from_nanos(1));
                 }
+                Effect::SetTimerSampled { timer, after } => {
+                    // Any delay: the model checker lets timers fire in any order anyway.
+                    let d = Duration::from_nanos(after.mean_ns() as u64);
+                    o.set_timer(timer, d..d + Duration::from_nanos(1));
+                }
                 Effect::CancelTimer { timer } => o.cancel_timer(timer),
                 Effect::FunctionDone => hosted.done = true,
                 Effect::AbortWorkflow { reason } => hosted.aborted = Some(reason),

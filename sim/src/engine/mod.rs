@@ -165,6 +165,7 @@ pub struct Sim<P: Protocol> {
     rng_workload: RngStream,
     rng_faults: RngStream,
     rng_service: RngStream,
+    rng_protocol: RngStream,
     workload: Workload,
     workflows: BTreeMap<u64, WorkflowRun<P::Context>>,
     next_workflow_id: u64,
@@ -356,6 +357,7 @@ impl<P: Protocol> Sim<P> {
             rng_workload: RngStream::new(seed, StreamId::Workload),
             rng_faults: RngStream::new(seed, StreamId::Faults),
             rng_service: RngStream::new(seed, StreamId::Service),
+            rng_protocol: RngStream::new(seed, StreamId::Protocol),
             workload,
             workflows: BTreeMap::new(),
             next_workflow_id: 0,
@@ -772,6 +774,10 @@ impl<P: Protocol> Sim<P> {
             match effect {
                 Effect::Send { to, msg } => self.send(source, to, msg, effect_ns),
                 Effect::SetTimer { timer, after_ns } => self.set_timer(source, timer, effect_ns + after_ns),
+                Effect::SetTimerSampled { timer, after } => {
+                    let after_ns = after.sample(&mut self.rng_protocol);
+                    self.set_timer(source, timer, effect_ns + after_ns);
+                }
                 Effect::CancelTimer { timer } => {
                     if let Some(timers) = self.timers_of(source) {
                         timers.retain(|(t, _)| *t != timer);

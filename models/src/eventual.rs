@@ -1,0 +1,292 @@
+//! An eventually consistent cache cluster in the style of DynamoDB Accelerator (DAX), the
+//! baseline of CausalMesh's Fig. 1 and §2.1.
+//!
+//! Cache nodes `S0 … S(n−1)` sit on the worker machines; `S0` is the primary. A write goes to
+//! the primary, which writes it through to the database, caches it, acknowledges it, and
+//! replicates it to every other node asynchronously: each replica gets it after a lag the host
+//! draws from `params.replication_lag` ("eventually consistent and can take up to 1 second",
+//! §2.1). A read is served by the node on the function's own machine. Caches are pre-warmed,
+//! so a node that has not received a write yet still shows the older value.
+//!
+//! Nothing keeps a workflow's functions consistent across nodes: the paper's two-function
+//! workflow (write, then read the same key) reads its own write only if the read lands on the
+//! primary or the replication has arrived — a read-your-writes violation otherwise, at a rate
+//! that grows with the number of nodes (Fig. 1: 0 % with one node, 14.2 % with eight).
+
+use crate::{Model, ModelError, parse_params};
+use causim_sim::config::TopologyConfig;
+use causim_sim::dist::DurationDist;
+use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::node::{Message, Node, NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use causim_sim::workload::Op;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A version: the primary's write counter.
+pub type Version = u64;
+
+/// `protocol.params`: `{"replication_lag": {"dist":"lognormal","mean_ns":20000000,"sigma":1.5,"max_ns":1000000000}}`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EventualParams {
+    /// Delay from the primary's write to a replica applying it. Default: log-normal, mean
+    /// 20 ms, sigma 1.5, capped at 1 s.
+    #[serde(default = "default_lag")]
+    pub replication_lag: DurationDist,
+}
+
+fn default_lag() -> DurationDist {
+    DurationDist::Lognormal { mean_ns: 20_000_000, sigma: 1.5, min_ns: 0, max_ns: Some(1_000_000_000) }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    Read { key: Key },
+    ReadReply { key: Key, value: Option<Value>, version: Version },
+    ReadMany { keys: Vec<Key> },
+    ReadManyReply { entries: Vec<(Key, Option<Value>, Version)> },
+    Write { key: Key, value: Value },
+    WriteAck { key: Key, version: Version },
+    Replicate { key: Key, value: Value, version: Version },
+    DbWrite { id: u64, key: Key, value: Value, version: Version },
+    DbAck { id: u64 },
+}
+
+impl Message for Msg {
+    fn kind(&self) -> &'static str {
+        match self {
+            Msg::Read { .. } => "Read",
+            Msg::ReadReply { .. } => "ReadReply",
+            Msg::ReadMany { .. } => "ReadMany",
+            Msg::ReadManyReply { .. } => "ReadManyReply",
+            Msg::Write { .. } => "Write",
+            Msg::WriteAck { .. } => "WriteAck",
+            Msg::Replicate { .. } => "Replicate",
+            Msg::DbWrite { .. } => "DbWrite",
+            Msg::DbAck { .. } => "DbAck",
+        }
+    }
+
+    fn size_bytes(&self) -> u64 {
+        1 + 8 * match self {
+            Msg::Read { .. } | Msg::DbAck { .. } => 1,
+            Msg::ReadReply { .. } | Msg::Write { .. } | Msg::WriteAck { .. } | Msg::Replicate { .. } => 3,
+            Msg::DbWrite { .. } => 4,
+            Msg::ReadMany { keys } => keys.len() as u64,
+            Msg::ReadManyReply { entries } => 3 * entries.len() as u64,
+        }
+    }
+}
+
+/// A replication waiting for its lag to pass.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Replication {
+    to: NodeId,
+    key: Key,
+    value: Value,
+    version: Version,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CacheNode {
+    id: NodeId,
+    replicas: Vec<NodeId>,
+    db: NodeId,
+    lag: DurationDist,
+    items: BTreeMap<Key, (Value, Version)>,
+    // Primary only.
+    next_version: Version,
+    pending: BTreeMap<u64, (NodeId, Key, Value, Version)>,
+    next_id: u64,
+}
+
+impl CacheNode {
+    fn lookup(&self, key: Key) -> (Option<Value>, Version) {
+        self.items.get(&key).map_or((None, 0), |&(v, ver)| (Some(v), ver))
+    }
+
+    fn apply(&mut self, key: Key, value: Value, version: Version) {
+        if self.items.get(&key).is_none_or(|&(_, v)| v < version) {
+            self.items.insert(key, (value, version));
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Client {
+    node: NodeId,
+    primary: NodeId,
+    ops: Vec<Op>,
+    next: usize,
+    invoked: Time,
+}
+
+impl Client {
+    fn issue(&mut self, now: Time, out: &mut Outbox<Msg, Replication>) {
+        let Some(op) = self.ops.get(self.next) else {
+            out.function_done();
+            return;
+        };
+        self.invoked = now;
+        match op {
+            Op::Read { key } => out.send(self.node, Msg::Read { key: *key }),
+            Op::ReadTxn { keys } => out.send(self.node, Msg::ReadMany { keys: keys.clone() }),
+            Op::Write { key, value } => out.send(self.primary, Msg::Write { key: *key, value: *value }),
+        }
+    }
+
+    fn complete(&mut self, now: Time, from: NodeId, kind: TxnKind, ops: Vec<OpRecord>, out: &mut Outbox<Msg, Replication>) {
+        out.record(TxnRecord { kind, node: Some(from), invoke_ns: self.invoked, complete_ns: now, outcome: Outcome::Ok, ops, note: None });
+        self.next += 1;
+        self.issue(now, out);
+    }
+}
+
+/// The database: a versioned store (the primary orders writes, so versions only grow).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Database {
+    items: BTreeMap<Key, (Value, Version)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EventualNode {
+    Cache(Box<CacheNode>),
+    Database(Database),
+    Client(Client),
+}
+
+impl Node for EventualNode {
+    type Msg = Msg;
+    type Timer = Replication;
+
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Replication>) {
+        if let EventualNode::Client(c) = self {
+            c.issue(now, out);
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Replication>) {
+        match (self, msg) {
+            (EventualNode::Cache(n), Msg::Read { key }) => {
+                let (value, version) = n.lookup(key);
+                out.send(from, Msg::ReadReply { key, value, version });
+            }
+            (EventualNode::Cache(n), Msg::ReadMany { keys }) => {
+                let entries = keys.into_iter().map(|k| {
+                    let (v, ver) = n.lookup(k);
+                    (k, v, ver)
+                });
+                out.send(from, Msg::ReadManyReply { entries: entries.collect() });
+            }
+            (EventualNode::Cache(n), Msg::Write { key, value }) => {
+                // Write-through: the database first, then the cache, then the acknowledgement.
+                n.next_version += 1;
+                let (id, version) = (n.next_id, n.next_version);
+                n.next_id += 1;
+                n.pending.insert(id, (from, key, value, version));
+                out.send(n.db, Msg::DbWrite { id, key, value, version });
+            }
+            (EventualNode::Cache(n), Msg::DbAck { id }) => {
+                let (client, key, value, version) = n.pending.remove(&id).expect("an ack for a pending write");
+                n.apply(key, value, version);
+                out.send(client, Msg::WriteAck { key, version });
+                for &to in &n.replicas {
+                    out.set_timer_sampled(Replication { to, key, value, version }, n.lag.clone());
+                }
+            }
+            (EventualNode::Cache(n), Msg::Replicate { key, value, version }) => n.apply(key, value, version),
+            (EventualNode::Database(d), Msg::DbWrite { id, key, value, version }) => {
+                if d.items.get(&key).is_none_or(|&(_, v)| v < version) {
+                    d.items.insert(key, (value, version));
+                }
+                out.send(from, Msg::DbAck { id });
+            }
+            (EventualNode::Client(c), Msg::ReadReply { key, value, version }) => {
+                let op = OpRecord::read(key, value).with_version(vec![version]);
+                c.complete(now, from, TxnKind::Read, vec![op], out);
+            }
+            (EventualNode::Client(c), Msg::ReadManyReply { entries }) => {
+                let ops = entries.into_iter().map(|(k, v, ver)| OpRecord::read(k, v).with_version(vec![ver])).collect();
+                c.complete(now, from, TxnKind::ReadTxn, ops, out);
+            }
+            (EventualNode::Client(c), Msg::WriteAck { key, version }) => {
+                let Op::Write { value, .. } = c.ops[c.next] else { unreachable!("an ack for a non-write") };
+                let op = OpRecord::write(key, value).with_version(vec![version]);
+                c.complete(now, from, TxnKind::Write, vec![op], out);
+            }
+            (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
+        }
+    }
+
+    fn on_timer(&mut self, _now: Time, r: Replication, out: &mut Outbox<Msg, Replication>) {
+        out.send(r.to, Msg::Replicate { key: r.key, value: r.value, version: r.version });
+    }
+}
+
+/// The DAX-like baseline as the engine sees it.
+#[derive(Clone, Debug)]
+pub struct Eventual {
+    pub nodes: usize,
+    pub params: EventualParams,
+}
+
+impl Protocol for Eventual {
+    type Node = EventualNode;
+    type Context = ();
+
+    fn name(&self) -> &str {
+        "eventual"
+    }
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<EventualNode>> {
+        let ids: Vec<NodeId> = (0..self.nodes).map(NodeId::fixed).collect();
+        let db = NodeId::fixed(self.nodes);
+        let lag = self.params.replication_lag.clone();
+        let mut nodes: Vec<FixedNode<EventualNode>> = ids
+            .iter()
+            .map(|&id| FixedNode {
+                name: format!("S{}", id.index()),
+                machine: format!("S{}", id.index()),
+                hosts_workers: true,
+                node: EventualNode::Cache(Box::new(CacheNode {
+                    id,
+                    replicas: if id.index() == 0 { ids[1..].to_vec() } else { Vec::new() },
+                    db,
+                    lag: lag.clone(),
+                    items: BTreeMap::new(),
+                    next_version: 0,
+                    pending: BTreeMap::new(),
+                    next_id: 0,
+                })),
+            })
+            .collect();
+        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: EventualNode::Database(Database::default()) });
+        nodes
+    }
+
+    fn new_context(&self) {}
+
+    fn spawn_function(&self, start: FunctionStart<'_, ()>) -> EventualNode {
+        EventualNode::Client(Client { node: start.colocated[0], primary: NodeId::fixed(0), ops: start.ops, next: 0, invoked: start.now })
+    }
+
+    fn finish_function(&self, _node: EventualNode) {}
+
+    fn join_contexts(&self, _contexts: Vec<()>) {}
+}
+
+impl Model for Eventual {
+    const NAME: &'static str = "eventual";
+    const MUTANTS: &'static [(&'static str, &'static str)] = &[];
+
+    fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+        let params: EventualParams = parse_params(params)?;
+        params
+            .replication_lag
+            .validate()
+            .map_err(|(f, m)| ModelError { path: format!("params.replication_lag.{f}"), message: m })?;
+        Ok(Eventual { nodes: topology.servers as usize, params })
+    }
+}
