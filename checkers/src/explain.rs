@@ -199,8 +199,9 @@ impl<'a> Namer<'a> {
                     to: id(b),
                     kind: EdgeKind::SessionOrder,
                     key: None,
-                    read: to_op.map(|o| self.op_ref(o)),
-                    write: from_op.map(|o| self.op_ref(o)),
+                    from_op: from_op.map(|o| self.op_ref(o)),
+                    to_op: to_op.map(|o| self.op_ref(o)),
+                    via: None,
                     because: because.clone(),
                 };
                 (format!("{la} < {lb}, because {because}."), edge)
@@ -212,8 +213,9 @@ impl<'a> Namer<'a> {
                     to: id(b),
                     kind: EdgeKind::ReadsFrom,
                     key: Some(h.key(h.ops[*read as usize].key).clone()),
-                    read: Some(self.op_ref(*read)),
-                    write: Some(self.op_ref(*write)),
+                    from_op: Some(self.op_ref(*write)),
+                    to_op: Some(self.op_ref(*read)),
+                    via: None,
                     because: because.clone(),
                 };
                 (format!("{la} < {lb}, because {because}."), edge)
@@ -233,8 +235,9 @@ impl<'a> Namer<'a> {
                     to: id(b),
                     kind: EdgeKind::WriteOrder,
                     key: Some(h.key(h.ops[*first as usize].key).clone()),
-                    read: Some(self.op_ref(*read)),
-                    write: Some(self.op_ref(*first)),
+                    from_op: Some(self.op_ref(*first)),
+                    to_op: Some(self.op_ref(*second)),
+                    via: Some(self.op_ref(*read)),
                     because: because.clone(),
                 };
                 (format!("{la} < {lb}, because {because}."), edge)
@@ -336,8 +339,9 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
                 to: id(tv),
                 kind: EdgeKind::AntiDependency,
                 key: Some(h.key(h.ops[r as usize].key).clone()),
-                read: Some(nm.op_ref(r)),
-                write: Some(nm.op_ref(*newer)),
+                from_op: Some(nm.op_ref(r)),
+                to_op: Some(nm.op_ref(*newer)),
+                via: None,
                 because,
             });
             sentence = shadow_sentence(&nm, f.anomaly, r, *newer, to_reader);

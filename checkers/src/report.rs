@@ -114,6 +114,10 @@ pub enum EdgeKind {
     Realtime,
 }
 
+/// One edge of a witness, between transactions `from` and `to` (ids), with the operations
+/// that justify it: for SessionOrder the earlier and the later operation, for ReadsFrom the
+/// write and the read, for WriteOrder the two writes (and `via`, the read that forces their
+/// order), for AntiDependency the read and the write that overwrote what it read.
 #[derive(Clone, Debug, Serialize)]
 pub struct WitnessEdge {
     pub from: u64,
@@ -122,9 +126,11 @@ pub struct WitnessEdge {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<Key>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub read: Option<OpRef>,
+    pub from_op: Option<OpRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub write: Option<OpRef>,
+    pub to_op: Option<OpRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<OpRef>,
     pub because: String,
 }
 
