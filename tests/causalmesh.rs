@@ -199,3 +199,31 @@ fn roaming_text_with(params: &str) -> String {
     let s = roaming_scenario("causalmesh", MIXED, "ccv", "");
     s.text.replace(r#""db_flush": "async" "#, params)
 }
+
+/// Goal: Fig. 17 — with 0.15 ms RTT the inconsistency window (write → visible at the tail)
+/// grows linearly with the number of servers, by a marginal within the paper's 300–450 µs.
+#[test]
+fn fig17_inconsistency_window_grows_linearly_with_servers() {
+    let base = load("scenarios/causalmesh/fig17-visibility.json");
+    let windows: Vec<f64> = (3..=8)
+        .map(|n| {
+            let text = base.text.replace("\"servers\": 3", &format!("\"servers\": {n}"));
+            let loaded = LoadedScenario::from_text(Path::new("fig17.json"), text).unwrap();
+            let r = run(&loaded, None, &[]);
+            assert!(r.passed());
+            r.summary.observations["visibility_ns"].p50 as f64
+        })
+        .collect();
+    let marginals: Vec<f64> = windows.windows(2).map(|w| w[1] - w[0]).collect();
+    for m in &marginals {
+        assert!((300_000.0..=450_000.0).contains(m), "marginal {m} ns; windows {windows:?}");
+    }
+    // Least-squares line through (n, window): R² close to 1.
+    let xs: Vec<f64> = (3..=8).map(|n| n as f64).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / 6.0, windows.iter().sum::<f64>() / 6.0);
+    let slope = xs.iter().zip(&windows).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>()
+        / xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+    let ss_res: f64 = xs.iter().zip(&windows).map(|(x, y)| (y - (my + slope * (x - mx))).powi(2)).sum();
+    let ss_tot: f64 = windows.iter().map(|y| (y - my).powi(2)).sum();
+    assert!(1.0 - ss_res / ss_tot > 0.99, "not linear: {windows:?}");
+}
