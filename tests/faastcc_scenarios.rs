@@ -162,6 +162,18 @@ fn faastcc_fan_in_disjoint_branch_intervals_abort_and_the_retry_commits() {
 }
 
 #[test]
+fn faastcc_gc_a_collected_version_returns_bottom_and_the_workflow_aborts_then_commits() {
+    // Goal: digest A7. With one version per key, the snapshot d's interval needs is gone.
+    let r = run("gc-abort.json");
+    assert_passes("gc-abort.json", &r);
+    assert_eq!(r.summary.workflows.aborted_attempts, 1);
+    let aborted = r.history.iter().find(|t| t["outcome"] == "aborted").expect("an aborted attempt");
+    assert_eq!(aborted["note"], "gc_collected");
+    let retry = &r.session("d#2")["ops"];
+    assert_eq!((retry[0]["value"].as_u64(), retry[1]["value"].as_u64()), (Some(2), Some(2)));
+}
+
+#[test]
 fn faastcc_mutants_are_caught_by_the_tcc_checker_and_by_the_invariants() {
     // Each mutant's catching scenario: the checker names the anomaly, the online invariant fires.
     for (file, mutant, anomaly) in [

@@ -1189,6 +1189,8 @@ impl HLib {
 // ---------------------------------------------------------------------------------------------
 // Nodes and the protocol
 
+/// One type for every role, as the engine hosts one node type per protocol.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum HydroNode {
     Db(Db),
