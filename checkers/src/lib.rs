@@ -46,6 +46,7 @@
 mod anomaly;
 mod causal;
 mod cm;
+pub mod doc_tables;
 mod explain;
 mod finding;
 mod format;

@@ -57,3 +57,26 @@ fn stale_read_after_real_time_order_is_allowed() {
         assert!(check(&h, level).ok, "{level} must allow a stale read across sessions");
     }
 }
+
+/// The README shows the catalogue as a table; keep it current (regenerate with
+/// `CAUSIM_BLESS=1 cargo test --release -p causim-checkers --test litmus`).
+#[test]
+fn readme_litmus_table_is_current() {
+    let mut table = String::from("| history | ");
+    table.push_str(&COLUMNS.iter().map(|l| l.name()).collect::<Vec<_>>().join(" | "));
+    table.push_str(" |\n|---|");
+    table.push_str(&":-:|".repeat(COLUMNS.len()));
+    table.push('\n');
+    for lit in catalogue() {
+        let history = lit.history.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let cells: Vec<&str> = lit.expect.iter().map(|e| if *e == "-" { "·" } else { e }).collect();
+        table.push_str(&format!("| {} <br>`{}` | {} |\n", lit.name, history, cells.join(" | ")));
+    }
+    common::readme_section("litmus-table", &table);
+}
+
+#[test]
+fn readme_anomaly_tables_are_current() {
+    common::readme_section("anomaly-table", &causim_checkers::doc_tables::anomaly_table());
+    common::readme_section("forbids-matrix", &causim_checkers::doc_tables::forbids_matrix());
+}

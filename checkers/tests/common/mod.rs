@@ -97,3 +97,19 @@ pub fn snapshot(name: &str, actual: &str) {
 }
 
 pub const ALL_LEVELS: [Level; 12] = Level::ALL;
+
+/// Compare the README section between `<!-- name -->` and `<!-- /name -->` with `content`;
+/// with `CAUSIM_BLESS=1`, rewrite it.
+pub fn readme_section(name: &str, content: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "README.md"].iter().collect();
+    let readme = std::fs::read_to_string(&path).expect("checkers/README.md exists");
+    let (open, close) = (format!("<!-- {name} -->\n"), format!("<!-- /{name} -->"));
+    let start = readme.find(&open).unwrap_or_else(|| panic!("README.md has no {open:?} marker")) + open.len();
+    let end = readme[start..].find(&close).unwrap_or_else(|| panic!("README.md has no {close:?} marker")) + start;
+    if std::env::var("CAUSIM_BLESS").as_deref() == Ok("1") {
+        let updated = format!("{}{}{}", &readme[..start], content, &readme[end..]);
+        std::fs::write(&path, updated).expect("write README.md");
+        return;
+    }
+    assert_eq!(&readme[start..end], content, "README.md section {name} is stale; rerun with CAUSIM_BLESS=1");
+}

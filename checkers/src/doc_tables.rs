@@ -1,0 +1,59 @@
+//! The anomaly and level tables of the crate's README, generated from the code so that the
+//! documentation cannot drift (a test compares them with README.md).
+
+use crate::anomaly::Anomaly;
+use crate::level::Level;
+
+/// Markdown: one row per anomaly with its names elsewhere, its meaning and the levels that
+/// forbid it.
+pub fn anomaly_table() -> String {
+    let mut out = String::from(
+        "| anomaly | POPL'17 | Plume TAP | Elle / Adya (nearest) | meaning | forbidden by |\n|---|---|---|---|---|---|\n",
+    );
+    for a in Anomaly::ALL {
+        let al = a.aliases(false);
+        let tap = match (al.tap, al.tap_name) {
+            (Some(c), Some(n)) => format!("{c} {n}"),
+            _ => "—".into(),
+        };
+        let levels: Vec<&str> = Level::ALL.iter().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
+        let levels = if levels.len() == Level::ALL.len() {
+            "all levels".to_string()
+        } else if levels.len() == Level::ALL.len() - 1 && !Level::WellFormed.forbids(a) {
+            "all but well-formed".to_string()
+        } else {
+            levels.join(", ")
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            a.name(),
+            al.popl17.unwrap_or("—"),
+            tap,
+            al.elle.unwrap_or("—"),
+            a.meaning(),
+            levels
+        ));
+    }
+    out
+}
+
+/// Markdown: the anomaly × level matrix.
+pub fn forbids_matrix() -> String {
+    let mut out = String::from("| anomaly |");
+    for l in Level::ALL {
+        out.push_str(&format!(" {} |", l.name()));
+    }
+    out.push_str("\n|---|");
+    for _ in Level::ALL {
+        out.push_str(":-:|");
+    }
+    out.push('\n');
+    for a in Anomaly::ALL {
+        out.push_str(&format!("| {} |", a.name()));
+        for l in Level::ALL {
+            out.push_str(if l.forbids(a) { " ✗ |" } else { " · |" });
+        }
+        out.push('\n');
+    }
+    out
+}
