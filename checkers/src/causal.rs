@@ -197,29 +197,46 @@ fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) 
     }
     let threads = if n < 2_000 { 1 } else { cx.threads.max(1) };
     let chunk = n.div_ceil(threads).max(1);
+    // Start fetching what reads will need, in two waves (the addresses of the second depend
+    // on the first), one unit ahead, so that cache misses overlap instead of queueing.
+    let wave1 = |reads: &[(u32, u32, u32)]| {
+        for &(_, key, uw) in reads {
+            index.prefetch_offset(key);
+            if uw != NONE {
+                cx.clocks.prefetch_info(uw as usize);
+            }
+        }
+    };
+    let wave2 = |reads: &[(u32, u32, u32)]| {
+        for &(_, key, uw) in reads {
+            index.prefetch_block(key);
+            if uw != NONE {
+                cx.clocks.prefetch_row(uw as usize);
+            }
+        }
+    };
     let work = |range: std::ops::Range<usize>| {
         let mut row = DenseRow::new(cx.clocks.chain_count());
         let mut forced = Vec::new();
         let mut stale = Vec::new();
         let mut reads: Vec<(u32, u32, u32)> = Vec::new();
-        let mut touched: Vec<u32> = Vec::new();
+        let mut next: Vec<(u32, u32, u32)> = Vec::new();
+        let end = range.end;
+        if range.start < end {
+            reads_of(range.start, &mut reads);
+            wave1(&reads);
+        }
         for u in range {
-            reads_of(u, &mut reads);
-            if reads.is_empty() {
-                continue;
+            if u + 1 < end {
+                reads_of(u + 1, &mut next);
+                wave1(&next);
             }
-            // Touch what the reads will need first, with independent loads, so that their
-            // cache misses overlap instead of coming one after the other.
-            touched.clear();
-            for &(_, key, uw) in &reads {
-                touched.push(index.touch(key));
-                if uw != NONE {
-                    touched.push(cx.clocks.touch(uw as usize));
-                }
+            if !reads.is_empty() {
+                wave2(&reads);
+                row.load(cx.clocks, u);
+                scan_unit(&row, &reads, &mut stale, &mut forced);
             }
-            std::hint::black_box(&touched);
-            row.load(cx.clocks, u);
-            scan_unit(&row, &reads, &mut stale, &mut forced);
+            std::mem::swap(&mut reads, &mut next);
         }
         (stale, forced)
     };

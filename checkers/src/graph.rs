@@ -630,11 +630,18 @@ impl Clocks {
         }
     }
 
-    /// Load the start of `u`'s clock row (to overlap cache misses before the real work).
+    /// Ask the CPU to start fetching `u`'s clock header, without waiting for it.
     #[inline]
-    pub(crate) fn touch(&self, u: usize) -> u32 {
-        let i = self.info[u];
-        self.data.get(i.off as usize).copied().unwrap_or(0)
+    pub(crate) fn prefetch_info(&self, u: usize) {
+        prefetch(&self.info[u]);
+    }
+
+    /// Ask the CPU to start fetching `u`'s clock row (its header should be at hand).
+    #[inline]
+    pub(crate) fn prefetch_row(&self, u: usize) {
+        if let Some(w) = self.data.get(self.info[u].off as usize) {
+            prefetch(w);
+        }
     }
 
     /// Number of chain-`c` units in the causal past of `u` or equal to it.
@@ -842,10 +849,18 @@ impl WriteIndex {
         KeyWrites { runs: &self.blocks[off + 1..off + 1 + 2 * runs], cpos: &self.blocks[off + 1 + 2 * runs..end] }
     }
 
-    /// Load the start of key `k`'s block (to overlap cache misses before the real work).
+    /// Ask the CPU to start fetching the offset of key `k`'s block.
     #[inline]
-    pub(crate) fn touch(&self, k: u32) -> u32 {
-        self.blocks[self.key_off[k as usize] as usize]
+    pub(crate) fn prefetch_offset(&self, k: u32) {
+        prefetch(&self.key_off[k as usize]);
+    }
+
+    /// Ask the CPU to start fetching key `k`'s block (its offset should be at hand).
+    #[inline]
+    pub(crate) fn prefetch_block(&self, k: u32) {
+        if let Some(w) = self.blocks.get(self.key_off[k as usize] as usize) {
+            prefetch(w);
+        }
     }
 
     /// The runs (chain, start, end) of key `k`.
@@ -1076,4 +1091,19 @@ pub(crate) fn co_path(units: &Units, clocks: &Clocks, from: usize, to: usize) ->
         }
     }
     path
+}
+
+/// A hint that `*p` will be read soon. It changes no result: it only lets the cache misses of
+/// the next few reads overlap.
+#[inline(always)]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and has no effect beyond the cache; `p` is a valid
+    // reference anyway.
+    #[allow(unsafe_code)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>((p as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
