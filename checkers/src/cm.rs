@@ -17,8 +17,8 @@
 
 use crate::anomaly::Anomaly;
 use crate::causal::{Ctx, PoClock};
-use crate::finding::{unit_hops, Detail, Finding, Hop, Sink};
-use crate::graph::{co_path, WriteIndex};
+use crate::finding::{Detail, Finding, Hop, Sink, unit_hops};
+use crate::graph::{WriteIndex, co_path};
 use crate::history::{NONE, RF_INIT};
 use crate::wf::ReadClass;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -60,7 +60,11 @@ pub(crate) fn check(cx: &Ctx<'_>, skip: &BTreeSet<u32>, work_max: u64, sink: &mu
     for u in 0..units.n {
         let o = units.op[u];
         last_unit[units.session[u] as usize] = u as u32;
-        if matches!(cx.wf.class[o as usize], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable) && !skip.contains(&o) {
+        if matches!(
+            cx.wf.class[o as usize],
+            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
+        ) && !skip.contains(&o)
+        {
             session_reads[units.session[u] as usize].push(u as u32);
         }
     }
@@ -71,7 +75,12 @@ pub(crate) fn check(cx: &Ctx<'_>, skip: &BTreeSet<u32>, work_max: u64, sink: &mu
         }
         let mut reads: Vec<u32> = session_reads[s].clone();
         for &(s2, bound) in po.others(last as usize) {
-            reads.extend(session_reads[s2 as usize].iter().copied().filter(|r| units.spos[*r as usize] < bound));
+            reads.extend(
+                session_reads[s2 as usize]
+                    .iter()
+                    .copied()
+                    .filter(|r| units.spos[*r as usize] < bound),
+            );
         }
         if reads.is_empty() {
             continue;
@@ -110,7 +119,11 @@ fn session_view(
             }
             let o = units.op[r as usize] as usize;
             let key = h.ops[o].key;
-            let w2 = if h.rf[o] == RF_INIT { NONE } else { units.writer_unit(h, h.rf[o]) };
+            let w2 = if h.rf[o] == RF_INIT {
+                NONE
+            } else {
+                units.writer_unit(h, h.rf[o])
+            };
             // Anchors: r itself (strict past) and the sources of added edges that reach r.
             let mut anchors: Vec<(u32, bool)> = vec![(r, false)];
             let reach = reaching_edges(clocks, &added, r, budget);
@@ -123,7 +136,11 @@ fn session_view(
                     return false;
                 }
                 for &run in &runs {
-                    let bound = if inclusive { clocks.bound_incl(a as usize, run.0) } else { clocks.bound(a as usize, run.0) };
+                    let bound = if inclusive {
+                        clocks.bound_incl(a as usize, run.0)
+                    } else {
+                        clocks.bound(a as usize, run.0)
+                    };
                     if let Some(w1) = index.last_before(clocks, key, run, bound) {
                         candidates.push(w1);
                     }
@@ -137,27 +154,41 @@ fn session_view(
                 }
                 if w2 == NONE {
                     reported_reads.insert(r);
-                    let Some(path) = g_path(cx, &added, w1, r, budget) else { return false };
-                    let txns: Vec<u32> = path.iter().flat_map(|hop| [hop.from(), hop.to()]).collect();
+                    let Some(path) = g_path(cx, &added, w1, r, budget) else {
+                        return false;
+                    };
+                    let txns: Vec<u32> =
+                        path.iter().flat_map(|hop| [hop.from(), hop.to()]).collect();
                     if seen.insert((0, txns)) {
                         if sink.wants() {
                             let write = units.op[w1 as usize];
-                            sink.push(Finding { anomaly: Anomaly::WriteHBInitRead, key: Some(key), read: Some(o as u32), detail: Detail::HbInit { write, hops: path } });
+                            sink.push(Finding {
+                                anomaly: Anomaly::WriteHBInitRead,
+                                key: Some(key),
+                                read: Some(o as u32),
+                                detail: Detail::HbInit { write, hops: path },
+                            });
                         } else {
                             sink.count(Anomaly::WriteHBInitRead);
                         }
                     }
                     break;
                 }
-                let Some(forward) = reaches(clocks, &added, w1, w2, budget) else { return false };
+                let Some(forward) = reaches(clocks, &added, w1, w2, budget) else {
+                    return false;
+                };
                 if forward {
                     continue;
                 }
-                let Some(backward) = reaches(clocks, &added, w2, w1, budget) else { return false };
+                let Some(backward) = reaches(clocks, &added, w2, w1, budget) else {
+                    return false;
+                };
                 if backward {
                     // Adding w1 → w2 closes a cycle: w2 ⇝ w1 → w2.
                     reported_reads.insert(r);
-                    let Some(mut hops) = g_path(cx, &added, w2, w1, budget) else { return false };
+                    let Some(mut hops) = g_path(cx, &added, w2, w1, budget) else {
+                        return false;
+                    };
                     hops.push(Hop::WriteOrder {
                         from: units.txn[w1 as usize],
                         to: units.txn[w2 as usize],
@@ -170,14 +201,23 @@ fn session_view(
                     txns.dedup();
                     if seen.insert((1, txns.clone())) {
                         if sink.wants() {
-                            sink.push(Finding { anomaly: Anomaly::CyclicHB, key: Some(key), read: Some(o as u32), detail: Detail::Cycle { hops, scc: txns } });
+                            sink.push(Finding {
+                                anomaly: Anomaly::CyclicHB,
+                                key: Some(key),
+                                read: Some(o as u32),
+                                detail: Detail::Cycle { hops, scc: txns },
+                            });
                         } else {
                             sink.count(Anomaly::CyclicHB);
                         }
                     }
                     break;
                 }
-                added.push(Added { from: w1, to: w2, read: r });
+                added.push(Added {
+                    from: w1,
+                    to: w2,
+                    read: r,
+                });
                 changed = true;
             }
         }
@@ -188,7 +228,12 @@ fn session_view(
 }
 
 /// Indices of added edges whose target reaches `r` (through causal order and added edges).
-fn reaching_edges(clocks: &crate::graph::Clocks, added: &[Added], r: u32, budget: &mut Budget) -> Option<Vec<usize>> {
+fn reaching_edges(
+    clocks: &crate::graph::Clocks,
+    added: &[Added],
+    r: u32,
+    budget: &mut Budget,
+) -> Option<Vec<usize>> {
     if added.is_empty() {
         return Some(Vec::new());
     }
@@ -219,7 +264,13 @@ fn reaching_edges(clocks: &crate::graph::Clocks, added: &[Added], r: u32, budget
 }
 
 /// Whether `a` reaches `b` in causal order plus added edges (`a ≠ b`).
-fn reaches(clocks: &crate::graph::Clocks, added: &[Added], a: u32, b: u32, budget: &mut Budget) -> Option<bool> {
+fn reaches(
+    clocks: &crate::graph::Clocks,
+    added: &[Added],
+    a: u32,
+    b: u32,
+    budget: &mut Budget,
+) -> Option<bool> {
     if clocks.before(a as usize, b as usize) {
         return Some(true);
     }
@@ -227,7 +278,13 @@ fn reaches(clocks: &crate::graph::Clocks, added: &[Added], a: u32, b: u32, budge
 }
 
 /// A sequence of added edges leading from `a` to `b`, if any.
-fn edge_path(clocks: &crate::graph::Clocks, added: &[Added], a: u32, b: u32, budget: &mut Budget) -> Option<Option<Vec<usize>>> {
+fn edge_path(
+    clocks: &crate::graph::Clocks,
+    added: &[Added],
+    a: u32,
+    b: u32,
+    budget: &mut Budget,
+) -> Option<Option<Vec<usize>>> {
     let mut parent: BTreeMap<usize, usize> = BTreeMap::new();
     let mut queue: VecDeque<usize> = VecDeque::new();
     const ROOT: usize = usize::MAX;

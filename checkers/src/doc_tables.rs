@@ -16,7 +16,11 @@ pub fn anomaly_table() -> String {
             (Some(c), Some(n)) => format!("{c} {n}"),
             _ => "—".into(),
         };
-        let levels: Vec<&str> = Level::ALL.iter().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
+        let levels: Vec<&str> = Level::ALL
+            .iter()
+            .filter(|l| l.forbids(a))
+            .map(|l| l.name())
+            .collect();
         let levels = if levels.len() == Level::ALL.len() {
             "all levels".to_string()
         } else if levels.len() == Level::ALL.len() - 1 && !Level::WellFormed.forbids(a) {

@@ -145,7 +145,11 @@ impl Report {
     /// The readable report.
     pub fn render_text(&self) -> String {
         let mut out = String::new();
-        let src = self.source.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
+        let src = self
+            .source
+            .as_deref()
+            .map(|s| format!("{s}: "))
+            .unwrap_or_default();
         let hs = &self.history;
         let _ = writeln!(
             out,
@@ -157,9 +161,17 @@ impl Report {
             hs.format.name()
         );
         let verdict = if self.ok {
-            format!("OK: the history satisfies {} ({}).", self.level.name(), self.level_title)
+            format!(
+                "OK: the history satisfies {} ({}).",
+                self.level.name(),
+                self.level_title
+            )
         } else if self.violation_count == 0 {
-            format!("UNKNOWN: no violation of {} ({}) found, but the check is incomplete.", self.level.name(), self.level_title)
+            format!(
+                "UNKNOWN: no violation of {} ({}) found, but the check is incomplete.",
+                self.level.name(),
+                self.level_title
+            )
         } else {
             let n = self.violation_count;
             format!(
@@ -170,8 +182,14 @@ impl Report {
             )
         };
         let _ = writeln!(out, "{verdict}");
-        if !self.counts.is_empty() && (self.counts.len() > 1 || self.violation_count as usize > self.violations.len()) {
-            let parts: Vec<String> = self.counts.iter().map(|(a, n)| format!("{a} ×{n}")).collect();
+        if !self.counts.is_empty()
+            && (self.counts.len() > 1 || self.violation_count as usize > self.violations.len())
+        {
+            let parts: Vec<String> = self
+                .counts
+                .iter()
+                .map(|(a, n)| format!("{a} ×{n}"))
+                .collect();
             let _ = writeln!(out, "By anomaly: {}.", parts.join(", "));
         }
         for note in &self.notes {
@@ -201,16 +219,50 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(out, "digraph causim {{");
         let _ = writeln!(out, "  rankdir=LR;");
-        let _ = writeln!(out, "  node [shape=box, fontname=\"monospace\", fontsize=10];");
+        let _ = writeln!(
+            out,
+            "  node [shape=box, fontname=\"monospace\", fontsize=10];"
+        );
         let _ = writeln!(out, "  edge [fontname=\"monospace\", fontsize=9];");
-        let _ = writeln!(out, "  label={};", dot_str(&format!("{} at level {}", if self.ok { "no violation" } else { "violations" }, self.level)));
+        let _ = writeln!(
+            out,
+            "  label={};",
+            dot_str(&format!(
+                "{} at level {}",
+                if self.ok {
+                    "no violation"
+                } else {
+                    "violations"
+                },
+                self.level
+            ))
+        );
         for (i, v) in self.violations.iter().enumerate() {
             let n = i + 1;
             let _ = writeln!(out, "  subgraph cluster_{n} {{");
-            let _ = writeln!(out, "    label={};", dot_str(&format!("#{n} {} ({})", v.anomaly, v.level)));
+            let _ = writeln!(
+                out,
+                "    label={};",
+                dot_str(&format!("#{n} {} ({})", v.anomaly, v.level))
+            );
             for t in &v.transactions {
-                let label = format!("{} (id {})\\n{}: {}{}", t.label, t.id, t.session, t.summary, t.node.as_ref().map(|n| format!("\\n@{n}")).unwrap_or_default());
-                let _ = writeln!(out, "    v{n}_{} [label={}];", t.id, dot_str(&label).replace("\\\\n", "\\n"));
+                let label = format!(
+                    "{} (id {})\\n{}: {}{}",
+                    t.label,
+                    t.id,
+                    t.session,
+                    t.summary,
+                    t.node
+                        .as_ref()
+                        .map(|n| format!("\\n@{n}"))
+                        .unwrap_or_default()
+                );
+                let _ = writeln!(
+                    out,
+                    "    v{n}_{} [label={}];",
+                    t.id,
+                    dot_str(&label).replace("\\\\n", "\\n")
+                );
             }
             for e in &v.witness {
                 let (name, style) = match e.kind {
@@ -225,7 +277,13 @@ impl Report {
                     Some(k) => format!("{name} {k}"),
                     None => name.to_string(),
                 };
-                let _ = writeln!(out, "    v{n}_{} -> v{n}_{} [label={}, {style}];", e.from, e.to, dot_str(&label));
+                let _ = writeln!(
+                    out,
+                    "    v{n}_{} -> v{n}_{} [label={}, {style}];",
+                    e.from,
+                    e.to,
+                    dot_str(&label)
+                );
             }
             let _ = writeln!(out, "  }}");
         }
@@ -254,8 +312,17 @@ impl Violation {
         }
         let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
         let ids: Vec<String> = self.transactions.iter().map(|t| t.id.to_string()).collect();
-        let key = self.key.as_ref().map(|k| format!("; key {k}")).unwrap_or_default();
-        let _ = writeln!(out, "    breaks {}; transactions {}{key}", self.level, ids.join(", "));
+        let key = self
+            .key
+            .as_ref()
+            .map(|k| format!("; key {k}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    breaks {}; transactions {}{key}",
+            self.level,
+            ids.join(", ")
+        );
         let _ = writeln!(out, "    {}", self.sentence);
         let _ = writeln!(out, "    Let:");
         for l in &self.explanation.lets {
@@ -268,8 +335,17 @@ impl Violation {
         let _ = writeln!(out, "      - {}", self.explanation.contradiction);
         if self.cycle && self.scc.len() > self.transactions.len() {
             let shown: Vec<String> = self.scc.iter().take(20).map(u64::to_string).collect();
-            let more = if self.scc.len() > 20 { format!(", … ({} in all)", self.scc.len()) } else { String::new() };
-            let _ = writeln!(out, "    The cycle lies in a strongly connected component of {} transactions: {}{more}.", self.scc.len(), shown.join(", "));
+            let more = if self.scc.len() > 20 {
+                format!(", … ({} in all)", self.scc.len())
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "    The cycle lies in a strongly connected component of {} transactions: {}{more}.",
+                self.scc.len(),
+                shown.join(", ")
+            );
         }
         out
     }

@@ -4,8 +4,8 @@
 
 mod common;
 
-use causim_checkers::{check, read_history, Level};
-use common::litmus_table::{catalogue, COLUMNS};
+use causim_checkers::{Level, check, read_history};
+use common::litmus_table::{COLUMNS, catalogue};
 
 #[test]
 fn one_explanation_per_anomaly() {
