@@ -305,11 +305,41 @@ impl<'a> Namer<'a> {
 }
 
 /// Hops between different transactions (steps inside one transaction are not worth a line).
-fn between(hops: &[Hop]) -> Vec<Hop> {
-    hops.iter()
-        .filter(|hop| hop.from() != hop.to())
-        .cloned()
-        .collect()
+///
+/// Consecutive program-order steps within one session are merged into one step.
+fn between(h: &History, hops: &[Hop]) -> Vec<Hop> {
+    let mut out: Vec<Hop> = Vec::new();
+    for hop in hops {
+        if hop.from() == hop.to() {
+            continue;
+        }
+        if let (
+            Some(Hop::Program {
+                from,
+                to,
+                from_op,
+                to_op,
+                after: false,
+            }),
+            Hop::Program {
+                to: next_to,
+                to_op: next_op,
+                after: false,
+                ..
+            },
+        ) = (out.last_mut(), hop)
+        {
+            let session = |t: u32| h.txns[t as usize].session;
+            if session(*from) == session(*next_to) && *to == hop.from() {
+                *to = *next_to;
+                *to_op = *next_op;
+                let _ = from_op;
+                continue;
+            }
+        }
+        out.push(hop.clone());
+    }
+    out
 }
 
 /// Build the reported violation for a finding.
@@ -381,7 +411,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             to_newer,
             to_reader,
         } => {
-            let (to_newer, to_reader) = (&between(to_newer), &between(to_reader));
+            let (to_newer, to_reader) = (&between(h, to_newer), &between(h, to_reader));
             let r = read.expect("shadow findings name their read");
             let t3 = h.op_txn[r as usize];
             let w = h.rf[r as usize];
@@ -428,7 +458,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             sentence = shadow_sentence(&nm, f.anomaly, r, *newer, to_reader);
         }
         Detail::Cycle { hops, scc } => {
-            let hops = &between(hops);
+            let hops = &between(h, hops);
             cycle = true;
             for hop in hops {
                 nm.hop(hop);
@@ -451,7 +481,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             sentence = cycle_sentence(&nm, f.anomaly, hops);
         }
         Detail::HbInit { write, hops } => {
-            let hops = &between(hops);
+            let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");
             for hop in hops {
                 nm.hop(hop);
@@ -766,10 +796,11 @@ fn shadow_sentence(
                 Hop::ReadsFrom { read, from, .. } => Some((*read, *from)),
                 _ => None,
             });
-            let read_newer = to_reader
-                .iter()
-                .rev()
-                .any(|hop| matches!(hop, Hop::ReadsFrom { write, .. } if *write == newer));
+            // Did the reader's own session read the newer value itself?
+            let own = nm.h.txns[t3 as usize].session;
+            let read_newer = to_reader.iter().any(|hop| {
+                matches!(hop, Hop::ReadsFrom { write, to, .. } if *write == newer && nm.h.txns[*to as usize].session == own)
+            });
             match observed {
                 Some(_) if read_newer => format!(
                     "session {s3} read {old}{by} after it had already read the {later}value {} (written by {sv}).",
