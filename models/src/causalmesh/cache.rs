@@ -42,8 +42,9 @@ pub struct DualCache {
     rules: CacheRules,
     // C-cache: per key, versions oldest → newest.
     c: BTreeMap<Key, VecDeque<Version>>,
-    // I-cache: per key, versions waiting to be integrated.
+    // I-cache: per key, versions waiting to be integrated, and their size in bytes.
     i: BTreeMap<Key, Vec<Version>>,
+    i_bytes: u64,
     /// Per key, the last versions merged into the C-cache, so a copy that arrives again (a
     /// carried write re-sent with each of its writer's writes) is not kept twice.
     merged: BTreeMap<Key, VecDeque<Vc>>,
@@ -76,6 +77,7 @@ impl DualCache {
             rules,
             c: BTreeMap::new(),
             i: BTreeMap::new(),
+            i_bytes: 0,
             merged: BTreeMap::new(),
             cold: BTreeSet::new(),
             dependents: BTreeMap::new(),
@@ -116,6 +118,14 @@ impl DualCache {
         }
     }
 
+    /// The newest visible version of `key` without its dependencies (what a read returns).
+    pub fn visible_value(&self, key: Key) -> Version {
+        match self.c.get(&key).and_then(|v| v.back()) {
+            Some(v) => Version { value: v.value, vc: v.vc, winner: v.winner, deps: Deps::new() },
+            None => Version::initial(self.servers),
+        }
+    }
+
     /// The visible versions of `key`, oldest first (CausalMesh-TCC's ring buffer).
     pub fn visible_versions(&self, key: Key) -> Vec<Version> {
         match self.c.get(&key) {
@@ -149,6 +159,7 @@ impl DualCache {
         if version.vc.is_zero() || self.in_icache(key, &version.vc) || self.recently_merged(key, &version.vc) {
             return false;
         }
+        self.i_bytes += version.bytes();
         self.i.entry(key).or_default().push(version);
         true
     }
@@ -182,16 +193,19 @@ impl DualCache {
         for (key, vcs) in by_key {
             let list = self.i.get_mut(&key).expect("wanted versions are in the I-cache");
             let mut merged: Option<Version> = None;
+            let mut freed = 0;
             list.retain(|v| {
                 if !vcs.contains(&v.vc) {
                     return true;
                 }
+                freed += v.bytes();
                 match &mut merged {
                     Some(m) => m.merge(v),
                     None => merged = Some(v.clone()),
                 }
                 false
             });
+            self.i_bytes -= freed;
             if list.is_empty() {
                 self.i.remove(&key);
             }
@@ -206,8 +220,42 @@ impl DualCache {
             if let Some(m) = merged {
                 self.install(key, &m, &mut result);
             }
+            self.collect(key);
         }
         result
+    }
+
+    /// Drops I-cache versions of `key` that integrating could no longer change: the C-cache
+    /// covers them and every dependency they name, and none of those dependencies still waits
+    /// in the I-cache. (The authors' "integrate every version ≤ the dependency" drains such
+    /// versions as a side effect; exact integration needs this to keep the I-cache bounded.)
+    fn collect(&mut self, key: Key) {
+        let Some(list) = self.i.get(&key) else { return };
+        let droppable: Vec<bool> = list
+            .iter()
+            .map(|u| {
+                self.covers(key, &u.vc)
+                    && u.deps.iter().all(|(dk, dv)| self.covers(*dk, dv) && !self.in_icache(*dk, dv))
+            })
+            .collect();
+        if !droppable.contains(&true) {
+            return;
+        }
+        let list = self.i.get_mut(&key).expect("checked above");
+        let mut freed = 0;
+        let mut i = 0;
+        list.retain(|u| {
+            let keep = !droppable[i];
+            i += 1;
+            if !keep {
+                freed += u.bytes();
+            }
+            keep
+        });
+        if list.is_empty() {
+            self.i.remove(&key);
+        }
+        self.i_bytes -= freed;
     }
 
     /// Puts a version into the C-cache directly (a version fetched from the database on a
@@ -218,30 +266,48 @@ impl DualCache {
         result
     }
 
-    /// Merges `version` into the C-cache's newest version of `key` as a new ring entry.
+    /// Merges `version` into the C-cache's newest version of `key`: in place for CausalMesh,
+    /// as a new ring entry for CausalMesh-TCC.
     fn install(&mut self, key: Key, version: &Version, _result: &mut Integrated) {
-        let mut newest = self.visible(key);
-        if version.vc.le(&newest.vc) && version.winner.0 <= newest.winner.0 {
+        let servers = self.servers;
+        let ring_size = self.rules.ring_size;
+        let ring = self.c.entry(key).or_default();
+        if ring.is_empty() {
+            if ring_size > 1 {
+                // The initial state is a version too: a larger ring can still serve an old cut.
+                ring.push_back(Version::initial(servers));
+            } else {
+                ring.push_back(version.clone());
+                self.after_install(key, true);
+                return;
+            }
+        }
+        let newest = ring.back().expect("not empty");
+        if version.vc.le(&newest.vc) && version.winner <= newest.winner {
             return;
         }
-        let winner_before = newest.winner.clone();
-        newest.merge(version);
-        if newest.winner != winner_before {
+        let winner_before = newest.winner;
+        if ring_size == 1 {
+            ring.back_mut().expect("not empty").merge(version);
+        } else {
+            let mut next = newest.clone();
+            next.merge(version);
+            ring.push_back(next);
+            while ring.len() > ring_size {
+                ring.pop_front();
+            }
+        }
+        let changed = ring.back().expect("not empty").winner != winner_before;
+        self.after_install(key, changed);
+    }
+
+    fn after_install(&mut self, key: Key, winner_changed: bool) {
+        if winner_changed {
             // The value shown is the new version's: it is here, so the key is warm again.
             self.cold.remove(&key);
         }
-        let servers = self.servers;
-        let ring = self.c.entry(key).or_default();
-        if ring.is_empty() && self.rules.ring_size > 1 {
-            // The initial state is a version too: a larger ring can still serve an old cut.
-            ring.push_back(Version::initial(servers));
-        }
-        ring.push_back(newest);
-        while ring.len() > self.rules.ring_size {
-            ring.pop_front();
-        }
         if self.rules.keys_max.is_some() {
-            for (dep, _) in &self.c[&key].back().expect("just pushed").deps {
+            for (dep, _) in &self.c[&key].back().expect("just installed").deps {
                 self.dependents.entry(*dep).or_default().insert(key);
             }
             self.touch(key);
@@ -253,11 +319,11 @@ impl DualCache {
     pub fn known_vcs(&self, key: Key) -> Vec<Vc> {
         let mut vcs: Vec<Vc> = Vec::new();
         for v in self.c.get(&key).into_iter().flatten() {
-            vcs.push(v.vc.clone());
-            vcs.push(v.winner.clone());
+            vcs.push(v.vc);
+            vcs.push(v.winner);
         }
-        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc.clone()));
-        vcs.extend(self.merged.get(&key).into_iter().flatten().cloned());
+        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc));
+        vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
         vcs.retain(|vc| !vc.is_zero());
         vcs
     }
@@ -327,13 +393,17 @@ impl DualCache {
     /// Metadata bytes: the I-cache (versions with their deps), plus the C-cache's deps when it
     /// keeps several versions (CausalMesh-TCC), as the paper counts them (§9.3).
     pub fn metadata_bytes(&self) -> u64 {
-        let i: u64 = self.i.values().flatten().map(|v| v.bytes()).sum();
+        let i = self.i_bytes;
         if self.rules.ring_size > 1 {
             let c: u64 = self.c.values().flatten().map(|v| super::vc::deps_bytes(&v.deps)).sum();
             i + c
         } else {
             i
         }
+    }
+
+    pub fn i_cache_bytes(&self) -> u64 {
+        self.i_bytes
     }
 
     pub fn i_cache_len(&self) -> usize {
@@ -359,11 +429,11 @@ mod tests {
     }
 
     fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {
-        Version::write(value, Vc(vc.to_vec()), deps.iter().map(|(k, d)| (*k, Vc(d.to_vec()))).collect())
+        Version::write(value, Vc::from_slice(vc), deps.iter().map(|(k, d)| (*k, Vc::from_slice(d))).collect())
     }
 
     fn deps(d: &[(Key, &[u32])]) -> Deps {
-        d.iter().map(|(k, v)| (*k, Vc(v.to_vec()))).collect()
+        d.iter().map(|(k, v)| (*k, Vc::from_slice(v))).collect()
     }
 
     const X: Key = 0;
@@ -401,7 +471,7 @@ mod tests {
         let mut cache = DualCache::new(2, rules());
         cache.add_inconsistent(Y, v(1, &[0, 2], &[(X, &[1, 0])]));
         let r = cache.integrate(&deps(&[(Y, &[0, 2])]));
-        assert_eq!(r.missing, vec![(X, Vc(vec![1, 0]))]);
+        assert_eq!(r.missing, vec![(X, Vc::from_slice(&[1, 0]))]);
         assert!(cache.check_causal_cut().is_err());
     }
 
@@ -459,7 +529,7 @@ mod tests {
         assert!(cache.check_causal_cut().is_ok(), "cold entries keep the cut");
         assert!(!cache.is_cached(X));
         assert!(cache.is_cached(Z));
-        assert_eq!(cache.cold_winner(X), Some(Vc(vec![1, 0])));
+        assert_eq!(cache.cold_winner(X), Some(Vc::from_slice(&[1, 0])));
         cache.warm(X, &v(1, &[1, 0], &[]));
         assert!(cache.is_cached(X));
     }

@@ -291,7 +291,7 @@ impl Client {
                     // an own write that would win against the cut's version is one it lacks.
                     // (Comparing with the cut's merged VC is unsound: a concurrent write from
                     // the same head can inflate it past our write.)
-                    if self.ctx.local.get(key).into_iter().flatten().any(|mine| mine.winner.0 > version.winner.0) {
+                    if self.ctx.local.get(key).into_iter().flatten().any(|mine| mine.winner > version.winner) {
                         aborted = true;
                     }
                 }

@@ -271,10 +271,10 @@ impl CausalMesh {
         if !tcc && mutants.contains(&"tcc_ignores_cut") {
             return Err(err("mutants", "tcc_ignores_cut applies to causalmesh_tcc".into()));
         }
-        if topology.servers > 64 {
+        if topology.servers as usize > vc::VC_SERVERS_MAX {
             return Err(ModelError {
                 path: "topology.servers".into(),
-                message: format!("CausalMesh's vector clocks are modelled up to 64 servers, got {}", topology.servers),
+                message: format!("CausalMesh is modelled with up to {} servers, got {}", vc::VC_SERVERS_MAX, topology.servers),
             });
         }
         Ok(CausalMesh {

@@ -167,12 +167,12 @@ impl Server {
         // orders it before a version it causally follows (as in the authors' Dafny model;
         // Fig. 7 line 8 shows only the increment). The GVC itself keeps the paper's meaning:
         // the head's own count plus what it has integrated.
-        self.gvc.0[self.id] += 1;
+        self.gvc.set(self.id, self.gvc.get(self.id) + 1);
         let mut vc = self.gvc.clone();
         for (_, d) in &deps {
             vc.merge(d);
         }
-        vc.0[self.id] = self.gvc.0[self.id];
+        vc.set(self.id, self.gvc.get(self.id));
         // A batch integrates atomically: each write depends on the others.
         let mut batch_deps = deps.clone();
         for (k, _) in &writes {
@@ -208,7 +208,7 @@ impl Server {
         } else {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
         };
-        out.observe("icache_bytes", self.cache.metadata_bytes());
+        out.observe("icache_bytes", self.cache.i_cache_bytes());
         if self.rules.sync_flush {
             let id = self.next_id;
             self.next_id += 1;
@@ -306,21 +306,10 @@ impl Server {
             self.cache.touch(*k);
         }
         let reply = match request {
-            Msg::ClientRead { key, .. } => {
-                let mut v = self.cache.visible(key);
-                v.deps.clear();
-                Msg::ReadReply { key, version: v }
+            Msg::ClientRead { key, .. } => Msg::ReadReply { key, version: self.cache.visible_value(key) },
+            Msg::ClientReadTxn { keys, .. } => {
+                Msg::ReadTxnReply { versions: keys.into_iter().map(|k| (k, self.cache.visible_value(k))).collect() }
             }
-            Msg::ClientReadTxn { keys, .. } => Msg::ReadTxnReply {
-                versions: keys
-                    .into_iter()
-                    .map(|k| {
-                        let mut v = self.cache.visible(k);
-                        v.deps.clear();
-                        (k, v)
-                    })
-                    .collect(),
-            },
             Msg::ClientReadTcc { key, read_vcs, .. } => Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_vcs) },
             _ => unreachable!(),
         };
@@ -394,9 +383,9 @@ impl Server {
     /// The head's own write count is durable (it names versions, which must stay unique).
     pub fn restart(&mut self) {
         self.cache.clear();
-        let own = self.gvc.0[self.id];
+        let own = self.gvc.get(self.id);
         self.gvc = Vc::zero(self.ring.len());
-        self.gvc.0[self.id] = own;
+        self.gvc.set(self.id, own);
         self.pending_flushes.clear();
         self.waiting.clear();
         self.fetching.clear();

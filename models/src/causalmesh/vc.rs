@@ -4,52 +4,82 @@ use causim_sim::history::{Key, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
+/// The most servers CausalMesh is modelled with (the paper evaluates 2–16): vector clocks
+/// are inline arrays, so copying one never allocates.
+pub const VC_SERVERS_MAX: usize = 16;
+
 /// A vector clock: entry `i` counts the writes whose head was server `i` that are known.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Vc(pub Vec<u32>);
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Vc {
+    // Entries past `len` are always zero, so the derived order is the lexicographic order of
+    // the entries among clocks of one run (they all have the same length).
+    c: [u32; VC_SERVERS_MAX],
+    len: u8,
+}
 
 impl Vc {
     pub fn zero(servers: usize) -> Vc {
-        Vc(vec![0; servers])
+        assert!(servers <= VC_SERVERS_MAX, "at most {VC_SERVERS_MAX} servers");
+        Vc { c: [0; VC_SERVERS_MAX], len: servers as u8 }
+    }
+
+    pub fn from_slice(entries: &[u32]) -> Vc {
+        let mut vc = Vc::zero(entries.len());
+        vc.c[..entries.len()].copy_from_slice(entries);
+        vc
+    }
+
+    pub fn entries(&self) -> &[u32] {
+        &self.c[..self.len as usize]
+    }
+
+    pub fn get(&self, i: usize) -> u32 {
+        self.entries()[i]
+    }
+
+    pub fn set(&mut self, i: usize, value: u32) {
+        assert!(i < self.len as usize);
+        self.c[i] = value;
     }
 
     /// `self ≤ other`: every entry is at most the other's (self happened before or equals).
     pub fn le(&self, other: &Vc) -> bool {
-        self.0.iter().zip(&other.0).all(|(a, b)| a <= b)
+        self.entries().iter().zip(other.entries()).all(|(a, b)| a <= b)
     }
 
     /// Pointwise maximum (the paper's VC₁ ∪ VC₂).
     pub fn merge(&mut self, other: &Vc) {
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
+        for (a, b) in self.c.iter_mut().zip(&other.c) {
             *a = (*a).max(*b);
         }
     }
 
     pub fn is_zero(&self) -> bool {
-        self.0.iter().all(|&c| c == 0)
+        self.c.iter().all(|&c| c == 0)
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len == 0
     }
 
     pub fn to_u64s(&self) -> Vec<u64> {
-        self.0.iter().map(|&c| c as u64).collect()
+        self.entries().iter().map(|&c| c as u64).collect()
     }
 
+    /// Size on the wire: 4 bytes per entry.
     pub fn bytes(&self) -> u64 {
-        4 * self.0.len() as u64
+        4 * self.len as u64
     }
 }
 
 impl std::fmt::Display for Vc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "[")?;
-        for (i, c) in self.0.iter().enumerate() {
+        for (i, c) in self.entries().iter().enumerate() {
             if i > 0 {
                 write!(f, ",")?;
             }
@@ -111,7 +141,7 @@ impl Version {
     /// replicas converge. The comparison is between *writes*: a merged VC, inflated by
     /// concurrent versions, must not make an older value beat a write that follows it.
     pub fn merge(&mut self, other: &Version) {
-        if other.winner.0.cmp(&self.winner.0) == Ordering::Greater {
+        if other.winner.cmp(&self.winner) == Ordering::Greater {
             self.value = other.value;
             self.winner = other.winner.clone();
         }
@@ -131,7 +161,7 @@ mod tests {
     use super::*;
 
     fn vc(c: &[u32]) -> Vc {
-        Vc(c.to_vec())
+        Vc::from_slice(c)
     }
 
     fn version(value: u64, c: &[u32]) -> Version {
