@@ -18,7 +18,7 @@
 use crate::anomaly::Anomaly;
 use crate::causal::{Ctx, PoClock};
 use crate::finding::{Detail, Finding, Hop, Sink, unit_hops};
-use crate::graph::{WriteIndex, co_path};
+use crate::graph::{DenseRow, WriteIndex, co_path};
 use crate::history::{NONE, RF_INIT};
 use crate::wf::ReadClass;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -111,6 +111,8 @@ fn session_view(
     let h = cx.h;
     let mut added: Vec<Added> = Vec::new();
     let mut reported_reads: BTreeSet<u32> = BTreeSet::new();
+    let mut anchor_row = DenseRow::new(clocks.chain_count());
+    let mut read_row = DenseRow::new(clocks.chain_count());
     loop {
         let mut changed = false;
         for &r in reads {
@@ -130,18 +132,42 @@ fn session_view(
             let Some(reach) = reach else { return false };
             anchors.extend(reach.iter().map(|e| (added[*e].from, true)));
             let mut candidates: Vec<u32> = Vec::new();
+            // How much of each chain the write read has seen (itself included).
+            if w2 != NONE {
+                read_row.load(clocks, w2 as usize);
+            }
+            let (w2_chain, w2_cpos) = if w2 == NONE {
+                (NONE, 0)
+            } else {
+                clocks.place(w2 as usize)
+            };
+            let writes = index.key(key);
             for (a, inclusive) in anchors {
-                let runs = index.runs(key);
-                if !budget.spend(runs.len() as u64 + 1) {
+                let runs = writes.run_count();
+                if !budget.spend(runs as u64 + 1) {
                     return false;
                 }
-                for &run in &runs {
-                    let bound = if inclusive {
-                        clocks.bound_incl(a as usize, run.0)
-                    } else {
-                        clocks.bound(a as usize, run.0)
-                    };
-                    if let Some(w1) = index.last_before(clocks, key, run, bound) {
+                anchor_row.load(clocks, a as usize);
+                let (a_chain, a_cpos) = clocks.place(a as usize);
+                for run in writes.runs() {
+                    let c = run.0;
+                    let mut bound = anchor_row.get(c);
+                    if inclusive && a_chain == c {
+                        bound = a_cpos + 1;
+                    }
+                    // Writes the one read already follows add nothing: skip the chain when
+                    // all of its visible part is in the read write's causal past.
+                    if w2 != NONE {
+                        let seen = if c == w2_chain {
+                            w2_cpos + 1
+                        } else {
+                            read_row.get(c)
+                        };
+                        if seen >= bound {
+                            continue;
+                        }
+                    }
+                    if let Some((_, w1)) = writes.last_before(clocks, run, bound) {
                         candidates.push(w1);
                     }
                 }

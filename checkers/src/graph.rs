@@ -947,16 +947,6 @@ impl WriteIndex {
             prefetch(w);
         }
     }
-
-    /// The runs (chain, start, end) of key `k`.
-    pub(crate) fn runs(&self, k: u32) -> Vec<Run> {
-        self.key(k).runs().collect()
-    }
-
-    /// The last writer of key `k` in the run with chain position `< bound`.
-    pub(crate) fn last_before(&self, clocks: &Clocks, k: u32, run: Run, bound: u32) -> Option<u32> {
-        self.key(k).last_before(clocks, run, bound).map(|e| e.1)
-    }
 }
 
 /// The writers of one key.
@@ -966,6 +956,12 @@ pub(crate) struct KeyWrites<'a> {
 }
 
 impl KeyWrites<'_> {
+    /// Number of chains writing the key.
+    #[inline]
+    pub(crate) fn run_count(&self) -> usize {
+        self.runs.len() / 2
+    }
+
     #[inline]
     pub(crate) fn runs(&self) -> impl Iterator<Item = Run> + '_ {
         let mut start = 0u32;
