@@ -95,12 +95,15 @@ mod tests {
         let history = r#"{"format":"causim-history/1"}
 {"id":0,"session":"c1","node":"S0","outcome":"ok","ops":[{"f":"w","key":"x","value":1}]}"#;
         let text = render(trace, history);
-        assert_eq!(
-            text,
-            "         0ns  c1/f0 starts on S0\n\
-             \x20    5.00us  c1/f0 → S0  ClientWrite { key: 0 }\n\
-             \x20    5.00us  S0: ClientWrite {\"vc\":\"[1,0]\"}\n\
-             \x20   10.00us  history #0: c1 writes x=1 at S0 (ok)\n"
-        );
+        let expected: String = [
+            ("0ns", "c1/f0 starts on S0"),
+            ("5.00us", "c1/f0 → S0  ClientWrite { key: 0 }"),
+            ("5.00us", "S0: ClientWrite {\"vc\":\"[1,0]\"}"),
+            ("10.00us", "history #0: c1 writes x=1 at S0 (ok)"),
+        ]
+        .iter()
+        .map(|(t, line)| format!("{t:>12}  {line}\n"))
+        .collect();
+        assert_eq!(text, expected);
     }
 }

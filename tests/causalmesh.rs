@@ -136,13 +136,18 @@ fn roaming_scenario(protocol: &str, functions: &str, level: &str, extra_params: 
 }
 
 const MICRO: &str = r#"[{"reads": 3}, {"reads": 3}, {"writes": 1}]"#;
+
+/// Seed counts scale with `CAUSIM_SEED_FACTOR` (default 1) for long confidence runs.
+fn seeds(n: u64) -> u64 {
+    n * std::env::var("CAUSIM_SEED_FACTOR").ok().and_then(|f| f.parse().ok()).unwrap_or(1)
+}
 const MIXED: &str = r#"[{"ops": 3, "mix": {"read": 0.4, "write": 0.4, "read_txn": 0.2}}]"#;
 
 /// Goal: the correct protocol shows zero anomalies (and no invariant violation) over 1000
 /// seeds of the micro-benchmark's shape with roaming, and over 300 seeds of a mixed workload.
 #[test]
 fn correct_causalmesh_has_no_anomaly_over_many_seeds() {
-    for (functions, seeds) in [(MICRO, 1000), (MIXED, 300)] {
+    for (functions, seeds) in [(MICRO, seeds(1000)), (MIXED, seeds(300))] {
         let scenario = roaming_scenario("causalmesh", functions, "ccv", "");
         for seed in 0..seeds {
             let r = run(&scenario, Some(seed), &[]);
@@ -155,7 +160,7 @@ fn correct_causalmesh_has_no_anomaly_over_many_seeds() {
 
 #[test]
 fn correct_causalmesh_tcc_has_no_anomaly_over_many_seeds() {
-    for (functions, seeds) in [(MICRO, 300), (MIXED, 300)] {
+    for (functions, seeds) in [(MICRO, seeds(300)), (MIXED, seeds(300))] {
         let scenario = roaming_scenario("causalmesh_tcc", functions, "tcc", "");
         for seed in 0..seeds {
             let r = run(&scenario, Some(seed), &[]);
@@ -187,7 +192,7 @@ fn every_mutant_is_caught_within_300_seeds() {
     )
     .unwrap();
     assert!(first_catch(&evicting, "evict_ignores_dependents", 300).is_some(), "evict_ignores_dependents survived");
-    for seed in 0..300 {
+    for seed in 0..seeds(300) {
         let r = run(&evicting, Some(seed), &[]);
         assert!(r.passed(), "correct eviction, seed {seed}: {:?} {:?}", r.anomalies(), r.summary.invariant_violation);
     }

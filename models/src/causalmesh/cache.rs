@@ -226,15 +226,19 @@ impl DualCache {
     }
 
     /// Drops I-cache versions of `key` that integrating could no longer change: the C-cache
-    /// covers them and every dependency they name, and none of those dependencies still waits
-    /// in the I-cache. (The authors' "integrate every version ≤ the dependency" drains such
+    /// covers them and every dependency they name, their write would not win against the
+    /// C-cache's, and none of their dependencies still waits in the I-cache. (The authors' "integrate every version ≤ the dependency" drains such
     /// versions as a side effect; exact integration needs this to keep the I-cache bounded.)
     fn collect(&mut self, key: Key) {
         let Some(list) = self.i.get(&key) else { return };
         let droppable: Vec<bool> = list
             .iter()
             .map(|u| {
+                // Merging it would change neither the VC nor the winning write (a merged VC can
+                // cover a version whose write still wins), nor pull any dependency.
+                let winner = self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner);
                 self.covers(key, &u.vc)
+                    && winner.is_some_and(|w| u.winner <= w)
                     && u.deps.iter().all(|(dk, dv)| self.covers(*dk, dv) && !self.in_icache(*dk, dv))
             })
             .collect();
