@@ -3,6 +3,11 @@
 //! `causim-checkers`, and prints or writes the results.
 
 mod check_cmd;
+mod fuzz_cmd;
+mod model_check_cmd;
+mod plot_cmd;
+mod reproduce_cmd;
+mod sweep_cmd;
 
 use causim::report;
 use causim::runner::{self, RunOptions};
@@ -38,6 +43,16 @@ enum Command {
     Run(RunArgs),
     /// Check a history for consistency anomalies.
     Check(check_cmd::CheckArgs),
+    /// Run a scenario over a grid of parameters and seeds, in parallel.
+    Sweep(sweep_cmd::Cmd),
+    /// Draw a paper-style figure from sweep results.
+    Plot(plot_cmd::Cmd),
+    /// Search for failing scenarios with random workloads, schedules and faults.
+    Fuzz(fuzz_cmd::Cmd),
+    /// Regenerate the papers' figures (sweeps, plots and a report).
+    Reproduce(reproduce_cmd::Cmd),
+    /// Model-check a protocol's code exhaustively with Stateright.
+    ModelCheck(model_check_cmd::Cmd),
     /// List the protocols and their mutants.
     Protocols,
 }
@@ -72,6 +87,11 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Plot(args) => plot_cmd::run(args),
+        Command::Fuzz(args) => fuzz_cmd::run(args),
+        Command::Reproduce(args) => reproduce_cmd::run(args),
+        Command::ModelCheck(args) => model_check_cmd::run(args),
         Command::Protocols => {
             print_protocols();
             ExitCode::SUCCESS

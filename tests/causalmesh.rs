@@ -182,7 +182,13 @@ fn first_catch(scenario: &LoadedScenario, mutant: &str, seeds: u64) -> Option<(u
 #[test]
 fn every_mutant_is_caught_within_300_seeds() {
     let mixed = roaming_scenario("causalmesh", MIXED, "ccv", "");
-    for mutant in ["no_carry_local_writes", "read_without_integration", "reveal_at_head", "nearest_deps_only"] {
+    for mutant in [
+        "no_carry_local_writes",
+        "read_without_integration",
+        "reveal_at_head",
+        "nearest_deps_only",
+        "integrate_by_vc_dominance",
+    ] {
         let caught = first_catch(&mixed, mutant, 300);
         assert!(caught.is_some(), "{mutant} survived 300 seeds");
     }

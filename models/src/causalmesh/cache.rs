@@ -26,6 +26,9 @@ const RECENTLY_MERGED_MAX: usize = 16;
 pub struct CacheRules {
     /// Integration follows dependencies of dependencies (correct) or only the given ones.
     pub transitive: bool,
+    /// Integration pulls every I-cache version whose VC is ≤ a dependency, as the authors'
+    /// code and TLA+ do (the `integrate_by_vc_dominance` mutant), instead of exact versions.
+    pub by_dominance: bool,
     /// Eviction also evicts dependents (correct) or only the key.
     pub evict_dependents: bool,
     /// Versions kept per key in the C-cache (1 for CausalMesh).
@@ -172,6 +175,28 @@ impl DualCache {
         let mut stack: Vec<(Key, Vc)> = deps.iter().cloned().collect();
         while let Some((key, vc)) = stack.pop() {
             if vc.is_zero() || wanted.contains(&(key, vc.clone())) {
+                continue;
+            }
+            if self.rules.by_dominance {
+                // Every I-cache version of the key up to the dependency, whatever its relation.
+                let dominated: Vec<(Vc, Deps)> = self
+                    .i
+                    .get(&key)
+                    .into_iter()
+                    .flatten()
+                    .filter(|v| v.vc.le(&vc) && !wanted.contains(&(key, v.vc)))
+                    .map(|v| (v.vc, v.deps.clone()))
+                    .collect();
+                let found = dominated.iter().any(|(v, _)| *v == vc);
+                for (v, deps) in dominated {
+                    if self.rules.transitive {
+                        stack.extend(deps);
+                    }
+                    wanted.insert((key, v));
+                }
+                if !found && !self.covers(key, &vc) && !wanted.iter().any(|(k, v)| *k == key && vc.le(v)) {
+                    result.missing.push((key, vc));
+                }
                 continue;
             }
             match self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == vc)) {
@@ -429,7 +454,7 @@ mod tests {
     use super::*;
 
     fn rules() -> CacheRules {
-        CacheRules { transitive: true, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true }
+        CacheRules { transitive: true, by_dominance: false, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true }
     }
 
     fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {

@@ -124,6 +124,13 @@ pub const MUTANTS: &[(&str, &str)] = &[
          being a cut and a later read returns a dependency's older version (WriteCORead)",
     ),
     (
+        "integrate_by_vc_dominance",
+        "integration pulls every I-cache version whose VC is ≤ a dependency (the authors' code and \
+         TLA+ spec) instead of the exact versions depended on: a head's VCs order all its writes, so \
+         a tail can reveal an unrelated earlier write of that head before it reached the other \
+         servers (the one-round chain then shows stale reads: WriteCOInitRead)",
+    ),
+    (
         "tcc_ignores_cut",
         "CausalMesh-TCC reads return the newest version without checking that it forms a cut \
          with the read set (fractured read: FracturedReadCO)",
@@ -300,6 +307,7 @@ impl CausalMesh {
     fn cache_rules(&self) -> CacheRules {
         CacheRules {
             transitive: !self.has("nearest_deps_only"),
+            by_dominance: self.has("integrate_by_vc_dominance"),
             evict_dependents: !self.has("evict_ignores_dependents"),
             ring_size: if self.tcc { self.params.ring_size } else { 1 },
             keys_max: self.params.c_cache_keys_max,

@@ -1,0 +1,16 @@
+//! `causim fuzz`: not implemented yet (placeholder owned by the work on it).
+
+use clap::Args;
+use std::process::ExitCode;
+
+/// Arguments of `causim fuzz`.
+#[derive(Args)]
+pub struct Cmd {
+    /// Arguments (not implemented yet).
+    pub rest: Vec<String>,
+}
+
+pub fn run(_args: Cmd) -> ExitCode {
+    eprintln!("causim fuzz: not implemented yet");
+    ExitCode::from(2)
+}

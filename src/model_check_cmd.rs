@@ -1,0 +1,16 @@
+//! `causim model-check`: not implemented yet (placeholder owned by the work on it).
+
+use clap::Args;
+use std::process::ExitCode;
+
+/// Arguments of `causim model-check`.
+#[derive(Args)]
+pub struct Cmd {
+    /// Arguments (not implemented yet).
+    pub rest: Vec<String>,
+}
+
+pub fn run(_args: Cmd) -> ExitCode {
+    eprintln!("causim model-check: not implemented yet");
+    ExitCode::from(2)
+}
