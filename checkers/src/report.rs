@@ -284,6 +284,22 @@ impl Report {
                     e.to,
                     dot_str(&label)
                 );
+                // A forced write order: show the read that forces it, reading the second
+                // write while the first is visible to it.
+                if let Some(via) = &e.via {
+                    let _ = writeln!(
+                        out,
+                        "    v{n}_{} -> v{n}_{} [label={}, color=blue, style=dotted];",
+                        e.to,
+                        via.txn,
+                        dot_str(&format!("wr {}", via.key))
+                    );
+                    let _ = writeln!(
+                        out,
+                        "    v{n}_{} -> v{n}_{} [label=\"visible\", color=gray60, style=dotted];",
+                        e.from, via.txn
+                    );
+                }
             }
             let _ = writeln!(out, "  }}");
         }
