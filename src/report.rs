@@ -76,6 +76,10 @@ pub fn render(s: &Summary) -> String {
             "observed", stats.p50, stats.p99, stats.max, stats.mean, stats.count
         );
     }
+    if !s.counters.is_empty() {
+        let counts: Vec<String> = s.counters.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(out, "  {:<16}{}", "counted", counts.join(", "));
+    }
     for (name, v) in &s.protocol_metrics {
         let _ = writeln!(out, "  {:<16}{name}: {v}", "final");
     }

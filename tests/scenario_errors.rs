@@ -56,7 +56,7 @@ fn a_misspelt_field_lists_the_expected_ones() {
     assert_eq!(
         e,
         "bad.json:4:26: field `topology.server`: unknown field `server`, expected one of `servers`, `workers_per_machine`, \
-         `cores_per_node`, `service`, `service_by_kind`, `nodes`, `delay`, `local_delay`, `links`"
+         `cores_per_node`, `service`, `service_by_kind`, `nodes`, `delay`, `local_delay`, `bandwidth_bytes_per_s`, `links`"
     );
 }
 

@@ -53,6 +53,11 @@ pub struct TopologyConfig {
     /// Default 0.
     #[serde(default = "zero")]
     pub local_delay: DurationDist,
+    /// Bandwidth of every link between machines, in bytes per second: a message then also
+    /// takes its size over the bandwidth to transmit, so metadata costs time. Default: none
+    /// (size is free).
+    #[serde(default)]
+    pub bandwidth_bytes_per_s: Option<u64>,
     /// Per-link delay overrides, by machine name (`{"from":"S0","to":"S1","delay":{...}}`);
     /// `"*"` stands for every machine (`{"from":"*","to":"db",...}`). Later entries win.
     #[serde(default)]
@@ -237,6 +242,9 @@ impl SimConfig {
             ));
         }
         check_cores("topology.cores_per_node", t.cores_per_node)?;
+        if t.bandwidth_bytes_per_s == Some(0) {
+            return Err(("topology.bandwidth_bytes_per_s".into(), "must be positive".into()));
+        }
         let dist = |path: String, d: &DurationDist| d.validate().map_err(|(f, e)| (format!("{path}.{f}"), e));
         dist("topology.service".into(), &t.service)?;
         dist("topology.delay".into(), &t.delay)?;

@@ -192,6 +192,8 @@ pub struct Summary {
     pub nodes: Vec<NodeSummary>,
     /// Samples the protocol reported (`visibility_ns`, `metadata_bytes`, ...).
     pub observations: BTreeMap<String, Stats>,
+    /// Events the protocol counted (`cache_hit`, ...).
+    pub counters: BTreeMap<String, u64>,
     /// Figures the protocol computed from its final state.
     pub protocol_metrics: BTreeMap<String, f64>,
     pub history_records: u64,

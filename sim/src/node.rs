@@ -144,6 +144,8 @@ pub struct Outbox<M, T> {
     pub actions: Vec<TraceAction>,
     /// Named samples for the summary, such as `visibility_ns` or `metadata_bytes`.
     pub observations: Vec<(&'static str, u64)>,
+    /// Named events to count, such as `cache_hit`.
+    pub counts: Vec<&'static str>,
     tracing: bool,
 }
 
@@ -154,6 +156,7 @@ impl<M, T> Default for Outbox<M, T> {
             records: Vec::new(),
             actions: Vec::new(),
             observations: Vec::new(),
+            counts: Vec::new(),
             tracing: false,
         }
     }
@@ -197,6 +200,11 @@ impl<M, T> Outbox<M, T> {
         self.observations.push((metric, value));
     }
 
+    /// Counts one occurrence of `metric` (reported in the summary's `counters`).
+    pub fn count(&mut self, metric: &'static str) {
+        self.counts.push(metric);
+    }
+
     /// True when the host records a trace; nodes render trace arguments only then.
     pub fn tracing(&self) -> bool {
         self.tracing
@@ -214,6 +222,7 @@ impl<M, T> Outbox<M, T> {
             && self.records.is_empty()
             && self.actions.is_empty()
             && self.observations.is_empty()
+            && self.counts.is_empty()
     }
 
     pub fn clear(&mut self) {
@@ -221,6 +230,7 @@ impl<M, T> Outbox<M, T> {
         self.records.clear();
         self.actions.clear();
         self.observations.clear();
+        self.counts.clear();
     }
 }
 

@@ -303,3 +303,15 @@ fn wildcard_link_overrides() {
     assert_eq!(done.servers[1].received, vec![(NodeId::fixed(0), 0, 1 + 100 * US)]);
     assert_eq!(done.servers[2].received, vec![(NodeId::fixed(1), 20, 1 + 3 * MS), (NodeId::fixed(0), 10, 1 + 7 * MS)]);
 }
+
+/// Goal: with a link bandwidth, a message also takes its size over the bandwidth (so metadata
+/// costs time); within a machine it does not.
+#[test]
+fn bandwidth_adds_transmission_time() {
+    let mut probe = Probe::new(2);
+    probe.bursts[0] = vec![burst(1, 1, 0, 1)];
+    // A probe message is 9 bytes; at 9000 B/s it takes 1 ms to transmit.
+    let cfg = network_config(2, r#"{"dist":"constant","ns":100000}"#, r#","bandwidth_bytes_per_s":9000"#, "{}");
+    let done = run(probe, cfg);
+    assert_eq!(done.servers[1].received, vec![(NodeId::fixed(0), 0, 1 + 100 * US + MS)]);
+}

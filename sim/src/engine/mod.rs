@@ -142,6 +142,7 @@ struct RunMetrics {
     messages: Vec<(&'static str, MessageCount)>,
     messages_dropped: u64,
     observations: BTreeMap<&'static str, Histogram>,
+    counters: BTreeMap<&'static str, u64>,
     completed_measured: u64,
     last_completion_ns: Time,
 }
@@ -583,7 +584,13 @@ impl<P: Protocol> Sim<P> {
             }
             return;
         }
-        let delay = self.network.sample_delay(&mut self.rng_network, a, b);
+        let mut delay = self.network.sample_delay(&mut self.rng_network, a, b);
+        if a != b
+            && let Some(bw) = self.config.topology.bandwidth_bytes_per_s
+        {
+            // Transmission time: the message's bytes over the link's bandwidth.
+            delay += (msg.size_bytes() as u128 * 1_000_000_000 / bw as u128) as Time;
+        }
         let at = match (from.is_function(), to.is_function()) {
             (false, false) => fifo_delivery(send_ns, delay, self.network.fixed_link(from, to)),
             (true, _) => {
@@ -770,6 +777,9 @@ impl<P: Protocol> Sim<P> {
         for (metric, value) in out.observations.drain(..) {
             self.metrics.observations.entry(metric).or_default().record(value);
         }
+        for metric in out.counts.drain(..) {
+            *self.metrics.counters.entry(metric).or_default() += 1;
+        }
         for effect in out.effects.drain(..) {
             match effect {
                 Effect::Send { to, msg } => self.send(source, to, msg, effect_ns),
@@ -945,6 +955,7 @@ impl<P: Protocol> Sim<P> {
             function,
             machine,
             colocated: &self.machines[machine].colocated,
+            workflow_ops: &self.workflows[&workflow].plan.ops,
             ops,
             context,
             is_source,
@@ -1201,10 +1212,13 @@ impl<P: Protocol> Sim<P> {
             return self.fixed[id.index()].name.clone();
         }
         let slot = &self.functions[id.slot()];
-        match self.workflows.get(&slot.workflow) {
-            Some(run) => format!("{}/f{}", run.session_base(slot.workflow), slot.function),
-            None => format!("w{}/f{}", slot.workflow, slot.function),
-        }
+        let base = match self.workflows.get(&slot.workflow).and_then(|r| r.plan.name.clone()) {
+            Some(name) => name,
+            None => format!("w{}", slot.workflow),
+        };
+        // The function's own attempt: after an abort the workflow has moved on to the next.
+        let attempt = if slot.attempt > 1 { format!("#{}", slot.attempt) } else { String::new() };
+        format!("{base}{attempt}/f{}", slot.function)
     }
 
     fn display_json(&self, id: NodeId) -> String {
@@ -1297,6 +1311,7 @@ impl<P: Protocol> Sim<P> {
             messages_dropped: m.messages_dropped,
             nodes,
             observations: m.observations.iter().map(|(k, h)| (k.to_string(), h.stats())).collect(),
+            counters: m.counters.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
             protocol_metrics,
             history_records: self.history.records(),
             history_hash: format!("{:016x}", self.history.hash()),
