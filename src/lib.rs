@@ -6,3 +6,5 @@ pub mod locate;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod progress;
+pub mod sweep;

@@ -1,16 +1,139 @@
-//! `causim sweep`: not implemented yet (placeholder owned by the work on it).
+//! `causim sweep`: runs a sweep file (see `causim::sweep` for the format), and `causim sweep
+//! merge` joins shard outputs.
 
-use clap::Args;
+use causim::sweep::{self, SweepOptions, SweepPlan};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `causim sweep`.
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cmd {
-    /// Arguments (not implemented yet).
-    pub rest: Vec<String>,
+    #[command(subcommand)]
+    pub merge: Option<MergeCmd>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
-pub fn run(_args: Cmd) -> ExitCode {
-    eprintln!("causim sweep: not implemented yet");
-    ExitCode::from(2)
+#[derive(Args)]
+pub struct RunArgs {
+    /// The sweep file (JSON, `causim-sweep/1`; examples in scenarios/sweeps/).
+    #[arg(required = true)]
+    pub sweep: Option<PathBuf>,
+    /// Threads (default: the number of cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Output directory. Default: out/sweeps/<name> (a shard: out/sweeps/<name>/shard-<i>-of-<n>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only shard I of N (jobs whose index is I mod N), for batch systems; join with `causim sweep merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Use the sweep's `quick` section (fewer seeds and points).
+    #[arg(long)]
+    pub quick: bool,
+    /// Do every run again instead of skipping those the output's journal already holds.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Do not draw the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Subcommand)]
+pub enum MergeCmd {
+    /// Join the outputs of `--shard` runs (directories or runs.jsonl files) into one result.
+    Merge {
+        /// Shard output directories (or their runs.jsonl).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Where to write the joined runs.csv, aggregate.csv, results.json and runs.jsonl.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s.split_once('/').ok_or_else(|| format!("--shard {s:?}: expected I/N, such as 0/4"))?;
+    let i: usize = i.trim().parse().map_err(|_| format!("--shard {s:?}: I is not a number"))?;
+    let n: usize = n.trim().parse().map_err(|_| format!("--shard {s:?}: N is not a number"))?;
+    if n == 0 || i >= n {
+        return Err(format!("--shard {s:?}: need 0 ≤ I < N"));
+    }
+    Ok((i, n))
+}
+
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+pub fn run(cmd: Cmd) -> ExitCode {
+    if let Some(MergeCmd::Merge { inputs, out }) = cmd.merge {
+        return match sweep::merge(&inputs, &out) {
+            Ok(rows) => {
+                println!("merged {} runs from {} inputs into {}", rows.len(), inputs.len(), out.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let args = cmd.run;
+    let path = args.sweep.expect("clap requires it");
+    let plan = match SweepPlan::from_file(&path, args.quick) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let shard = match args.shard.as_deref().map(parse_shard).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out_dir = args.out.unwrap_or_else(|| {
+        let base = PathBuf::from("out").join("sweeps").join(&plan.spec.name);
+        match shard {
+            Some((i, n)) => base.join(format!("shard-{i}-of-{n}")),
+            None => base,
+        }
+    });
+    let threads = args.threads.unwrap_or_else(default_threads);
+    println!(
+        "causim sweep {}: {} points × {} seeds = {} runs{}, {threads} threads, output {}",
+        path.display(),
+        plan.points.len(),
+        plan.seeds.len(),
+        plan.points.len() * plan.seeds.len(),
+        shard.map_or(String::new(), |(i, n)| format!(" (shard {i}/{n})")),
+        out_dir.display()
+    );
+    let options = SweepOptions { threads, out_dir: out_dir.clone(), shard, fresh: args.fresh, progress: !args.no_progress };
+    match sweep::run_sweep(&plan, &options) {
+        Ok(o) => {
+            let failed = o.rows.iter().filter(|r| !r.passed).count();
+            println!(
+                "  ran {} runs, skipped {} already done, in {:.1} s ({:.1} runs/s); {} runs show anomalies or invariant violations",
+                o.ran,
+                o.skipped,
+                o.wall_s,
+                o.ran as f64 / o.wall_s.max(1e-9),
+                failed
+            );
+            for f in ["runs.csv", "aggregate.csv", "results.json", sweep::JOURNAL] {
+                println!("  wrote {}", out_dir.join(f).display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
