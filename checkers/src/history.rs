@@ -506,6 +506,8 @@ pub struct History {
     pub(crate) nodes: Vec<Box<str>>,
     /// Declared initial values by key index.
     pub(crate) initial: BTreeMap<u32, Val>,
+    /// The initial value of keys without a declaration (`Null`, or 0 for Plume's format).
+    pub(crate) default_initial: Val,
     /// Real-time intervals by transaction index (only for transactions that have one).
     pub(crate) times: BTreeMap<u32, (u64, u64)>,
     /// Per-operation node (only for operations that name one).
@@ -535,8 +537,27 @@ impl History {
     pub fn header_info(&self) -> &BTreeMap<String, String> {
         &self.header_info
     }
-    /// Declared initial values.
+    /// Declared initial values (with a format-wide default such as Plume's 0, every key read
+    /// at its initial value is listed).
     pub fn initial_values(&self) -> Vec<(Key, Value)> {
+        if self.default_initial != Val::Null {
+            let mut keys: Vec<u32> = (0..self.ops.len())
+                .filter(|o| self.ops[*o].is_read() && self.rf[*o] == RF_INIT)
+                .map(|o| self.ops[o].key)
+                .chain(self.initial.keys().copied())
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            return keys
+                .into_iter()
+                .map(|k| {
+                    (
+                        self.keys[k as usize].clone(),
+                        self.value(self.initial_of(k)),
+                    )
+                })
+                .collect();
+        }
         self.initial
             .iter()
             .map(|(k, v)| (self.keys[*k as usize].clone(), self.value(*v)))
@@ -610,7 +631,10 @@ impl History {
 
     /// The initial value of key `k` (declared, or absent).
     pub(crate) fn initial_of(&self, k: u32) -> Val {
-        self.initial.get(&k).copied().unwrap_or(Val::Null)
+        self.initial
+            .get(&k)
+            .copied()
+            .unwrap_or(self.default_initial)
     }
 
     pub(crate) fn key(&self, k: u32) -> &Key {
@@ -665,6 +689,7 @@ pub struct HistoryBuilder {
     initial: BTreeMap<u32, Val>,
     /// Line where each initial value was declared (for duplicate messages).
     initial_line: BTreeMap<u32, u64>,
+    default_initial: Val,
     times: BTreeMap<u32, (u64, u64)>,
     op_nodes: BTreeMap<u32, u32>,
     ops_start: usize,
@@ -698,6 +723,7 @@ impl HistoryBuilder {
             ids: map_with_capacity(0),
             initial: BTreeMap::new(),
             initial_line: BTreeMap::new(),
+            default_initial: Val::Null,
             times: BTreeMap::new(),
             op_nodes: BTreeMap::new(),
             ops_start: 0,
@@ -710,6 +736,15 @@ impl HistoryBuilder {
 
     pub(crate) fn set_format(&mut self, format: InputFormat) {
         self.format = format;
+    }
+
+    /// Reserve room for about `ops` operations (from the input's size), so that the big tables
+    /// do not grow by doubling.
+    pub(crate) fn expect_ops(&mut self, ops: usize) {
+        let ops = ops.min(1 << 28);
+        self.ops.reserve(ops);
+        self.op_txn.reserve(ops);
+        self.writes.reserve(ops / 2);
     }
 
     /// Apply a header: initial values and informative fields.
@@ -1084,6 +1119,12 @@ impl HistoryBuilder {
         self.txns.len()
     }
 
+    /// The initial value of every key without a declaration (Plume's format: 0). A read of it
+    /// reads the initial state unless some operation wrote that value to the key.
+    pub(crate) fn set_default_initial(&mut self, v: Val) {
+        self.default_initial = v;
+    }
+
     /// Whether some write wrote `value` to `key` (used by importers that infer initial values).
     pub(crate) fn is_written(&self, key: u32, val: Val) -> bool {
         self.writes.contains_key(&(key, val))
@@ -1109,6 +1150,7 @@ impl HistoryBuilder {
             nodes,
             writes,
             initial,
+            default_initial,
             times,
             op_nodes,
             format,
@@ -1127,7 +1169,7 @@ impl HistoryBuilder {
                     rf_txn[o] = *t;
                     *w
                 }
-                None if initial.get(&op.key).copied().unwrap_or(Val::Null) == val => RF_INIT,
+                None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
                 None => RF_NONE,
             };
         }
@@ -1161,6 +1203,7 @@ impl HistoryBuilder {
             sessions: drain_names(sessions),
             nodes: drain_names(nodes),
             initial,
+            default_initial,
             times,
             op_nodes,
             format,

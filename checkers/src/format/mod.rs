@@ -27,6 +27,15 @@ use std::path::Path;
 /// Read a history from `reader`. With `format = None` the format is detected from the first
 /// bytes (see [`detect_format`]).
 pub fn read_history(reader: impl Read, format: Option<InputFormat>) -> Result<History, ParseError> {
+    read_sized(reader, format, 0)
+}
+
+/// Read, knowing the input is about `size` bytes (0: unknown).
+fn read_sized(
+    reader: impl Read,
+    format: Option<InputFormat>,
+    size: u64,
+) -> Result<History, ParseError> {
     let mut r = BufReader::with_capacity(1 << 16, reader);
     let format = match format {
         Some(f) => f,
@@ -44,6 +53,9 @@ pub fn read_history(reader: impl Read, format: Option<InputFormat>) -> Result<Hi
     };
     let mut b = HistoryBuilder::new();
     b.set_format(format);
+    // Bytes per operation, roughly: ~20 in Plume's text, ~40 in JSON.
+    let per_op = if format == InputFormat::Plume { 20 } else { 40 };
+    b.expect_ops((size / per_op) as usize);
     match format {
         InputFormat::Causim => causim::read(r, &mut b)?,
         InputFormat::Dbcop => dbcop::read(r, &mut b)?,
@@ -58,7 +70,8 @@ pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<His
     let name = path.display().to_string();
     let file = File::open(path)
         .map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
-    read_history(file, format).map_err(|e| e.in_file(name))
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_sized(file, format, size).map_err(|e| e.in_file(name))
 }
 
 /// Guess the format from the first bytes of a file:

@@ -26,7 +26,6 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
     let mut current: Option<Current> = None;
     let mut sessions: FxHashMap<u64, u32> = map_with_capacity(64);
     let mut closed: FxHashMap<i64, u64> = map_with_capacity(1024);
-    let mut zero_reads: Vec<u32> = Vec::new();
     loop {
         buf.clear();
         let n = r
@@ -80,22 +79,15 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             .map_err(|_| ParseError::at(line_no, format!("value {value} is out of range")))?;
         let key = b.key_int(k);
         let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-        if !write && v == 0 {
-            zero_reads.push(key);
-        }
         b.push_op(kind, key, Val::Int(v), None)
             .map_err(|p| ParseError::at(line_no, p))?;
     }
     if let Some(c) = current.take() {
         close(b, &mut sessions, &mut closed, c)?;
     }
-    zero_reads.sort_unstable();
-    zero_reads.dedup();
-    for key in zero_reads {
-        if !b.is_written(key, Val::Int(0)) && !b.has_initial(key) {
-            b.declare_initial(key, Val::Int(0), 0)?;
-        }
-    }
+    // Every key starts at 0 (Plume's loaders add a transaction writing 0 everywhere); a read of
+    // 0 reads that, unless some operation wrote 0 to the key.
+    b.set_default_initial(Val::Int(0));
     Ok(())
 }
 
