@@ -671,9 +671,9 @@ impl Clocks {
     pub(crate) fn bound(&self, u: usize, c: u32) -> u32 {
         let i = self.info[u];
         let off = i.off as usize;
-        debug_assert!(
+        assert!(
             i.meta & NOT_STORED == 0,
-            "the row of a unit whose row is not stored"
+            "the clock of a unit whose clock is not stored"
         );
         let len = (i.meta & !DENSE) as usize;
         if i.meta & DENSE != 0 {
@@ -729,9 +729,9 @@ impl Clocks {
     #[inline]
     pub(crate) fn for_each_in_row(&self, u: usize, mut f: impl FnMut(u32, u32)) {
         let i = self.info[u];
-        debug_assert!(
+        assert!(
             i.meta & NOT_STORED == 0,
-            "the row of a unit whose row is not stored"
+            "the clock of a unit whose clock is not stored"
         );
         let off = i.off as usize;
         let len = (i.meta & !DENSE) as usize;

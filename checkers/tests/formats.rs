@@ -196,7 +196,12 @@ fn plume_text_reads_with_initial_zero_and_thin_air() {
     write_history(&h, ExportFormat::Causim, &mut causim_text).unwrap();
     let back = read_history(&causim_text[..], None).unwrap();
     assert_eq!(verdicts(&back), verdicts(&h));
-    assert!(String::from_utf8_lossy(&causim_text).starts_with("{\"format\":\"causim-history/1\",\"initial\":[[2,0]]}"), "{}", String::from_utf8_lossy(&causim_text));
+    assert!(
+        String::from_utf8_lossy(&causim_text)
+            .starts_with("{\"format\":\"causim-history/1\",\"initial\":[[2,0]]}"),
+        "{}",
+        String::from_utf8_lossy(&causim_text)
+    );
     // An unwritten non-zero value is ThinAirRead, as in Plume.
     let h = read_history("r(1,9,0,1)\n".as_bytes(), None).unwrap();
     assert_eq!(
