@@ -8,3 +8,5 @@ pub mod runner;
 pub mod scenario;
 pub mod progress;
 pub mod sweep;
+pub mod chart;
+pub mod plot;

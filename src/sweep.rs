@@ -80,6 +80,23 @@ pub struct SweepSpec {
     pub seeds: Option<Seeds>,
     #[serde(default)]
     pub quick: Option<QuickSpec>,
+    /// Stop a series' walk along the last grid axis (per seed) after the first run whose
+    /// metric is above the bound: the runs past a saturation knee are long and say nothing new.
+    #[serde(default)]
+    pub until: Option<Until>,
+    /// `{"a": "b"}`: after every override, multiply the number at path `a` by the number at
+    /// path `b` (a per-server load times the servers). The row keeps the given value under `a`
+    /// and the product under `a×b`.
+    #[serde(default)]
+    pub multiply: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    /// A metric name of the run rows (`latency_p99_ms`).
+    pub metric: String,
+    pub above: f64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -90,6 +107,10 @@ pub struct SeriesSpec {
     pub base: Option<String>,
     #[serde(default)]
     pub set: Map<String, Value>,
+    /// This series' values for grid axes, by the axis's first path (a baseline that only
+    /// makes sense at light load, say).
+    #[serde(default)]
+    pub values: BTreeMap<String, Vec<Value>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -169,6 +190,9 @@ pub struct Point {
     pub scenario: LoadedScenario,
     /// FNV-1a of the resolved scenario's JSON: with the seed, the identity of a run.
     pub hash: String,
+    /// Points of one chain (same series and everything but the last grid axis) are run in
+    /// order when the sweep has `until`.
+    pub chain: usize,
     /// Where in the sweep file each override came from (for errors found when running).
     origins: Vec<(String, String)>,
 }
@@ -247,43 +271,64 @@ impl SweepPlan {
         if seeds.is_empty() {
             return Err(err("seeds", "a sweep needs at least one seed".into()));
         }
-        // Grid axes: check shapes.
-        let mut axes: Vec<(Vec<String>, Vec<Vec<Value>>, String)> = Vec::new();
-        for (i, axis) in spec.grid.iter().enumerate() {
-            let names = axis.param.names();
-            if names.is_empty() {
-                return Err(err(&format!("grid[{i}].param"), "an axis needs at least one path".into()));
-            }
-            if axis.values.is_empty() {
-                return Err(err(&axis_origin[i], "an axis needs at least one value".into()));
-            }
-            let mut rows = Vec::new();
-            for (j, v) in axis.values.iter().enumerate() {
-                if names.len() == 1 {
-                    rows.push(vec![v.clone()]);
-                } else {
-                    match v {
-                        Value::Array(a) if a.len() == names.len() => rows.push(a.clone()),
-                        _ => {
-                            return Err(err(
-                                &format!("{}[{j}]", axis_origin[i]),
-                                format!("this axis sets {} paths, so each value must be an array of {}", names.len(), names.len()),
-                            ));
+        // Grid axes: check shapes (per series, which may replace an axis's values).
+        let build_axes = |series: Option<(usize, &SeriesSpec)>| -> Result<Vec<(Vec<String>, Vec<Vec<Value>>, String)>, ScenarioError> {
+            let mut axes = Vec::new();
+            for (i, axis) in spec.grid.iter().enumerate() {
+                let names = axis.param.names();
+                if names.is_empty() {
+                    return Err(err(&format!("grid[{i}].param"), "an axis needs at least one path".into()));
+                }
+                let (values, origin) = match series.and_then(|(si, s)| s.values.get(&names[0]).map(|v| (v, format!("series[{si}].values.{}", names[0])))) {
+                    Some((v, o)) => (v, o),
+                    None => (&axis.values, axis_origin[i].clone()),
+                };
+                if values.is_empty() {
+                    return Err(err(&origin, "an axis needs at least one value".into()));
+                }
+                let mut rows = Vec::new();
+                for (j, v) in values.iter().enumerate() {
+                    if names.len() == 1 {
+                        rows.push(vec![v.clone()]);
+                    } else {
+                        match v {
+                            Value::Array(a) if a.len() == names.len() => rows.push(a.clone()),
+                            _ => {
+                                return Err(err(
+                                    &format!("{origin}[{j}]"),
+                                    format!("this axis sets {} paths, so each value must be an array of {}", names.len(), names.len()),
+                                ));
+                            }
                         }
                     }
                 }
+                axes.push((names, rows, origin));
             }
-            axes.push((names, rows, axis_origin[i].clone()));
+            Ok(axes)
+        };
+        for (si, s) in spec.series.iter().enumerate() {
+            for name in s.values.keys() {
+                if !spec.grid.iter().any(|a| &a.param.names()[0] == name) {
+                    return Err(err(&format!("series[{si}].values.{name}"), format!("no grid axis sets {name:?}")));
+                }
+            }
         }
         let series: Vec<Option<SeriesSpec>> =
             if spec.series.is_empty() { vec![None] } else { spec.series.iter().cloned().map(Some).collect() };
         let point_list: Vec<Option<Map<String, Value>>> =
             if spec.points.is_empty() { vec![None] } else { spec.points.iter().cloned().map(Some).collect() };
-        let combos: usize = axes.iter().map(|a| a.1.len()).product();
-        let total = series.len() * point_list.len() * combos;
+        let mut total = 0usize;
+        for (si, s) in series.iter().enumerate() {
+            let axes = build_axes(s.as_ref().map(|s| (si, s)))?;
+            total += point_list.len() * axes.iter().map(|a| a.1.len()).product::<usize>();
+        }
         if total.saturating_mul(seeds.len()) > JOBS_MAX {
             return Err(err("grid", format!("{total} points × {} seeds is more than {JOBS_MAX} runs", seeds.len())));
         }
+        if spec.until.is_some() && spec.grid.is_empty() {
+            return Err(err("until", "`until` walks the last grid axis, and there is no grid".into()));
+        }
+        let mut chains = 0usize;
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut bases: BTreeMap<PathBuf, LoadedScenario> = BTreeMap::new();
         let mut points = Vec::new();
@@ -300,8 +345,12 @@ impl SweepPlan {
                 bases.insert(base_path.clone(), loaded);
             }
             let base = &bases[&base_path];
+            let axes = build_axes(s.as_ref().map(|s| (si, s)))?;
+            let combos: usize = axes.iter().map(|a| a.1.len()).product();
+            let last_len = axes.last().map_or(1, |a| a.1.len());
             for (pi, p) in point_list.iter().enumerate() {
                 for combo in 0..combos {
+                    let chain = chains + combo / last_len;
                     let mut value: Value = serde_json::from_str(&base.text).expect("the base parsed once");
                     let mut origins: Vec<(String, String)> = Vec::new();
                     let mut params = BTreeMap::new();
@@ -338,6 +387,19 @@ impl SweepPlan {
                             params.insert(name.clone(), v.clone());
                         }
                     }
+                    for (a, b) in &spec.multiply {
+                        let get = |p: &str| get_path(&value, p).and_then(Value::as_f64);
+                        let (Some(x), Some(y)) = (get(a), get(b)) else {
+                            return Err(err(&format!("multiply.{a}"), format!("`{a}` and `{b}` must both be numbers in every point")));
+                        };
+                        let product = if get_path(&value, a).is_some_and(Value::is_u64) && get_path(&value, b).is_some_and(Value::is_u64) {
+                            Value::from(x as u64 * y as u64)
+                        } else {
+                            Value::from(x * y)
+                        };
+                        set_path(&mut value, a, product.clone()).map_err(|m| err(&format!("multiply.{a}"), m))?;
+                        params.insert(format!("{a}×{b}"), product);
+                    }
                     let text = serde_json::to_string_pretty(&value).expect("values serialize") + "\n";
                     let hash = fnv1a(text.as_bytes());
                     let label = match &s {
@@ -354,9 +416,11 @@ impl SweepPlan {
                         params,
                         scenario,
                         hash,
+                        chain: if spec.until.is_some() { chain } else { chains + combo },
                         origins,
                     });
                 }
+                chains += combos;
             }
         }
         Ok(SweepPlan { path: path.to_path_buf(), text, spec, points, seeds })
@@ -436,6 +500,26 @@ pub fn set_path(root: &mut Value, path: &str, new: Value) -> Result<(), String> 
         }
     }
     Err("empty path".into())
+}
+
+/// The value at a JSON path, if any.
+pub fn get_path<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut here = root;
+    for part in path.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            here = here.get(name)?;
+        }
+        while let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            here = here.get(after[..end].parse::<usize>().ok()?)?;
+            rest = &after[end + 1..];
+        }
+    }
+    Some(here)
 }
 
 pub fn fnv1a(bytes: &[u8]) -> String {
@@ -599,7 +683,11 @@ pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) ->
         passed: report.passed(),
         invariant_violation: report.summary.invariant_violation.clone(),
         anomalies: report.check.as_ref().map_or_else(BTreeMap::new, |c| c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect()),
-        metrics: metrics_of(report),
+        metrics: {
+            let mut m = metrics_of(report);
+            m.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
+            m
+        },
     }
 }
 
@@ -894,51 +982,67 @@ pub struct SweepOutcome {
     pub wall_s: f64,
 }
 
+/// The units of work: runs of one chain and seed, in order along the last grid axis (one run
+/// each without `until`), in canonical order.
+pub fn units(plan: &SweepPlan) -> Vec<Vec<Job>> {
+    let mut index: BTreeMap<(usize, u64), usize> = BTreeMap::new();
+    let mut units: Vec<Vec<Job>> = Vec::new();
+    for job in plan.jobs() {
+        let key = (plan.points[job.point].chain, job.seed);
+        match index.get(&key) {
+            Some(&u) => units[u].push(job),
+            None => {
+                index.insert(key, units.len());
+                units.push(vec![job]);
+            }
+        }
+    }
+    units
+}
+
 /// Runs the plan's jobs (those of the shard), skipping runs the journal already holds, and
 /// writes the results.
 pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcome, String> {
     let started = std::time::Instant::now();
     std::fs::create_dir_all(&options.out_dir).map_err(|e| format!("cannot create {}: {e}", options.out_dir.display()))?;
+    // Every point's resolved scenario, so any run replays with `causim run <file> --seed S`.
+    let scenario_dir = options.out_dir.join("scenarios");
+    std::fs::create_dir_all(&scenario_dir).map_err(|e| format!("cannot create {}: {e}", scenario_dir.display()))?;
+    for p in &plan.points {
+        let file = scenario_dir.join(format!("point-{}.json", p.index));
+        std::fs::write(&file, &p.scenario.text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    }
     let journal_path = options.out_dir.join(JOURNAL);
     if options.fresh {
         let _ = std::fs::remove_file(&journal_path);
     }
-    let mut jobs = plan.jobs();
+    let mut units = units(plan);
     if let Some((i, n)) = options.shard {
-        jobs = jobs.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, j)| j).collect();
+        units = units.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, u)| u).collect();
     }
     // Resumption: a run is done when the journal holds a row with its scenario hash and seed.
-    let previous = read_journal(&journal_path)?;
     let mut done: BTreeMap<(String, u64), Row> = BTreeMap::new();
-    for r in previous {
+    for r in read_journal(&journal_path)? {
         done.insert((r.scenario_hash.clone(), r.seed), r);
     }
-    let mut rows: Vec<Row> = Vec::new();
-    let mut todo: Vec<Job> = Vec::new();
-    for job in &jobs {
-        let point = &plan.points[job.point];
-        match done.get(&(point.hash.clone(), job.seed)) {
-            Some(r) => {
-                // Relabel: the point may have moved in the file.
-                let mut r = r.clone();
-                r.sweep = plan.spec.name.clone();
-                r.point = point.index;
-                r.series = point.series.clone();
-                r.params = point.params.clone();
-                rows.push(r);
-            }
-            None => todo.push(*job),
-        }
-    }
-    let skipped = rows.len();
-    // The journal is rewritten with the kept rows, so stale rows of other sweeps go away.
+    let relabel = |r: &Row, point: &Point| {
+        let mut r = r.clone();
+        r.sweep = plan.spec.name.clone();
+        r.point = point.index;
+        r.series = point.series.clone();
+        r.params = point.params.clone();
+        r
+    };
+    // The journal is rewritten with the rows this sweep can use, so stale rows go away.
     {
-        let mut text = String::new();
-        let mut kept = rows.clone();
-        kept.sort_by_key(|r| (r.point, r.seed));
-        for r in &kept {
-            text += &(r.to_json().to_string() + "\n");
+        let mut kept: Vec<Row> = Vec::new();
+        for job in units.iter().flatten() {
+            let point = &plan.points[job.point];
+            if let Some(r) = done.get(&(point.hash.clone(), job.seed)) {
+                kept.push(relabel(r, point));
+            }
         }
+        let text: String = kept.iter().map(|r| r.to_json().to_string() + "\n").collect();
         std::fs::write(&journal_path, text).map_err(|e| format!("cannot write {}: {e}", journal_path.display()))?;
     }
     let journal = Mutex::new(
@@ -951,12 +1055,14 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
         Some((i, n)) => format!("sweep {} (shard {i}/{n})", plan.spec.name),
         None => format!("sweep {}", plan.spec.name),
     };
-    let progress = Mutex::new(crate::progress::Progress::new(label, "runs", if options.progress { todo.len() as u64 } else { 0 }));
+    let total_jobs: usize = units.iter().map(Vec::len).sum();
+    let progress = Mutex::new(crate::progress::Progress::new(label, "runs", if options.progress { total_jobs as u64 } else { 0 }));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Row>> = Mutex::new(Vec::new());
+    let counts = Mutex::new((0usize, 0usize)); // (ran, reused)
     let first_error: Mutex<Option<String>> = Mutex::new(None);
-    let threads = options.threads.max(1).min(todo.len().max(1));
+    let threads = options.threads.max(1).min(units.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
@@ -965,24 +1071,46 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                         return;
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = todo.get(k) else { return };
-                    let point = &plan.points[job.point];
-                    let run_options = RunOptions { seed: Some(job.seed), out_dir: None, trace: false, extra_mutants: vec![], skip_check: false };
-                    match runner::run(&point.scenario, &run_options) {
-                        Ok(report) => {
-                            let row = row_of(plan, point, job.seed, &report);
-                            let line = row.to_json().to_string() + "\n";
-                            if let Err(e) = journal.lock().expect("not poisoned").write_all(line.as_bytes()) {
-                                first_error.lock().expect("not poisoned").get_or_insert(format!("cannot append to the journal: {e}"));
-                                stop.store(true, Ordering::Relaxed);
+                    let Some(unit) = units.get(k) else { return };
+                    for (idx, job) in unit.iter().enumerate() {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let point = &plan.points[job.point];
+                        let row = match done.get(&(point.hash.clone(), job.seed)) {
+                            Some(r) => {
+                                counts.lock().expect("not poisoned").1 += 1;
+                                relabel(r, point)
                             }
-                            results.lock().expect("not poisoned").push(row);
-                            progress.lock().expect("not poisoned").advance(1);
+                            None => {
+                                let run_options =
+                                    RunOptions { seed: Some(job.seed), out_dir: None, trace: false, extra_mutants: vec![], skip_check: false };
+                                match runner::run(&point.scenario, &run_options) {
+                                    Ok(report) => {
+                                        let row = row_of(plan, point, job.seed, &report);
+                                        let line = row.to_json().to_string() + "\n";
+                                        if let Err(e) = journal.lock().expect("not poisoned").write_all(line.as_bytes()) {
+                                            first_error.lock().expect("not poisoned").get_or_insert(format!("cannot append to the journal: {e}"));
+                                            stop.store(true, Ordering::Relaxed);
+                                        }
+                                        counts.lock().expect("not poisoned").0 += 1;
+                                        row
+                                    }
+                                    Err(e) => {
+                                        first_error.lock().expect("not poisoned").get_or_insert(plan.run_error(point, &e).to_string());
+                                        stop.store(true, Ordering::Relaxed);
+                                        return;
+                                    }
+                                }
+                            }
+                        };
+                        let beyond = plan.spec.until.as_ref().is_some_and(|u| row.metric(&u.metric).is_some_and(|x| x > u.above));
+                        results.lock().expect("not poisoned").push(row);
+                        if beyond {
+                            progress.lock().expect("not poisoned").advance((unit.len() - idx) as u64);
+                            break;
                         }
-                        Err(e) => {
-                            first_error.lock().expect("not poisoned").get_or_insert(plan.run_error(point, &e).to_string());
-                            stop.store(true, Ordering::Relaxed);
-                        }
+                        progress.lock().expect("not poisoned").advance(1);
                     }
                 }
             });
@@ -992,10 +1120,9 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
     if let Some(e) = first_error.into_inner().expect("not poisoned") {
         return Err(e);
     }
-    let fresh_rows = results.into_inner().expect("not poisoned");
-    let ran = fresh_rows.len();
-    rows.extend(fresh_rows);
+    let mut rows = results.into_inner().expect("not poisoned");
     rows.sort_by_key(|r| (r.point, r.seed));
+    let (ran, skipped) = counts.into_inner().expect("not poisoned");
     let aggregate = write_results(&options.out_dir, &plan.spec.name, &rows)?;
     Ok(SweepOutcome { rows, aggregate, ran, skipped, wall_s: started.elapsed().as_secs_f64() })
 }

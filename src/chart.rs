@@ -1,0 +1,367 @@
+//! Paper-style charts drawn with plotters, as SVG and PNG: panels of lines with error bars or
+//! grouped bars with whiskers, log axes, legends, reference lines.
+//!
+//! Figures are described as data (`Figure`, `Panel`, `Series`) by `plot.rs` and drawn here, so
+//! the figure logic never touches plotters and every figure looks alike.
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One point: `y` with an interval `[lo, hi]` (error bar or whisker; equal to `y` for none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Pt {
+    pub fn new(x: f64, y: f64) -> Pt {
+        Pt { x, y, lo: y, hi: y }
+    }
+
+    /// `y ± ci`.
+    pub fn ci(x: f64, y: f64, ci: f64) -> Pt {
+        Pt { x, y, lo: y - ci, hi: y + ci }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// Solid line with filled markers.
+    Line,
+    /// Dashed line with hollow markers (reference values, such as the paper's).
+    Dashed,
+    /// Hollow markers only.
+    Markers,
+    /// Bars (panels with categories): one bar per category, side by side with other series.
+    Bars,
+}
+
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub color: RGBColor,
+    pub style: Style,
+    pub points: Vec<Pt>,
+}
+
+/// A horizontal reference line.
+#[derive(Clone, Debug)]
+pub struct HLine {
+    pub y: f64,
+    pub label: String,
+    pub color: RGBColor,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Panel {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    /// Category names for bar charts (x = index).
+    pub categories: Option<Vec<String>>,
+    pub series: Vec<Series>,
+    pub hlines: Vec<HLine>,
+    /// Forced y range (else from the data).
+    pub y_range: Option<(f64, f64)>,
+    pub legend_at: Option<Corner>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Corner {
+    UpperLeft,
+    UpperRight,
+    LowerRight,
+    LowerLeft,
+}
+
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub name: String,
+    pub title: String,
+    pub panels: Vec<Panel>,
+    /// Lines printed under the panels (how the numbers were made).
+    pub notes: Vec<String>,
+}
+
+/// Series colours by system, the same in every figure.
+pub fn color_of(label: &str) -> RGBColor {
+    let l = label.to_lowercase();
+    let table: [(&str, RGBColor); 14] = [
+        ("paper", RGBColor(0, 0, 0)),
+        ("causalmesh-tcc", RGBColor(86, 180, 233)),
+        ("causalmesh", RGBColor(0, 114, 178)),
+        ("faastcc", RGBColor(230, 159, 0)),
+        ("hydrocache-con", RGBColor(0, 158, 115)),
+        ("hydrocache-opt", RGBColor(204, 121, 167)),
+        ("hydrocache", RGBColor(0, 158, 115)),
+        ("eventual", RGBColor(120, 120, 120)),
+        ("direct", RGBColor(40, 40, 40)),
+        ("correct", RGBColor(0, 114, 178)),
+        ("simulated", RGBColor(0, 114, 178)),
+        ("no_carry", RGBColor(213, 94, 0)),
+        ("reveal_at_head", RGBColor(0, 158, 115)),
+        ("read_without", RGBColor(230, 159, 0)),
+    ];
+    table.iter().find(|(k, _)| l.contains(k)).map_or_else(|| palette(label), |(_, c)| *c)
+}
+
+fn palette(label: &str) -> RGBColor {
+    const P: [RGBColor; 8] = [
+        RGBColor(204, 121, 167),
+        RGBColor(86, 180, 233),
+        RGBColor(240, 228, 66),
+        RGBColor(0, 158, 115),
+        RGBColor(213, 94, 0),
+        RGBColor(100, 100, 200),
+        RGBColor(150, 80, 40),
+        RGBColor(90, 90, 90),
+    ];
+    let h = label.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+    P[(h % P.len() as u64) as usize]
+}
+
+/// Draws the figure as `<dir>/<name>.svg` and `<dir>/<name>.png`.
+pub fn render(fig: &Figure, dir: &Path) -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let svg = dir.join(format!("{}.svg", fig.name));
+    let png = dir.join(format!("{}.png", fig.name));
+    let size = size_of(fig);
+    {
+        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        draw_figure(&root, fig)?;
+        root.present().map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
+    }
+    {
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        draw_figure(&root, fig)?;
+        root.present().map_err(|e| format!("cannot write {}: {e}", png.display()))?;
+    }
+    Ok((svg, png))
+}
+
+fn size_of(fig: &Figure) -> (u32, u32) {
+    let n = fig.panels.len().max(1) as u32;
+    let notes = 22 * fig.notes.len() as u32;
+    (if n == 1 { 900 } else { 720 * n.min(3) }, 560 + notes)
+}
+
+fn draw_figure<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing {}: {e:?}", fig.name);
+    root.fill(&WHITE).map_err(e)?;
+    let (_, h) = root.dim_in_pixel();
+    let notes_h = 22 * fig.notes.len() as u32 + if fig.notes.is_empty() { 0 } else { 8 };
+    let (main, notes) = root.split_vertically(h - notes_h);
+    let main = main.titled(&fig.title, ("sans-serif", 24).into_font().style(FontStyle::Bold)).map_err(e)?;
+    for (i, line) in fig.notes.iter().enumerate() {
+        notes.draw(&Text::new(line.clone(), (14, 4 + 22 * i as i32), ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60)))).map_err(e)?;
+    }
+    let areas = main.split_evenly((1, fig.panels.len().max(1)));
+    for (area, panel) in areas.iter().zip(&fig.panels) {
+        draw_panel_dispatch(area, panel)?;
+    }
+    Ok(())
+}
+
+/// The data's y extent, including intervals and reference lines.
+fn y_extent(p: &Panel) -> (f64, f64) {
+    if let Some(r) = p.y_range {
+        return r;
+    }
+    let mut ys: Vec<f64> = p.series.iter().flat_map(|s| s.points.iter().flat_map(|q| [q.y, q.lo, q.hi])).collect();
+    ys.extend(p.hlines.iter().map(|h| h.y));
+    ys.retain(|y| y.is_finite() && (!p.y_log || *y > 0.0));
+    let bars = p.series.iter().any(|s| s.style == Style::Bars);
+    if ys.is_empty() {
+        return if p.y_log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if p.y_log {
+        let lo = if bars { lo / 3.0 } else { lo / 1.6 };
+        (lo, hi * 2.5)
+    } else {
+        let lo = if lo >= 0.0 { 0.0 } else { lo * 1.1 };
+        let hi = if hi <= lo { lo + 1.0 } else { hi + (hi - lo) * 0.22 };
+        (lo, hi)
+    }
+}
+
+fn x_extent(p: &Panel) -> (f64, f64) {
+    if let Some(c) = &p.categories {
+        return (-0.5, c.len() as f64 - 0.5);
+    }
+    let mut xs: Vec<f64> = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.x)).collect();
+    xs.retain(|x| x.is_finite() && (!p.x_log || *x > 0.0));
+    if xs.is_empty() {
+        return if p.x_log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if p.x_log {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        let pad = if hi > lo { (hi - lo) * 0.06 } else { 1.0 };
+        (lo - pad, hi + pad)
+    }
+}
+
+fn draw_panel_dispatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
+    let (x0, x1) = x_extent(p);
+    let (y0, y1) = y_extent(p);
+    match (p.x_log, p.y_log) {
+        (false, false) => draw_panel(area, p, x0..x1, y0..y1),
+        (false, true) => draw_panel(area, p, x0..x1, (y0..y1).log_scale()),
+        (true, false) => draw_panel(area, p, (x0..x1).log_scale(), y0..y1),
+        (true, true) => draw_panel(area, p, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }
+}
+
+fn draw_panel<DB, X, Y>(area: &DrawingArea<DB, Shift>, p: &Panel, xr: X, yr: Y) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing panel {:?}: {e:?}", p.title);
+    let (y_lo, _) = y_extent(p);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, ("sans-serif", 19))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(xr, yr)
+        .map_err(e)?;
+    let categories = p.categories.clone();
+    let x_fmt = move |x: &f64| -> String {
+        match &categories {
+            Some(c) => {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
+            }
+            None => short(*x),
+        }
+    };
+    let y_fmt = |y: &f64| short(*y);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(p.x_label.as_str())
+        .y_desc(p.y_label.as_str())
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 16))
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(215, 215, 215));
+    if let Some(c) = &p.categories {
+        mesh.x_labels(c.len() + 1).disable_x_mesh();
+    }
+    mesh.draw().map_err(e)?;
+    let n_bar_series = p.series.iter().filter(|s| s.style == Style::Bars).count().max(1);
+    let group_w = 0.8;
+    let bar_w = group_w / n_bar_series as f64;
+    let mut bar_idx = 0;
+    for s in &p.series {
+        let color = s.color;
+        let solid = ShapeStyle::from(&color).stroke_width(2);
+        let label = s.label.clone();
+        match s.style {
+            Style::Line | Style::Dashed | Style::Markers => {
+                let pts: Vec<(f64, f64)> = s.points.iter().map(|q| (q.x, q.y)).collect();
+                let anno = match s.style {
+                    Style::Line => chart.draw_series(LineSeries::new(pts.clone(), solid)).map_err(e)?,
+                    Style::Dashed => chart.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, solid)).map_err(e)?,
+                    _ => chart.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>()).map_err(e)?,
+                };
+                let legend_style = solid;
+                let style_kind = s.style;
+                let line_w = if style_kind == Style::Markers { 0 } else { 20 };
+                anno.label(label).legend(move |(x, y)| {
+                    EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (line_w, 0)], legend_style) + Circle::new((10, 0), 4, legend_style)
+                });
+                let filled = s.style == Style::Line;
+                chart
+                    .draw_series(pts.iter().map(|&(x, y)| {
+                        if filled { Circle::new((x, y), 4, color.filled()) } else { Circle::new((x, y), 5, solid) }
+                    }))
+                    .map_err(e)?;
+                chart
+                    .draw_series(
+                        s.points.iter().filter(|q| q.hi > q.lo).map(|q| ErrorBar::new_vertical(q.x, q.lo, q.y, q.hi, solid, 10)),
+                    )
+                    .map_err(e)?;
+            }
+            Style::Bars => {
+                let off = -group_w / 2.0 + bar_w * (bar_idx as f64 + 0.5);
+                bar_idx += 1;
+                let base = y_lo;
+                let fill = color.mix(0.85).filled();
+                let anno = chart
+                    .draw_series(s.points.iter().filter(|q| q.y.is_finite() && (!p.y_log || q.y > 0.0)).map(|q| {
+                        let x = q.x + off;
+                        Rectangle::new([(x - bar_w * 0.45, base), (x + bar_w * 0.45, q.y)], fill)
+                    }))
+                    .map_err(e)?;
+                anno.label(label).legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
+                chart
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .filter(|q| q.hi > q.lo && (!p.y_log || q.lo > 0.0))
+                            .map(|q| ErrorBar::new_vertical(q.x + off, q.lo, q.y, q.hi, BLACK.stroke_width(1), 8)),
+                    )
+                    .map_err(e)?;
+            }
+        }
+    }
+    let (x0, x1) = x_extent(p);
+    for h in &p.hlines {
+        let style = ShapeStyle::from(&h.color).stroke_width(2);
+        chart
+            .draw_series(DashedLineSeries::new(vec![(x0, h.y), (x1, h.y)], 3, 4, style))
+            .map_err(e)?
+            .label(h.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    }
+    let pos = match p.legend_at.unwrap_or(Corner::UpperLeft) {
+        Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+        Corner::UpperRight => SeriesLabelPosition::UpperRight,
+        Corner::LowerRight => SeriesLabelPosition::LowerRight,
+        Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+    };
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+/// Numbers for tick labels: 0.5, 12, 1.2k, 3M.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if a >= 1e6 {
+        trim(format!("{:.1}", v / 1e6)) + "M"
+    } else if a >= 1e4 {
+        trim(format!("{:.1}", v / 1e3)) + "k"
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        trim(format!("{v:.1}"))
+    } else if a >= 0.01 {
+        trim(format!("{v:.2}"))
+    } else {
+        format!("{v:.0e}")
+    }
+}
