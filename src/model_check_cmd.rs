@@ -1,16 +1,257 @@
-//! `causim model-check`: not implemented yet (placeholder owned by the work on it).
+//! `causim model-check`: explore every interleaving of a protocol's code with Stateright.
+//!
+//! ```text
+//! causim model-check causalmesh --servers 2 --keys 2 --clients 2 --ops 2 [--mutant M]
+//!     [--chain one_round|two_round] [--script "w(k1)@S0, ...; ..."] [--history-only]
+//!     [--tlc] [--serve [ADDR]] [--out DIR] [--threads N]
+//! ```
+//!
+//! It prints the states explored, the unique states, the depth and the time, and each
+//! property's verdict. A violated property's counterexample is written as a scenario file that
+//! `causim run` replays message by message (`replay` section), and the command replays it at
+//! once to show what the simulator and the history checker make of it. `--tlc` also runs TLC on
+//! the TLA+ spec with the same bounds; `--validate-trace DIR` checks a simulator run's trace
+//! against the spec instead; `--serve` opens Stateright's Explorer instead of checking.
+//!
+//! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
+//! disagrees), 2 bad arguments or a tool failure.
 
+use causim::runner::{self, RunOptions};
+use causim::scenario::LoadedScenario;
+use causim_models::causalmesh::Chain;
+use causim_specs::causalmesh_model::{self as cm, MeshConfig};
+use causim_specs::causalmesh_replay::{replay, scenario_name};
+use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
+use causim_specs::stateright::{Checker, Model};
 
 /// Arguments of `causim model-check`.
 #[derive(Args)]
+#[command(after_help = "Scripts: sessions separated by ';', steps by ','; a step is r(k1)@S0, w(k2)@S1 or rt(k1+k2)@S0.\n\
+Example: --script \"w(k1)@S0, w(k2)@S0; w(k2)@S0, w(k2)@S1; r(k1)@S0, r(k1)@S1\" --mutant integrate_by_vc_dominance\n\
+Exit status: 0 every property holds, 1 a property is violated (or TLC disagrees), 2 bad arguments or a tool failure.")]
 pub struct Cmd {
-    /// Arguments (not implemented yet).
-    pub rest: Vec<String>,
+    /// The protocol to check (`causalmesh`).
+    pub protocol: String,
+    /// Cache servers.
+    #[arg(long, default_value_t = 2)]
+    pub servers: usize,
+    /// Keys (k1, k2, ...).
+    #[arg(long, default_value_t = 2)]
+    pub keys: usize,
+    /// Sessions (clients c1, c2, ...), each choosing every operation and its server freely.
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Operations per session.
+    #[arg(long, default_value_t = 2)]
+    pub ops: usize,
+    /// Switch on a mutant (repeatable).
+    #[arg(long = "mutant", value_name = "NAME")]
+    pub mutants: Vec<String>,
+    /// The propagation chain: one_round (the paper's) or two_round.
+    #[arg(long, default_value = "one_round")]
+    pub chain: String,
+    /// Fixed scripts instead of free choice (see below); sets the number of sessions.
+    #[arg(long)]
+    pub script: Option<String>,
+    /// Check only "reads are causally consistent" (what a history checker sees).
+    #[arg(long)]
+    pub history_only: bool,
+    /// Also run TLC on the TLA+ spec with the same bounds (no symmetry, one worker).
+    #[arg(long)]
+    pub tlc: bool,
+    /// Open Stateright's Explorer (default address localhost:3000) instead of checking.
+    #[arg(long, num_args = 0..=1, default_missing_value = "localhost:3000", value_name = "ADDR")]
+    pub serve: Option<String>,
+    /// Check a simulator run's trace (a `causim run --out` directory with trace.jsonl and
+    /// history.jsonl) against the TLA+ spec instead.
+    #[arg(long, value_name = "DIR")]
+    pub validate_trace: Option<PathBuf>,
+    /// Where counterexample scenarios go. Default out/model-check.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Checker threads (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
-pub fn run(_args: Cmd) -> ExitCode {
-    eprintln!("causim model-check: not implemented yet");
-    ExitCode::from(2)
+pub fn run(args: Cmd) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn config(args: &Cmd) -> Result<MeshConfig, String> {
+    if args.protocol != "causalmesh" {
+        return Err(format!("model-check knows protocol causalmesh, not {:?}", args.protocol));
+    }
+    let chain = match args.chain.as_str() {
+        "one_round" => Chain::OneRound,
+        "two_round" => Chain::TwoRound,
+        other => return Err(format!("--chain is one_round or two_round, not {other:?}")),
+    };
+    let mut cfg = match &args.script {
+        Some(text) => MeshConfig::scripted(args.servers, args.keys, cm::parse_scripts(text)?, chain),
+        None => MeshConfig::free(args.servers, args.keys, args.clients, args.ops, chain),
+    };
+    for m in &args.mutants {
+        cfg = cfg.mutant(m);
+    }
+    if args.history_only {
+        cfg = cfg.history_only();
+    }
+    Ok(cfg)
+}
+
+fn run_inner(args: Cmd) -> Result<ExitCode, String> {
+    if let Some(dir) = &args.validate_trace {
+        return validate_trace(dir);
+    }
+    let cfg = config(&args)?;
+    let model = cfg.clone().into_model()?;
+    let threads = if args.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.threads };
+    let bounds = match &cfg.scripts {
+        Some(s) => format!("{} servers, {} keys, scripts {:?}", cfg.servers, cfg.keys, cm::format_scripts(s)),
+        None => format!("{} servers, {} keys, {} clients × {} ops (free choice)", cfg.servers, cfg.keys, cfg.clients, cfg.ops),
+    };
+    let mutants = if cfg.mutants.is_empty() { "none".to_string() } else { cfg.mutants.join(", ") };
+    println!("causim model-check causalmesh: {bounds}, {} chain, mutants: {mutants}", args.chain);
+    if let Some(addr) = &args.serve {
+        // tiny_http panics on a busy port: find out first.
+        std::net::TcpListener::bind(addr.as_str()).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        println!("Stateright Explorer: http://{addr}/ (Ctrl-C to stop)");
+        model.checker().threads(threads).serve(addr.as_str());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = Instant::now();
+    let checker = cm::check(model, threads, true);
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "  stateright      {} states, {} unique, depth {}, {:.2} s ({:.0} states/s, {:.0} unique/s, {threads} threads)",
+        checker.state_count(),
+        checker.unique_state_count(),
+        checker.max_depth(),
+        secs,
+        checker.state_count() as f64 / secs.max(1e-9),
+        checker.unique_state_count() as f64 / secs.max(1e-9),
+    );
+    let discoveries = checker.discoveries();
+    let mut violated = Vec::new();
+    for p in checker.model().properties() {
+        let found = discoveries.get(p.name);
+        let verdict = match (p.expectation.discovery_is_failure(), found) {
+            (true, None) => "holds".to_string(),
+            (true, Some(path)) => {
+                violated.push(p.name);
+                format!("VIOLATED ({} steps)", path.clone().into_actions().len())
+            }
+            (false, Some(path)) => format!("found ({} steps)", path.clone().into_actions().len()),
+            (false, None) => "not found".to_string(),
+        };
+        let kind = if p.expectation.discovery_is_failure() { "always" } else { "sometimes" };
+        println!("  {kind:<9} {:<34} {verdict}", format!("\"{}\"", p.name));
+    }
+    let mut code = if violated.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    if let Some(property) = violated.first() {
+        let path = discoveries[property].clone();
+        let name = scenario_name(&cfg);
+        let r = replay(&cfg, &name, property, path);
+        println!("\ncounterexample to \"{property}\":");
+        for (i, step) in r.steps.iter().enumerate() {
+            println!("  {:>3}. {step}", i + 1);
+        }
+        if !r.anomalies.is_empty() {
+            println!("  the history checker names it: {}", r.anomalies.join(", "));
+        }
+        let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out/model-check"));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let file = dir.join(format!("{name}.json"));
+        let text = serde_json::to_string_pretty(&r.scenario).expect("JSON") + "\n";
+        std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        println!("  wrote {}", file.display());
+        replay_in_simulator(&file, &dir.join(&name))?;
+    }
+    if args.tlc {
+        let mut options = tlc::TlcOptions::with_workers(1);
+        options.timeout = Some(std::time::Duration::from_secs(3600));
+        let run = causalmesh_tla::run(&cfg, false, &options)?;
+        let verdict = match run.violated_invariant() {
+            Some(inv) => format!(
+                "{inv} violated (\"{}\", {} steps)",
+                causalmesh_tla::english_name(inv).unwrap_or("?"),
+                run.trace.len().saturating_sub(1)
+            ),
+            None if run.verdict == tlc::Verdict::Ok => "every invariant holds".to_string(),
+            None => format!("{:?}", run.verdict),
+        };
+        let secs = run.wall_time.as_secs_f64();
+        println!(
+            "  tlc             {verdict}: {} generated, {} distinct, depth {}, {:.1} s ({:.0} distinct/s)",
+            run.states_generated,
+            run.distinct_states,
+            run.depth.unwrap_or(0),
+            secs,
+            run.distinct_states as f64 / secs.max(1e-9)
+        );
+        let tlc_fails = run.verdict != tlc::Verdict::Ok;
+        if tlc_fails != !violated.is_empty() {
+            println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
+            code = ExitCode::from(1);
+        } else {
+            println!("  agreement: Stateright and TLC both {}", if tlc_fails { "find a violation" } else { "pass" });
+        }
+    }
+    Ok(code)
+}
+
+/// Replays a written counterexample with `causim run`'s machinery and reports the verdict.
+fn replay_in_simulator(file: &Path, out: &Path) -> Result<(), String> {
+    let loaded = LoadedScenario::from_file(file).map_err(|e| e.to_string())?;
+    let options = RunOptions { out_dir: Some(out.to_path_buf()), trace: true, ..Default::default() };
+    let report = runner::run(&loaded, &options).map_err(|e| e.to_string())?;
+    let s = &report.summary;
+    println!("  replayed in the simulator ({}): {} history records", s.stopped_by, s.history_records);
+    if let Some(v) = &s.invariant_violation {
+        println!("    invariant check: {v}");
+    }
+    match &report.check {
+        Some(c) if !c.ok => println!("    history checker (ccv): {}", report.anomalies().join(", ")),
+        Some(_) => println!("    history checker (ccv): no anomaly"),
+        None => {}
+    }
+    println!("  replay it with: causim run {}", file.display());
+    Ok(())
+}
+
+/// `--validate-trace DIR`: the simulator run's trace as a TLA+ behaviour, checked by TLC.
+fn validate_trace(dir: &Path) -> Result<ExitCode, String> {
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let (trace, history, summary) = (read("trace.jsonl")?, read("history.jsonl")?, read("summary.json")?);
+    let mut options = tlc::TlcOptions::with_workers(1);
+    options.timeout = Some(std::time::Duration::from_secs(600));
+    let outcome = trace_validation::validate(&trace, &history, &summary, &options)?;
+    println!("trace validation of {}: {} steps", dir.display(), outcome.steps.len());
+    match &outcome.rejected_at {
+        None => {
+            println!("  TLC accepts the whole trace as a behaviour of CausalMesh.tla ({} states)", outcome.steps.len() + 1);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(i) => {
+            println!("  TLC rejects step {} of {}: {}", i + 1, outcome.steps.len(), outcome.steps[*i]);
+            if let Some(why) = &outcome.why {
+                println!("  {why}");
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! error naming the file, line, column and field, and what was expected.
 
 use crate::locate::locate;
-use causim_sim::config::{FaultsConfig, LimitsConfig, SchedulerConfig, SimConfig, TopologyConfig};
+use causim_sim::config::{FaultsConfig, LimitsConfig, ReplayConfig, SchedulerConfig, SimConfig, TopologyConfig};
 use causim_sim::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,10 @@ pub struct Scenario {
     pub faults: FaultsConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Deliver messages in a recorded order (a model checker's counterexample); see
+    /// `causim_sim::config::ReplayConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayConfig>,
     #[serde(default)]
     pub checks: ChecksConfig,
     #[serde(default)]
@@ -95,6 +99,7 @@ impl Scenario {
             workload: self.workload.clone(),
             faults: self.faults.clone(),
             limits: self.limits.clone(),
+            replay: self.replay.clone(),
         }
     }
 }

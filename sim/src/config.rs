@@ -22,6 +22,45 @@ pub struct SimConfig {
     pub faults: FaultsConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Replays a recorded interleaving instead of sampling link delays (see [`ReplayConfig`]).
+    /// Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayConfig>,
+}
+
+/// A delivery schedule: the order in which messages are delivered, as a model checker's
+/// counterexample gives it (`causim model-check` writes one).
+///
+/// While the schedule lasts, every message waits on its link (FIFO per ordered pair of nodes,
+/// or function instances) instead of being delayed: each step delivers the oldest waiting
+/// message of the link it names, `step_ns` after the previous step. Everything else runs as
+/// usual, in time order between steps: functions start when their predecessor finishes,
+/// timers fire when due. When the schedule is exhausted, the messages still waiting are sent
+/// on with the normal link delays. A step that finds no message waiting on its link (or one of
+/// another kind than it names) means the run no longer follows the recording: the run stops
+/// with `stopped_by` saying which step diverged.
+///
+/// Links are named by node names (`S0`, `db`) and function instance names (`c1/f0`: the
+/// session's function 0; `c1#2/f0` for a retry; `w17/f3` in generated workloads), as in traces.
+/// Faults (partitions, crashes, loss) cannot be combined with a replay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    pub deliveries: Vec<ReplayDelivery>,
+    /// Simulated time between two scheduled deliveries. Default 1000 ns.
+    #[serde(default = "default_replay_step_ns")]
+    pub step_ns: Time,
+}
+
+/// One step of a replay: deliver the oldest message waiting on the link `from → to`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayDelivery {
+    pub from: String,
+    pub to: String,
+    /// The message kind expected (`ServerWrite`, ...); checked when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg: Option<String>,
 }
 
 /// Machines, cores, service times and links.
@@ -222,6 +261,9 @@ fn default_time_max() -> Time {
 fn default_events_max() -> u64 {
     10_000_000_000
 }
+fn default_replay_step_ns() -> Time {
+    1_000
+}
 
 /// Bounds that keep a scenario from allocating without limit.
 pub const SERVERS_MAX: u32 = 1024;
@@ -303,6 +345,21 @@ impl SimConfig {
         }
         if self.limits.time_ns_max == 0 {
             return Err(("limits.time_ns_max".into(), "must be positive".into()));
+        }
+        if let Some(r) = &self.replay {
+            if r.step_ns == 0 {
+                return Err(("replay.step_ns".into(), "must be positive".into()));
+            }
+            if !f.partitions.is_empty() || !f.crashes.is_empty() || f.loss_probability > 0.0 {
+                return Err(("replay".into(), "a replay cannot be combined with faults (partitions, crashes, loss)".into()));
+            }
+            for (i, d) in r.deliveries.iter().enumerate() {
+                for (field, name) in [("from", &d.from), ("to", &d.to)] {
+                    if name.is_empty() {
+                        return Err((format!("replay.deliveries[{i}].{field}"), "a node or function name must not be empty".into()));
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -8,7 +8,9 @@
 //! | `send` | a message left its sender | `from`, `to`, `msg`, `deliver_at` |
 //! | `deliver` | a message was handed to its receiver | `from`, `to`, `msg`, `detail` |
 //! | `drop` | a message was lost | `from`, `to`, `msg`, `reason` (`partition`, `loss`, `crashed`, `retired`) |
-//! | `hold` / `release` | a partition held a message / released it at the heal | `from`, `to`, `msg` |
+//! | `hold` / `release` | a partition held a message / released it at the heal (or at the end of a replay schedule) | `from`, `to`, `msg` |
+//! | `wait` | a replay schedule holds a message until a step delivers it | `from`, `to`, `msg` |
+//! | `replay` | a replay schedule's step found no matching message: the run diverged and stops | `diverged` |
 //! | `timer` | a timer fired | `node`, `timer` |
 //! | `action` | a protocol step, named like the TLA+ spec's actions | `node`, `action`, `args` |
 //! | `place` | the scheduler started a function on a machine | `fn`, `machine` |

@@ -4,37 +4,45 @@
 (* cache for stateful serverless workflows whose clients roam between     *)
 (* cache servers.                                                          *)
 (*                                                                         *)
-(* Written from the paper (sections 3-6), independently of the authors'   *)
-(* mesh.tla and of causim's Rust model.  See README.md next to this file  *)
-(* for the mapping to the paper, the modelling choices and the mutants.   *)
+(* Written from the paper (sections 3-6).  Where the paper is ambiguous   *)
+(* the spec takes the reading causim's Rust model takes (exact versions,  *)
+(* section "Integration" below) and offers the authors' reading as a      *)
+(* variant, so that TLC, Stateright (which runs the Rust code) and the    *)
+(* history checker judge the same protocol.  README.md next to this file *)
+(* maps every action to the paper and lists every choice.                 *)
 (*                                                                         *)
 (* Each cache server holds                                                 *)
-(*   - a C-cache  (consistent cache, section 4): Key -> (value, VC), read *)
-(*     by clients and always meant to be a strict causal cut;             *)
+(*   - a C-cache  (consistent cache, section 4): Key -> the visible       *)
+(*     version [val, vc, win]: the value shown, the merged vector clock,  *)
+(*     and the clock of the write whose value is shown (the "winner");    *)
 (*   - an I-cache (inconsistent cache, section 4): Key -> set of writes   *)
-(*     (value, VC, deps) the server is not yet sure every server holds;   *)
-(*   - a global vector clock GVC (section 5.2).                           *)
+(*     [key, val, vc, deps] not yet known to be on every server;          *)
+(*   - mg: Key -> the clocks of the writes merged into its C-cache        *)
+(*     (Fig. 7's has_seen needs them; the Rust model keeps the last 16);  *)
+(*   - a global vector clock GVC (section 5.2): its own write count plus  *)
+(*     the clocks of the writes it revealed as a tail.                    *)
 (* Servers 0..N-1 form N interleaved propagation chains (section 5.2,     *)
 (* Fig. 5): server h heads the chain h -> h+1 -> ... -> h-1, whose tail   *)
 (* h-1 reveals the write (integrates it into its C-cache).  Links are     *)
 (* FIFO, unbounded and lossless; one FIFO link per ring edge s -> s+1     *)
 (* carries the messages of all chains.                                     *)
 (*                                                                         *)
-(* Clients (workflows) carry `deps` (Key -> VC, the versions they read)   *)
-(* and `local` (their own writes, with deps) from function to function    *)
+(* Clients (workflows) carry `deps` (the exact versions they read) and    *)
+(* `local` (all their own writes, with deps) from function to function    *)
 (* (section 6, Fig. 10); every operation picks its server freely, which   *)
 (* is how roaming is modelled.                                             *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC
 
 CONSTANTS
-    N,        \* number of cache servers; the servers are 0..N-1
-    Keys,     \* keys (model values)
-    Clients,  \* clients, i.e. workflows (model values)
-    MaxOps,   \* operations each client performs
-    InitVal,  \* model value: what every key holds before any write
-    Mutant,   \* which protocol variant: "none" is the paper's protocol
-    Chain     \* "one_round" (paper, Fig. 7) or "two_round" (authors' later fix)
+    N,            \* number of cache servers; the servers are 0..N-1
+    Keys,         \* keys (model values)
+    Clients,      \* clients, i.e. workflows (model values)
+    MaxOps,       \* operations each client performs
+    InitVal,      \* model value: what every key holds before any write
+    Mutant,       \* which protocol variant: "none" is the protocol
+    Chain,        \* "one_round" (paper, Fig. 7) or "two_round" (authors' later chain)
+    Integration   \* "exact" (Fig. 3: this version) or "dominance" (the authors' code)
 
 Mutants == {"none", "no_carry_local_writes", "reveal_at_head",
             "nearest_deps_only", "read_without_integration"}
@@ -43,19 +51,21 @@ ASSUME N \in Nat /\ N >= 2
 ASSUME MaxOps \in Nat
 ASSUME Mutant \in Mutants
 ASSUME Chain \in {"one_round", "two_round"}
+ASSUME Integration \in {"exact", "dominance"}
 
 VARIABLES
-    cc,      \* cc[s][k]    : C-cache entry [val, vc]
+    cc,      \* cc[s][k]    : C-cache entry [val, vc, win]
     ic,      \* ic[s][k]    : I-cache, a set of writes [key, val, vc, deps]
+    mg,      \* mg[s][k]    : clocks of the writes merged into s's C-cache
     gvc,     \* gvc[s]      : server s's global vector clock
     chan,    \* chan[s]     : FIFO link s -> Succ(s), a sequence of chain messages
-    deps,    \* deps[c][k]  : the client's dependency on key k (a VC; Zero = none)
-    local,   \* local[c]    : the client's own writes, at most one (the latest) per key
+    deps,    \* deps[c]     : the exact versions the client depends on, <<key, vc>>
+    local,   \* local[c]    : every write the client made, with its deps
     hist     \* hist[c]     : the client's completed operations, in session order
 
-serverVars == <<cc, ic, gvc, chan>>
+serverVars == <<cc, ic, mg, gvc, chan>>
 clientVars == <<deps, local, hist>>
-vars == <<cc, ic, gvc, chan, deps, local, hist>>
+vars == <<cc, ic, mg, gvc, chan, deps, local, hist>>
 
 Servers == 0..(N - 1)
 Succ(s) == (s + 1) % N
@@ -73,199 +83,223 @@ Leq(a, b) == \A i \in Servers : a[i] <= b[i]
 Join(a, b) == [i \in Servers |-> IF a[i] >= b[i] THEN a[i] ELSE b[i]]
 MaxNat(S) == CHOOSE m \in S : \A x \in S : x <= m
 JoinAll(S) == [i \in Servers |-> MaxNat({v[i] : v \in S} \cup {0})]
-\* Lexicographic order: the deterministic tie-break between concurrent versions.
+\* Lexicographic order: the deterministic order of conflict resolution.
 LexLess(a, b) ==
     \E i \in Servers : a[i] < b[i] /\ \A j \in Servers : j < i => a[j] = b[j]
-
-\* Dependencies: a total map Key -> VC, where Zero means "no dependency".
-NoDeps == [k \in Keys |-> Zero]
-DepsJoin(d, e) == [k \in Keys |-> Join(d[k], e[k])]
-\* The dependency map naming exactly the versions of a set of writes.
-DepsOf(W) == [k \in Keys |-> JoinAll({w.vc : w \in {x \in W : x.key = k}})]
+LexMax(S) == CHOOSE m \in S : \A x \in S : ~LexLess(m, x)
 
 -----------------------------------------------------------------------------
-(* The C-cache merge (section 3.2): a newer version replaces an older one; *)
-(* two concurrent versions merge their clocks and keep the value of the    *)
-(* lexicographically larger clock.                                         *)
+(* Conflict resolution (section 3.2).  Merging versions joins their clocks *)
+(* and shows the value of the write with the lexicographically largest    *)
+(* clock among all writes merged.  A write's clock dominates its causal   *)
+(* past (ClientWrite), so a newer write always wins over an older one;    *)
+(* being a maximum, the result does not depend on the order of merges.    *)
+(* The comparison is between writes, not merged clocks: a clock inflated  *)
+(* by a concurrent write must not let an older value win.                 *)
 
-MergeOne(cur, w) ==
-    IF Leq(w.vc, cur.vc) THEN cur
-    ELSE IF Leq(cur.vc, w.vc) THEN [val |-> w.val, vc |-> w.vc]
-    ELSE [val |-> IF LexLess(cur.vc, w.vc) THEN w.val ELSE cur.val,
-          vc  |-> Join(cur.vc, w.vc)]
+\* Merge the set of writes W into the C-cache entry e (or a client's view).
+MergeInto(e, W) ==
+    LET top == LexMax({e.win} \cup {w.vc : w \in W})
+    IN  [val |-> IF top = e.win THEN e.val ELSE (CHOOSE w \in W : w.vc = top).val,
+         vc  |-> JoinAll({e.vc} \cup {w.vc : w \in W}),
+         win |-> top]
 
-\* Merge a set of writes in a fixed order (lexicographically smallest clock
-\* first), so the result does not depend on how TLC enumerates the set.
-RECURSIVE MergeAll(_, _)
-MergeAll(cur, W) ==
-    IF W = {} THEN cur
-    ELSE LET w == CHOOSE x \in W : \A y \in W \ {x} : LexLess(x.vc, y.vc)
-         IN  MergeAll(MergeOne(cur, w), W \ {w})
+InitEntry == [val |-> InitVal, vc |-> Zero, win |-> Zero]
 
 -----------------------------------------------------------------------------
-(* Dependency integration (section 4, Fig. 3).                             *)
+(* Integration (section 4, Fig. 3).                                        *)
+(*                                                                         *)
+(* A dependency <<k, v>> names a version of key k.  Integration moves the  *)
+(* I-cache writes a set of dependencies names into the C-cache, and       *)
+(* (unless nearest_deps_only) the writes their dependencies name, to a    *)
+(* fixpoint.  Which writes does <<k, v>> name?                            *)
+(*   "exact"     : the write whose clock is v (Fig. 3: "this version").   *)
+(*   "dominance" : every write of k whose clock is <= v (the authors'     *)
+(*                 code and TLA+).  A head's clocks order all its writes, *)
+(*                 so this also pulls causally unrelated writes of that   *)
+(*                 head, possibly before they reached every server.       *)
+(* A dependency that names nothing in the I-cache is already merged (or   *)
+(* has not arrived yet: then nothing is pulled for it).                    *)
 
-Entries(icS) == UNION {icS[k] : k \in Keys}
-\* The I-cache writes that a dependency map names: a dependency (k, v) stands
-\* for every version of k up to v.
-Named(E, d) == {e \in E : Leq(e.vc, d[e.key])}
+Names(e, d) ==
+    /\ e.key = d[1]
+    /\ IF Integration = "exact" THEN e.vc = d[2] ELSE Leq(e.vc, d[2])
 
-\* Fig. 3 line 3: the transitive predecessors of d (inclusive), found by
-\* following the deps of every I-cache write that d names, to a fixpoint.
+Pulled(E, D) == {e \in E : \E d \in D : Names(e, d)}
+
 RECURSIVE Closure(_, _)
-Closure(E, d) ==
-    LET d2 == [k \in Keys |-> JoinAll({d[k]} \cup {e.deps[k] : e \in Named(E, d)})]
-    IN  IF d2 = d THEN d ELSE Closure(E, d2)
+Closure(E, D) ==
+    LET D2 == D \cup UNION {e.deps : e \in Pulled(E, D)}
+    IN  IF D2 = D THEN D ELSE Closure(E, D2)
 
-\* Integrate the dependency map d into one server's dual cache.
-\* Returns the server's new C-cache, I-cache and GVC.
-IntegrateAt(ccS, icS, gvcS, d) ==
-    LET reach  == IF Mutant = "nearest_deps_only"
-                  THEN d                              \* no recursion into deps of deps
-                  ELSE Closure(Entries(icS), d)
-        pulled == Named(Entries(icS), reach)          \* Fig. 3 lines 5-8: leave the I-cache
-    IN  [cc  |-> [k \in Keys |-> MergeAll(ccS[k], {e \in pulled : e.key = k})],  \* lines 9-11
-         ic  |-> [k \in Keys |-> icS[k] \ pulled],
-         gvc |-> Join(gvcS, JoinAll({reach[k] : k \in Keys}))]                  \* line 8
+\* Integrate the dependencies D into server s, whose I-cache is icS (the
+\* server's current I-cache, or one with writes just added).  Returns the new
+\* C-cache, I-cache and merged clocks of s.
+IntegrateAt(s, icS, D) ==
+    LET E == UNION {icS[k] : k \in Keys}
+        W == Pulled(E, IF Mutant = "nearest_deps_only" THEN D ELSE Closure(E, D))
+    IN  [cc |-> [k \in Keys |-> MergeInto(cc[s][k], {w \in W : w.key = k})],
+         ic |-> [k \in Keys |-> icS[k] \ W],
+         mg |-> [k \in Keys |-> mg[s][k] \cup {w.vc : w \in {x \in W : x.key = k}}]]
 
-\* Has the server already got this version (Fig. 7 lines 10 and 29)?
-SeenAt(ccS, icS, w) == w \in icS[w.key] \/ Leq(w.vc, ccS[w.key].vc)
+\* Fig. 7 lines 9-11 and 29-30: add to s's I-cache the writes of W it has not
+\* seen: not in its I-cache and not merged into its C-cache.  Being covered by
+\* the C-cache's clock is not enough: what covers a write may be an unrelated
+\* newer version, and the write's own dependencies must stay known.
+Seen(s, icS, l) == (\E e \in icS[l.key] : e.vc = l.vc) \/ l.vc \in mg[s][l.key]
+AddUnseen(s, icS, W) ==
+    [k \in Keys |-> icS[k] \cup {l \in W : l.key = k /\ ~Seen(s, icS, l)}]
 
-\* Add to an I-cache the writes of W the server has not seen (Fig. 7 lines 9-11
-\* and 29-30).
-AddUnseen(ccS, icS, W) ==
-    [k \in Keys |-> icS[k] \cup {l \in W : l.key = k /\ ~SeenAt(ccS, icS, l)}]
-
-\* The tail's step (Fig. 7 lines 22-27): integrate the write's dependencies,
-\* then merge the write itself into the C-cache (dropping any I-cache copy).
-RevealAt(ccS, icS, gvcS, w) ==
-    LET R == IntegrateAt(ccS, icS, gvcS, w.deps)
-    IN  [cc  |-> [R.cc EXCEPT ![w.key] = MergeOne(@, w)],
-         ic  |-> [R.ic EXCEPT ![w.key] = @ \ {w}],
-         gvc |-> Join(R.gvc, w.vc)]
+\* The dependency on one write.
+DepOn(w) == <<w.key, w.vc>>
 
 -----------------------------------------------------------------------------
 
 TypeOK ==
     /\ gvc \in [Servers -> [Servers -> Nat]]
-    /\ \A s \in Servers : DOMAIN cc[s] = Keys /\ DOMAIN ic[s] = Keys
+    /\ \A s \in Servers : DOMAIN cc[s] = Keys /\ DOMAIN ic[s] = Keys /\ DOMAIN mg[s] = Keys
     /\ \A s \in Servers, k \in Keys :
           /\ cc[s][k].vc \in [Servers -> Nat]
+          /\ cc[s][k].win \in [Servers -> Nat]
           /\ \A w \in ic[s][k] : w.key = k
     /\ \A s \in Servers : \A i \in 1..Len(chan[s]) :
           chan[s][i].head \in Servers /\ chan[s][i].round \in {1, 2}
-    /\ deps \in [Clients -> [Keys -> [Servers -> Nat]]]
-    /\ \A c \in Clients : \A k \in Keys : Cardinality({w \in local[c] : w.key = k}) <= 1
+    /\ \A c \in Clients : \A d \in deps[c] : d[1] \in Keys /\ d[2] \in [Servers -> Nat]
     /\ \A c \in Clients : Len(hist[c]) <= MaxOps
 
 Init ==
-    /\ cc    = [s \in Servers |-> [k \in Keys |-> [val |-> InitVal, vc |-> Zero]]]
+    /\ cc    = [s \in Servers |-> [k \in Keys |-> InitEntry]]
     /\ ic    = [s \in Servers |-> [k \in Keys |-> {}]]
+    /\ mg    = [s \in Servers |-> [k \in Keys |-> {}]]
     /\ gvc   = [s \in Servers |-> Zero]
     /\ chan  = [s \in Servers |-> <<>>]
-    /\ deps  = [c \in Clients |-> NoDeps]
+    /\ deps  = [c \in Clients |-> {}]
     /\ local = [c \in Clients |-> {}]
     /\ hist  = [c \in Clients |-> <<>>]
+
+\* A client may issue another operation: it has operations left, and no read
+\* transaction of it aborted.  An abort aborts the workflow (section 5.4, "the
+\* client library notifies the scheduler"); its retry would be a new workflow,
+\* which these bounds leave out.
+Active(c) ==
+    /\ Len(hist[c]) < MaxOps
+    /\ \A i \in 1..Len(hist[c]) : hist[c][i].ok
+
+\* Which operation a client may issue next: any (op "r", "w" or "rt" at server s on
+\* key, or key set, k).  Scripted configs override ClientMay and ClientFinished
+\* with a fixed script (CausalMeshScripted.tla; `ClientMay <- ScriptMay`).
+ClientMay(c, op, s, k) == TRUE
+\* The client will issue no more operations.
+ClientFinished(c) == ~Active(c)
+
+\* The client's dependencies on key k (their clocks).
+DepsOn(c, k) == {d[2] : d \in {x \in deps[c] : x[1] = k}}
 
 \* The client's request and the server's handler run as one atomic step, and so
 \* does the client library's processing of the reply: the client blocks on the
 \* RPC and nothing else can observe the reply in flight.
 
-(* Read (section 5.3, Fig. 7 lines 2-4; client side Fig. 10 lines 2-8). *)
-ClientRead(c, s) ==
-    /\ Len(hist[c]) < MaxOps
-    /\ LET R == IF Mutant = "read_without_integration"
-                THEN [cc |-> cc[s], ic |-> ic[s], gvc |-> gvc[s]]
-                ELSE IntegrateAt(cc[s], ic[s], gvc[s], deps[c])
-       IN  \E k \in Keys :
-           LET got  == R.cc[k]                         \* (value, vc) from the C-cache
-               mine == {w \in local[c] : w.key = k}
-               \* Fig. 10 line 6: merge the cached version with the client's own write.
-               ret  == IF mine = {} THEN got ELSE MergeOne(got, CHOOSE w \in mine : TRUE)
-           IN  /\ cc'   = [cc  EXCEPT ![s] = R.cc]
-               /\ ic'   = [ic  EXCEPT ![s] = R.ic]
-               /\ gvc'  = [gvc EXCEPT ![s] = R.gvc]
-               /\ deps' = [deps EXCEPT ![c][k] = Join(@, got.vc)]   \* Fig. 10 line 4
-               /\ hist' = [hist EXCEPT ![c] = Append(@,
-                            [op |-> "r", ok |-> TRUE, keys |-> {k},
-                             val |-> [x \in {k} |-> ret.val],
-                             vc  |-> [x \in {k} |-> got.vc],
-                             dep |-> [x \in {k} |-> deps[c][k]]])]
-    /\ UNCHANGED <<chan, local>>
+(* Read (section 5.3, Fig. 7 lines 2-4; client side Fig. 10 lines 2-8).  The *)
+(* server integrates the client's dependencies and answers from its C-cache; *)
+(* the client depends on the write it was shown (the entry's winner) and      *)
+(* returns the newer of that version and its own writes of the key.           *)
+ClientRead(c, s, k) ==
+    /\ Active(c)
+    /\ ClientMay(c, "r", s, k)
+    /\ LET R    == IF Mutant = "read_without_integration"
+                   THEN [cc |-> cc[s], ic |-> ic[s], mg |-> mg[s]]
+                   ELSE IntegrateAt(s, ic[s], deps[c])
+           got  == R.cc[k]
+           ret  == MergeInto(got, {w \in local[c] : w.key = k})
+       IN  /\ cc'   = [cc EXCEPT ![s] = R.cc]
+           /\ ic'   = [ic EXCEPT ![s] = R.ic]
+           /\ mg'   = [mg EXCEPT ![s] = R.mg]
+           /\ deps' = IF got.win = Zero THEN deps
+                      ELSE [deps EXCEPT ![c] = @ \cup {<<k, got.win>>}]
+           /\ hist' = [hist EXCEPT ![c] = Append(@,
+                        [op |-> "r", ok |-> TRUE, keys |-> {k},
+                         val |-> [x \in {k} |-> ret.val],
+                         vc  |-> [x \in {k} |-> got.vc],
+                         dep |-> [x \in {k} |-> DepsOn(c, k)]])]
+    /\ UNCHANGED <<gvc, chan, local>>
 
 (* Write at the head of the server's own chain (section 5.2, Fig. 7 lines   *)
-(* 7-19; client side Fig. 10 lines 10-13).  The client piggybacks its own   *)
+(* 7-19; client side Fig. 10 lines 10-13).  The client piggybacks all its   *)
 (* writes (`local`, Fig. 6); the server adds the ones it has not seen to    *)
-(* its I-cache and makes them dependencies of the new write.                *)
+(* its I-cache and makes them dependencies of the new write.  The new       *)
+(* write's clock dominates everything it depends on (the GVC joined with    *)
+(* the dependencies, with the head's own count incremented), so conflict    *)
+(* resolution never orders it before a version it causally follows; the    *)
+(* GVC itself only counts the new write.  The chain message carries the     *)
+(* client's writes too (Fig. 7 lines 29-30 read `local` in ServerWrite), in *)
+(* both chains.                                                              *)
 ClientWrite(c, s, k) ==
-    /\ Len(hist[c]) < MaxOps
+    /\ Active(c)
+    /\ ClientMay(c, "w", s, k)
     /\ LET i       == Len(hist[c]) + 1
            carried == IF Mutant = "no_carry_local_writes" THEN {} ELSE local[c]
-           wdeps   == DepsJoin(deps[c], DepsOf(carried))           \* line 12
-           \* The new version: the GVC, raised to cover the write's dependencies,
-           \* with the server's own entry incremented (line 8).
-           base    == JoinAll({gvc[s]} \cup {wdeps[x] : x \in Keys})
-           vc      == [base EXCEPT ![s] = @ + 1]
+           wdeps   == deps[c] \cup {DepOn(l) : l \in carried}           \* line 12
+           own     == gvc[s][s] + 1                                      \* line 8
+           vc      == [JoinAll({gvc[s]} \cup {d[2] : d \in wdeps}) EXCEPT ![s] = own]
            w       == [key |-> k, val |-> <<c, i>>, vc |-> vc, deps |-> wdeps]
-           icS     == [AddUnseen(cc[s], ic[s], carried)              \* lines 9-11
-                         EXCEPT ![k] = @ \cup {w}]
-           \* One-round chain: the message carries the client's writes along the
-           \* chain (Fig. 7 lines 29-30 read `local` in ServerWrite).
-           msg     == [w |-> w, head |-> s, round |-> 1,
-                       carried |-> IF Chain = "one_round" THEN carried ELSE {}]
+           icS     == [AddUnseen(s, ic[s], carried) EXCEPT ![k] = @ \cup {w}]  \* lines 9-11
+           msg     == [w |-> w, head |-> s, round |-> 1, carried |-> carried]
            \* Mutant reveal_at_head: the head reveals the write at once.
            H       == IF Mutant = "reveal_at_head"
-                      THEN RevealAt(cc[s], icS, vc, w)
-                      ELSE [cc |-> cc[s], ic |-> icS, gvc |-> vc]
+                      THEN IntegrateAt(s, icS, {DepOn(w)})
+                      ELSE [cc |-> cc[s], ic |-> icS, mg |-> mg[s]]
        IN  /\ cc'    = [cc  EXCEPT ![s] = H.cc]
            /\ ic'    = [ic  EXCEPT ![s] = H.ic]
-           /\ gvc'   = [gvc EXCEPT ![s] = H.gvc]
+           /\ mg'    = [mg  EXCEPT ![s] = H.mg]
+           /\ gvc'   = [gvc EXCEPT ![s][s] = own]
            /\ chan'  = [chan EXCEPT ![s] = Append(@, msg)]
-           /\ local' = [local EXCEPT ![c] = {l \in @ : l.key /= k} \cup {w}]
+           /\ local' = [local EXCEPT ![c] = @ \cup {w}]
            /\ hist'  = [hist EXCEPT ![c] = Append(@,
                          [op |-> "w", ok |-> TRUE, keys |-> {k}, w |-> w])]
     /\ UNCHANGED deps
 
 (* Read transaction (section 5.4, Fig. 8): the server integrates the deps    *)
 (* and answers every key from its C-cache; the client library aborts if one  *)
-(* of its own writes is newer than the version returned for that key.        *)
-ClientReadTxn(c, s) ==
-    /\ Len(hist[c]) < MaxOps
-    /\ LET R == IntegrateAt(cc[s], ic[s], gvc[s], deps[c])
-       IN  \E ks \in TxnKeySets :
-           LET abort == \E l \in local[c] : l.key \in ks /\ ~Leq(l.vc, R.cc[l.key].vc)
-           IN  /\ cc'   = [cc  EXCEPT ![s] = R.cc]
-               /\ ic'   = [ic  EXCEPT ![s] = R.ic]
-               /\ gvc'  = [gvc EXCEPT ![s] = R.gvc]
-               /\ IF abort
-                  THEN /\ hist' = [hist EXCEPT ![c] = Append(@,
-                                    [op |-> "rt", ok |-> FALSE, keys |-> ks])]
-                       /\ UNCHANGED deps
-                  ELSE /\ deps' = [deps EXCEPT ![c] =
-                                    [x \in Keys |-> IF x \in ks THEN Join(@[x], R.cc[x].vc)
-                                                                ELSE @[x]]]
-                       /\ hist' = [hist EXCEPT ![c] = Append(@,
-                                    [op |-> "rt", ok |-> TRUE, keys |-> ks,
-                                     val |-> [x \in ks |-> R.cc[x].val],
-                                     vc  |-> [x \in ks |-> R.cc[x].vc],
-                                     dep |-> [x \in ks |-> deps[c][x]]])]
-    /\ UNCHANGED <<chan, local>>
+(* of its own writes would win against the version returned for its key      *)
+(* (the cut lacks it).                                                        *)
+ClientReadTxn(c, s, ks) ==
+    /\ Active(c)
+    /\ ClientMay(c, "rt", s, ks)
+    /\ LET R     == IF Mutant = "read_without_integration"
+                    THEN [cc |-> cc[s], ic |-> ic[s], mg |-> mg[s]]
+                    ELSE IntegrateAt(s, ic[s], deps[c])
+           abort == \E l \in local[c] : l.key \in ks /\ LexLess(R.cc[l.key].win, l.vc)
+       IN  /\ cc'   = [cc EXCEPT ![s] = R.cc]
+           /\ ic'   = [ic EXCEPT ![s] = R.ic]
+           /\ mg'   = [mg EXCEPT ![s] = R.mg]
+           /\ IF abort
+              THEN /\ hist' = [hist EXCEPT ![c] = Append(@,
+                                [op |-> "rt", ok |-> FALSE, keys |-> ks])]
+                   /\ UNCHANGED deps
+              ELSE /\ deps' = [deps EXCEPT ![c] = @ \cup
+                                {<<x, R.cc[x].win>> : x \in {y \in ks : R.cc[y].win /= Zero}}]
+                   /\ hist' = [hist EXCEPT ![c] = Append(@,
+                                [op |-> "rt", ok |-> TRUE, keys |-> ks,
+                                 val |-> [x \in ks |-> R.cc[x].val],
+                                 vc  |-> [x \in ks |-> R.cc[x].vc],
+                                 dep |-> [x \in ks |-> DepsOn(c, x)]])]
+    /\ UNCHANGED <<gvc, chan, local>>
 
 (* ServerWrite (Fig. 4, Fig. 7 lines 21-33): server s takes the oldest      *)
-(* message on the link from its predecessor.  Three cases, one action each. *)
+(* message on the link from its predecessor, adds the write and the writes  *)
+(* it carries to its I-cache (if not seen), and either passes it on or, as  *)
+(* the tail in the last round, reveals it.  Three cases, one action each.   *)
 InMsg(s) == Head(chan[Pred(s)])
+Arrived(s, m) == AddUnseen(s, ic[s], m.carried \cup {m.w})
 
-\* An intermediate hop.  Round 1 stores the write (and, one-round chain, the
-\* writes it carries) in the I-cache; round 2 (two-round chain) just passes it on.
+\* An intermediate hop (any round).
 Forward(s) ==
     /\ chan[Pred(s)] /= <<>>
     /\ LET m == InMsg(s)
        IN  /\ ~IsTail(s, m.head)
-           /\ ic' = IF m.round = 1
-                    THEN [ic EXCEPT ![s] = AddUnseen(cc[s], ic[s], m.carried \cup {m.w})]
-                    ELSE ic
+           /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@), ![s] = Append(@, m)]
-    /\ UNCHANGED <<cc, gvc, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, clientVars>>
 
 \* Two-round chain: the tail stores the write like any hop and sends it round
 \* the ring once more (round 2).
@@ -275,36 +309,39 @@ TailForward(s) ==
     /\ LET m == InMsg(s)
        IN  /\ IsTail(s, m.head)
            /\ m.round = 1
-           /\ ic' = [ic EXCEPT ![s] = AddUnseen(cc[s], ic[s], {m.w})]
+           /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@),
                                    ![s] = Append(@, [m EXCEPT !.round = 2])]
-    /\ UNCHANGED <<cc, gvc, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, clientVars>>
 
-\* The tail reveals the write: one-round chain on arrival (after storing the
-\* writes the message carries), two-round chain on the second arrival.
+\* The tail reveals the write (Fig. 7 lines 22-27): one-round chain on
+\* arrival, two-round chain on the second arrival.  It integrates the write,
+\* and so (transitively) everything the write depends on, and its GVC absorbs
+\* the write's clock.
 TailIntegrate(s) ==
     /\ chan[Pred(s)] /= <<>>
     /\ LET m == InMsg(s)
-           R == RevealAt(cc[s], AddUnseen(cc[s], ic[s], m.carried), gvc[s], m.w)
+           R == IntegrateAt(s, Arrived(s, m), {DepOn(m.w)})
        IN  /\ IsTail(s, m.head)
            /\ Chain = "one_round" \/ m.round = 2
            /\ cc'   = [cc  EXCEPT ![s] = R.cc]
            /\ ic'   = [ic  EXCEPT ![s] = R.ic]
-           /\ gvc'  = [gvc EXCEPT ![s] = R.gvc]
+           /\ mg'   = [mg  EXCEPT ![s] = R.mg]
+           /\ gvc'  = [gvc EXCEPT ![s] = Join(@, m.w.vc)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@)]
     /\ UNCHANGED clientVars
 
 \* Every client has finished and every link is empty: stutter, so that TLC's
 \* deadlock check reports only genuine stalls.
 Terminated ==
-    /\ \A c \in Clients : Len(hist[c]) = MaxOps
+    /\ \A c \in Clients : ClientFinished(c)
     /\ \A s \in Servers : chan[s] = <<>>
     /\ UNCHANGED vars
 
 Next ==
-    \/ \E c \in Clients, s \in Servers : ClientRead(c, s)
+    \/ \E c \in Clients, s \in Servers, k \in Keys : ClientRead(c, s, k)
     \/ \E c \in Clients, s \in Servers, k \in Keys : ClientWrite(c, s, k)
-    \/ \E c \in Clients, s \in Servers : ClientReadTxn(c, s)
+    \/ \E c \in Clients, s \in Servers, ks \in TxnKeySets : ClientReadTxn(c, s, ks)
     \/ \E s \in Servers : Forward(s)
     \/ \E s \in Servers : TailForward(s)
     \/ \E s \in Servers : TailIntegrate(s)
@@ -314,7 +351,7 @@ Spec == Init /\ [][Next]_vars
 
 \* Clients and keys are interchangeable (nothing in the protocol orders them),
 \* so configs may declare SYMMETRY Symmetry.  Servers are not: the ring and
-\* the lexicographic tie-break order them.
+\* the lexicographic order of clocks order them.
 Symmetry == Permutations(Clients) \cup Permutations(Keys)
 
 -----------------------------------------------------------------------------
@@ -350,39 +387,35 @@ CausalPast(o) == Grow(DirectPreds(o))
 (* Invariants.  The English names are shared with the Stateright model.     *)
 
 \* "the C-cache is a causal cut" (Definition 1, Lemma 3): every dependency of a
-\* write in server s's C-cache is covered by s's C-cache.  A write is in the
-\* C-cache when the C-cache's version of its key covers it and it is not still
-\* waiting in the I-cache.  (Version order is wider than causal order: a
-\* server's GVC absorbs every version it stamps or reveals, so a write can be
-\* covered by a causally unrelated but newer-stamped version; such a write
-\* stays in the I-cache until some integration names it.)
-InCCache(s, x) == Leq(x.vc, cc[s][x.key].vc) /\ x \notin ic[s][x.key]
-
+\* write merged into server s's C-cache is covered by s's C-cache.
 CCacheIsCausalCut ==
     \A s \in Servers : \A x \in AllWrites :
-        InCCache(s, x) => \A k \in Keys : Leq(x.deps[k], cc[s][k].vc)
+        x.vc \in mg[s][x.key] => \A d \in x.deps : Leq(d[2], cc[s][d[1]].vc)
 
 \* "a revealed write is everywhere" (Lemma 1, cut coverage across servers):
 \* whatever one server's C-cache holds for key k, every server holds as well,
-\* in its C-cache or in its I-cache.  (Stated with the other server's own
-\* state only, not with the one it started from.)
+\* in its C-cache or in its I-cache.  It is stated with the other server's own
+\* state (not folded from the first server's, which would make it a
+\* tautology), so it can fail: reveal_at_head breaks it at the first write.
 CoverageLemma ==
     \A si, sj \in Servers : \A k \in Keys :
         Leq(cc[si][k].vc, JoinAll({cc[sj][k].vc} \cup {e.vc : e \in ic[sj][k]}))
 
-\* "reads cover their dependencies" (Theorem 2): every read (and every key of a
-\* committed read transaction) got from the server a version at least as new as
-\* the client's dependency on that key.
+\* "reads cover deps" (Theorem 2): every read (and every key of a committed
+\* read transaction) got from the server a version at least as new as every
+\* version of that key the client depended on.
 ReadsCoverDeps ==
     \A c \in Clients : \A i \in 1..Len(hist[c]) :
         LET o == hist[c][i]
-        IN  (o.op \in {"r", "rt"} /\ o.ok) => \A k \in o.keys : Leq(o.dep[k], o.vc[k])
+        IN  (o.op \in {"r", "rt"} /\ o.ok) =>
+                \A k \in o.keys : \A d \in o.dep[k] : Leq(d, o.vc[k])
 
 \* "reads are causally consistent": no read returns a value (or the initial
 \* value) of key k when its causal past holds a write to k that is newer than
 \* the value returned, i.e. a write that has the returned write in its own
-\* causal past.  A read transaction is one operation, so this also says that
-\* its keys come from one causally consistent snapshot.
+\* causal past.  A client's own earlier writes count.  A read transaction is
+\* one operation, so this also says that its keys come from one causally
+\* consistent snapshot.
 BadRead(o, k) ==
     LET v    == Op(o).val[k]
         past == CausalPast(o)
@@ -401,13 +434,13 @@ ReadsAreCausallyConsistent ==
 (* the counterexample shows the behaviour is reachable, so the invariants    *)
 (* above are not passing because nothing happens.                            *)
 
-\* "remote write becomes visible": some client read a value another client wrote.
+\* "a remote write becomes visible": some client read a value another client wrote.
 RemoteWriteVisible ==
     \E o \in OpIds : IsReadOp(o) /\ \E k \in Op(o).keys :
         Op(o).val[k] /= InitVal /\ WriterOf(Op(o).val[k])[1] /= o[1]
 NotRemoteWriteVisible == ~RemoteWriteVisible
 
-\* "read transaction aborts" (Fig. 8 line 8).
+\* "a read transaction aborts" (Fig. 8 line 8).
 TxnAborted == \E c \in Clients : \E i \in 1..Len(hist[c]) :
     hist[c][i].op = "rt" /\ ~hist[c][i].ok
 NotTxnAborted == ~TxnAborted

@@ -41,26 +41,37 @@ pub fn node_id(id: Id) -> NodeId {
     NodeId::fixed(usize::from(id))
 }
 
-impl<N: Node> NodeActor<N> {
-    fn forward(hosted: &mut Hosted<N>, mut outbox: Outbox<N::Msg, N::Timer>, o: &mut Out<Self>) {
-        hosted.records.append(&mut outbox.records);
-        for effect in outbox.effects.drain(..) {
-            match effect {
-                Effect::Send { to, msg } => o.send(actor_id(to), msg),
-                Effect::SetTimer { timer, after_ns } => {
-                    let d = Duration::from_nanos(after_ns);
-                    o.set_timer(timer, d..d + Duration::from_nanos(1));
-                }
-                Effect::SetTimerSampled { timer, after } => {
-                    // Any delay: the model checker lets timers fire in any order anyway.
-                    let d = Duration::from_nanos(after.mean_ns() as u64);
-                    o.set_timer(timer, d..d + Duration::from_nanos(1));
-                }
-                Effect::CancelTimer { timer } => o.cancel_timer(timer),
-                Effect::FunctionDone => hosted.done = true,
-                Effect::AbortWorkflow { reason } => hosted.aborted = Some(reason),
+/// Carries out a node's outbox on behalf of any actor whose messages and timers are the node's:
+/// sends and timers go to Stateright's `Out`, records and the function's end or abort to
+/// `hosted`. Hosts that wrap nodes in their own actor (a roaming session) use it too.
+pub fn forward_outbox<N, A>(hosted: &mut Hosted<N>, mut outbox: Outbox<N::Msg, N::Timer>, o: &mut Out<A>)
+where
+    N: Node,
+    A: Actor<Msg = N::Msg, Timer = N::Timer>,
+{
+    hosted.records.append(&mut outbox.records);
+    for effect in outbox.effects.drain(..) {
+        match effect {
+            Effect::Send { to, msg } => o.send(actor_id(to), msg),
+            Effect::SetTimer { timer, after_ns } => {
+                let d = Duration::from_nanos(after_ns);
+                o.set_timer(timer, d..d + Duration::from_nanos(1));
             }
+            Effect::SetTimerSampled { timer, after } => {
+                // Any delay: the model checker lets timers fire in any order anyway.
+                let d = Duration::from_nanos(after.mean_ns() as u64);
+                o.set_timer(timer, d..d + Duration::from_nanos(1));
+            }
+            Effect::CancelTimer { timer } => o.cancel_timer(timer),
+            Effect::FunctionDone => hosted.done = true,
+            Effect::AbortWorkflow { reason } => hosted.aborted = Some(reason),
         }
+    }
+}
+
+impl<N: Node> NodeActor<N> {
+    fn forward(hosted: &mut Hosted<N>, outbox: Outbox<N::Msg, N::Timer>, o: &mut Out<Self>) {
+        forward_outbox(hosted, outbox, o);
     }
 }
 

@@ -3,4 +3,11 @@
 //! through [`tlc`].
 
 pub mod actor;
+pub mod causalmesh_model;
+pub mod causalmesh_replay;
+pub mod causalmesh_tla;
 pub mod tlc;
+pub mod trace_validation;
+
+/// Stateright, for users of the models (the `causim` command) that do not depend on it directly.
+pub use stateright;

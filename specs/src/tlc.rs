@@ -381,7 +381,7 @@ pub fn run_tlc(
     config: &str,
     options: &TlcOptions,
 ) -> Result<TlcRun, TlcError> {
-    run_tlc_inner(spec_dir, module, config, None, options)
+    run_tlc_inner(spec_dir, module, config, None, &[], options)
 }
 
 /// Like [`run_tlc`], with a config given as text rather than as a file of `spec_dir` (for
@@ -392,7 +392,19 @@ pub fn run_tlc_with_config_text(
     config_text: &str,
     options: &TlcOptions,
 ) -> Result<TlcRun, TlcError> {
-    run_tlc_inner(spec_dir, module, "causim_generated.cfg", Some(config_text), options)
+    run_tlc_inner(spec_dir, module, "causim_generated.cfg", Some(config_text), &[], options)
+}
+
+/// Like [`run_tlc_with_config_text`], with generated modules besides the spec directory's
+/// (`(file name, text)`, e.g. a module defining a script or a trace, which `module` may be).
+pub fn run_tlc_with_files(
+    spec_dir: &Path,
+    module: &str,
+    config_text: &str,
+    files: &[(String, String)],
+    options: &TlcOptions,
+) -> Result<TlcRun, TlcError> {
+    run_tlc_inner(spec_dir, module, "causim_generated.cfg", Some(config_text), files, options)
 }
 
 fn run_tlc_inner(
@@ -400,6 +412,7 @@ fn run_tlc_inner(
     module: &str,
     config: &str,
     config_text: Option<&str>,
+    files: &[(String, String)],
     options: &TlcOptions,
 ) -> Result<TlcRun, TlcError> {
     let jar = match &options.jar {
@@ -409,6 +422,13 @@ fn run_tlc_inner(
     };
     let work = TempDir::new("causim-tlc")?;
     copy_spec_files(spec_dir, &work.0)?;
+    for (name, text) in files {
+        let path = work.0.join(name);
+        fs::write(&path, text).map_err(|source| TlcError::Io {
+            context: format!("writing {}", path.display()),
+            source,
+        })?;
+    }
     if let Some(text) = config_text {
         let path = work.0.join(config);
         fs::write(&path, text).map_err(|source| TlcError::Io {

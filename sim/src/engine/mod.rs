@@ -19,6 +19,7 @@
 mod cpu;
 mod flows;
 mod net;
+mod replay;
 
 use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
@@ -99,6 +100,8 @@ enum Event<M, T> {
     PartitionStart { index: usize },
     PartitionHeal { index: usize },
     SettleEnd,
+    /// The next step of a replay schedule (`replay.rs`).
+    ReplayStep,
 }
 
 struct FixedSlot<N: Node> {
@@ -184,6 +187,7 @@ pub struct Sim<P: Protocol> {
     settling: bool,
     stopped_by: Option<String>,
     io_error: Option<String>,
+    replay: Option<replay::Replay<MsgOf<P>>>,
 }
 
 impl<P: Protocol> Sim<P> {
@@ -337,6 +341,17 @@ impl<P: Protocol> Sim<P> {
         };
 
         let node_names: Vec<String> = fixed.iter().map(|f| f.name.clone()).collect();
+        let replay = match &config.replay {
+            Some(r) => {
+                let sessions: Option<Vec<(String, usize)>> = match &config.workload {
+                    WorkloadConfig::Script(s) => Some(s.iter().map(|x| (x.session.clone(), x.functions.len())).collect()),
+                    WorkloadConfig::Generator(_) => None,
+                };
+                replay::check_names(r, &node_names, sessions.as_deref()).map_err(|(p, m)| SetupError::new(p, m))?;
+                Some(replay::Replay::new(r))
+            }
+            None => None,
+        };
         let seed = config.seed;
         let placer = Placer::new(config.scheduler.policy, config.scheduler.migrate_probability, workers);
         let tracing = outputs.trace.is_some();
@@ -376,6 +391,7 @@ impl<P: Protocol> Sim<P> {
             settling: false,
             stopped_by: None,
             io_error: None,
+            replay,
         })
     }
 
@@ -440,7 +456,7 @@ impl<P: Protocol> Sim<P> {
     }
 
     fn workload_complete(&self) -> bool {
-        if !self.workflows.is_empty() {
+        if !self.workflows.is_empty() || self.replay.as_ref().is_some_and(|r| r.active()) {
             return false;
         }
         match &self.workload {
@@ -480,6 +496,9 @@ impl<P: Protocol> Sim<P> {
             if let Some(h) = heal {
                 self.queue.push(h, Event::PartitionHeal { index });
             }
+        }
+        if let Some(r) = &self.replay {
+            self.queue.push(r.step_ns, Event::ReplayStep);
         }
         match &self.workload {
             Workload::Script { plans, .. } => {
@@ -523,6 +542,7 @@ impl<P: Protocol> Sim<P> {
             Event::PartitionStart { index } => self.on_partition_start(index),
             Event::PartitionHeal { index } => self.on_partition_heal(index),
             Event::SettleEnd => self.stop("settled"),
+            Event::ReplayStep => self.on_replay_step(),
         }
     }
 
@@ -567,6 +587,10 @@ impl<P: Protocol> Sim<P> {
             self.drop_message(from, to, &msg, "retired");
             return;
         };
+        if self.replay.as_ref().is_some_and(|r| r.active()) {
+            self.hold_for_replay(from, to, msg);
+            return;
+        }
         if a != b && self.network.loss_probability > 0.0 && self.rng_faults.chance(self.network.loss_probability) {
             self.drop_message(from, to, &msg, "loss");
             return;
@@ -608,6 +632,45 @@ impl<P: Protocol> Sim<P> {
             self.trace_event("send", &fields);
         }
         self.queue.push(at, Event::Deliver { from, to, msg });
+    }
+
+    /// Replay: the message waits on its link for the schedule's step.
+    fn hold_for_replay(&mut self, from: NodeId, to: NodeId, msg: MsgOf<P>) {
+        if self.trace.is_some() {
+            let fields = self.link_fields(from, to, msg.kind());
+            self.trace_event("wait", &fields);
+        }
+        let link = (self.display_name(from), self.display_name(to));
+        let r = self.replay.as_mut().expect("replaying");
+        r.hold(replay::Waiting { from, to, link, msg });
+    }
+
+    /// Replay: deliver the message the schedule's next step names.
+    fn on_replay_step(&mut self) {
+        let r = self.replay.as_mut().expect("replaying");
+        match r.take_next() {
+            Ok(w) => self.on_deliver(w.from, w.to, w.msg),
+            Err(why) => {
+                if self.trace.is_some() {
+                    self.trace_event("replay", &format!("\"diverged\":{}", json_string(&why)));
+                }
+                self.stop(&format!("replay diverged: {why}"));
+                return;
+            }
+        }
+        let r = self.replay.as_mut().expect("replaying");
+        if r.active() {
+            let at = self.now + r.step_ns;
+            self.queue.push(at, Event::ReplayStep);
+        } else {
+            for w in r.release_all() {
+                if self.trace.is_some() {
+                    let fields = self.link_fields(w.from, w.to, w.msg.kind());
+                    self.trace_event("release", &fields);
+                }
+                self.transmit(w.from, w.to, w.msg, self.now);
+            }
+        }
     }
 
     fn drop_message(&mut self, from: NodeId, to: NodeId, msg: &MsgOf<P>, reason: &str) {

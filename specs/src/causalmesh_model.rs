@@ -1,0 +1,701 @@
+//! CausalMesh under Stateright: the `models/` nodes, unchanged, on an ordered network.
+//!
+//! # What is explored
+//!
+//! - **Servers** `S0 … S{n-1}` are `MeshNode::Server`s, hosted as they are in the simulator.
+//!   Every interleaving of message deliveries on FIFO links (`Network::new_ordered`) is
+//!   explored: the chains, the client requests and the replies.
+//! - **Sessions** (clients, workflows) roam: each operation is one function of the workflow,
+//!   run by a `MeshNode::Client` on the server the session picks, with the workflow context
+//!   (`deps`, `local`) carried from function to function through `Protocol::finish_function`
+//!   and `spawn_function`, as the engine does. A session either picks each operation and its
+//!   server freely (Stateright's `choose_random`: like the TLA+ spec's `\E c, s, k`), or
+//!   follows a fixed script (then only message interleavings vary).
+//! - **The database** is not explored. The servers flush asynchronously (`db_flush: async`), so
+//!   nothing comes back from it, and without eviction it plays no part in consistency; the host
+//!   drops the servers' sends to it (the TLA+ spec has no database either). A placeholder actor
+//!   keeps node ids aligned with the simulator's (`db` is fixed node `n`).
+//! - **Read-transaction aborts** end the session: `read_txn_attempts_max` is 1, so the client
+//!   aborts the workflow at once (as the spec's `Active`), and a retry would be a new workflow.
+//!
+//! # Properties (named like the TLA+ invariants)
+//!
+//! | property | TLA+ | what |
+//! |---|---|---|
+//! | always "the C-cache is a causal cut" | `CCacheIsCausalCut` | every server's `check_invariants` (Definition 1) |
+//! | always "a revealed write is everywhere" | `CoverageLemma` | a C-cache clock is covered, on every server, by that server's C-cache and I-cache clocks of the key |
+//! | always "reads cover deps" | `ReadsCoverDeps` | the client library's own check (§5.5): no read returned a version older than a dependency |
+//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history, once every session has finished |
+//! | sometimes "a remote write becomes visible" | `NotRemoteWriteVisible` (violated) | some read returns another session's write |
+//!
+//! The history check runs on the same history lines the simulator writes (`HistoryWriter`), so a
+//! counterexample's anomaly name is the one `causim run` reports when it replays it
+//! ([`crate::causalmesh_replay`]).
+
+use crate::actor::{Hosted, actor_id, forward_outbox, node_id};
+use causim_checkers::{Level, Report};
+use causim_models::Model as _;
+use causim_models::causalmesh::vc::Vc;
+use causim_models::causalmesh::{CausalMesh, Chain, MeshContext, MeshNode, Msg};
+use causim_sim::history::{HistoryWriter, Key, Names, OpKind, SessionRef, TxnRecord, Value};
+use causim_sim::node::{Effect, Node, NodeId, Outbox};
+use causim_sim::protocol::{FunctionStart, Protocol};
+use causim_sim::workload::Op;
+use stateright::actor::{Actor, ActorModel, ActorModelState, Id, Network, Out};
+use stateright::{Expectation, Model};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+pub const CUT: &str = "the C-cache is a causal cut";
+pub const COVERAGE: &str = "a revealed write is everywhere";
+pub const COVER_DEPS: &str = "reads cover deps";
+pub const CAUSAL: &str = "reads are causally consistent";
+pub const REMOTE_VISIBLE: &str = "a remote write becomes visible";
+
+/// The Stateright model of CausalMesh.
+pub type MeshModel = ActorModel<MeshActor, MeshConfig, ()>;
+/// One state of it.
+pub type MeshModelState = ActorModelState<MeshActor, ()>;
+
+/// An operation, before its written value is assigned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepOp {
+    Read(Key),
+    Write(Key),
+    ReadTxn(Vec<Key>),
+}
+
+/// One function of a session: an operation at a server.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Step {
+    pub op: StepOp,
+    pub server: usize,
+}
+
+/// Which properties a model checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Properties {
+    /// Every invariant, the history check and the `sometimes` witness.
+    All,
+    /// Only what clients observed: "reads are causally consistent" (and the witness). Its
+    /// counterexamples are the ones the history checker sees in a replay.
+    History,
+}
+
+/// The bounds and the protocol variant of a model.
+#[derive(Clone, Debug)]
+pub struct MeshConfig {
+    pub servers: usize,
+    pub keys: usize,
+    /// Sessions; with `scripts`, their number.
+    pub clients: usize,
+    /// Operations per session (free choice); ignored with `scripts`.
+    pub ops: usize,
+    pub chain: Chain,
+    pub mutants: Vec<String>,
+    /// Fixed operations per session; `None`: every operation and server is chosen freely.
+    pub scripts: Option<Vec<Vec<Step>>>,
+    pub properties: Properties,
+}
+
+impl MeshConfig {
+    /// Free choice: `clients` sessions of `ops` operations each, on `servers` servers and
+    /// `keys` keys, every invariant checked.
+    pub fn free(servers: usize, keys: usize, clients: usize, ops: usize, chain: Chain) -> MeshConfig {
+        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All }
+    }
+
+    /// Fixed scripts, one per session.
+    pub fn scripted(servers: usize, keys: usize, scripts: Vec<Vec<Step>>, chain: Chain) -> MeshConfig {
+        MeshConfig {
+            servers,
+            keys,
+            clients: scripts.len(),
+            ops: scripts.iter().map(|s| s.len()).max().unwrap_or(0),
+            chain,
+            mutants: Vec::new(),
+            scripts: Some(scripts),
+            properties: Properties::All,
+        }
+    }
+
+    pub fn mutant(mut self, mutant: &str) -> MeshConfig {
+        self.mutants.push(mutant.to_string());
+        self
+    }
+
+    pub fn history_only(mut self) -> MeshConfig {
+        self.properties = Properties::History;
+        self
+    }
+
+    /// Operations of session `index`.
+    pub fn ops_of(&self, index: usize) -> usize {
+        match &self.scripts {
+            Some(s) => s[index].len(),
+            None => self.ops,
+        }
+    }
+
+    /// The protocol as the simulator builds it from a scenario (so mutant names are checked).
+    pub fn protocol(&self) -> Result<CausalMesh, String> {
+        let chain = match self.chain {
+            Chain::OneRound => "one_round",
+            Chain::TwoRound => "two_round",
+        };
+        let params = serde_json::json!({"chain": chain, "db_flush": "async", "read_txn_attempts_max": 1});
+        let topology = serde_json::from_value(serde_json::json!({
+            "servers": self.servers, "delay": {"dist": "constant", "ns": 1}
+        }))
+        .expect("a valid topology");
+        let names: Vec<String> = self.mutants.clone();
+        let mutants = causim_models::check_mutants(CausalMesh::NAME, &names, CausalMesh::MUTANTS).map_err(|e| e.message)?;
+        CausalMesh::build(&params, &mutants, &topology).map_err(|e| format!("{}: {}", e.path, e.message))
+    }
+
+    /// The actor id of session `index`.
+    pub fn session_actor(&self, index: usize) -> usize {
+        self.servers + 1 + index
+    }
+
+    /// `S0`, `db`, or `c1` (sessions are named from 1).
+    pub fn actor_name(&self, actor: usize) -> String {
+        if actor < self.servers {
+            format!("S{actor}")
+        } else if actor == self.servers {
+            "db".to_string()
+        } else {
+            session_name(actor - self.servers - 1)
+        }
+    }
+
+    /// The operations a session may choose from (free choice).
+    pub fn choices(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for server in 0..self.servers {
+            for k in 0..self.keys as Key {
+                steps.push(Step { op: StepOp::Read(k), server });
+                steps.push(Step { op: StepOp::Write(k), server });
+            }
+            for set in key_sets(self.keys) {
+                steps.push(Step { op: StepOp::ReadTxn(set), server });
+            }
+        }
+        steps
+    }
+
+    /// Builds the model. Fails on an unknown mutant or a bad bound.
+    pub fn into_model(self) -> Result<MeshModel, String> {
+        if self.servers < 2 || self.servers > causim_models::causalmesh::vc::VC_SERVERS_MAX {
+            return Err(format!("--servers must be between 2 and 16, got {}", self.servers));
+        }
+        if self.keys == 0 || self.keys > 8 {
+            return Err(format!("--keys must be between 1 and 8, got {}", self.keys));
+        }
+        if self.clients == 0 || self.clients > 8 {
+            return Err(format!("--clients must be between 1 and 8, got {}", self.clients));
+        }
+        if let Some(scripts) = &self.scripts {
+            for (i, script) in scripts.iter().enumerate() {
+                for (j, step) in script.iter().enumerate() {
+                    let keys_ok = match &step.op {
+                        StepOp::Read(k) | StepOp::Write(k) => (*k as usize) < self.keys,
+                        StepOp::ReadTxn(ks) => !ks.is_empty() && ks.iter().all(|k| (*k as usize) < self.keys),
+                    };
+                    if step.server >= self.servers || !keys_ok {
+                        return Err(format!("script of session {} step {j}: {step:?} is outside the bounds", i + 1));
+                    }
+                }
+            }
+        }
+        let protocol = Arc::new(self.protocol()?);
+        let fixed = protocol.fixed_nodes();
+        let mut actors: Vec<MeshActor> = fixed
+            .into_iter()
+            .take(self.servers)
+            .map(|f| MeshActor::Server { node: f.node, db: protocol.db_id() })
+            .collect();
+        actors.push(MeshActor::Database);
+        for index in 0..self.clients {
+            actors.push(MeshActor::Session {
+                index,
+                protocol: protocol.clone(),
+                ops: self.ops_of(index),
+                script: self.scripts.as_ref().map(|s| s[index].clone()),
+                choices: if self.scripts.is_some() { Vec::new() } else { self.choices() },
+            });
+        }
+        let properties = self.properties;
+        let mut model = ActorModel::new(self, ())
+            .actors(actors)
+            .init_network(Network::new_ordered([]))
+            .property(Expectation::Always, CAUSAL, |model, state| reads_are_causally_consistent(&model.cfg, state))
+            .property(Expectation::Sometimes, REMOTE_VISIBLE, |_, state| remote_write_visible(state));
+        if properties == Properties::All {
+            model = model
+                .property(Expectation::Always, CUT, |_, state| c_cache_is_causal_cut(state))
+                .property(Expectation::Always, COVERAGE, |model, state| coverage_lemma(&model.cfg, state))
+                .property(Expectation::Always, COVER_DEPS, |_, state| reads_cover_deps(state));
+        }
+        Ok(model)
+    }
+}
+
+/// Every set of at least two keys (what a read transaction may ask for), keys ascending.
+pub fn key_sets(keys: usize) -> Vec<Vec<Key>> {
+    let mut sets = Vec::new();
+    for mask in 0u32..(1 << keys) {
+        if mask.count_ones() >= 2 {
+            sets.push((0..keys as Key).filter(|k| mask & (1 << k) != 0).collect());
+        }
+    }
+    sets
+}
+
+/// Session `index`'s name: `c1`, `c2`, ...
+pub fn session_name(index: usize) -> String {
+    format!("c{}", index + 1)
+}
+
+/// Key `k`'s name: `k1`, `k2`, ... (as in the TLA+ configs).
+pub fn key_name(k: Key) -> String {
+    format!("k{}", k + 1)
+}
+
+/// The value session `index` writes in its operation `op` (unique per key: per session and op).
+pub fn written_value(index: usize, ops: usize, op: usize) -> Value {
+    (index * ops.max(1) + op + 1) as Value
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actors
+
+#[derive(Clone, Debug)]
+pub enum MeshActor {
+    Server { node: MeshNode, db: NodeId },
+    /// A placeholder for the database node (see the module docs).
+    Database,
+    Session {
+        index: usize,
+        protocol: Arc<CausalMesh>,
+        ops: usize,
+        script: Option<Vec<Step>>,
+        choices: Vec<Step>,
+    },
+}
+
+/// A session's state: the function running now, or the context between functions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Session {
+    /// The client library of the running function (one operation).
+    pub function: Option<Hosted<MeshNode>>,
+    /// The workflow context between functions.
+    pub context: MeshContext,
+    /// Functions started so far.
+    pub started: usize,
+    /// What the session observed, in order.
+    pub records: Vec<TxnRecord>,
+    /// The client's built-in check failed ("reads cover deps"), kept after the function ends.
+    pub violation: Option<String>,
+    /// A read transaction aborted the workflow.
+    pub aborted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MeshState {
+    Server(Hosted<MeshNode>),
+    Database,
+    Session(Box<Session>),
+}
+
+impl MeshState {
+    pub fn server(&self) -> Option<&causim_models::causalmesh::Server> {
+        match self {
+            MeshState::Server(h) => match &h.node {
+                MeshNode::Server(s) => Some(s),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        match self {
+            MeshState::Session(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn new_outbox() -> Outbox<Msg, ()> {
+    Outbox::new(false)
+}
+
+impl MeshActor {
+    /// Starts the session's next function: its client library sends the request.
+    fn start_function(&self, id: Id, session: &mut Session, step: &Step, o: &mut Out<Self>) {
+        let MeshActor::Session { index, protocol, ops, .. } = self else { unreachable!("sessions only") };
+        let op = match &step.op {
+            StepOp::Read(key) => Op::Read { key: *key },
+            StepOp::Write(key) => Op::Write { key: *key, value: written_value(*index, *ops, session.started) },
+            StepOp::ReadTxn(keys) => Op::ReadTxn { keys: keys.clone() },
+        };
+        let colocated = [NodeId::fixed(step.server)];
+        let node = protocol.spawn_function(FunctionStart {
+            self_id: node_id(id),
+            workflow_id: *index as u64,
+            attempt: 1,
+            function: session.started as u32,
+            machine: step.server,
+            colocated: &colocated,
+            ops: vec![op],
+            workflow_ops: &[],
+            context: std::mem::take(&mut session.context),
+            is_source: session.started == 0,
+            is_sink: session.started + 1 == *ops,
+            remaining: 0,
+            now: 0,
+        });
+        session.started += 1;
+        let mut hosted = Hosted { node, records: Vec::new(), done: false, aborted: None };
+        let mut outbox = new_outbox();
+        hosted.node.on_start(0, &mut outbox);
+        session.function = Some(hosted);
+        self.after_client_input(session, outbox, o);
+    }
+
+    /// Carries out the client's effects; at the function's end, takes its context back and
+    /// moves on to the next operation.
+    fn after_client_input(&self, session: &mut Session, outbox: Outbox<Msg, ()>, o: &mut Out<Self>) {
+        let MeshActor::Session { protocol, .. } = self else { unreachable!("sessions only") };
+        let hosted = session.function.as_mut().expect("a running function");
+        forward_outbox(hosted, outbox, o);
+        session.records.append(&mut hosted.records);
+        if session.violation.is_none()
+            && let Err(why) = hosted.node.check_invariants()
+        {
+            session.violation = Some(why);
+        }
+        if hosted.aborted.is_some() {
+            session.aborted = true;
+            session.function = None;
+        } else if hosted.done {
+            let hosted = session.function.take().expect("checked");
+            session.context = protocol.finish_function(hosted.node);
+            self.next_function(session, o);
+        }
+    }
+
+    /// Picks (free choice) or starts (script) the session's next function, if any.
+    fn next_function(&self, session: &mut Session, o: &mut Out<Self>) {
+        let MeshActor::Session { ops, script, choices, .. } = self else { unreachable!("sessions only") };
+        if session.aborted || session.started >= *ops {
+            return;
+        }
+        match script {
+            Some(script) => {
+                let step = script[session.started].clone();
+                self.start_function_from(session, &step, o);
+            }
+            None => o.choose_random("op", choices.clone()),
+        }
+    }
+
+    fn start_function_from(&self, session: &mut Session, step: &Step, o: &mut Out<Self>) {
+        let MeshActor::Session { index, .. } = self else { unreachable!("sessions only") };
+        // The session's actor id: servers, the database, then the sessions.
+        let servers = match self {
+            MeshActor::Session { protocol, .. } => protocol.servers,
+            _ => unreachable!(),
+        };
+        let id = Id::from(servers + 1 + index);
+        self.start_function(id, session, step, o);
+    }
+}
+
+impl Actor for MeshActor {
+    type Msg = Msg;
+    type Timer = ();
+    type State = MeshState;
+    type Storage = ();
+    type Random = Step;
+
+    fn on_start(&self, _id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> MeshState {
+        match self {
+            MeshActor::Server { node, .. } => {
+                let mut hosted = Hosted { node: node.clone(), records: Vec::new(), done: false, aborted: None };
+                let mut outbox = new_outbox();
+                hosted.node.on_start(0, &mut outbox);
+                forward_outbox(&mut hosted, outbox, o);
+                MeshState::Server(hosted)
+            }
+            MeshActor::Database => MeshState::Database,
+            MeshActor::Session { .. } => {
+                let mut session = Session {
+                    function: None,
+                    context: MeshContext::default(),
+                    started: 0,
+                    records: Vec::new(),
+                    violation: None,
+                    aborted: false,
+                };
+                self.next_function(&mut session, o);
+                MeshState::Session(Box::new(session))
+            }
+        }
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<MeshState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        match (self, state.to_mut()) {
+            (MeshActor::Server { db, .. }, MeshState::Server(hosted)) => {
+                let mut outbox = new_outbox();
+                hosted.node.on_message(0, node_id(src), msg, &mut outbox);
+                // The database is not explored (async flushes: nothing comes back).
+                outbox.effects.retain(|e| !matches!(e, Effect::Send { to, .. } if to == db));
+                forward_outbox(hosted, outbox, o);
+            }
+            (MeshActor::Session { .. }, MeshState::Session(session)) => {
+                let Some(hosted) = session.function.as_mut() else {
+                    unreachable!("a reply reaches a session only while its function runs (the client blocks)")
+                };
+                let mut outbox = new_outbox();
+                hosted.node.on_message(0, node_id(src), msg, &mut outbox);
+                self.after_client_input(session, outbox, o);
+            }
+            (actor, _) => unreachable!("{actor:?} receives no messages"),
+        }
+    }
+
+    fn on_random(&self, id: Id, state: &mut Cow<MeshState>, random: &Step, o: &mut Out<Self>) {
+        let MeshState::Session(session) = state.to_mut() else { unreachable!("only sessions choose") };
+        self.start_function(id, session, random, o);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+fn servers(state: &MeshModelState) -> impl Iterator<Item = &causim_models::causalmesh::Server> {
+    state.actor_states.iter().filter_map(|s| s.server())
+}
+
+fn sessions(state: &MeshModelState) -> impl Iterator<Item = &Session> {
+    state.actor_states.iter().filter_map(|s| s.session())
+}
+
+/// "the C-cache is a causal cut": every server's own invariant check (Definition 1).
+pub fn c_cache_is_causal_cut(state: &MeshModelState) -> bool {
+    servers(state).all(|s| s.check_invariants().is_ok())
+}
+
+/// "a revealed write is everywhere": what one server's C-cache shows of a key, every server
+/// holds too, in its C-cache or its I-cache (the clocks' join covers it).
+pub fn coverage_lemma(cfg: &MeshConfig, state: &MeshModelState) -> bool {
+    let all: Vec<_> = servers(state).collect();
+    (0..cfg.keys as Key).all(|k| {
+        all.iter().all(|si| {
+            let shown = si.cache().visible(k).vc;
+            all.iter().all(|sj| {
+                let mut held = Vc::zero(cfg.servers);
+                for vc in sj.cache().known_vcs(k) {
+                    held.merge(&vc);
+                }
+                shown.le(&held)
+            })
+        })
+    })
+}
+
+/// "reads cover deps": the client library's check (§5.5) never failed.
+pub fn reads_cover_deps(state: &MeshModelState) -> bool {
+    sessions(state).all(|s| {
+        s.violation.is_none() && s.function.as_ref().is_none_or(|f| f.node.check_invariants().is_ok())
+    })
+}
+
+/// Every session has finished (or aborted): its history is final.
+pub fn sessions_finished(cfg: &MeshConfig, state: &MeshModelState) -> bool {
+    sessions(state)
+        .enumerate()
+        .all(|(i, s)| s.function.is_none() && (s.aborted || s.started >= cfg.ops_of(i)))
+}
+
+/// "a remote write becomes visible": some read returned another session's write.
+pub fn remote_write_visible(state: &MeshModelState) -> bool {
+    let all: Vec<&Session> = sessions(state).collect();
+    all.iter().enumerate().any(|(i, s)| {
+        s.records.iter().flat_map(|r| &r.ops).any(|op| {
+            op.kind == OpKind::Read
+                && op.value.is_some_and(|v| {
+                    all.iter().enumerate().any(|(j, other)| {
+                        j != i
+                            && other.records.iter().flat_map(|r| &r.ops).any(|w| {
+                                w.kind == OpKind::Write && w.key == op.key && w.value == Some(v)
+                            })
+                    })
+                })
+        })
+    })
+}
+
+thread_local! {
+    /// History hash → the checker's verdict: many states share one final history.
+    static VERDICTS: RefCell<HashMap<u64, bool>> = RefCell::new(HashMap::new());
+}
+
+/// "reads are causally consistent": the history checker finds no anomaly at level `ccv` (causal+
+/// consistency, which CausalMesh promises) in the history so far, in every state where no
+/// session is in the middle of an operation (so every terminal state). Such a history has every
+/// operation that has taken effect, and nothing half done: a write whose reply is still on its
+/// way is already readable but not yet recorded, which would look like a read from thin air.
+/// A violation in a prefix stays one in every extension (later operations cannot change how
+/// earlier ones are ordered), so checking prefixes finds the same counterexamples, sooner, and
+/// the counterexample's history is exactly what a replay records. Verdicts are memoised per
+/// distinct history.
+pub fn reads_are_causally_consistent(cfg: &MeshConfig, state: &MeshModelState) -> bool {
+    if sessions(state).any(|s| s.function.is_some()) {
+        return true;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for s in sessions(state) {
+        s.records.hash(&mut hasher);
+    }
+    let key = hasher.finish();
+    if let Some(ok) = VERDICTS.with(|v| v.borrow().get(&key).copied()) {
+        return ok;
+    }
+    let ok = check_history(cfg, state).ok;
+    VERDICTS.with(|v| {
+        let mut v = v.borrow_mut();
+        if v.len() > 1 << 20 {
+            v.clear();
+        }
+        v.insert(key, ok);
+    });
+    ok
+}
+
+/// The history of a state, in the simulator's format (`causim-history/1`).
+pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("not poisoned").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let mut writer = HistoryWriter::new(Box::new(buf.clone()));
+    let mut node_names: Vec<String> = (0..cfg.servers).map(|i| format!("S{i}")).collect();
+    node_names.push("db".to_string());
+    let key_names: Vec<String> = (0..cfg.keys as Key).map(key_name).collect();
+    let names = Names::new(&node_names, &key_names);
+    let header = serde_json::json!({"format": "causim-history/1", "protocol": "causalmesh", "source": "stateright"});
+    writer.header(&header).expect("in memory");
+    let mut id = 0;
+    for (index, s) in sessions(state).enumerate() {
+        let name = session_name(index);
+        for (function, record) in s.records.iter().enumerate() {
+            let session = SessionRef {
+                workflow_name: Some(&name),
+                workflow_id: index as u64,
+                attempt: 1,
+                function: function as u32,
+                per_function: false,
+            };
+            writer.write(id, session, &[], record, &names).expect("in memory");
+            id += 1;
+        }
+    }
+    let bytes = buf.0.lock().expect("not poisoned").clone();
+    String::from_utf8(bytes).expect("the history writer writes UTF-8")
+}
+
+/// The history checker's report on a state's history (level `ccv`).
+pub fn check_history(cfg: &MeshConfig, state: &MeshModelState) -> Report {
+    let text = history_text(cfg, state);
+    let history = causim_checkers::read_history(text.as_bytes(), None).expect("the simulator's history format parses");
+    causim_checkers::check(&history, Level::Ccv)
+}
+
+/// The anomaly names the checker reports on a state's history, sorted.
+pub fn anomalies(cfg: &MeshConfig, state: &MeshModelState) -> Vec<String> {
+    check_history(cfg, state).counts.keys().map(|a| a.name().to_string()).collect()
+}
+
+/// Runs a model to completion (or to the first failure of an `always` property) on `threads`
+/// threads, breadth first, so counterexamples are shortest.
+pub fn check(model: MeshModel, threads: usize, stop_at_first_failure: bool) -> impl stateright::Checker<MeshModel> {
+    use stateright::{Checker as _, HasDiscoveries};
+    let mut builder = model.checker().threads(threads.max(1));
+    if stop_at_first_failure {
+        builder = builder.finish_when(HasDiscoveries::AnyFailures);
+    }
+    builder.spawn_bfs().join()
+}
+
+/// The id of actor `index`, for building expected discovery paths.
+pub fn id(index: usize) -> Id {
+    actor_id(NodeId::fixed(index))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts as text
+
+/// Parses scripts: sessions separated by `;`, steps by `,`; a step is `r(k1)@S0`, `w(k2)@S1`
+/// or `rt(k1+k2)@S0`. Example: `"w(k1)@S0, w(k2)@S0; r(k2)@S1, r(k1)@S1"`.
+pub fn parse_scripts(text: &str) -> Result<Vec<Vec<Step>>, String> {
+    let key = |s: &str| -> Result<Key, String> {
+        let n: Key = s.trim().strip_prefix('k').and_then(|n| n.parse().ok()).ok_or(format!("bad key {s:?} (keys are k1, k2, ...)"))?;
+        if n == 0 {
+            return Err(format!("bad key {s:?} (keys are k1, k2, ...)"));
+        }
+        Ok(n - 1)
+    };
+    let mut sessions = Vec::new();
+    for session in text.split(';') {
+        let mut steps = Vec::new();
+        for step in session.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let err = || format!("bad step {step:?}: expected r(k1)@S0, w(k1)@S0 or rt(k1+k2)@S0");
+            let (op, server) = step.split_once('@').ok_or_else(err)?;
+            let server: usize = server.trim().strip_prefix('S').and_then(|n| n.parse().ok()).ok_or_else(err)?;
+            let (name, args) = op.trim().strip_suffix(')').and_then(|o| o.split_once('(')).ok_or_else(err)?;
+            let op = match name {
+                "r" => StepOp::Read(key(args)?),
+                "w" => StepOp::Write(key(args)?),
+                "rt" => {
+                    let mut ks = args.split('+').map(key).collect::<Result<Vec<_>, _>>()?;
+                    ks.sort_unstable();
+                    ks.dedup();
+                    StepOp::ReadTxn(ks)
+                }
+                _ => return Err(err()),
+            };
+            steps.push(Step { op, server });
+        }
+        sessions.push(steps);
+    }
+    Ok(sessions)
+}
+
+/// The text form of one step (`w(k1)@S0`).
+pub fn format_step(step: &Step) -> String {
+    let op = match &step.op {
+        StepOp::Read(k) => format!("r({})", key_name(*k)),
+        StepOp::Write(k) => format!("w({})", key_name(*k)),
+        StepOp::ReadTxn(ks) => format!("rt({})", ks.iter().map(|k| key_name(*k)).collect::<Vec<_>>().join("+")),
+    };
+    format!("{op}@S{}", step.server)
+}
+
+/// The text form of scripts (what [`parse_scripts`] reads).
+pub fn format_scripts(scripts: &[Vec<Step>]) -> String {
+    scripts.iter().map(|s| s.iter().map(format_step).collect::<Vec<_>>().join(", ")).collect::<Vec<_>>().join("; ")
+}
