@@ -18,8 +18,9 @@ use super::vc::{Deps, Vc, Version};
 use causim_sim::history::Key;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// How many merged versions per key are remembered to drop copies that arrive again.
-const RECENTLY_MERGED_MAX: usize = 16;
+/// How many merged versions per key are remembered: to drop copies that arrive again, and for
+/// CausalMesh-TCC's read validation (see `Server::tcc_choose`).
+pub const RECENTLY_MERGED_MAX: usize = 256;
 
 /// Behaviour switches of the dual cache (the mutants that live here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -317,10 +318,13 @@ impl DualCache {
         }
         let winner_before = newest.winner;
         if ring_size == 1 {
-            ring.back_mut().expect("not empty").merge(version);
+            let newest = ring.back_mut().expect("not empty");
+            newest.merge(version);
+            prune_to_maxima(&mut newest.deps);
         } else {
             let mut next = newest.clone();
             next.merge(version);
+            prune_to_maxima(&mut next.deps);
             ring.push_back(next);
             while ring.len() > ring_size {
                 ring.pop_front();
@@ -343,6 +347,21 @@ impl DualCache {
         }
     }
 
+    /// The dependencies of version `vc` of `key` as far as this server knows them: the exact
+    /// I-cache version's, else those of the oldest C-cache version covering it (a superset).
+    pub fn deps_of(&self, key: Key, vc: &Vc) -> Vec<(Key, Vc)> {
+        if vc.is_zero() {
+            return Vec::new();
+        }
+        if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
+            return v.deps.iter().copied().collect();
+        }
+        match self.c.get(&key).and_then(|ring| ring.iter().find(|v| vc.le(&v.vc))) {
+            Some(v) => v.deps.iter().copied().collect(),
+            None => Vec::new(),
+        }
+    }
+
     /// The VCs of every version of `key` this server knows: its ring (merged VCs and winning
     /// writes), its I-cache, and the last versions merged into its C-cache.
     pub fn known_vcs(&self, key: Key) -> Vec<Vc> {
@@ -354,6 +373,19 @@ impl DualCache {
         vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc));
         vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
         vcs.retain(|vc| !vc.is_zero());
+        vcs
+    }
+
+    /// The VCs of the *writes* of `key` this server knows: its ring's winning writes, its
+    /// I-cache, and the last versions merged into its C-cache (no merged VCs, which no write
+    /// carries).
+    pub fn known_writes(&self, key: Key) -> Vec<Vc> {
+        let mut vcs: Vec<Vc> = self.c.get(&key).into_iter().flatten().map(|v| v.winner).collect();
+        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc));
+        vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
+        vcs.retain(|vc| !vc.is_zero());
+        vcs.sort_unstable();
+        vcs.dedup();
         vcs
     }
 
@@ -447,6 +479,14 @@ impl DualCache {
     pub fn clear(&mut self) {
         *self = DualCache::new(self.servers, self.rules);
     }
+}
+
+/// Keeps, per key, only the dependencies no other dependency of that key covers. A C-cache
+/// version's deps are used only for coverage (the cut invariant, eviction, TCC closures), where
+/// the maximal ones decide; without pruning they would grow with every merge.
+fn prune_to_maxima(deps: &mut Deps) {
+    let all: Vec<(Key, Vc)> = deps.iter().copied().collect();
+    deps.retain(|(k, d)| !all.iter().any(|(k2, d2)| k2 == k && d2 != d && d.le(d2)));
 }
 
 #[cfg(test)]

@@ -183,9 +183,8 @@ impl Client {
                         self.txn_op(op, now);
                     } else {
                         let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner.clone())).collect();
-                        let read_vcs = self.ctx.read_set.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
                         out.observe("request_metadata_bytes", self.ctx.bytes());
-                        out.send(self.server, Msg::ClientReadTcc { key, read_set, read_vcs });
+                        out.send(self.server, Msg::ClientReadTcc { key, read_set });
                         return;
                     }
                 }

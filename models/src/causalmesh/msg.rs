@@ -15,9 +15,9 @@ pub enum Msg {
     ClientReadTxn { keys: Vec<Key>, deps: Deps },
     ClientWrite { key: Key, value: Value, deps: Deps, local: Writes },
     /// CausalMesh-TCC: read `key` consistently with the transaction's read set (Fig. 11):
-    /// `read_set` names the writes read so far (to integrate them), `read_vcs` the VCs of the
-    /// versions read (what each read covers).
-    ClientReadTcc { key: Key, read_set: Deps, read_vcs: Vec<(Key, Vc)> },
+    /// `read_set` names the write read so far of each key (to integrate them, and to choose a
+    /// version consistent with them).
+    ClientReadTcc { key: Key, read_set: Deps },
     /// CausalMesh-TCC: the workflow's buffered writes, sent once at its end (§7).
     ClientCommit { writes: Vec<(Key, Value)>, deps: Deps },
 
@@ -76,9 +76,7 @@ impl Message for Msg {
             Msg::ClientRead { deps, .. } => 8 + deps_bytes(deps),
             Msg::ClientReadTxn { keys, deps } => 8 * keys.len() as u64 + deps_bytes(deps),
             Msg::ClientWrite { deps, local, .. } => 16 + deps_bytes(deps) + writes_bytes(local),
-            Msg::ClientReadTcc { read_set, read_vcs, .. } => {
-                8 + deps_bytes(read_set) + read_vcs.iter().map(|(_, vc)| 8 + vc.bytes()).sum::<u64>()
-            }
+            Msg::ClientReadTcc { read_set, .. } => 8 + deps_bytes(read_set),
             Msg::ClientCommit { writes, deps } => 16 * writes.len() as u64 + deps_bytes(deps),
             Msg::ReadReply { version, .. } => 8 + version.bytes(),
             Msg::ReadTxnReply { versions } => writes_bytes(versions),

@@ -6,6 +6,7 @@ use super::vc::{Deps, Vc, Version, merge_dep};
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The propagation chain variant.
@@ -310,7 +311,9 @@ impl Server {
             Msg::ClientReadTxn { keys, .. } => {
                 Msg::ReadTxnReply { versions: keys.into_iter().map(|k| (k, self.cache.visible_value(k))).collect() }
             }
-            Msg::ClientReadTcc { key, read_vcs, .. } => Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_vcs) },
+            Msg::ClientReadTcc { key, read_set } => {
+                Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_set) }
+            }
             _ => unreachable!(),
         };
         out.send(client, reply);
@@ -319,25 +322,41 @@ impl Server {
     /// Fig. 11 lines 17–19: the oldest visible version of `key` that forms a cut with the
     /// read set. `None` makes the client abort the workflow.
     ///
-    /// A write's VC dominates its whole causal past, so the test reads VCs: `v` is rejected if
-    /// its past holds a version of a key the transaction read that is newer than the one read,
-    /// or if the past of something read holds a version of `key` newer than `v`. "Versions"
-    /// are those this server knows (its ring, its I-cache, the last merged ones per key); any
-    /// version in a read's causal past is here (the chains guarantee it). Fig. 11 checks only
-    /// `v`'s nearest deps, which misses fractures one write further away (a batch's other
-    /// keys). Server-ordered VCs can only make the test stricter than needed (an extra abort).
-    fn tcc_choose(&self, key: Key, read_vcs: &[(Key, Vc)]) -> Option<Version> {
+    /// Versions are compared by their *writes* in the arbitration order (the lexicographic
+    /// order of write VCs, which extends causality; §3.2): a ring entry's merged VC can cover a
+    /// write it never merged, so it says nothing about what a read saw. Two tests, both ways
+    /// round. (1) Fig. 11's: the writes `v`'s write depends on directly (its writer's reads
+    /// and, for a batch, the batch's other writes) are not newer than what the transaction
+    /// read of their keys, and the read writes' own deps do not need a newer `key` than `v`.
+    /// (2) Further back: a write's VC dominates its whole causal past, and every write in the
+    /// past of `v` or of a read was integrated here, so it is among the writes of its key this
+    /// server knows (its ring's winners, its I-cache, the last `RECENTLY_MERGED_MAX` writes it
+    /// merged per key): none of a read key may lie in `v`'s past yet be newer than the one
+    /// read, and none of `key` in a read's past may be newer than `v`. Server-ordered VCs can
+    /// only make (2) stricter than needed (an extra abort). Fig. 11 alone misses fractures one
+    /// write further away.
+    fn tcc_choose(&self, key: Key, read_set: &Deps) -> Option<Version> {
         let versions = self.cache.visible_versions(key);
         if self.rules.tcc_ignores_cut {
             return versions.last().cloned();
         }
-        let known_here = self.cache.known_vcs(key);
+        let newer = |a: &Vc, b: &Vc| a.cmp(b) == Ordering::Greater;
+        let read: BTreeMap<Key, Vc> = read_set.iter().copied().collect();
+        let mut needs: Vec<Vc> = Vec::new();
+        for (k, winner) in read_set {
+            needs.extend(self.cache.deps_of(*k, winner).into_iter().filter(|(dk, _)| *dk == key).map(|(_, d)| d));
+        }
+        let known_here = self.cache.known_writes(key);
+        let known_read: Vec<(Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*r, self.cache.known_writes(*k))).collect();
         versions.into_iter().find(|v| {
-            read_vcs.iter().all(|(k, r)| {
-                let newer_read_key_in_v = self.cache.known_vcs(*k).iter().any(|u| u.le(&v.vc) && !u.le(r));
-                let newer_key_in_read = known_here.iter().any(|u| u.le(r) && !u.le(&v.vc));
-                !newer_read_key_in_v && !newer_key_in_read
-            })
+            let w = &v.winner;
+            needs.iter().all(|n| !newer(n, w))
+                && self.cache.deps_of(key, w).iter().all(|(k, d)| read.get(k).is_none_or(|r| !newer(d, r)))
+                && known_read.iter().all(|(r, known)| {
+                    let newer_read_key_in_v = known.iter().any(|u| u.le(w) && newer(u, r));
+                    let newer_key_in_read = known_here.iter().any(|u| u.le(r) && newer(u, w));
+                    !newer_read_key_in_v && !newer_key_in_read
+                })
         })
     }
 

@@ -145,10 +145,10 @@ impl Version {
             self.value = other.value;
             self.winner = other.winner.clone();
         }
-        if !other.vc.le(&self.vc) {
-            self.vc.merge(&other.vc);
-            merge_deps(&mut self.deps, &other.deps);
-        }
+        // A merged VC can cover a write it never merged (its entries come from different
+        // writes), so the deps are merged even when the VC does not grow.
+        self.vc.merge(&other.vc);
+        merge_deps(&mut self.deps, &other.deps);
     }
 
     pub fn bytes(&self) -> u64 {
