@@ -374,7 +374,7 @@ fn copy_spec_files(from: &Path, to: &Path) -> Result<(), TlcError> {
 }
 
 /// Runs TLC on `module` (e.g. `"CausalMesh"`) with the config file `config` (e.g.
-/// `"MC_none_two_round.cfg"`), both in `spec_dir`, and returns its verdict.
+/// `"MC_exact_two_round.cfg"`), both in `spec_dir`, and returns its verdict.
 pub fn run_tlc(
     spec_dir: &Path,
     module: &str,
@@ -925,7 +925,7 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
     fn a_missing_jar_is_an_error_not_a_panic() {
         let mut options = TlcOptions::with_workers(1);
         options.jar = Some(PathBuf::from("/nonexistent/tla2tools.jar"));
-        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_none_two_round.cfg", &options)
+        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_exact_two_round.cfg", &options)
             .unwrap_err();
         assert!(matches!(err, TlcError::JarNotFound { .. }), "{err}");
     }
