@@ -41,10 +41,6 @@ impl Run {
         self.report.counts.keys().map(|a| a.name()).collect()
     }
 
-    fn observed(&self, name: &str) -> u64 {
-        self.summary.observations.get(name).map_or(0, |s| s.count)
-    }
-
     fn session(&self, name: &str) -> &serde_json::Value {
         self.history.iter().find(|t| t["session"] == name).unwrap_or_else(|| panic!("no transaction of session {name}"))
     }
