@@ -71,6 +71,8 @@ pub struct Panel {
     /// Forced y range (else from the data).
     pub y_range: Option<(f64, f64)>,
     pub legend_at: Option<Corner>,
+    /// A single bar series coloured per category (one bar per system).
+    pub category_colors: Option<Vec<RGBColor>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +114,23 @@ pub fn color_of(label: &str) -> RGBColor {
     table.iter().find(|(k, _)| l.contains(k)).map_or_else(|| palette(label), |(_, c)| *c)
 }
 
+/// Distinct colours for series that are not systems (mutants, say), by position.
+pub fn palette_at(i: usize) -> RGBColor {
+    const P: [RGBColor; 10] = [
+        RGBColor(0, 114, 178),
+        RGBColor(213, 94, 0),
+        RGBColor(0, 158, 115),
+        RGBColor(230, 159, 0),
+        RGBColor(204, 121, 167),
+        RGBColor(86, 180, 233),
+        RGBColor(120, 60, 20),
+        RGBColor(90, 90, 90),
+        RGBColor(160, 40, 40),
+        RGBColor(40, 40, 160),
+    ];
+    P[i % P.len()]
+}
+
 fn palette(label: &str) -> RGBColor {
     const P: [RGBColor; 8] = [
         RGBColor(204, 121, 167),
@@ -146,9 +165,37 @@ pub fn render(fig: &Figure, dir: &Path) -> Result<(std::path::PathBuf, std::path
     Ok((svg, png))
 }
 
+/// The notes, wrapped to the figure's width (about 7.4 pixels per character at 15 px).
+fn note_lines(fig: &Figure) -> Vec<String> {
+    let width = size_of_panels(fig).0 as usize;
+    let max_chars = (width.saturating_sub(28) * 10 / 74).max(40);
+    let mut out = Vec::new();
+    for note in &fig.notes {
+        let mut line = String::new();
+        for word in note.split(' ') {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > max_chars {
+                out.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        if !line.is_empty() {
+            out.push(line);
+        }
+    }
+    out
+}
+
+fn size_of_panels(fig: &Figure) -> (u32, u32) {
+    let n = fig.panels.len().max(1) as u32;
+    (if n == 1 { 900 } else { 720 * n.min(3) }, 560)
+}
+
 fn size_of(fig: &Figure) -> (u32, u32) {
     let n = fig.panels.len().max(1) as u32;
-    let notes = 22 * fig.notes.len() as u32;
+    let notes = 22 * note_lines(fig).len() as u32;
     (if n == 1 { 900 } else { 720 * n.min(3) }, 560 + notes)
 }
 
@@ -156,10 +203,11 @@ fn draw_figure<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) 
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing {}: {e:?}", fig.name);
     root.fill(&WHITE).map_err(e)?;
     let (_, h) = root.dim_in_pixel();
-    let notes_h = 22 * fig.notes.len() as u32 + if fig.notes.is_empty() { 0 } else { 8 };
+    let lines = note_lines(fig);
+    let notes_h = 22 * lines.len() as u32 + if lines.is_empty() { 0 } else { 8 };
     let (main, notes) = root.split_vertically(h - notes_h);
     let main = main.titled(&fig.title, ("sans-serif", 24).into_font().style(FontStyle::Bold)).map_err(e)?;
-    for (i, line) in fig.notes.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         notes.draw(&Text::new(line.clone(), (14, 4 + 22 * i as i32), ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60)))).map_err(e)?;
     }
     let areas = main.split_evenly((1, fig.panels.len().max(1)));
@@ -212,7 +260,24 @@ fn x_extent(p: &Panel) -> (f64, f64) {
     }
 }
 
+/// Intervals of non-negative data stop at 0; on a log axis, at a twentieth of the value.
+fn clamp_intervals(p: &Panel) -> Panel {
+    let mut p = p.clone();
+    let nonneg = p.series.iter().all(|s| s.points.iter().all(|q| q.y >= 0.0));
+    for s in &mut p.series {
+        for q in &mut s.points {
+            if p.y_log {
+                q.lo = q.lo.max(q.y / 20.0);
+            } else if nonneg {
+                q.lo = q.lo.max(0.0);
+            }
+        }
+    }
+    p
+}
+
 fn draw_panel_dispatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
+    let p = &clamp_intervals(p);
     let (x0, x1) = x_extent(p);
     let (y0, y1) = y_extent(p);
     match (p.x_log, p.y_log) {
@@ -241,12 +306,19 @@ where
         .build_cartesian_2d(xr, yr)
         .map_err(e)?;
     let categories = p.categories.clone();
+    // Integer x data (servers, say) gets integer ticks only.
+    let xs: Vec<f64> = p.series.iter().flat_map(|s| s.points.iter().map(|q| q.x)).collect();
+    let integer_x = p.categories.is_none() && !p.x_log && !xs.is_empty() && xs.iter().all(|x| x.fract() == 0.0) && {
+        let (lo, hi) = x_extent(p);
+        hi - lo <= 24.0
+    };
     let x_fmt = move |x: &f64| -> String {
         match &categories {
             Some(c) => {
                 let i = x.round();
                 if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
             }
+            None if integer_x => if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x) } else { String::new() },
             None => short(*x),
         }
     };
@@ -258,10 +330,13 @@ where
         .axis_desc_style(("sans-serif", 16))
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .light_line_style(RGBColor(235, 235, 235))
+        .light_line_style(if p.y_log || p.x_log { RGBColor(255, 255, 255) } else { RGBColor(238, 238, 238) })
         .bold_line_style(RGBColor(215, 215, 215));
     if let Some(c) = &p.categories {
         mesh.x_labels(c.len() + 1).disable_x_mesh();
+    } else if integer_x {
+        let (lo, hi) = x_extent(p);
+        mesh.x_labels((hi - lo).ceil() as usize + 2);
     }
     mesh.draw().map_err(e)?;
     let n_bar_series = p.series.iter().filter(|s| s.style == Style::Bars).count().max(1);
@@ -302,11 +377,12 @@ where
                 let off = -group_w / 2.0 + bar_w * (bar_idx as f64 + 0.5);
                 bar_idx += 1;
                 let base = y_lo;
-                let fill = color.mix(0.85).filled();
+                let per_category = p.category_colors.clone().filter(|_| n_bar_series == 1);
                 let anno = chart
                     .draw_series(s.points.iter().filter(|q| q.y.is_finite() && (!p.y_log || q.y > 0.0)).map(|q| {
                         let x = q.x + off;
-                        Rectangle::new([(x - bar_w * 0.45, base), (x + bar_w * 0.45, q.y)], fill)
+                        let c = per_category.as_ref().and_then(|cs| cs.get(q.x.round() as usize).copied()).unwrap_or(color);
+                        Rectangle::new([(x - bar_w * 0.45, base), (x + bar_w * 0.45, q.y)], c.mix(0.85).filled())
                     }))
                     .map_err(e)?;
                 anno.label(label).legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
@@ -324,11 +400,10 @@ where
     let (x0, x1) = x_extent(p);
     for h in &p.hlines {
         let style = ShapeStyle::from(&h.color).stroke_width(2);
-        chart
-            .draw_series(DashedLineSeries::new(vec![(x0, h.y), (x1, h.y)], 3, 4, style))
-            .map_err(e)?
-            .label(h.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        let anno = chart.draw_series(DashedLineSeries::new(vec![(x0, h.y), (x1, h.y)], 3, 4, style)).map_err(e)?;
+        if !h.label.is_empty() {
+            anno.label(h.label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
     }
     let pos = match p.legend_at.unwrap_or(Corner::UpperLeft) {
         Corner::UpperLeft => SeriesLabelPosition::UpperLeft,

@@ -10,3 +10,4 @@ pub mod progress;
 pub mod sweep;
 pub mod chart;
 pub mod plot;
+pub mod reproduce;

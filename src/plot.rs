@@ -5,7 +5,7 @@
 //! `Claim`s for the report. Figures read metrics by name (see `sweep::metrics_of`), so a new
 //! protocol appears in them as soon as a sweep has a series for it.
 
-use crate::chart::{Corner, Figure, HLine, Panel, Pt, Series, Style, color_of};
+use crate::chart::{Corner, Figure, HLine, Panel, Pt, Series, Style, color_of, palette_at};
 use crate::sweep::{AggRow, Results, Row, mean_ci};
 use plotters::style::RGBColor;
 use std::collections::BTreeMap;
@@ -265,7 +265,7 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 if rel.abs() <= 0.25 {
                     "Within 25 %: the window is about (N−1) chain hops of network plus handling."
                 } else if rel < 0.0 {
-                    "Lower than measured: the paper's window also includes the client's polling of the tail and the write's own round trip, which the simulation's head-to-tail measurement leaves out."
+                    "Lower than measured: the simulation times head to tail only, while the paper's client takes the midpoint of its write call and then polls the tail, adding its write round trip and polling interval; the slope, not the offset, is the comparable part."
                 } else {
                     "Higher than measured: the assumed 300 µs handling per hop overestimates the paper's servers."
                 },
@@ -589,7 +589,8 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_label: "bytes per hop (median, whisker p99; log)".into(),
                 y_log: true,
                 categories: Some(cats.clone()),
-                series: vec![Series { label: "simulated (median, p99 whisker)".into(), color: color_of("causalmesh"), style: Style::Bars, points: med }],
+                series: vec![Series { label: "simulated (median, p99 whisker)".into(), color: RGBColor(90, 90, 90), style: Style::Bars, points: med }],
+                category_colors: Some(cats.iter().map(|c| color_of(c)).collect()),
                 legend_at: Some(Corner::UpperLeft),
                 ..Default::default()
             },
@@ -693,7 +694,8 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_label: "visibility delay (ms; median, whisker p99; log)".into(),
             y_log: true,
             categories: Some(sys.clone()),
-            series: vec![Series { label: "simulated (median, p99 whisker)".into(), color: color_of("causalmesh"), style: Style::Bars, points: p50 }],
+            series: vec![Series { label: "simulated (median, p99 whisker)".into(), color: RGBColor(90, 90, 90), style: Style::Bars, points: p50 }],
+            category_colors: Some(sys.iter().map(|c| color_of(c)).collect()),
             hlines: vec![
                 HLine { y: 50.0, label: "FaaSTCC push period (50 ms)".into(), color: color_of("faastcc") },
                 HLine { y: 100.0, label: "HydroCache refresh period (100 ms)".into(), color: color_of("hydrocache-con") },
@@ -714,24 +716,27 @@ const DELAY: &str = "topology.delay.mean_ns";
 fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let mut s = Vec::new();
     let mut claims = Vec::new();
-    for l in labels(results) {
+    for (i, l) in labels(results).into_iter().enumerate() {
         let pts = line(results, &l, DELAY, "anomaly_rate", 100.0);
         let pts: Vec<Pt> = pts.into_iter().map(|p| Pt { x: p.x / 1000.0, ..p }).collect();
         let peak = pts.iter().map(|p| p.y).fold(0.0, f64::max);
         let correct = l.to_lowercase().starts_with("correct");
         claims.push(claim(
             "delay-sweep",
-            &format!("{l}: peak anomaly rate over the delays"),
+            &format!("{l}: most violations per 100 workflows over the delays"),
             if correct { "0 (causal+ consistency)" } else { "> 0 (the mutant's named anomaly)" },
-            format!("{peak:.2} %"),
+            format!("{peak:.2}"),
             Some(if correct { peak == 0.0 } else { peak > 0.0 }),
             if correct {
                 "The correct protocol never shows an anomaly, at any delay."
             } else {
-                "Anomalies need a reader to overtake a propagation: their rate rises with the delay until the workflow's own dispatch delay no longer hides the chain's lag."
+                "Each mutant's anomaly needs a read to overtake a propagation, so how often it shows depends on the delay against the dispatch delay between functions."
             },
         ));
-        s.push(Series { label: l.clone(), color: color_of(&l), style: Style::Line, points: pts });
+        // Zeros cannot be drawn on a log axis; a series that is zero everywhere says so in its label.
+        let label = if peak == 0.0 { format!("{l} (0 at every delay)") } else { l.clone() };
+        let pts: Vec<Pt> = pts.into_iter().filter(|p| p.y > 0.0).map(|p| Pt { lo: p.lo.max(p.y / 10.0), ..p }).collect();
+        s.push(Series { label, color: palette_at(i), style: Style::Line, points: pts });
     }
     let fig = Figure {
         name: "delay-sweep".into(),
@@ -739,13 +744,17 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         panels: vec![Panel {
             title: "roaming mixed workload, 3 servers".into(),
             x_label: "mean one-way delay between machines (µs, log scale)".into(),
-            y_label: "history-check violations per workflow (%)".into(),
+            y_label: "violations per 100 workflows (log scale)".into(),
             x_log: true,
+            y_log: true,
             series: s,
-            legend_at: Some(Corner::UpperLeft),
+            legend_at: Some(Corner::LowerLeft),
             ..Default::default()
         }],
-        notes: vec!["Each mutant removes one safeguard (causim protocols); violations found by the causal+ (CCv) checker, or TCC for -TCC; mean over seeds with 95 % CI.".into()],
+        notes: vec![
+            "Each mutant removes one safeguard (causim protocols). Violations found by the causal+ (CCv) checker, or TCC for -TCC; one workflow can show several.".into(),
+            "Mean over seeds with 95 % CI.".into(),
+        ],
     };
     Ok((fig, claims))
 }
@@ -937,7 +946,7 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                     &format!("HydroCache dynamic / FaaSTCC mean latency, Zipf {z}"),
                     "up to 5×",
                     format!("{r:.1}×"),
-                    Some(r >= 2.5),
+                    Some(if z == 1.0 { (4.0..=6.0).contains(&r) } else { r > 1.0 && r <= 5.5 }),
                     if z == 1.0 {
                         "Calibrated here: the time per KiB of carried metadata is the one free constant, fitted at Zipf 1.0 as the FaaSTCC digest recommends."
                     } else {
@@ -952,8 +961,8 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                         "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
                         "≈ 6×",
                         format!("{:.1}×", a / b),
-                        Some(a / b >= 3.0),
-                        "Held out: tails follow the metadata's p99 and Opt's aborts and retries.",
+                        Some((3.0..=12.0).contains(&(a / b))),
+                        "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
                     ));
                 }
             }
