@@ -186,3 +186,99 @@ pub fn scenario_name(cfg: &MeshConfig) -> String {
 pub fn counterexample<C: stateright::Checker<MeshModel>>(checker: &C, property: &'static str) -> Option<Path<MeshModelState, Action>> {
     checker.discovery(property)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Running a scenario in the simulator
+
+/// What the simulator made of a CausalMesh scenario (see [`simulate`]).
+#[derive(Debug)]
+pub struct Simulated {
+    pub summary: causim_sim::metrics::Summary,
+    /// `history.jsonl`, as `causim run` writes it.
+    pub history: String,
+    /// `trace.jsonl`, as `causim run` writes it.
+    pub trace: String,
+    /// The history checker's report at the scenario's `checks.level` (`None`: no level).
+    pub report: Option<causim_checkers::Report>,
+}
+
+impl Simulated {
+    /// The anomaly names the checker reports, sorted.
+    pub fn anomalies(&self) -> Vec<String> {
+        self.report.as_ref().map_or_else(Vec::new, |r| r.counts.keys().map(|a| a.name().to_string()).collect())
+    }
+}
+
+/// An in-memory sink the engine's writers share with the caller.
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("not poisoned")).into_owned()
+    }
+}
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("not poisoned").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs a CausalMesh scenario (the JSON of a scenario file, such as [`replay`] writes) in the
+/// discrete-event engine, with the trace on, and checks its history as `causim run` does. This
+/// is `causim run`'s path without the files and the console report (the CLI itself lives in the
+/// root crate, which depends on this one); `tests/model_check_cli.rs` runs the real command on
+/// the written file and compares.
+pub fn simulate(scenario: &serde_json::Value) -> Result<Simulated, String> {
+    use causim_models::Model as _;
+    use causim_models::causalmesh::CausalMesh;
+    let protocol = &scenario["protocol"];
+    if protocol["name"] != CausalMesh::NAME {
+        return Err(format!("simulate runs causalmesh scenarios, not {}", protocol["name"]));
+    }
+    let mutants: Vec<String> = match protocol.get("mutants") {
+        None | Some(serde_json::Value::Null) => Vec::new(),
+        Some(m) => serde_json::from_value(m.clone()).map_err(|e| format!("protocol.mutants: {e}"))?,
+    };
+    let mut engine = serde_json::Map::new();
+    for field in ["seed", "topology", "scheduler", "workload", "faults", "limits", "replay"] {
+        if let Some(v) = scenario.get(field) {
+            engine.insert(field.to_string(), v.clone());
+        }
+    }
+    let config: causim_sim::config::SimConfig =
+        serde_json::from_value(serde_json::Value::Object(engine)).map_err(|e| format!("scenario: {e}"))?;
+    let mutants = causim_models::check_mutants(CausalMesh::NAME, &mutants, CausalMesh::MUTANTS).map_err(|e| e.message)?;
+    let params = protocol.get("params").cloned().unwrap_or(serde_json::json!({}));
+    let model = CausalMesh::build(&params, &mutants, &config.topology).map_err(|e| format!("protocol.{}: {}", e.path, e.message))?;
+    let (history_buf, trace_buf) = (SharedBuf::default(), SharedBuf::default());
+    let mut history = causim_sim::history::HistoryWriter::new(Box::new(history_buf.clone()));
+    let header = serde_json::json!({
+        "format": "causim-history/1", "scenario": scenario["name"], "seed": config.seed, "protocol": CausalMesh::NAME,
+    });
+    history.header(&header).map_err(|e| e.to_string())?;
+    let outputs = causim_sim::RunOutputs {
+        scenario: scenario["name"].as_str().unwrap_or("scenario").to_string(),
+        history,
+        trace: Some(causim_sim::trace::TraceWriter::new(Box::new(trace_buf.clone()))),
+        check_invariants: scenario["checks"]["invariants"] == true,
+    };
+    let mut sim = causim_sim::Sim::new(model, config, outputs).map_err(|e| format!("{}: {}", e.path, e.message))?;
+    let summary = sim.run();
+    drop(sim);
+    let history = history_buf.text();
+    let report = match scenario["checks"]["level"].as_str() {
+        None => None,
+        Some(level) => {
+            let level = causim_checkers::Level::parse(level).ok_or(format!("checks.level: unknown level {level:?}"))?;
+            let parsed = causim_checkers::read_history(history.as_bytes(), None).map_err(|e| e.to_string())?;
+            Some(causim_checkers::check(&parsed, level))
+        }
+    };
+    Ok(Simulated { summary, history, trace: trace_buf.text(), report })
+}

@@ -42,32 +42,18 @@ fn free(chain: Chain) -> MeshConfig {
 // The protocol.
 
 #[test]
-fn causalmesh_one_round_chain_satisfies_every_property_on_2_servers_2_keys_2_clients_2_ops() {
-    // Goal: every interleaving of 2 sessions doing 2 operations each (any operation, any
-    // server) keeps the C-cache a cut, reveals only writes every server holds, serves reads
-    // that cover their deps, and gives causally consistent histories; remote writes do
-    // become visible. TLC's counterpart: MC_exact_one_round.cfg.
-    let cfg = free(Chain::OneRound);
+fn causalmesh_two_round_chain_satisfies_every_property_with_an_intermediate_hop() {
+    // Goal: 3 servers (every chain has an intermediate hop), 2 keys, 2 clients × 1 op, with the
+    // two-round chain. The CI bounds of both chains with 2 servers (one-round: 2 keys,
+    // 2 clients × 2 ops; two-round: 1 key) run in `agreement_causalmesh.rs`, next to TLC on
+    // the same bounds. Two-round with 2 keys, 2 clients × 2 ops (about 2.7 M states) is a
+    // manual run (`causim model-check causalmesh --chain two_round`).
+    let cfg = MeshConfig::free(3, 2, 2, 1, Chain::TwoRound);
     let (unique, failing, checker) = explore(&cfg, 2);
     assert_eq!(failing, Vec::<&str>::new());
     assert!(checker.discovery(REMOTE_VISIBLE).is_some());
     // Pinned: a change of the protocol's state space shows up here as a diff.
-    assert_eq!(unique, 646_345);
-}
-
-#[test]
-fn causalmesh_two_round_chain_satisfies_every_property_on_smaller_bounds() {
-    // Goal: the same with the two-round chain, whose space is larger (2 servers, 2 keys,
-    // 2 clients × 2 ops: 2.7 M states, 80 s; a documented manual run). In CI: one key with
-    // 2 clients × 2 ops, and 3 servers (an intermediate hop) with 2 keys and 2 clients × 1 op.
-    for (cfg, pinned) in
-        [(MeshConfig::free(2, 1, 2, 2, Chain::TwoRound), 132_753), (MeshConfig::free(3, 2, 2, 1, Chain::TwoRound), 13_252)]
-    {
-        let (unique, failing, checker) = explore(&cfg, 2);
-        assert_eq!(failing, Vec::<&str>::new(), "{cfg:?}");
-        assert!(checker.discovery(REMOTE_VISIBLE).is_some());
-        assert_eq!(unique, pinned, "{cfg:?}");
-    }
+    assert_eq!(unique, 13_252);
 }
 
 #[test]
