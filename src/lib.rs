@@ -11,3 +11,4 @@ pub mod sweep;
 pub mod chart;
 pub mod plot;
 pub mod reproduce;
+pub mod fuzz;

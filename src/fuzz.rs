@@ -1,0 +1,1024 @@
+//! `causim fuzz`: proptest strategies over whole scenarios — the workload as an explicit script
+//! (sessions with chain or fan-out/fan-in shapes, functions pinned to a server or placed by the
+//! scheduler, so workflows roam; reads, writes and read transactions over a skewed key set;
+//! start times and gaps), link delays and per-link overrides, partitions, crashes, the scheduler
+//! policy, protocol parameters and the seed. Cases run until one fails (a history-check
+//! anomaly, an invariant violation or a panic); the first failure is shrunk to a minimal
+//! scenario file that `causim run` replays.
+//!
+//! # Shrinking
+//!
+//! Two phases. First proptest's own shrinking (`simplify`/`complicate` on the case's value
+//! tree: fewer sessions, functions, operations, links and faults; smaller delays and times).
+//! Then a greedy pass over the script that proptest's single pass misses: it tries removing
+//! each session, function, operation, slow link, partition and crash, unpinning functions,
+//! zeroing waits and dropping servers, and keeps every change after which the case still fails
+//! the same way (an anomaly stays an anomaly; a panic a panic), until nothing more can go.
+//!
+//! # Determinism
+//!
+//! Case `i` of a fuzz run is generated from a ChaCha seed derived from (fuzz seed, `i`), so a
+//! run finds the same first failure whatever the number of threads: threads claim cases in
+//! order, and the failure reported is the failing case with the lowest index. Shrinking is
+//! sequential. That per-case seed is also the proptest regression entry (`cc <hex>`): proptest
+//! regenerates the same case from it with the same strategy (`tests/fuzz_regressions.rs`
+//! replays the committed entries in `scenarios/fuzz/` through proptest's `TestRunner`).
+//!
+//! # Fault model
+//!
+//! By default a case draws only what every protocol here must survive: arbitrary delays
+//! (FIFO per link), slow links and partitions that hold messages until they heal. `--faults
+//! all` adds partitions that drop messages, message loss and node crashes, which the papers'
+//! protocols do not claim to tolerate (a dropped chain message stalls a CausalMesh write; a
+//! crash loses a cache's state).
+
+use crate::runner::{self, RunOptions};
+use crate::scenario::LoadedScenario;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{Value, json};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+
+/// Which faults a case may draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Faults {
+    /// Delays, slow links, holding partitions.
+    Safe,
+    /// Also dropping partitions, loss and crashes.
+    All,
+}
+
+impl Faults {
+    pub fn parse(s: &str) -> Result<Faults, String> {
+        match s {
+            "safe" => Ok(Faults::Safe),
+            "all" => Ok(Faults::All),
+            other => Err(format!("--faults {other:?}: expected safe or all")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Faults::Safe => "safe",
+            Faults::All => "all",
+        }
+    }
+}
+
+/// What the fuzzer needs to know about a protocol.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    pub protocol: String,
+    /// History check level.
+    pub level: &'static str,
+    /// The protocol has a machine `db` (links to it get the storage delay).
+    pub db: bool,
+    /// Workloads may contain read transactions.
+    pub read_txn: bool,
+    /// A workflow is one transaction (its history record spans its functions).
+    pub workflow_txn: bool,
+}
+
+impl Profile {
+    /// The profile of a known protocol, or an error naming the known ones.
+    pub fn of(protocol: &str) -> Result<Profile, String> {
+        if !causim_models::PROTOCOLS.contains(&protocol) {
+            return Err(format!("unknown protocol {protocol:?}; known protocols: {}", causim_models::PROTOCOLS.join(", ")));
+        }
+        let (level, db, read_txn) = match protocol {
+            "causalmesh" => ("ccv", true, true),
+            "causalmesh_tcc" => ("tcc", true, true),
+            "faastcc" => ("tcc", false, true),
+            "hydrocache" => ("tcc", true, true),
+            "eventual" => ("read-your-writes", true, false),
+            "direct" => ("ccv", true, false),
+            _ => ("read-your-writes", false, false),
+        };
+        let workflow_txn = matches!(protocol, "causalmesh_tcc" | "faastcc" | "hydrocache");
+        Ok(Profile { protocol: protocol.to_string(), level, db, read_txn, workflow_txn })
+    }
+
+    /// Protocol parameters worth varying, as JSON.
+    fn params(&self) -> BoxedStrategy<Value> {
+        match self.protocol.as_str() {
+            "causalmesh" | "causalmesh_tcc" => {
+                let tcc = self.protocol == "causalmesh_tcc";
+                // Shrinks towards async flushes, no eviction, one-round chains, no dissemination.
+                (any::<bool>(), prop::option::weighted(0.3, 4usize..8), any::<bool>(), any::<bool>(), 1usize..4)
+                    .prop_map(move |(sync, evict, two_round, disseminate, ring)| {
+                        let mut p = json!({"db_flush": if sync || evict.is_some() { "sync" } else { "async" }});
+                        if two_round {
+                            p["chain"] = json!("two_round");
+                        }
+                        if disseminate {
+                            p["disseminate"] = json!(true);
+                        }
+                        if let Some(n) = evict {
+                            p["c_cache_keys_max"] = json!(n);
+                        }
+                        if tcc {
+                            p["ring_size"] = json!(ring);
+                        }
+                        p
+                    })
+                    .boxed()
+            }
+            "faastcc" => (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3)
+                .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms)| {
+                    let mut p = json!({
+                        "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
+                        "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
+                    });
+                    if let Some(v) = gc {
+                        p["versions_per_key_max"] = json!(v);
+                    }
+                    if skew_ms > 0 {
+                        p["clock_skew_ns"] = json!(skew_ms * 1_000_000);
+                    }
+                    p
+                })
+                .boxed(),
+            "hydrocache" => (any::<bool>(), 1u64..120, any::<bool>())
+                .prop_map(|(opt, refresh_ms, no_prewarm)| {
+                    json!({"mode": if opt { "opt" } else { "con" }, "refresh_period_ns": refresh_ms * 1_000_000, "prewarm": !no_prewarm})
+                })
+                .boxed(),
+            "eventual" => (100_000u64..20_000_000).prop_map(|m| json!({"replication_lag": {"dist": "exponential", "mean_ns": m}})).boxed(),
+            "register" => any::<bool>().prop_map(|s| json!({"replication": if s { "sync" } else { "async" }})).boxed(),
+            _ => Just(json!({})).boxed(),
+        }
+    }
+}
+
+/// One operation of a scripted function: `(kind, key, distance)`; kind 0 read, 1 write,
+/// 2 read transaction over `key` and `key + distance`.
+pub type FuzzOp = (u8, u8, u8);
+
+/// One function of a fuzzed session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuzzFunction {
+    /// The server it must run on (index mod servers); `None`: the scheduler places it.
+    pub on: Option<u32>,
+    /// Ticks to wait after the previous function's earliest start (`at_ns` in the script).
+    pub wait_ticks: u64,
+    pub ops: Vec<FuzzOp>,
+}
+
+/// One fuzzed session (a workflow).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuzzSession {
+    /// Start, in ticks.
+    pub start_ticks: u64,
+    /// With at least three functions: f0 fans out to the middle ones, which fan in to the last.
+    /// Otherwise a chain.
+    pub fan_out: bool,
+    pub functions: Vec<FuzzFunction>,
+}
+
+/// One fuzz case: everything a scenario varies, in a shape proptest shrinks well (fewer
+/// servers, sessions, functions, operations, links and faults; shorter delays and times).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuzzCase {
+    pub seed: u64,
+    pub servers: u32,
+    /// `(kind, mean_ns, sigma×10)`: 0 constant, 1 uniform, 2 exponential, 3 log-normal.
+    pub delay: (u8, u64, u32),
+    pub db_delay_ns: u64,
+    /// Slow links `(from, to, mean_ns)` between server machines (indexes mod servers).
+    pub links: Vec<(u32, u32, u64)>,
+    /// `(mask of servers on one side, start_ns, duration_ns, drop)`.
+    pub partitions: Vec<(u32, u64, u64, bool)>,
+    /// `(server, at_ns, down_ns)`.
+    pub crashes: Vec<(u32, u64, u64)>,
+    pub loss_per_mille: u32,
+    /// 0 random, 1 round-robin, 2 sticky (+ migration), 3 least-loaded.
+    pub policy: u8,
+    pub dispatch_mean_ns: u64,
+    /// The time unit of the script's start times and waits.
+    pub tick_ns: u64,
+    pub sessions: Vec<FuzzSession>,
+    pub params: Value,
+}
+
+/// Key names; the first ones are drawn most often (a skewed key set) and shrinking moves
+/// operations towards `x`.
+const KEY_NAMES: [&str; 8] = ["x", "y", "z", "w", "a", "b", "c", "d"];
+
+/// The case strategy for a protocol and fault model.
+pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedStrategy<FuzzCase> {
+    let all = faults == Faults::All;
+    let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
+    let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
+    let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
+    let crashes = if all { prop::collection::vec((0u32..8, 0u64..20_000_000, 100_000u64..20_000_000), 0..2).boxed() } else { Just(vec![]).boxed() };
+    let loss = if all { (0u32..20).boxed() } else { Just(0u32).boxed() };
+    let kinds = if profile.read_txn { 3u8 } else { 2u8 };
+    let workflow_txn = profile.workflow_txn;
+    // Kind: reads and writes alike, read transactions rarer; keys skewed towards the first few.
+    let kind = prop_oneof![3 => 0u8..2, 1 => 0u8..kinds];
+    let key = prop_oneof![3 => 0u8..3, 1 => 0u8..8];
+    let op = (kind, key, 1u8..8);
+    let wait = prop_oneof![2 => Just(0u64), 1 => 0u64..8];
+    let function = (prop::option::weighted(0.4, 0u32..8), wait, prop::collection::vec(op, 1..4))
+        .prop_map(|(on, wait_ticks, ops)| FuzzFunction { on, wait_ticks, ops });
+    let fan_weight = if fan_out { 0.3 } else { 0.0 };
+    let session = (0u64..40, prop::bool::weighted(fan_weight), prop::collection::vec(function, 1..5)).prop_map(
+        move |(start_ticks, fan_out, mut functions)| {
+            // A read transaction that aborts its workflow kills the sibling branches of a
+            // fan-out, and a write they had in flight is applied without a history record (the
+            // engine records killed functions' operations nowhere), so a later read of it looks
+            // like a thin-air read. Outside `--faults all`, fan-outs get plain reads instead.
+            let fan = fan_out && functions.len() >= 3;
+            if fan && !all {
+                for op in functions.iter_mut().flat_map(|f| f.ops.iter_mut()) {
+                    if op.0 == 2 {
+                        op.0 = 0;
+                    }
+                }
+            }
+            // Where a workflow is one transaction, its history record lists every branch's
+            // operations in time order, so a branch's write followed by a concurrent sibling's
+            // read of the key looks like the transaction not reading its own write. Branches
+            // (the middle functions of a fan-out) only read there; the source and the join write.
+            if fan && workflow_txn {
+                let last = functions.len() - 1;
+                for op in functions[1..last].iter_mut().flat_map(|f| f.ops.iter_mut()) {
+                    if op.0 == 1 {
+                        op.0 = 0;
+                    }
+                }
+            }
+            FuzzSession { start_ticks, fan_out, functions }
+        },
+    );
+    let sessions = prop::collection::vec(session, 1..16);
+    let tick = prop::sample::select(vec![100_000u64, 500_000, 1_000_000, 3_000_000]);
+    (
+        (any::<u64>(), 2u32..6, delay, 100_000u64..3_000_000),
+        (links, partitions, crashes, loss),
+        (0u8..4, 0u64..1_000_000, tick),
+        sessions,
+        profile.params(),
+    )
+        .prop_map(
+            move |(
+                (seed, servers, delay, db_delay_ns),
+                (links, partitions, crashes, loss_per_mille),
+                (policy, dispatch_mean_ns, tick_ns),
+                sessions,
+                params,
+            )| FuzzCase {
+                seed,
+                servers,
+                delay,
+                db_delay_ns,
+                links,
+                partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && all)).collect(),
+                crashes,
+                loss_per_mille,
+                policy,
+                dispatch_mean_ns,
+                tick_ns,
+                sessions,
+                params,
+            },
+        )
+        .boxed()
+}
+
+fn dist(kind: u8, mean: u64, sigma_tenths: u32) -> Value {
+    match kind {
+        0 => json!({"dist": "constant", "ns": mean}),
+        1 => json!({"dist": "uniform", "min_ns": mean / 4, "max_ns": mean + mean * 3 / 4}),
+        2 => json!({"dist": "exponential", "mean_ns": mean, "min_ns": mean / 10}),
+        _ => json!({"dist": "lognormal", "mean_ns": mean, "sigma": sigma_tenths as f64 / 10.0, "min_ns": mean / 10}),
+    }
+}
+
+impl FuzzCase {
+    /// The scenario this case describes (`causim-scenario/1` JSON).
+    pub fn scenario(&self, profile: &Profile, mutants: &[String], name: &str) -> Value {
+        self.scenario_with(profile, mutants, name, true)
+    }
+
+    /// The scenario, with or without the protocol's invariant checks.
+    pub fn scenario_with(&self, profile: &Profile, mutants: &[String], name: &str, invariants: bool) -> Value {
+        let n = self.servers;
+        let m = |i: u32| format!("S{}", i % n);
+        let mut links: Vec<Value> = Vec::new();
+        if profile.db {
+            links.push(json!({"from": "*", "to": "db", "delay": {"dist": "constant", "ns": self.db_delay_ns}, "both_ways": true}));
+        }
+        for &(a, b, mean) in &self.links {
+            if a % n != b % n {
+                links.push(json!({"from": m(a), "to": m(b), "delay": {"dist": "exponential", "mean_ns": mean}}));
+            }
+        }
+        let partitions: Vec<Value> = self
+            .partitions
+            .iter()
+            .filter_map(|&(mask, start, dur, drop)| {
+                let side: Vec<String> = (0..n).filter(|i| mask >> i & 1 == 1).map(m).collect();
+                let rest: Vec<String> = (0..n).filter(|i| mask >> i & 1 == 0).map(m).collect();
+                (!side.is_empty() && !rest.is_empty()).then(|| {
+                    json!({"groups": [side, rest], "start_ns": start, "heal_ns": start + dur, "mode": if drop { "drop" } else { "hold" }})
+                })
+            })
+            .collect();
+        let crashes: Vec<Value> =
+            self.crashes.iter().map(|&(s, at, down)| json!({"node": m(s), "at_ns": at, "restart_ns": at + down})).collect();
+        let policy = ["random", "round_robin", "sticky", "least_loaded"][self.policy as usize % 4];
+        let mut scheduler = json!({"policy": policy, "dispatch": {"dist": "exponential", "mean_ns": self.dispatch_mean_ns}, "attempts_max": 50,
+            "retry_backoff": {"dist": "uniform", "min_ns": 100000, "max_ns": 2000000}});
+        if policy == "sticky" {
+            scheduler["migrate_probability"] = json!(0.5);
+        }
+        let key = |k: u8| KEY_NAMES[k as usize % KEY_NAMES.len()];
+        let sessions: Vec<Value> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .map(|(si, s)| {
+                let count = s.functions.len();
+                let fan = s.fan_out && count >= 3;
+                let mut at = s.start_ticks * self.tick_ns;
+                let functions: Vec<Value> = s
+                    .functions
+                    .iter()
+                    .enumerate()
+                    .map(|(fi, f)| {
+                        at += f.wait_ticks * self.tick_ns;
+                        let ops: Vec<Value> = f
+                            .ops
+                            .iter()
+                            .map(|&(kind, k, d)| match kind {
+                                0 => json!({"read": key(k)}),
+                                1 => json!({"write": key(k)}),
+                                _ => {
+                                    let other = if d as usize % KEY_NAMES.len() == 0 { k.wrapping_add(1) } else { k.wrapping_add(d) };
+                                    json!({"read_txn": [key(k), key(other)]})
+                                }
+                            })
+                            .collect();
+                        let mut fj = json!({"ops": ops});
+                        if let Some(o) = f.on {
+                            fj["on"] = json!(m(o));
+                        }
+                        if at > 0 {
+                            fj["at_ns"] = json!(at);
+                        }
+                        if fan && fi > 0 {
+                            let after: Vec<usize> = if fi == count - 1 { (1..count - 1).collect() } else { vec![0] };
+                            fj["after"] = json!(after);
+                        }
+                        fj
+                    })
+                    .collect();
+                json!({"session": format!("c{}", si + 1), "functions": functions})
+            })
+            .collect();
+        json!({
+            "format": "causim-scenario/1",
+            "name": name,
+            "protocol": {"name": profile.protocol, "params": self.params, "mutants": mutants},
+            "seed": self.seed,
+            "topology": {
+                "servers": n,
+                "delay": dist(self.delay.0, self.delay.1, self.delay.2),
+                "local_delay": {"dist": "constant", "ns": 5000},
+                "links": links,
+            },
+            "scheduler": scheduler,
+            "workload": {"script": sessions},
+            "faults": {"partitions": partitions, "crashes": crashes, "loss_probability": self.loss_per_mille as f64 / 1000.0},
+            "limits": {"time_ns_max": 60_000_000_000u64, "events_max": 20_000_000u64},
+            "checks": {"invariants": invariants, "level": profile.level},
+        })
+    }
+
+    /// Operations (script steps) in the workload.
+    pub fn operations(&self) -> usize {
+        self.sessions.iter().flat_map(|s| &s.functions).map(|f| f.ops.len()).sum()
+    }
+
+    /// Functions in the workload.
+    pub fn functions(&self) -> usize {
+        self.sessions.iter().map(|s| s.functions.len()).sum()
+    }
+
+    /// Sessions (workflows) in the workload.
+    pub fn workflows(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// `"3 sessions, 5 functions, 7 operations"`.
+    pub fn size(&self) -> String {
+        format!("{} sessions, {} functions, {} operations", self.workflows(), self.functions(), self.operations())
+    }
+
+    /// Simpler variants of this case, each one change away, for the greedy shrinking pass
+    /// (bigger cuts first).
+    fn simpler(&self) -> Vec<FuzzCase> {
+        let mut out = Vec::new();
+        let mut push = |c: FuzzCase| {
+            if &c != self {
+                out.push(c)
+            }
+        };
+        // Halves of the sessions, then single sessions.
+        let n = self.sessions.len();
+        if n >= 4 {
+            for (lo, hi) in [(0, n / 2), (n / 2, n)] {
+                let mut c = self.clone();
+                c.sessions.drain(lo..hi);
+                push(c);
+            }
+        }
+        for i in (0..n).rev() {
+            if n > 1 {
+                let mut c = self.clone();
+                c.sessions.remove(i);
+                push(c);
+            }
+        }
+        for i in 0..n {
+            let s = &self.sessions[i];
+            for j in (0..s.functions.len()).rev() {
+                if s.functions.len() > 1 {
+                    let mut c = self.clone();
+                    c.sessions[i].functions.remove(j);
+                    push(c);
+                }
+                for k in (0..s.functions[j].ops.len()).rev() {
+                    if s.functions[j].ops.len() > 1 {
+                        let mut c = self.clone();
+                        c.sessions[i].functions[j].ops.remove(k);
+                        push(c);
+                    }
+                }
+            }
+        }
+        for i in 0..self.links.len() {
+            let mut c = self.clone();
+            c.links.remove(i);
+            push(c);
+        }
+        for i in 0..self.partitions.len() {
+            let mut c = self.clone();
+            c.partitions.remove(i);
+            push(c);
+        }
+        for i in 0..self.crashes.len() {
+            let mut c = self.clone();
+            c.crashes.remove(i);
+            push(c);
+        }
+        if self.loss_per_mille > 0 {
+            let mut c = self.clone();
+            c.loss_per_mille = 0;
+            push(c);
+        }
+        if self.servers > 2 {
+            let mut c = self.clone();
+            c.servers -= 1;
+            push(c);
+        }
+        for i in 0..n {
+            let s = &self.sessions[i];
+            if s.fan_out {
+                let mut c = self.clone();
+                c.sessions[i].fan_out = false;
+                push(c);
+            }
+            if s.start_ticks > 0 {
+                let mut c = self.clone();
+                c.sessions[i].start_ticks = 0;
+                push(c);
+            }
+            for j in 0..s.functions.len() {
+                let f = &s.functions[j];
+                if f.wait_ticks > 0 {
+                    let mut c = self.clone();
+                    c.sessions[i].functions[j].wait_ticks = 0;
+                    push(c);
+                }
+                for k in 0..f.ops.len() {
+                    let (kind, key, d) = f.ops[k];
+                    if kind == 2 {
+                        // A read transaction becomes a plain read.
+                        let mut c = self.clone();
+                        c.sessions[i].functions[j].ops[k] = (0, key, d);
+                        push(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The outcome of running one case.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Pass,
+    Fail(Failed),
+}
+
+/// How a case failed.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Failed {
+    /// Anomaly names from the history check.
+    pub anomalies: Vec<String>,
+    /// The protocol's own invariant check.
+    pub invariant: Option<String>,
+    /// A panic inside the simulation.
+    pub panic: Option<String>,
+    /// The run could not finish or wrote a history that does not parse (such as one value
+    /// written twice).
+    pub broken: Option<String>,
+}
+
+impl Failed {
+    /// Whether `other` fails the same way, for shrinking: an anomaly must stay an anomaly (any
+    /// name), a panic a panic, an invariant violation an invariant violation.
+    pub fn same_kind(&self, other: &Failed) -> bool {
+        if !self.anomalies.is_empty() {
+            !other.anomalies.is_empty()
+        } else if self.panic.is_some() {
+            other.panic.is_some()
+        } else if self.broken.is_some() {
+            other.broken.is_some()
+        } else {
+            other.invariant.is_some()
+        }
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        if !self.anomalies.is_empty() {
+            parts.push(self.anomalies.join(", "));
+        }
+        if let Some(i) = &self.invariant {
+            parts.push(format!("invariant: {i}"));
+        }
+        if let Some(p) = &self.panic {
+            parts.push(format!("panic: {p}"));
+        }
+        if let Some(b) = &self.broken {
+            parts.push(format!("broken run: {b}"));
+        }
+        write!(f, "{}", parts.join("; "))
+    }
+}
+
+thread_local! {
+    static CATCHING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs (once) a panic hook that stays silent on threads that are judging a case (their
+/// panics are reported as failures) and defers to the previous hook everywhere else.
+fn install_quiet_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CATCHING.with(|c| c.get()) {
+                previous(info)
+            }
+        }));
+    });
+}
+
+/// Runs a scenario; a panic inside the simulation counts as a failure. `Err`: the scenario
+/// is not valid (a fuzzer bug, or a parameter the protocol rejects).
+pub fn judge(scenario: &Value) -> Result<Verdict, String> {
+    install_quiet_hook();
+    let text = serde_json::to_string_pretty(scenario).expect("serializes");
+    let loaded = LoadedScenario::from_text(Path::new("fuzz-case.json"), text).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
+    let options = RunOptions { seed: None, out_dir: None, trace: false, extra_mutants: vec![], skip_check: false };
+    CATCHING.with(|c| c.set(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(&loaded, &options)));
+    CATCHING.with(|c| c.set(false));
+    match outcome {
+        Ok(Ok(report)) if report.passed() => Ok(Verdict::Pass),
+        Ok(Ok(report)) => {
+            Ok(Verdict::Fail(Failed {
+            anomalies: report.anomalies(),
+            invariant: report.summary.invariant_violation.clone(),
+            ..Failed::default()
+        }))
+        }
+        Ok(Err(runner::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
+        Ok(Err(runner::RunError::Io(e))) => Ok(Verdict::Fail(Failed { broken: Some(e), ..Failed::default() })),
+        Err(panic) => {
+            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            Ok(Verdict::Fail(Failed { panic: Some(msg.unwrap_or_default()), ..Failed::default() }))
+        }
+    }
+}
+
+/// The ChaCha seed of case `index` of a fuzz run with seed `fuzz_seed`.
+pub fn case_seed(fuzz_seed: u64, index: u64) -> [u8; 32] {
+    let mut state = fuzz_seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut out = [0u8; 32];
+    for chunk in out.chunks_mut(8) {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out
+}
+
+/// Generates the case whose proptest seed is `seed` (what `cc <hex>` regression entries hold).
+pub fn generate_from_seed(strategy: &BoxedStrategy<FuzzCase>, seed: &[u8; 32]) -> Result<Box<dyn ValueTree<Value = FuzzCase>>, String> {
+    let mut runner = TestRunner::new_with_rng(
+        Config { failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, seed),
+    );
+    strategy.new_tree(&mut runner).map_err(|e| format!("cannot generate a case: {e}"))
+}
+
+/// Generates case `index` of fuzz seed `fuzz_seed`.
+pub fn generate(strategy: &BoxedStrategy<FuzzCase>, fuzz_seed: u64, index: u64) -> Result<Box<dyn ValueTree<Value = FuzzCase>>, String> {
+    generate_from_seed(strategy, &case_seed(fuzz_seed, index))
+}
+
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    pub profile: Profile,
+    pub mutants: Vec<String>,
+    pub faults: Faults,
+    pub fuzz_seed: u64,
+    /// Stop after this many cases…
+    pub cases_max: u64,
+    /// …or after this long (seconds), whichever comes first.
+    pub time_s_max: Option<f64>,
+    pub threads: usize,
+    /// Most runs while shrinking (both phases together).
+    pub shrink_iters_max: u32,
+    pub progress: bool,
+    /// Run the protocol's invariant checks (`checks.invariants`); without them only the history
+    /// check (and panics) can fail a case.
+    pub invariants: bool,
+    /// Sessions may fan out and in (otherwise every session is a chain).
+    pub fan_out: bool,
+}
+
+impl FuzzOptions {
+    /// Options with defaults (1000 cases, fuzz seed 1, safe faults, one thread, no progress
+    /// bar); checks the protocol and mutant names.
+    pub fn new(protocol: &str, mutants: &[&str]) -> Result<FuzzOptions, String> {
+        let profile = Profile::of(protocol)?;
+        let known = mutants_of(protocol);
+        let mutants: Vec<String> = mutants.iter().map(|m| m.to_string()).collect();
+        causim_models::check_mutants(protocol, &mutants, known).map_err(|e| e.message)?;
+        Ok(FuzzOptions {
+            profile,
+            mutants,
+            faults: Faults::Safe,
+            fuzz_seed: 1,
+            cases_max: 1000,
+            time_s_max: None,
+            threads: 1,
+            shrink_iters_max: 2000,
+            progress: false,
+            invariants: true,
+            fan_out: true,
+        })
+    }
+
+    /// The command line that makes this run.
+    pub fn command(&self) -> String {
+        format!(
+            "causim fuzz --protocol {}{} --fuzz-seed {} --faults {}{}{}",
+            self.profile.protocol,
+            self.mutants.iter().map(|m| format!(" --mutant {m}")).collect::<String>(),
+            self.fuzz_seed,
+            self.faults.name(),
+            if self.invariants { "" } else { " --oracle history" },
+            if self.fan_out { "" } else { " --no-fan-out" }
+        )
+    }
+
+    /// The name of the files a failure is written to: `fuzz-<protocol>[-<mutant>…]`.
+    pub fn failure_name(&self) -> String {
+        let mut name = format!("fuzz-{}", self.profile.protocol);
+        for m in &self.mutants {
+            name.push('-');
+            name.push_str(m);
+        }
+        name
+    }
+}
+
+/// The mutant catalogue of a protocol (`(name, description)`).
+pub fn mutants_of(protocol: &str) -> &'static [(&'static str, &'static str)] {
+    use causim_models::Model;
+    use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
+    match protocol {
+        causim_models::register::Register::NAME => causim_models::register::Register::MUTANTS,
+        CausalMesh::NAME => CausalMesh::MUTANTS,
+        CausalMeshTcc::NAME => CausalMeshTcc::MUTANTS,
+        causim_models::eventual::Eventual::NAME => causim_models::eventual::Eventual::MUTANTS,
+        causim_models::direct::Direct::NAME => causim_models::direct::Direct::MUTANTS,
+        causim_models::faastcc::Faastcc::NAME => causim_models::faastcc::Faastcc::MUTANTS,
+        causim_models::hydrocache::HydroCache::NAME => causim_models::hydrocache::HydroCache::MUTANTS,
+        _ => &[],
+    }
+}
+
+/// A failure, before and after shrinking.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub index: u64,
+    pub seed: [u8; 32],
+    pub original: FuzzCase,
+    pub original_verdict: Failed,
+    pub shrunk: FuzzCase,
+    pub shrunk_verdict: Failed,
+    /// Runs spent shrinking.
+    pub shrink_iters: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct FuzzOutcome {
+    /// Cases run: up to and including the failing one when there is one.
+    pub cases: u64,
+    /// Seconds searching (until the first failure was known, or the budget ran out).
+    pub search_s: f64,
+    pub shrink_s: f64,
+    pub failure: Option<Failure>,
+}
+
+impl FuzzOutcome {
+    pub fn cases_per_s(&self) -> f64 {
+        self.cases as f64 / self.search_s.max(1e-9)
+    }
+}
+
+/// Runs cases until one fails or the budget is spent, then shrinks the failure.
+pub fn fuzz(options: &FuzzOptions) -> Result<FuzzOutcome, String> {
+    let started = std::time::Instant::now();
+    let next = AtomicU64::new(0);
+    // The lowest failing index found so far (u64::MAX: none).
+    let limit = AtomicU64::new(u64::MAX);
+    let stop = AtomicBool::new(false);
+    let found: Mutex<Vec<(u64, Failed)>> = Mutex::new(Vec::new());
+    let done = AtomicU64::new(0);
+    let error: Mutex<Option<(u64, String)>> = Mutex::new(None);
+    let total = if options.time_s_max.is_some() && options.cases_max == u64::MAX { 0 } else { options.cases_max };
+    let label = format!(
+        "fuzz {}{}",
+        options.profile.protocol,
+        if options.mutants.is_empty() { String::new() } else { format!(" --mutant {}", options.mutants.join(",")) }
+    );
+    let progress = Mutex::new(crate::progress::Progress::new(label, "cases", if options.progress { total } else { 0 }));
+    let name = "fuzz-case";
+    std::thread::scope(|scope| {
+        for _ in 0..options.threads.max(1) {
+            scope.spawn(|| {
+                // A strategy per thread: proptest's boxed strategies are not `Sync`.
+                let strategy = case_strategy(&options.profile, options.faults, options.fan_out);
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if options.time_s_max.is_some_and(|t| started.elapsed().as_secs_f64() >= t) {
+                        return;
+                    }
+                    // Cases are claimed in order and every claimed case is run to the end, so
+                    // every case below the lowest failing one has run: the first failure does
+                    // not depend on the number of threads.
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= options.cases_max || i > limit.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let verdict = generate(&strategy, options.fuzz_seed, i)
+                        .and_then(|tree| judge(&tree.current().scenario_with(&options.profile, &options.mutants, name, options.invariants)));
+                    match verdict {
+                        Ok(Verdict::Pass) => {}
+                        Ok(Verdict::Fail(what)) => {
+                            found.lock().expect("not poisoned").push((i, what));
+                            limit.fetch_min(i, Ordering::SeqCst);
+                        }
+                        Err(e) => {
+                            let mut slot = error.lock().expect("not poisoned");
+                            if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                                *slot = Some((i, e));
+                            }
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                    progress.lock().expect("not poisoned").advance(1);
+                }
+            });
+        }
+    });
+    progress.lock().expect("not poisoned").finish();
+    if let Some((i, e)) = error.into_inner().expect("not poisoned") {
+        return Err(format!("case {i}: {e}"));
+    }
+    let search_s = started.elapsed().as_secs_f64();
+    let mut found = found.into_inner().expect("not poisoned");
+    found.sort_by_key(|f| f.0);
+    let Some((index, original_verdict)) = found.into_iter().next() else {
+        return Ok(FuzzOutcome { cases: done.load(Ordering::Relaxed), search_s, shrink_s: 0.0, failure: None });
+    };
+    let shrink_started = std::time::Instant::now();
+    let seed = case_seed(options.fuzz_seed, index);
+    let (original, shrunk, shrunk_verdict, shrink_iters) = shrink(options, &seed, &original_verdict)?;
+    Ok(FuzzOutcome {
+        cases: index + 1,
+        search_s,
+        shrink_s: shrink_started.elapsed().as_secs_f64(),
+        failure: Some(Failure { index, seed, original, original_verdict, shrunk, shrunk_verdict, shrink_iters }),
+    })
+}
+
+/// Shrinks the case generated from `seed`, which failed with `verdict`: proptest's shrinking,
+/// then the greedy pass. Returns the original, the shrunk case, how it fails and the runs spent.
+pub fn shrink(options: &FuzzOptions, seed: &[u8; 32], verdict: &Failed) -> Result<(FuzzCase, FuzzCase, Failed, u32), String> {
+    let strategy = case_strategy(&options.profile, options.faults, options.fan_out);
+    let mut tree = generate_from_seed(&strategy, seed)?;
+    let original = tree.current();
+    let mut best = (original.clone(), verdict.clone());
+    let mut iters = 0u32;
+    let budget = options.shrink_iters_max;
+    let fails = |c: &FuzzCase| -> Result<Option<Failed>, String> {
+        match judge(&c.scenario_with(&options.profile, &options.mutants, "fuzz-case", options.invariants))? {
+            Verdict::Fail(w) if verdict.same_kind(&w) => Ok(Some(w)),
+            _ => Ok(None),
+        }
+    };
+    // Phase 1: proptest's shrinking (at most half the budget).
+    if tree.simplify() {
+        while iters < budget / 2 {
+            iters += 1;
+            let current = tree.current();
+            match fails(&current)? {
+                Some(w) => {
+                    best = (current, w);
+                    if !tree.simplify() {
+                        break;
+                    }
+                }
+                None => {
+                    if !tree.complicate() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // Phase 2: greedy, until no single change keeps the failure.
+    'outer: while iters < budget {
+        for candidate in best.0.simpler() {
+            if iters >= budget {
+                break 'outer;
+            }
+            iters += 1;
+            if let Some(w) = fails(&candidate)? {
+                best = (candidate, w);
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    Ok((original, best.0, best.1, iters))
+}
+
+pub fn hex(seed: &[u8; 32]) -> String {
+    seed.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The header line of a regression file: the command whose strategy the entries belong to.
+pub const REGRESSION_HEADER: &str = "# causim-fuzz-regressions:";
+
+/// Parses a regression file's header (`# causim-fuzz-regressions: --protocol P --mutant M
+/// --faults F --oracle O --fan-out B`) into options for replaying its entries.
+pub fn regression_options(text: &str) -> Result<FuzzOptions, String> {
+    let line = text.lines().find_map(|l| l.strip_prefix(REGRESSION_HEADER)).ok_or("no causim-fuzz-regressions header line")?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (mut protocol, mut mutants, mut faults, mut invariants, mut fan_out) = (None, Vec::new(), Faults::Safe, true, true);
+    let mut i = 0;
+    while i < words.len() {
+        let value = words.get(i + 1).copied().ok_or_else(|| format!("{} needs a value", words[i]))?;
+        match words[i] {
+            "--protocol" => protocol = Some(value),
+            "--mutant" => mutants.push(value),
+            "--faults" => faults = Faults::parse(value)?,
+            "--oracle" => invariants = value != "history",
+            "--fan-out" => fan_out = value != "false",
+            other => return Err(format!("unexpected {other:?} in the header")),
+        }
+        i += 2;
+    }
+    let mut options = FuzzOptions::new(protocol.ok_or("the header has no --protocol")?, &mutants)?;
+    options.faults = faults;
+    options.invariants = invariants;
+    options.fan_out = fan_out;
+    Ok(options)
+}
+
+/// Parses the `cc <hex>` entries of a proptest regression file.
+pub fn regression_seeds(text: &str) -> Vec<[u8; 32]> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("cc "))
+        .filter_map(|rest| {
+            let h = rest.split_whitespace().next()?;
+            if h.len() != 64 {
+                return None;
+            }
+            let mut seed = [0u8; 32];
+            for (i, b) in seed.iter_mut().enumerate() {
+                *b = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()?;
+            }
+            Some(seed)
+        })
+        .collect()
+}
+
+/// The files [`write_failure`] wrote.
+#[derive(Clone, Debug)]
+pub struct Written {
+    pub shrunk: PathBuf,
+    pub original: PathBuf,
+    pub regressions: PathBuf,
+}
+
+/// Writes the shrunk and original scenarios and the proptest regression entry.
+pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<Written, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let name = options.failure_name();
+    let mut shrunk = f.shrunk.scenario_with(&options.profile, &options.mutants, &name, options.invariants);
+    shrunk["description"] = json!(format!(
+        "Found by `{}` (case {}, proptest regression seed cc {}) and shrunk in {} runs: {}. {}.",
+        options.command(),
+        f.index,
+        hex(&f.seed),
+        f.shrink_iters,
+        f.shrunk_verdict,
+        f.shrunk.size()
+    ));
+    shrunk["expect"] = json!({"verdict": "fail", "anomalies": f.shrunk_verdict.anomalies});
+    let shrunk_path = dir.join(format!("{name}.json"));
+    write(&shrunk_path, serde_json::to_string_pretty(&shrunk).expect("serializes") + "\n")?;
+    let mut original = f.original.scenario_with(&options.profile, &options.mutants, &format!("{name}-original"), options.invariants);
+    original["description"] =
+        json!(format!("The unshrunk case {} of `{}`: {}. {}.", f.index, options.command(), f.original_verdict, f.original.size()));
+    let original_path = dir.join(format!("{name}-original.json"));
+    write(&original_path, serde_json::to_string_pretty(&original).expect("serializes") + "\n")?;
+    // proptest's regression file format: `cc <ChaCha seed in hex> # comment`; our header line
+    // names the strategy (protocol, mutants, faults) the seeds belong to.
+    let reg_path = dir.join(format!("{name}.proptest-regressions"));
+    let header = format!(
+        "# Seeds for failure cases proptest has generated in the past. It is automatically read and these\n\
+         # particular cases re-run before any novel cases are generated (tests/fuzz_regressions.rs).\n\
+         {REGRESSION_HEADER} --protocol {}{} --faults {} --oracle {} --fan-out {}\n",
+        options.profile.protocol,
+        options.mutants.iter().map(|m| format!(" --mutant {m}")).collect::<String>(),
+        options.faults.name(),
+        if options.invariants { "all" } else { "history" },
+        options.fan_out
+    );
+    let line = format!(
+        "cc {} # case {} of fuzz seed {} shrinks to {} ({})\n",
+        hex(&f.seed),
+        f.index,
+        options.fuzz_seed,
+        f.shrunk_verdict,
+        f.shrunk.size()
+    );
+    let existing = std::fs::read_to_string(&reg_path).unwrap_or(header);
+    if !existing.contains(&hex(&f.seed)) {
+        write(&reg_path, existing + &line)?;
+    }
+    Ok(Written { shrunk: shrunk_path, original: original_path, regressions: reg_path })
+}
+
+/// Writes case `index`'s scenario (as generated) to `dir/fuzz-case-<index>.json`.
+pub fn write_case(options: &FuzzOptions, index: u64, dir: &Path) -> Result<PathBuf, String> {
+    let strategy = case_strategy(&options.profile, options.faults, options.fan_out);
+    let case = generate(&strategy, options.fuzz_seed, index)?.current();
+    let name = format!("fuzz-case-{index}");
+    let mut scenario = case.scenario_with(&options.profile, &options.mutants, &name, options.invariants);
+    scenario["description"] = json!(format!("Case {index} of `{}`, as generated. {}.", options.command(), case.size()));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{name}.json"));
+    write(&path, serde_json::to_string_pretty(&scenario).expect("serializes") + "\n")?;
+    Ok(path)
+}
+
+fn write(path: &Path, text: String) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
