@@ -38,6 +38,9 @@ pub struct CacheRules {
     pub keys_max: Option<usize>,
     /// A key never cached is at its initial state (the evaluation's pre-warmed caches).
     pub prewarmed: bool,
+    /// Remember each merged write's own dependencies (CausalMesh-TCC's read validation walks
+    /// them; a merged C-cache entry only keeps their union).
+    pub keep_write_deps: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,9 +52,13 @@ pub struct DualCache {
     // I-cache: per key, versions waiting to be integrated, and their size in bytes.
     i: BTreeMap<Key, Vec<Version>>,
     i_bytes: u64,
-    /// Per key, the last versions merged into the C-cache, so a copy that arrives again (a
-    /// carried write re-sent with each of its writer's writes) is not kept twice.
+    /// Per key, the last versions that left the I-cache (merged into the C-cache, or dropped
+    /// as covered), so a copy that arrives again (a carried write re-sent with each of its
+    /// writer's writes) is not kept twice.
     merged: BTreeMap<Key, VecDeque<Vc>>,
+    /// With `keep_write_deps`: per key, the dependencies of the last merged writes (as many as
+    /// `merged` remembers).
+    write_deps: BTreeMap<Key, VecDeque<(Vc, Deps)>>,
     // Eviction bookkeeping (only when `keys_max` is set).
     /// Keys whose value was evicted: the entry (VC, winner, deps) stays, the value must be
     /// fetched from the database before a read can show it.
@@ -83,6 +90,7 @@ impl DualCache {
             i: BTreeMap::new(),
             i_bytes: 0,
             merged: BTreeMap::new(),
+            write_deps: BTreeMap::new(),
             cold: BTreeSet::new(),
             dependents: BTreeMap::new(),
             lru: BTreeSet::new(),
@@ -220,9 +228,13 @@ impl DualCache {
             let list = self.i.get_mut(&key).expect("wanted versions are in the I-cache");
             let mut merged: Option<Version> = None;
             let mut freed = 0;
+            let mut own_deps = Vec::new();
             list.retain(|v| {
                 if !vcs.contains(&v.vc) {
                     return true;
+                }
+                if self.rules.keep_write_deps {
+                    own_deps.push((v.vc, v.deps.clone()));
                 }
                 freed += v.bytes();
                 match &mut merged {
@@ -235,13 +247,7 @@ impl DualCache {
             if list.is_empty() {
                 self.i.remove(&key);
             }
-            let recent = self.merged.entry(key).or_default();
-            for vc in &vcs {
-                recent.push_back(vc.clone());
-                if recent.len() > RECENTLY_MERGED_MAX {
-                    recent.pop_front();
-                }
-            }
+            self.remember(key, &vcs, own_deps);
             result.moved.extend(vcs.into_iter().map(|vc| (key, vc)));
             if let Some(m) = merged {
                 self.install(key, &m, &mut result);
@@ -274,11 +280,18 @@ impl DualCache {
         let list = self.i.get_mut(&key).expect("checked above");
         let mut freed = 0;
         let mut i = 0;
+        let mut dropped = Vec::new();
+        let mut dropped_deps = Vec::new();
+        let keep_deps = self.rules.keep_write_deps;
         list.retain(|u| {
             let keep = !droppable[i];
             i += 1;
             if !keep {
                 freed += u.bytes();
+                dropped.push(u.vc);
+                if keep_deps {
+                    dropped_deps.push((u.vc, u.deps.clone()));
+                }
             }
             keep
         });
@@ -286,6 +299,26 @@ impl DualCache {
             self.i.remove(&key);
         }
         self.i_bytes -= freed;
+        // A write dropped here was never shown, but it happened: CausalMesh-TCC's read
+        // validation must still find it among the writes this server knows.
+        self.remember(key, &dropped, dropped_deps);
+    }
+
+    /// Records writes of `key` that left the I-cache (merged, or dropped as covered), with
+    /// their own dependencies when `keep_write_deps`; the last `RECENTLY_MERGED_MAX` stay.
+    fn remember(&mut self, key: Key, vcs: &[Vc], deps: Vec<(Vc, Deps)>) {
+        let recent = self.merged.entry(key).or_default();
+        recent.extend(vcs.iter().copied());
+        while recent.len() > RECENTLY_MERGED_MAX {
+            recent.pop_front();
+        }
+        if !deps.is_empty() {
+            let log = self.write_deps.entry(key).or_default();
+            log.extend(deps);
+            while log.len() > RECENTLY_MERGED_MAX {
+                log.pop_front();
+            }
+        }
     }
 
     /// Puts a version into the C-cache directly (a version fetched from the database on a
@@ -360,6 +393,42 @@ impl DualCache {
             Some(v) => v.deps.iter().copied().collect(),
             None => Vec::new(),
         }
+    }
+
+    /// The dependencies of the single write `vc` of `key`, if this server still knows them:
+    /// the initial version has none; a write waiting in the I-cache or among the last merged
+    /// (with `keep_write_deps`) has its own. `None` when they are no longer known.
+    pub fn write_deps(&self, key: Key, vc: &Vc) -> Option<Deps> {
+        if vc.is_zero() {
+            return Some(Deps::new());
+        }
+        if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
+            return Some(v.deps.clone());
+        }
+        self.write_deps.get(&key)?.iter().find(|(w, _)| w == vc).map(|(_, d)| d.clone())
+    }
+
+    /// Whether write `u` of `u_key` lies in the causal past of write `w` of `w_key`, following
+    /// the writes' own dependencies. VCs order every causal predecessor below its successor, so
+    /// the walk only enters writes whose VC is ≥ `u`'s — the recent ones. `None` when it must
+    /// enter a write whose dependencies this server no longer knows.
+    pub fn in_causal_past(&self, u_key: Key, u: &Vc, w_key: Key, w: &Vc) -> Option<bool> {
+        if u_key == w_key && u == w {
+            return Some(true);
+        }
+        let mut stack = vec![(w_key, *w)];
+        let mut seen: BTreeSet<(Key, Vc)> = BTreeSet::new();
+        while let Some((k, d)) = stack.pop() {
+            for (dk, dd) in self.write_deps(k, &d)? {
+                if dk == u_key && dd == *u {
+                    return Some(true);
+                }
+                if u.le(&dd) && seen.insert((dk, dd)) {
+                    stack.push((dk, dd));
+                }
+            }
+        }
+        Some(false)
     }
 
     /// The VCs of every version of `key` this server knows: its ring (merged VCs and winning
@@ -494,7 +563,7 @@ mod tests {
     use super::*;
 
     fn rules() -> CacheRules {
-        CacheRules { transitive: true, by_dominance: false, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true }
+        CacheRules { transitive: true, by_dominance: false, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true, keep_write_deps: false }
     }
 
     fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {
@@ -630,5 +699,23 @@ mod tests {
         fresh.integrate(&deps(&[(X, &[1])]));
         let values: Vec<_> = fresh.visible_versions(X).iter().map(|v| v.value).collect();
         assert_eq!(values, vec![None, Some(1)], "the initial state stays readable");
+    }
+
+    #[test]
+    fn causal_past_follows_own_dependencies_not_vc_dominance() {
+        const Y: Key = 1;
+        const Z: Key = 2;
+        let mut cache = DualCache::new(2, CacheRules { keep_write_deps: true, ..rules() });
+        // y1 ← x1 (x1 read y1); z1 is written at the same head later, so its VC dominates
+        // y1's without depending on it.
+        cache.add_inconsistent(Y, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(X, v(1, &[2, 0], &[(Y, &[1, 0])]));
+        cache.add_inconsistent(Z, v(1, &[3, 0], &[]));
+        cache.integrate(&deps(&[(X, &[2, 0]), (Z, &[3, 0])]));
+        let y1 = Vc::from_slice(&[1, 0]);
+        assert_eq!(cache.in_causal_past(Y, &y1, X, &Vc::from_slice(&[2, 0])), Some(true));
+        assert_eq!(cache.in_causal_past(Y, &y1, Z, &Vc::from_slice(&[3, 0])), Some(false), "VC dominance is not causality");
+        assert_eq!(cache.in_causal_past(Y, &y1, X, &Vc::from_slice(&[9, 0])), None, "an unknown write's past is unknown");
+        assert_eq!(cache.in_causal_past(Y, &y1, Y, &y1), Some(true), "a write is in its own past");
     }
 }

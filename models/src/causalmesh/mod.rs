@@ -312,6 +312,7 @@ impl CausalMesh {
             ring_size: if self.tcc { self.params.ring_size } else { 1 },
             keys_max: self.params.c_cache_keys_max,
             prewarmed: true,
+            keep_write_deps: self.tcc,
         }
     }
 }

@@ -332,9 +332,11 @@ impl Server {
     /// past of `v` or of a read was integrated here, so it is among the writes of its key this
     /// server knows (its ring's winners, its I-cache, the last `RECENTLY_MERGED_MAX` writes it
     /// merged per key): none of a read key may lie in `v`'s past yet be newer than the one
-    /// read, and none of `key` in a read's past may be newer than `v`. Server-ordered VCs can
-    /// only make (2) stricter than needed (an extra abort). Fig. 11 alone misses fractures one
-    /// write further away.
+    /// read, and none of `key` in a read's past may be newer than `v`. VC dominance only
+    /// shortlists candidates (server-ordered VCs put every earlier write at `v`'s head below
+    /// `v`); a walk over the writes' own dependencies decides, and a write whose dependencies
+    /// are forgotten counts as in the past (an extra abort, never a fracture). Fig. 11 alone
+    /// misses fractures one write further away.
     fn tcc_choose(&self, key: Key, read_set: &Deps) -> Option<Version> {
         let versions = self.cache.visible_versions(key);
         if self.rules.tcc_ignores_cut {
@@ -347,14 +349,15 @@ impl Server {
             needs.extend(self.cache.deps_of(*k, winner).into_iter().filter(|(dk, _)| *dk == key).map(|(_, d)| d));
         }
         let known_here = self.cache.known_writes(key);
-        let known_read: Vec<(Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*r, self.cache.known_writes(*k))).collect();
+        let known_read: Vec<(Key, Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*k, *r, self.cache.known_writes(*k))).collect();
         versions.into_iter().find(|v| {
             let w = &v.winner;
             needs.iter().all(|n| !newer(n, w))
                 && self.cache.deps_of(key, w).iter().all(|(k, d)| read.get(k).is_none_or(|r| !newer(d, r)))
-                && known_read.iter().all(|(r, known)| {
-                    let newer_read_key_in_v = known.iter().any(|u| u.le(w) && newer(u, r));
-                    let newer_key_in_read = known_here.iter().any(|u| u.le(r) && newer(u, w));
+                && known_read.iter().all(|(k, r, known)| {
+                    let in_past = |u_key, u: &Vc, of_key, of: &Vc| self.cache.in_causal_past(u_key, u, of_key, of) != Some(false);
+                    let newer_read_key_in_v = known.iter().any(|u| u.le(w) && newer(u, r) && in_past(*k, u, key, w));
+                    let newer_key_in_read = known_here.iter().any(|u| u.le(r) && newer(u, w) && in_past(key, u, *k, r));
                     !newer_read_key_in_v && !newer_key_in_read
                 })
         })
