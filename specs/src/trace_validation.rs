@@ -118,7 +118,12 @@ fn vc_of(op: &Json) -> Vec<u64> {
 /// Reads a run's trace, history and summary (`causim run --out DIR`) into a behaviour.
 pub fn behaviour(trace: &str, history: &str, summary: &str) -> Result<Behaviour, String> {
     let summary: Json = serde_json::from_str(summary).map_err(|e| format!("summary.json: {e}"))?;
-    let scenario = &summary["resolved_scenario"];
+    behaviour_of_scenario(trace, history, &summary["resolved_scenario"])
+}
+
+/// Reads a run's trace and history into a behaviour; `scenario` is the scenario that ran (its
+/// protocol and topology decide what the trace can show).
+pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Json) -> Result<Behaviour, String> {
     let protocol = &scenario["protocol"];
     if protocol["name"] != "causalmesh" {
         return Err(format!("trace validation is for causalmesh runs, not {}", protocol["name"]));
@@ -418,15 +423,54 @@ TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
     (module, cfg)
 }
 
-/// Validates a run's trace against the spec with TLC.
+/// Rewrites TLC's vector-clock functions `(0 :> 1 @@ 1 :> 2)` as the simulator prints clocks,
+/// `[1,2]`; anything else is left as it is.
+pub fn vectors_as_lists(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let parsed = after.find(')').and_then(|close| {
+            let entries: Option<Vec<u64>> = after[..close]
+                .split("@@")
+                .enumerate()
+                .map(|(i, e)| {
+                    let (k, v) = e.split_once(":>")?;
+                    (k.trim().parse::<usize>().ok()? == i).then_some(())?;
+                    v.trim().parse().ok()
+                })
+                .collect();
+            Some((close, entries?))
+        });
+        match parsed {
+            Some((close, values)) => {
+                out.push_str(&format!("[{}]", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")));
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('(');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Validates a run's trace against the spec with TLC (`summary` is the run's `summary.json`).
 pub fn validate(trace: &str, history: &str, summary: &str, options: &TlcOptions) -> Result<Outcome, String> {
-    let b = behaviour(trace, history, summary)?;
+    validate_behaviour(&behaviour(trace, history, summary)?, options)
+}
+
+/// Validates a behaviour against the spec with TLC.
+pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome, String> {
     let steps: Vec<String> = b.steps.iter().map(|s| s.to_string()).collect();
     if b.steps.is_empty() {
         return Err("the trace has no protocol step (was the run traced?)".into());
     }
     let run_once = |relax: Option<usize>| {
-        let (module, cfg) = tla(&b, relax);
+        let (module, cfg) = tla(b, relax);
         run_tlc_with_files(&spec_dir("causalmesh"), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
             .map_err(|e| e.to_string())
     };
@@ -449,7 +493,8 @@ pub fn validate(trace: &str, history: &str, summary: &str, options: &TlcOptions)
             let why = match &relaxed.verdict {
                 Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
                     let seen = relaxed.trace.last().and_then(|s| s.vars.get("seen")).cloned().unwrap_or_default();
-                    format!("the spec can take this step, but shows {}", seen.split_whitespace().collect::<Vec<_>>().join(" "))
+                    let seen = seen.split_whitespace().collect::<Vec<_>>().join(" ");
+                    format!("the spec can take this step, but shows {}", vectors_as_lists(&seen))
                 }
                 Verdict::Deadlock => "the spec cannot take this step at all in the state the earlier steps lead to".to_string(),
                 other => format!("relaxing the step, TLC reports {other:?}"),
@@ -466,5 +511,17 @@ pub fn validate(trace: &str, history: &str, summary: &str, options: &TlcOptions)
             })
         }
         other => Err(format!("unexpected TLC verdict {other:?}:\n{}", run.output)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vectors_as_lists;
+
+    #[test]
+    fn clocks_print_as_the_simulator_prints_them() {
+        assert_eq!(vectors_as_lists("[vc |-> (0 :> 1 @@ 1 :> 2)]"), "[vc |-> [1,2]]");
+        assert_eq!(vectors_as_lists("[val |-> (k1 :> InitVal), vc |-> (0 :> 0)]"), "[val |-> (k1 :> InitVal), vc |-> [0]]");
+        assert_eq!(vectors_as_lists("(1 :> 3)"), "(1 :> 3)", "a function not starting at 0 is not a clock");
     }
 }
