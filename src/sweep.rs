@@ -840,6 +840,11 @@ pub fn read_journal(path: &Path) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// A row as read back from its journal line.
+fn journal_row(line: &str) -> Row {
+    serde_json::from_str::<Value>(line).ok().as_ref().and_then(Row::from_json).expect("a journal line written by to_json reads back")
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
@@ -1094,7 +1099,11 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                                             stop.store(true, Ordering::Relaxed);
                                         }
                                         counts.lock().expect("not poisoned").0 += 1;
-                                        row
+                                        // The row as the journal holds it: serde_json's float
+                                        // parsing can be one ulp off the printed value, so a
+                                        // row read back (resumption, `merge`) must equal the
+                                        // row a fresh run keeps, or outputs would differ.
+                                        journal_row(&line)
                                     }
                                     Err(e) => {
                                         first_error.lock().expect("not poisoned").get_or_insert(plan.run_error(point, &e).to_string());
@@ -1188,6 +1197,31 @@ mod tests {
         assert_eq!(m, 2.0);
         assert!((c - 4.303 * (1.0f64 / 3.0).sqrt()).abs() < 1e-9);
         assert_eq!(mean_ci(&[4.0]), (4.0, 0.0));
+    }
+
+    #[test]
+    fn journal_rows_read_back_identically() {
+        let mut metrics = BTreeMap::new();
+        for (i, x) in [198.21074921473766, 0.1 + 0.2, 1.0 / 3.0, 7.102231477, 1e-300, 123456789.123456789].into_iter().enumerate() {
+            metrics.insert(format!("m{i}"), x);
+        }
+        let row = Row {
+            sweep: "s".into(),
+            point: 3,
+            series: Some("a".into()),
+            params: BTreeMap::from([("p".to_string(), json!(1.25))]),
+            seed: 7,
+            scenario_hash: "h".into(),
+            passed: true,
+            invariant_violation: None,
+            anomalies: BTreeMap::new(),
+            metrics,
+        };
+        let once = journal_row(&row.to_json().to_string());
+        // What a resumption or a merge reads is what a fresh run kept, and printing it again
+        // gives the same line.
+        assert_eq!(journal_row(&once.to_json().to_string()), once);
+        assert_eq!(once.to_json().to_string(), journal_row(&once.to_json().to_string()).to_json().to_string());
     }
 
     #[test]
