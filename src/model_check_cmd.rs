@@ -116,6 +116,10 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     }
     let cfg = config(&args)?;
     let model = cfg.clone().into_model()?;
+    if args.tlc {
+        // Before any checking: can the spec express this variant?
+        causalmesh_tla::variant(&cfg.mutants)?;
+    }
     let threads = if args.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.threads };
     let bounds = match &cfg.scripts {
         Some(s) => format!("{} servers, {} keys, scripts {:?}", cfg.servers, cfg.keys, cm::format_scripts(s)),
