@@ -23,7 +23,9 @@ mod replay;
 
 use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
-use crate::history::{HistoryWriter, Names, Outcome, SessionRef, TxnKind, TxnRecord, json_string};
+use crate::history::{
+    HistoryWriter, Key, Names, OpKind, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value, json_string,
+};
 use crate::metrics::{Histogram, MessageCount, NodeSummary, Summary, WorkflowCounts};
 use crate::node::{Effect, Message, Node, NodeId, Outbox};
 use crate::protocol::{FunctionStart, Protocol};
@@ -31,7 +33,7 @@ use crate::queue::EventQueue;
 use crate::rng::{RngStream, StreamId};
 use crate::time::Time;
 use crate::trace::TraceWriter;
-use crate::workload::{Arrival, Generator, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
+use crate::workload::{Arrival, Generator, Op, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
 use cpu::{Cpu, Input};
 use flows::{Machine, Placer, WorkflowRun};
 use net::{Held, LinkCells, Network, Partition, fifo_delivery};
@@ -124,6 +126,11 @@ struct FunctionSlot<N: Node> {
     timers: Vec<(N::Timer, u64)>,
     link_out: LinkCells,
     link_in: LinkCells,
+    /// When the instance started.
+    spawned_ns: Time,
+    /// Its writes that no record of its own has reported yet (in program order). If the
+    /// instance is killed (a workflow abort), these may be in flight: see `kill_function`.
+    unrecorded_writes: Vec<(Key, Value)>,
 }
 
 enum Workload {
@@ -985,7 +992,7 @@ impl<P: Protocol> Sim<P> {
         let after = run.program_order_after(function);
         run.after[f] = after;
         run.machine_of[f] = Some(machine);
-        let ops = run.plan.ops[f].iter().map(|spec| self.values.assign(spec)).collect();
+        let ops: Vec<Op> = run.plan.ops[f].iter().map(|spec| self.values.assign(spec)).collect();
         let is_source = run.plan.dag.preds(function).is_empty();
         let is_sink = run.plan.dag.is_sink(function);
         let remaining = run.remaining - 1;
@@ -1004,6 +1011,8 @@ impl<P: Protocol> Sim<P> {
                     timers: Vec::new(),
                     link_out: LinkCells::default(),
                     link_in: LinkCells::default(),
+                    spawned_ns: 0,
+                    unrecorded_writes: Vec::new(),
                 });
                 self.functions.len() - 1
             }
@@ -1011,6 +1020,12 @@ impl<P: Protocol> Sim<P> {
         let s = &mut self.functions[slot];
         s.generation = s.generation.wrapping_add(1) & 0x7FFF_FFFF;
         let id = NodeId::function(slot as u32, s.generation);
+        s.spawned_ns = self.now;
+        s.unrecorded_writes.clear();
+        s.unrecorded_writes.extend(ops.iter().filter_map(|op| match op {
+            Op::Write { key, value } => Some((*key, *value)),
+            _ => None,
+        }));
         let start = FunctionStart {
             self_id: id,
             workflow_id: workflow,
@@ -1147,7 +1162,7 @@ impl<P: Protocol> Sim<P> {
         let running = std::mem::take(&mut self.workflows.get_mut(&workflow).expect("live").running);
         for id in running {
             if self.live_function(id).is_some() {
-                self.retire(id);
+                self.kill_function(id);
             }
         }
         self.metrics.workflows.aborted_attempts += 1;
@@ -1174,10 +1189,58 @@ impl<P: Protocol> Sim<P> {
         }
     }
 
+    /// Retires a function instance of an aborting workflow attempt (the one that asked for the
+    /// abort, and its siblings still running). Whatever it sent is still on its way and is
+    /// carried out: a server applies a write whose requester is gone. So each of its writes that
+    /// no record of its own reported is recorded as a one-write `failed` transaction (unknown
+    /// outcome: others may read it, nobody is told it failed to happen). `aborted` would be
+    /// wrong: a read of the value would then be an AbortedRead. A write the instance had not
+    /// issued yet is recorded the same way: the engine cannot tell the two apart, and a failed
+    /// write that nobody reads changes no verdict. One transaction per write, so a read of an
+    /// earlier one is not an intermediate read.
+    fn kill_function(&mut self, id: NodeId) {
+        let slot = id.slot();
+        let writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
+        let invoke_ns = self.functions[slot].spawned_ns;
+        for &(key, value) in &writes {
+            let record = TxnRecord {
+                kind: TxnKind::Write,
+                node: None,
+                invoke_ns,
+                complete_ns: self.now,
+                outcome: Outcome::Failed,
+                ops: vec![OpRecord::write(key, value)],
+                note: Some("the function was killed by its workflow's abort; the write may have taken effect"),
+            };
+            self.write_record_measured(id, record, false);
+        }
+        let mut writes = writes;
+        writes.clear();
+        self.functions[slot].unrecorded_writes = writes;
+        self.retire(id);
+    }
+
     fn write_record(&mut self, source: NodeId, record: TxnRecord) {
+        self.write_record_measured(source, record, true);
+    }
+
+    /// Writes a history line; `latency` says whether the record's interval is an operation's
+    /// latency for the summary.
+    fn write_record_measured(&mut self, source: NodeId, record: TxnRecord, latency: bool) {
         let slot = self.live_function(source).unwrap_or_else(|| {
             panic!("only function instances record history; {} did", self.display_name(source))
         });
+        let pending = &mut self.functions[slot].unrecorded_writes;
+        if !pending.is_empty() {
+            for op in &record.ops {
+                if op.kind == OpKind::Write
+                    && let Some(value) = op.value
+                    && let Some(i) = pending.iter().position(|&w| w == (op.key, value))
+                {
+                    pending.remove(i);
+                }
+            }
+        }
         let (workflow, function) = (self.functions[slot].workflow, self.functions[slot].function);
         let id = self.next_record_id;
         self.next_record_id += 1;
@@ -1201,7 +1264,7 @@ impl<P: Protocol> Sim<P> {
             self.stop("output error");
         }
         self.metrics.transactions[record.kind as usize][record.outcome as usize] += 1;
-        if record.invoke_ns >= self.warmup_ns() {
+        if latency && record.invoke_ns >= self.warmup_ns() {
             self.metrics.op_latency[record.kind as usize].record(record.complete_ns - record.invoke_ns);
         }
         if self.trace.is_some() {
