@@ -235,8 +235,10 @@ fn y_extent(p: &Panel) -> (f64, f64) {
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if p.y_log {
-        let lo = if bars { lo / 3.0 } else { lo / 1.6 };
-        (lo, hi * 2.5)
+        // From a power of ten, so the lowest decade has its ticks too (plotters draws minor
+        // ticks only above the first power of ten).
+        let lo = if bars { lo / 3.0 } else { lo / 1.1 };
+        (10f64.powf(lo.log10().floor()), hi * 2.5)
     } else {
         let lo = if lo >= 0.0 { 0.0 } else { lo * 1.1 };
         let hi = if hi <= lo { lo + 1.0 } else { hi + (hi - lo) * 0.22 };
@@ -256,7 +258,7 @@ fn x_extent(p: &Panel) -> (f64, f64) {
     let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if p.x_log {
-        (lo / 1.5, hi * 1.5)
+        (10f64.powf((lo / 1.1).log10().floor()), hi * 1.5)
     } else {
         let pad = if hi > lo { (hi - lo) * 0.06 } else { 1.0 };
         (lo - pad, hi + pad)
@@ -410,6 +412,7 @@ where
     let x_log = p.x_log;
     let x_decades = if p.x_log { let (a, b) = x_extent(p); (b / a).log10() } else { 0.0 };
     let y_decades = if p.y_log { let (a, b) = y_extent(p); (b / a).log10() } else { 0.0 };
+    let last_x = std::cell::RefCell::new(String::new());
     let x_fmt = move |x: &f64| -> String {
         match &categories {
             Some(c) => {
@@ -417,7 +420,18 @@ where
                 if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
             }
             None if integer_x => if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x) } else { String::new() },
-            None if x_log => if log_label(*x, x_decades) { short(*x) } else { String::new() },
+            None if x_log => {
+                // As for y: each decade comes twice from plotters; label it once.
+                let text = if log_label(*x, x_decades) { short(*x) } else { String::new() };
+                let mut last = last_x.borrow_mut();
+                if !text.is_empty() && *last == text {
+                    return String::new();
+                }
+                if !text.is_empty() {
+                    *last = text.clone();
+                }
+                text
+            }
             None => short(*x),
         }
     };

@@ -387,7 +387,9 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let range = |v: &[f64]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let (mlo, mhi) = range(&m);
         let (_, thi) = range(&t);
-        let holds = mhi >= med_lo && thi >= tail_up_to / 2.0;
+        // CausalMesh never slower (5 points of noise allowed) and, somewhere, as far ahead as the
+        // paper's lower bound for the median and half its best tail gap.
+        let holds = mlo >= -5.0 && mhi >= med_lo && thi >= tail_up_to / 2.0;
         claims.push(claim(
             "latency-load",
             &format!("CausalMesh vs {b}: median / tail latency lower by"),
@@ -606,7 +608,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                     if l.starts_with("Hydro") {
                         "Our HydroCache keeps each cached version's whole flattened causal past (16 B per entry, never collected, §11), over a pre-warmed cache of 1 M keys, so it is far above the paper's 1-minute snapshot of the authors' leaner encoding."
                     } else {
-                        "CausalMesh's metadata is its I-cache (plus, for -TCC, the C-cache's dependencies): versions wait there until the tail reveals them and collection removes them, so its size is the write rate × chain latency × version size."
+                        "Not stable in the model: a version leaves a non-tail server's I-cache only when a read there integrates its key or the tail disseminates it (params.disseminate, off here; the paper calls it optional, §5.2), and with 1 M keys most written keys are never read again at that server, so the I-cache grows with run length (about 23 KB per server per second at 1k/s: 35 KB after 1.5 s, 71 KB after 3 s); any match with the paper's 35.1 KB is a coincidence of run length. With dissemination on it stays near 0.1 KB."
                     },
                 ));
             }
@@ -708,11 +710,13 @@ fn aborts(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 &format!("{l} abort rate at 1k/s"),
                 paper_says,
                 pct(a),
-                Some(if expect_zero { a == 0.0 } else { true }),
+                // The paper states which systems are abort-free; for the others it gives no rate.
+                if expect_zero { Some(a == 0.0) } else { None },
                 match l {
                     "CausalMesh" => "Reads never wait or abort; integration always finds the needed versions in the I-cache.",
                     "HydroCache-Con" => "The joined snapshot is consistent before the workflow runs, so nothing can abort.",
-                    "CausalMesh-TCC" => "With a ring buffer of one version, a read whose newest version does not form a cut with the read set aborts and retries; hot Zipf keys make this frequent.",
+                    "CausalMesh-TCC" if a > 1.0 => "With a ring buffer of one version, a read whose newest version does not form a cut with the read set aborts and retries; hot Zipf keys make this frequent.",
+                    "CausalMesh-TCC" => "It may abort (a read whose only version does not form a cut with the read set), but at this load over 1 M keys few reads race a write; its aborts grow with load, servers and run length (see the figure and throughput-servers).",
                     "HydroCache-Opt" => "Validation aborts a function whose read depends on a newer version of a key the workflow read; rare with 1 M keys.",
                     _ => "Chains only abort when a needed version was garbage-collected; the store keeps versions long.",
                 },
