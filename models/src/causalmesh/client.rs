@@ -16,7 +16,7 @@ use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use causim_sim::workload::Op;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a workflow carries from function to function.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -29,6 +29,12 @@ pub struct MeshContext {
     pub read_set: BTreeMap<Key, Version>,
     pub buffer: Vec<(Key, Value)>,
     pub txn_ops: Vec<OpRecord>,
+    /// For each of `txn_ops`: the function that issued it and its position among that
+    /// function's operations. A fan-out hands every branch a copy of the context, so a join
+    /// sees the operations from before the fan-out once per branch; these ids let it keep them
+    /// once (two branches' own operations can be equal records: same read, same server, same
+    /// time).
+    pub txn_op_ids: Vec<(u32, u32)>,
     pub txn_started_ns: Option<Time>,
     /// Set at a join whose branches' read sets do not form a cut.
     pub invalid: Option<&'static str>,
@@ -62,8 +68,22 @@ impl MeshContext {
                 }
             }
         }
-        self.buffer.extend(other.buffer);
-        self.txn_ops.extend(other.txn_ops);
+        // The operations (and buffered writes) from before the fan-out are in both contexts:
+        // keep each once. Buffered writes are unique (key, value) pairs; both lists keep this
+        // context's order, then the other's new entries in its order, so the last buffered
+        // write of a key (the one that commits) is also the transaction's last write of it.
+        for w in other.buffer {
+            if !self.buffer.contains(&w) {
+                self.buffer.push(w);
+            }
+        }
+        let mut seen: BTreeSet<(u32, u32)> = self.txn_op_ids.iter().copied().collect();
+        for (id, op) in other.txn_op_ids.into_iter().zip(other.txn_ops) {
+            if seen.insert(id) {
+                self.txn_op_ids.push(id);
+                self.txn_ops.push(op);
+            }
+        }
         self.txn_started_ns = match (self.txn_started_ns, other.txn_started_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -94,6 +114,10 @@ pub struct ClientRules {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Client {
     server: NodeId,
+    /// This function's index in its workflow (names its operations in `txn_op_ids`).
+    function: u32,
+    /// Transaction operations this function has added to the context so far.
+    txn_ops_issued: u32,
     rules: ClientRules,
     ops: Vec<Op>,
     next: usize,
@@ -108,7 +132,15 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(server: NodeId, rules: ClientRules, ops: Vec<Op>, ctx: MeshContext, last: bool, now: Time) -> Client {
+    pub fn new(
+        server: NodeId,
+        function: u32,
+        rules: ClientRules,
+        ops: Vec<Op>,
+        ctx: MeshContext,
+        last: bool,
+        now: Time,
+    ) -> Client {
         // CausalMesh-TCC reads keys one at a time; a read transaction is its reads.
         let ops = if rules.tcc {
             ops.into_iter()
@@ -120,7 +152,19 @@ impl Client {
         } else {
             ops
         };
-        Client { server, rules, ops, next: 0, ctx, last, invoked_at: now, read_txn_attempts: 0, violation: None }
+        Client {
+            server,
+            function,
+            txn_ops_issued: 0,
+            rules,
+            ops,
+            next: 0,
+            ctx,
+            last,
+            invoked_at: now,
+            read_txn_attempts: 0,
+            violation: None,
+        }
     }
 
     pub fn into_context(self) -> MeshContext {
@@ -203,6 +247,8 @@ impl Client {
         op.node = Some(self.server);
         op.at_ns = Some(now);
         self.ctx.txn_ops.push(op);
+        self.ctx.txn_op_ids.push((self.function, self.txn_ops_issued));
+        self.txn_ops_issued += 1;
     }
 
     fn finish(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
@@ -235,6 +281,7 @@ impl Client {
             ops: std::mem::take(&mut self.ctx.txn_ops),
             note,
         });
+        self.ctx.txn_op_ids.clear();
     }
 
     fn abort_txn(&mut self, now: Time, reason: &'static str, out: &mut Outbox<Msg, ()>) {
@@ -349,5 +396,58 @@ impl Client {
         }
         self.next += 1;
         self.issue_next(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causim_sim::history::OpKind;
+
+    fn tcc_rules() -> ClientRules {
+        ClientRules { tcc: true, carry_local: true, read_txn_retry_ns: 1, read_txn_attempts_max: 1 }
+    }
+
+    /// Runs a TCC function whose operations need no server (writes, and reads of own writes).
+    fn run(function: u32, ops: Vec<Op>, ctx: MeshContext) -> MeshContext {
+        let mut c = Client::new(NodeId::fixed(0), function, tcc_rules(), ops, ctx, false, 0);
+        let mut out = Outbox::new(false);
+        c.on_start(0, &mut out);
+        c.into_context()
+    }
+
+    #[test]
+    fn a_join_keeps_the_operations_from_before_the_fan_out_once() {
+        // f0 writes x; f1 and f2 both read it (identical records) and f2 writes y; f3 joins.
+        let f0 = run(0, vec![Op::Write { key: 0, value: 1 }], MeshContext::default());
+        let f1 = run(1, vec![Op::Read { key: 0 }], f0.clone());
+        let f2 = run(2, vec![Op::Read { key: 0 }, Op::Write { key: 1, value: 1 }], f0);
+        let mut joined = f1;
+        joined.join(f2);
+        assert_eq!(joined.buffer, vec![(0, 1), (1, 1)]);
+        let ops: Vec<(OpKind, Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.kind, o.key, o.value)).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (OpKind::Write, 0, Some(1)),
+                (OpKind::Read, 0, Some(1)),
+                (OpKind::Read, 0, Some(1)),
+                (OpKind::Write, 1, Some(1)),
+            ]
+        );
+        assert_eq!(joined.txn_op_ids, vec![(0, 0), (1, 0), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn the_last_buffered_write_of_a_key_is_the_transactions_last_write_of_it() {
+        // f1 overwrites f0's x; f2 does not touch x. The join must not put f0's x=1 back last.
+        let f0 = run(0, vec![Op::Write { key: 0, value: 1 }], MeshContext::default());
+        let f1 = run(1, vec![Op::Write { key: 0, value: 2 }], f0.clone());
+        let f2 = run(2, vec![Op::Write { key: 1, value: 1 }], f0);
+        let mut joined = f1;
+        joined.join(f2);
+        assert_eq!(joined.buffer, vec![(0, 1), (0, 2), (1, 1)]);
+        let writes: Vec<(Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.key, o.value)).collect();
+        assert_eq!(writes, vec![(0, Some(1)), (0, Some(2)), (1, Some(1))]);
     }
 }

@@ -362,7 +362,7 @@ impl Protocol for CausalMesh {
             read_txn_attempts_max: self.params.read_txn_attempts_max,
         };
         let last = start.is_sink && start.remaining == 0;
-        MeshNode::Client(Box::new(Client::new(start.colocated[0], rules, start.ops, start.context, last, start.now)))
+        MeshNode::Client(Box::new(Client::new(start.colocated[0], start.function, rules, start.ops, start.context, last, start.now)))
     }
 
     fn finish_function(&self, node: MeshNode) -> MeshContext {
