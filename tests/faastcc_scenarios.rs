@@ -250,3 +250,34 @@ fn faastcc_bad_parameters_are_errors_naming_the_field() {
         assert!(e.message.contains(says), "{params}: {}", e.message);
     }
 }
+
+/// Goal: every regression scenario (`regression-*.json`: a fuzzer finding in the correct
+/// protocol, shrunk and since fixed) meets its expectation, which is to pass.
+#[test]
+fn faastcc_every_regression_scenario_passes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/faastcc");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("regression-") && n.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
+    for file in files {
+        let loaded = load(&file);
+        let expect = loaded.scenario.expect.as_ref().unwrap_or_else(|| panic!("{file}: no expect"));
+        assert_eq!(expect.verdict, causim::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");
+        let r = run_loaded(&loaded, loaded.scenario.seed, &[]);
+        assert_passes(&file, &r);
+    }
+}
+
+#[test]
+fn faastcc_regression_promise_bumps_with_gc_push_the_newest_stable_version() {
+    // Goal: GC no longer collects T's z before it is stable, so P1's push carries it and c2
+    // reads T whole (y=1, z=1) instead of T's y with the initial z (NonMonoReadCO, once).
+    let r = run("regression-promise-bumps-gc.json");
+    assert_passes("regression-promise-bumps-gc.json", &r);
+    let c2 = &r.session("c2")["ops"];
+    assert_eq!((c2[0]["value"].as_u64(), c2[1]["value"].as_u64()), (Some(1), Some(1)));
+}

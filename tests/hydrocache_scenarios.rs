@@ -182,3 +182,34 @@ fn hydrocache_bad_parameters_are_errors_naming_the_field() {
         assert!(e.message.contains(says), "{params}: {}", e.message);
     }
 }
+
+/// Goal: every regression scenario (`regression-*.json`: a fuzzer finding in the correct
+/// protocol, shrunk and since fixed) meets its expectation, which is to pass.
+#[test]
+fn hydrocache_every_regression_scenario_passes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hydrocache");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("regression-") && n.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
+    for file in files {
+        let loaded = load(&file);
+        let expect = loaded.scenario.expect.as_ref().unwrap_or_else(|| panic!("{file}: no expect"));
+        assert_eq!(expect.verdict, causim::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");
+        let r = run_loaded(&loaded, loaded.scenario.seed, &[]);
+        assert_passes(&file, &r);
+    }
+}
+
+#[test]
+fn hydrocache_regression_a_killed_functions_read_after_cleanup_is_dropped() {
+    // Goal: c6's attempt aborts as its sibling's read of a pinned version is in flight; the
+    // Cleanup arrives first, the read is dropped (no panic) and the retry commits.
+    let r = run("regression-read-after-cleanup.json");
+    assert_passes("regression-read-after-cleanup.json", &r);
+    assert_eq!(r.summary.workflows.aborted_attempts, 1);
+    assert_eq!(r.summary.observations["retired_reads"].count, 1);
+}

@@ -66,6 +66,9 @@
 //!   effectively none). Because snapshots can be arbitrarily old, a small bound makes FaaSTCC
 //!   abort often (`gc_collected`); the paper calls these aborts rare, so its store must keep
 //!   versions long. The seed sweep (`scenarios/faastcc/fuzz-chain.json`) keeps 4 to exercise it.
+//!   The store never collects a key's newest stable version (`tcc_store.rs`): otherwise a push
+//!   could have nothing to carry for a changed key and `promise_bumps` would extend the promise
+//!   of the version it replaced (`regression-promise-bumps-gc.json`, a fuzzer finding).
 //! - **Unbounded caches** (no LRU eviction): the evaluations we reproduce use unbounded caches.
 //! - **The promise off-by-one** is settled in the store (`t_next − 1`), see `tcc_store.rs`.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no

@@ -101,8 +101,18 @@
 //! - **One source function** per workflow for Con (its coordinator).
 //! - **Pins** (HydroCache's `version_store`): a cache keeps the versions it served to a running
 //!   workflow attempt, so a downstream function can read the same version; the sink (or the
-//!   function that aborts) tells the caches to drop them. A pinned read that arrives after that
-//!   belongs to a retired function and is dropped.
+//!   function that aborts) tells the caches to drop them (`Cleanup`). Pins are keyed by key
+//!   *and* version: parallel branches may read different versions of a key at one cache (the
+//!   join's validation aborts the attempt), and until the join each branch's downstream
+//!   functions must find their own version. A cache remembers the attempts it cleaned up
+//!   (*retired*): an abort kills the attempt's other functions, but a read one of them sent
+//!   just before may still arrive after the `Cleanup`; such a read, and any read of a retired
+//!   attempt still pending at the `Cleanup`, is dropped (its reader is gone), as is a pinned
+//!   read answered "over" by another cache. Without this, a killed function's read of a version
+//!   this cache had pinned found no pin (a fuzzer finding:
+//!   `scenarios/hydrocache/regression-read-after-cleanup.json`). This assumes one sink per
+//!   workflow (every workflow the fuzzer and the generators build has one): with several,
+//!   the first sink's `Cleanup` would retire the attempt under the others.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
 //!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
 //!   calibration knob; FaaSTCC §6.3 attributes much of HydroCache's dynamic-mode latency to
@@ -320,7 +330,7 @@ pub enum Msg {
     /// Per key: the version, the storage rounds it took, and whether it came from another cache.
     ReadReply { req: u64, versions: Vec<(Key, HVersion, u32, bool)> },
     // cache ↔ cache: a version pinned for a workflow upstream
-    PinnedRead { req: u64, wf: WfKey, key: Key },
+    PinnedRead { req: u64, wf: WfKey, key: Key, seq: Seq },
     /// `None`: the workflow attempt is over (its pins were cleaned up); the reader is gone.
     PinnedReply { req: u64, key: Key, version: Option<HVersion> },
     // Con: the coordinator ↔ every cache
@@ -364,7 +374,7 @@ impl Message for Msg {
             Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
             Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),
-            Msg::PinnedRead { .. } => 28,
+            Msg::PinnedRead { .. } => 36,
             Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
             Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
             // See the module docs: the read set's bytes are not known; one entry per cache.
@@ -515,8 +525,11 @@ pub struct HCache {
     reads: BTreeMap<u64, PendingRead>,
     /// Remote pinned reads in flight: our request id → (read, item).
     remote: BTreeMap<u64, (u64, usize)>,
-    /// Versions served to each running workflow attempt, so downstream functions read them again.
-    pins: BTreeMap<WfKey, BTreeMap<Key, HVersion>>,
+    /// Versions served to each running workflow attempt, so downstream functions read them
+    /// again; by (key, version), since parallel branches may read different versions of a key.
+    pins: BTreeMap<WfKey, BTreeMap<(Key, Seq), HVersion>>,
+    /// Workflow attempts this cache cleaned up: their reads come from killed functions.
+    retired: BTreeSet<WfKey>,
     /// Con: the snapshots installed for each running workflow attempt.
     snapshots: BTreeMap<WfKey, Vec<Cut>>,
 }
@@ -574,10 +587,10 @@ impl HCache {
                     self.integrate(now, pending, Vec::new(), None, out);
                 }
             }
-            Msg::PinnedRead { req, wf, key } => {
+            Msg::PinnedRead { req, wf, key, seq } => {
                 // Pins live until the attempt commits or aborts; a read from a function of an
                 // aborted attempt may still be in flight.
-                let version = self.pins.get(&wf).and_then(|p| p.get(&key)).cloned();
+                let version = self.pins.get(&wf).and_then(|p| p.get(&(key, seq))).cloned();
                 out.send(from, Msg::PinnedReply { req, key, version });
             }
             Msg::PinnedReply { req, key, version } => {
@@ -602,12 +615,25 @@ impl HCache {
             Msg::Cleanup { wf } => {
                 self.pins.remove(&wf);
                 self.snapshots.remove(&wf);
+                // The attempt is over: its functions are done or killed. Drop their pending
+                // reads (an integration or a remote read still in flight then finds none) and
+                // any read that arrives later.
+                self.retired.insert(wf);
+                self.reads.retain(|_, r| r.wf != wf);
+                let reads = &self.reads;
+                self.remote.retain(|_, (read, _)| reads.contains_key(read));
             }
             other => unreachable!("{} is not for a cache", other.kind()),
         }
     }
 
     fn on_read(&mut self, now: Time, client: NodeId, client_req: u64, wf: WfKey, keys: Vec<(Key, Need)>, out: &mut Out) {
+        if self.retired.contains(&wf) {
+            // Sent by a function of an attempt that is over (killed by an abort): its pins are
+            // gone, and so is the reader.
+            out.observe("retired_reads", 1);
+            return;
+        }
         let id = self.next_req;
         self.next_req += 1;
         let items = keys.iter().map(|&(k, need)| (k, need, None, 0, false)).collect();
@@ -616,7 +642,7 @@ impl HCache {
             let candidate = self.candidate(wf, key);
             match need {
                 Need::Exact(seq, at) => {
-                    let pinned = self.pins.get(&wf).and_then(|p| p.get(&key)).filter(|v| v.seq == seq).cloned();
+                    let pinned = self.pins.get(&wf).and_then(|p| p.get(&(key, seq))).cloned();
                     match candidate.filter(|v| v.seq == seq).or(pinned) {
                         Some(v) => self.serve(id, item, v, 0, out),
                         None => {
@@ -625,7 +651,7 @@ impl HCache {
                             let req = self.next_req;
                             self.next_req += 1;
                             self.remote.insert(req, (id, item));
-                            out.send(at, Msg::PinnedRead { req, wf, key });
+                            out.send(at, Msg::PinnedRead { req, wf, key, seq });
                         }
                     }
                 }
@@ -647,7 +673,7 @@ impl HCache {
         r.waiting -= 1;
         let done = r.waiting == 0;
         let wf = r.wf;
-        self.pins.entry(wf).or_default().insert(key, version);
+        self.pins.entry(wf).or_default().insert((key, version.seq), version);
         if done {
             let r = self.reads.remove(&read).expect("present");
             let versions = r.items.into_iter().map(|(k, _, v, rounds, remote)| (k, v.expect("answered"), rounds, remote)).collect();
@@ -1294,6 +1320,7 @@ impl Protocol for HydroCache {
                     reads: BTreeMap::new(),
                     remote: BTreeMap::new(),
                     pins: BTreeMap::new(),
+                    retired: BTreeSet::new(),
                     snapshots: BTreeMap::new(),
                 }),
             })
@@ -1413,6 +1440,7 @@ mod tests {
             reads: BTreeMap::new(),
             remote: BTreeMap::new(),
             pins: BTreeMap::new(),
+            retired: BTreeSet::new(),
             snapshots: BTreeMap::new(),
         }
     }
@@ -1464,6 +1492,59 @@ mod tests {
             _ => None,
         });
         assert_eq!(reply, Some(vec![(4, k4, 1, false)]));
-        assert_eq!(c.pins[&(1, 1)][&4].seq, 3, "served versions are pinned for downstream functions");
+        assert_eq!(c.pins[&(1, 1)][&(4, 3)].seq, 3, "served versions are pinned for downstream functions");
+    }
+
+    fn replies(out: &Out) -> Vec<(u64, Vec<(Key, Seq)>)> {
+        out.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { msg: Msg::ReadReply { req, versions }, .. } => {
+                    Some((*req, versions.iter().map(|(k, v, _, _)| (*k, v.seq)).collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_read_of_a_cleaned_up_attempt_is_dropped() {
+        // Regression (scenarios/hydrocache/regression-read-after-cleanup.json): a function killed
+        // by its attempt's abort had sent a read of a version this cache pinned; the abort's
+        // Cleanup arrived first, and the read found no pin ("we pinned every version we served").
+        let mut c = cache(true);
+        let mut out = Out::default();
+        let client = NodeId(1 << 63);
+        c.on_message(0, client, Msg::Read { req: 1, wf: (7, 1), keys: vec![(4, Need::AtLeast(0))] }, &mut out);
+        assert_eq!(replies(&out), vec![(1, vec![(4, 0)])]);
+        c.on_message(1, client, Msg::Cleanup { wf: (7, 1) }, &mut out);
+        out.clear();
+        c.on_message(2, client, Msg::Read { req: 2, wf: (7, 1), keys: vec![(4, Need::Exact(0, c.id))] }, &mut out);
+        assert!(out.effects.is_empty(), "dropped: {out:?}");
+        assert!(c.pins.is_empty() && c.reads.is_empty());
+        // A pending read of the attempt is dropped at the Cleanup; its fetch's reply finds none.
+        c.on_message(3, client, Msg::Read { req: 3, wf: (8, 1), keys: vec![(5, Need::AtLeast(2))] }, &mut out);
+        assert_eq!(fetches(&out), vec![vec![5]]);
+        c.on_message(4, client, Msg::Cleanup { wf: (8, 1) }, &mut out);
+        out.clear();
+        let k5 = HVersion { seq: 2, value: Some(1), deps: deps(&[(5, 2)]), written_ns: 0 };
+        c.on_message(5, NodeId::fixed(9), Msg::FetchReply { req: 2, versions: vec![(5, k5)] }, &mut out);
+        assert!(replies(&out).is_empty());
+        assert!(c.pins.is_empty());
+    }
+
+    #[test]
+    fn parallel_branches_that_read_different_versions_at_one_cache_each_find_their_own_pin() {
+        let mut c = cache(true);
+        let mut out = Out::default();
+        let client = NodeId(1 << 63);
+        c.on_message(0, client, Msg::Read { req: 1, wf: (1, 1), keys: vec![(4, Need::AtLeast(0))] }, &mut out);
+        let k4 = HVersion { seq: 1, value: Some(9), deps: deps(&[(4, 1)]), written_ns: 0 };
+        c.on_message(1, NodeId::fixed(9), Msg::Notify { versions: vec![(4, k4)] }, &mut out);
+        c.on_message(2, client, Msg::Read { req: 2, wf: (1, 1), keys: vec![(4, Need::AtLeast(0))] }, &mut out);
+        out.clear();
+        // The first branch's next function reads its version again, at this cache.
+        c.on_message(3, client, Msg::Read { req: 3, wf: (1, 1), keys: vec![(4, Need::Exact(0, c.id))] }, &mut out);
+        assert_eq!(replies(&out), vec![(3, vec![(4, 0)])]);
     }
 }

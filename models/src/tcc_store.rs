@@ -44,8 +44,11 @@
 //!    serve. Partitions push independently, in staggered phases (partition `j` of `m` first
 //!    pushes `(j + 1)/m` of a period in), so caches see different keys refreshed at different
 //!    times, as with asynchronous pub/sub.
-//! 8. **Garbage collection.** A key keeps at most `versions_per_key_max` versions; a read whose
-//!    snapshot needs a collected version gets ⊥ (FaaSTCC aborts the workflow, §4.2).
+//! 8. **Garbage collection.** A key keeps at most `versions_per_key_max` versions, except that
+//!    the key's newest *stable* version (the newest at or below `lst`) is never collected: the
+//!    oldest version goes only once its successor is stable. Versions above `lst` therefore wait
+//!    (the key is collected again whenever `lst` advances). A read whose snapshot needs a
+//!    collected version gets ⊥ (FaaSTCC aborts the workflow, §4.2).
 //!
 //! # Choices where the papers are silent (and why)
 //!
@@ -65,6 +68,16 @@
 //! - **Storage latency** (`storage_latency_ns`) is added to every message a partition sends to
 //!   a cache or a function, as CausalMesh's evaluation adds 5 ms to its database with netem.
 //!   Partitions also sit on their own machines (`P0`, `P1`, …), so per-link overrides work too.
+//! - **Garbage collection keeps the newest stable version** (Wren's rule: versions older than
+//!   the oldest snapshot in use go, but never the newest one below it). A plain "keep the
+//!   newest `versions_per_key_max`" can collect a version before it is ever stable, when newer
+//!   ones commit above `lst` first. Then the push that should carry the key's newest stable
+//!   version has nothing to carry, a read at `lst` gets ⊥, and, with `promise_bumps`, a cache
+//!   bumps its entry past that version's timestamp (it believes nothing newer exists because
+//!   the push carried nothing): a workflow could read the other half of its transaction and the
+//!   key's older value (`NonMonoReadCO`; `scenarios/faastcc/regression-promise-bumps-gc.json`).
+//!   So a key briefly holds more than `versions_per_key_max` versions while its newest ones are
+//!   not yet stable.
 //! - **No replication** of partitions and no geo-replication (Wren's remote stable time): the
 //!   FaaSTCC paper uses neither.
 
@@ -212,7 +225,7 @@ struct StoredVersion {
 struct KeyVersions {
     /// Sorted by timestamp, unique.
     versions: Vec<StoredVersion>,
-    /// Some versions (all older than `versions[0]`) were collected.
+    /// Some versions (all older than `versions[0]`) were collected; never the newest stable one.
     collected: bool,
     /// The largest promise issued for the initial version.
     initial_max_promise: Ts,
@@ -247,6 +260,8 @@ pub struct Partition {
     subscribers: BTreeMap<Key, BTreeSet<NodeId>>,
     /// Versions committed above the last push's stable time, by timestamp.
     unpushed: BTreeMap<Ts, Vec<Key>>,
+    /// Keys holding more than `versions_per_key_max` versions (waiting for a stable successor).
+    over_limit: BTreeSet<Key>,
     // Replies held back by the storage latency
     held: BTreeMap<u64, (NodeId, StoreMsg)>,
     next_held: u64,
@@ -271,6 +286,7 @@ impl Partition {
             keys: BTreeMap::new(),
             subscribers: BTreeMap::new(),
             unpushed: BTreeMap::new(),
+            over_limit: BTreeSet::new(),
             held: BTreeMap::new(),
             next_held: 0,
         }
@@ -372,6 +388,9 @@ impl Partition {
                     ));
                 }
             }
+            if kv.collected && kv.versions.first().is_none_or(|first| first.ts > self.lst) {
+                return Err(format!("key {key}: its newest stable version (at or below lst {}) was collected", self.lst));
+            }
             if let Some(first) = kv.versions.first()
                 && !kv.collected
                 && kv.initial_max_promise >= first.ts
@@ -424,6 +443,27 @@ impl Partition {
         // Every component only grows, so the minimum does too.
         assert!(lst >= self.lst, "the stable time never decreases");
         self.lst = lst;
+        if !self.over_limit.is_empty() {
+            for key in std::mem::take(&mut self.over_limit) {
+                self.collect(key);
+            }
+        }
+    }
+
+    /// Garbage collection: drops the oldest versions of `key` beyond `versions_per_key_max`,
+    /// but only those whose successor is stable, so the newest version at or below `lst` (what
+    /// a push or a read at `lst` returns) is never collected. Remembers the key if it still
+    /// holds too many.
+    fn collect(&mut self, key: Key) {
+        let max = self.config.versions_per_key_max as usize;
+        let kv = self.keys.get_mut(&key).expect("a key with versions");
+        while kv.versions.len() > max && kv.versions[1].ts <= self.lst {
+            kv.versions.remove(0);
+            kv.collected = true;
+        }
+        if kv.versions.len() > max {
+            self.over_limit.insert(key);
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -491,16 +531,12 @@ impl Partition {
         let pending = self.prepared.remove(&tx).expect("commit of a prepared transaction");
         assert!(ct >= pending.pt, "the commit timestamp is the largest proposal");
         self.clock = self.clock.max(ct);
-        let max = self.config.versions_per_key_max as usize;
         for (key, value) in pending.writes {
             let kv = self.keys.entry(key).or_default();
             let at = kv.versions.partition_point(|v| v.ts < ct);
             assert!(kv.versions.get(at).is_none_or(|v| v.ts != ct), "commit timestamps are unique per key");
             kv.versions.insert(at, StoredVersion { ts: ct, value, committed_ns: now, max_promise: 0 });
-            while kv.versions.len() > max {
-                kv.versions.remove(0);
-                kv.collected = true;
-            }
+            self.collect(key);
             self.unpushed.entry(ct).or_default().push(key);
         }
         out.trace("Install", || format!("{{\"partition\":{},\"tx\":{tx},\"ct\":{ct}}}", self.index));
@@ -517,7 +553,9 @@ impl Partition {
         let changed: BTreeSet<Key> = stable.into_values().flatten().collect();
         let mut per_cache: BTreeMap<NodeId, Vec<Pushed>> = self.caches.iter().map(|&c| (c, Vec::new())).collect();
         for key in changed {
-            let Some(found) = self.read_at(key, lst, lst, None) else { continue };
+            // Collection keeps the newest stable version, so the push always has one to carry
+            // (were it skipped, caches would bump the promise of the version it replaced).
+            let found = self.read_at(key, lst, lst, None).expect("garbage collection keeps the newest stable version");
             let pushed =
                 Pushed { key, value: found.value, ts: found.ts, promise: found.promise, latest: found.latest, committed_ns: found.committed_ns };
             if self.config.subscribe_all {
@@ -633,6 +671,30 @@ mod tests {
         commit(&mut p, 2_000, 2, vec![(7, 2)]);
         assert_eq!(read(&mut p, 3_000, 7, t1), None);
         assert_eq!(read(&mut p, 3_000, 7, 0), None, "the initial version is gone too");
+    }
+
+    #[test]
+    fn garbage_collection_keeps_the_newest_stable_version_until_its_successor_is_stable() {
+        // Regression (scenarios/faastcc/regression-promise-bumps-gc.json): a version collected
+        // before it was ever stable left the push nothing to carry for its key.
+        let ids: Vec<NodeId> = (0..2).map(NodeId::fixed).collect();
+        let mut p0 = Partition::new(0, ids.clone(), vec![CACHE], StoreConfig { versions_per_key_max: 1, ..config(2) });
+        let t1 = commit(&mut p0, 1_000, 1, vec![(2, 1)]);
+        let mut out = Out::default();
+        p0.on_message(2_000, ids[1], StoreMsg::Stabilize { vc: 2_000 << PARTITION_BITS }, &mut out);
+        assert!(p0.lst() >= t1, "t1 is stable");
+        let t2 = commit(&mut p0, 3_000, 2, vec![(2, 2)]);
+        assert_eq!(p0.version_count(), 2, "t2 is not stable yet: t1 stays");
+        assert_eq!(p0.check_invariants(), Ok(()));
+        out.clear();
+        p0.on_timer(3_500, StoreTimer::Push, &mut out);
+        let Effect::Send { msg: StoreMsg::Notify { entries, .. }, .. } = &out.effects[0] else { panic!() };
+        assert_eq!(entries.iter().map(|e| (e.key, e.ts)).collect::<Vec<_>>(), vec![(2, t1)], "the push carries t1");
+        p0.on_message(4_000, ids[1], StoreMsg::Stabilize { vc: 4_000 << PARTITION_BITS }, &mut out);
+        assert!(p0.lst() >= t2);
+        assert_eq!(p0.version_count(), 1, "t2 is stable: t1 is collected");
+        assert_eq!(read(&mut p0, 4_000, 2, t1), None);
+        assert_eq!(p0.check_invariants(), Ok(()));
     }
 
     #[test]
