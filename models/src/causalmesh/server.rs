@@ -312,7 +312,15 @@ impl Server {
                 Msg::ReadTxnReply { versions: keys.into_iter().map(|k| (k, self.cache.visible_value(k))).collect() }
             }
             Msg::ClientReadTcc { key, read_set } => {
-                Msg::ReadTccReply { key, version: self.tcc_choose(key, &read_set) }
+                // The reader needs the causal past of the write it read, not the union a merged
+                // entry keeps (which grows with every write merged into it).
+                let version = self.tcc_choose(key, &read_set).map(|mut v| {
+                    if let Some(own) = self.cache.write_deps(key, &v.winner) {
+                        v.deps = own;
+                    }
+                    v
+                });
+                Msg::ReadTccReply { key, version }
             }
             _ => unreachable!(),
         };
