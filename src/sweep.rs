@@ -821,6 +821,15 @@ pub fn aggregate(rows: &[Row]) -> Vec<AggRow> {
 /// `runs.jsonl`: the journal, one row per finished run, appended as runs finish (resumption
 /// reads it). `runs.csv`, `aggregate.csv`, `results.json`: written sorted at the end.
 pub const JOURNAL: &str = "runs.jsonl";
+/// The build of causim that wrote the journal (see `build_fingerprint`).
+pub const BUILD_MARKER: &str = "build.txt";
+
+/// Identifies this build of causim: a hash of the running executable (models are compiled in,
+/// so a changed model is a changed executable). A journal written by another build is not
+/// resumed. `unknown` when the executable cannot be read.
+pub fn build_fingerprint() -> String {
+    std::env::current_exe().and_then(std::fs::read).map_or_else(|_| "unknown".into(), |bytes| fnv1a(&bytes))
+}
 
 pub fn read_journal(path: &Path) -> Result<Vec<Row>, String> {
     let text = match std::fs::read_to_string(path) {
@@ -1018,9 +1027,17 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
         std::fs::write(&file, &p.scenario.text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     }
     let journal_path = options.out_dir.join(JOURNAL);
-    if options.fresh {
+    // Rows from another build of causim may come from other models: run them again.
+    let build_path = options.out_dir.join(BUILD_MARKER);
+    let build = build_fingerprint();
+    let stale = std::fs::read_to_string(&build_path).is_ok_and(|b| b.trim() != build);
+    if stale && journal_path.exists() {
+        eprintln!("sweep {}: the journal comes from another build of causim; running every point again", plan.spec.name);
+    }
+    if options.fresh || stale {
         let _ = std::fs::remove_file(&journal_path);
     }
+    std::fs::write(&build_path, format!("{build}\n")).map_err(|e| format!("cannot write {}: {e}", build_path.display()))?;
     let mut units = units(plan);
     if let Some((i, n)) = options.shard {
         units = units.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, u)| u).collect();

@@ -86,6 +86,12 @@ fn check_sweep_file(sweep: &str, file: &str) {
     let out = ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
     assert!(out.contains(&format!("skipped {kept} already done")), "{sweep}: resumption: {out}");
     assert_same(&one, &resumed, &format!("{sweep}: resumed vs one run"));
+
+    // A journal written by another build of causim (other models) is not resumed.
+    std::fs::write(resumed.join("build.txt"), "another build\n").unwrap();
+    let out = ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
+    assert!(out.contains("skipped 0 already done"), "{sweep}: another build's journal was resumed: {out}");
+    assert_same(&one, &resumed, &format!("{sweep}: rerun after a build change vs one run"));
     let _ = std::fs::remove_dir_all(&root);
 }
 
