@@ -1,29 +1,8 @@
 //! The `causim` binary end to end: what a user types and sees.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("causim runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("causim-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 #[test]
 fn every_command_has_help() {
@@ -36,7 +15,7 @@ fn every_command_has_help() {
 
 #[test]
 fn run_writes_history_trace_and_summary_and_checks_determinism() {
-    let out = temp_dir("run");
+    let out = temp_dir("cli", "run");
     let o = causim(&[
         "run",
         "scenarios/register/stale-read.json",
@@ -63,7 +42,7 @@ fn run_writes_history_trace_and_summary_and_checks_determinism() {
 
 #[test]
 fn the_default_scenario_runs_without_arguments() {
-    let out = temp_dir("default");
+    let out = temp_dir("cli", "default");
     let o = causim(&["run", "--out", out.to_str().unwrap(), "--no-trace"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("workload complete"));
@@ -72,7 +51,7 @@ fn the_default_scenario_runs_without_arguments() {
 
 #[test]
 fn a_bad_scenario_exits_2_with_its_location() {
-    let dir = temp_dir("bad");
+    let dir = temp_dir("cli", "bad");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.json");
     std::fs::write(&path, "{\"name\": 3}").unwrap();

@@ -2,30 +2,10 @@
 //! `causim run` replays, and the history checker names the same anomaly; TLC agrees; bad input
 //! gets a clear error.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("causim runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("causim-model-check-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use std::path::PathBuf;
 
 /// The anomaly names on the line `prefix <names>` of `text`.
 fn names_after(text: &str, prefix: &str) -> Vec<String> {
@@ -55,7 +35,7 @@ fn each_mutant_becomes_a_scenario_that_causim_run_replays_with_the_same_anomaly(
         ("read_without_integration", None),
         ("integrate_by_vc_dominance", Some(dominance_script)),
     ] {
-        let dir = temp_dir(mutant);
+        let dir = temp_dir("model-check", mutant);
         let dir_s = dir.display().to_string();
         let mut args = vec!["model-check", "causalmesh", "--mutant", mutant, "--history-only", "--tlc", "--threads", "1"];
         args.extend(["--out", &dir_s]);
@@ -92,7 +72,7 @@ fn each_mutant_becomes_a_scenario_that_causim_run_replays_with_the_same_anomaly(
 
 #[test]
 fn the_correct_protocol_passes_and_tlc_agrees() {
-    let dir = temp_dir("correct");
+    let dir = temp_dir("model-check", "correct");
     let o = causim(&[
         "model-check", "causalmesh", "--servers", "2", "--keys", "2", "--clients", "2", "--ops", "1", "--tlc", "--threads", "1",
         "--out", &dir.display().to_string(),
@@ -117,7 +97,7 @@ fn the_correct_protocol_passes_and_tlc_agrees() {
 fn a_runs_trace_validates_against_the_spec() {
     // The correct protocol's run is a behaviour of the spec; reveal_at_head's is rejected at
     // the read that sees x at its head, and the report names that step.
-    let dir = temp_dir("trace");
+    let dir = temp_dir("model-check", "trace");
     let scenario = dir.join("scenario.json");
     std::fs::create_dir_all(&dir).unwrap();
     for (mutants, expect_ok) in [(serde_json::json!([]), true), (serde_json::json!(["reveal_at_head"]), false)] {

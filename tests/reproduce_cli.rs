@@ -1,26 +1,13 @@
 //! `causim reproduce` end to end on one cheap figure: the sweep runs, the figure is drawn as SVG
 //! and PNG, and the report puts the paper's number beside the simulated one.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("causim runs")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("causim-reproduce-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 #[test]
 fn reproduce_quick_draws_fig1_and_reports_the_papers_numbers() {
-    let out = temp_dir("fig1");
+    let out = temp_dir("reproduce", "fig1");
     let o = causim(&["reproduce", "--quick", "--only", "fig1", "--threads", "2", "--no-progress", "--out", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "reproduce failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
@@ -57,7 +44,7 @@ fn reproduce_quick_draws_fig1_and_reports_the_papers_numbers() {
 
 #[test]
 fn reproduce_refuses_an_unknown_figure() {
-    let o = causim(&["reproduce", "--quick", "--only", "fig99", "--out", temp_dir("unknown").to_str().unwrap()]);
+    let o = causim(&["reproduce", "--quick", "--only", "fig99", "--out", temp_dir("reproduce", "unknown").to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown figure"));
 }

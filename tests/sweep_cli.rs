@@ -1,33 +1,10 @@
 //! `causim sweep` end to end: a sweep's results do not depend on the thread count, on a split
 //! into shards joined with `causim sweep merge`, or on a resumption from the journal.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::*;
 
-fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("causim runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = causim(args);
-    assert!(
-        o.status.success(),
-        "causim {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("causim-sweep-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use std::path::Path;
 
 fn read(dir: &Path, file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(file).display()))
@@ -50,7 +27,7 @@ fn check_sweep(sweep: &str) {
 }
 
 fn check_sweep_file(sweep: &str, file: &str) {
-    let root = temp_dir(sweep);
+    let root = temp_dir("sweep", sweep);
     let one = root.join("t1");
     let two = root.join("t2");
     ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "1", "--out", one.to_str().unwrap()]);
@@ -111,7 +88,7 @@ fn series_sweep_is_identical_across_threads_shards_and_resumption() {
 /// small version of the scale-servers sweep: two systems, short runs, loads that saturate.
 #[test]
 fn until_sweep_is_identical_across_threads_shards_and_resumption() {
-    let dir = temp_dir("until-file");
+    let dir = temp_dir("sweep", "until-file");
     std::fs::create_dir_all(&dir).unwrap();
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/causalmesh/micro-benchmark.json");
     let sweep = serde_json::json!({
