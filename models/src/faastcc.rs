@@ -321,6 +321,8 @@ struct Entry {
     p: Ts,
     /// The version was its key's newest stable one when promised (see `promise_bumps`).
     latest: bool,
+    /// Its partition's push epoch when installed (see `Cache::frozen`).
+    epoch: u32,
 }
 
 /// A cache read waiting for the store.
@@ -344,6 +346,13 @@ pub struct Cache {
     promise_bumps: bool,
     /// Per partition, the stable time of its last push (promise bumps).
     bumped: Vec<Ts>,
+    /// Per partition, the `seq` of the next push we expect.
+    pushes_next: Vec<u64>,
+    /// Per partition, the bump each earlier *epoch* ended at. An epoch ends when we find that
+    /// we missed a push (it may have carried a newer version of any key we hold): entries
+    /// installed before are bumped no further than the last push before the gap. The current
+    /// epoch is `frozen[j].len()`.
+    frozen: Vec<Vec<Ts>>,
     entries: BTreeMap<Key, Entry>,
     /// The largest stable time any partition reported: a snapshot every partition can serve.
     known_stable: Ts,
@@ -355,13 +364,18 @@ impl Cache {
     /// The entry for `key`, with its promise extended by the pushes since (lazily: bumps only
     /// grow, and a newer version would have arrived in the push that carried the bump).
     fn entry(&self, key: Key) -> Option<Entry> {
-        let bump = if self.promise_bumps { self.bumped[tcc_store::partition_of(key, self.bumped.len() as u32)] } else { 0 };
+        let j = tcc_store::partition_of(key, self.bumped.len() as u32);
+        let bump = |epoch: u32| match self.frozen[j].get(epoch as usize) {
+            _ if !self.promise_bumps => 0,
+            Some(&end) => end,
+            None => self.bumped[j],
+        };
         match self.entries.get(&key) {
-            Some(e) if e.latest => Some(Entry { p: e.p.max(bump), ..*e }),
+            Some(e) if e.latest => Some(Entry { p: e.p.max(bump(e.epoch)), ..*e }),
             Some(e) => Some(*e),
             // A pre-warmed cache holds the initial version, promised at the start (time 0), or
             // up to the last push when promises are bumped (every newer version is pushed).
-            None if self.prewarm => Some(Entry { value: None, t: 0, p: bump, latest: true }),
+            None if self.prewarm => Some(Entry { value: None, t: 0, p: bump(0), latest: true, epoch: 0 }),
             None => None,
         }
     }
@@ -465,7 +479,7 @@ impl Cache {
         w.partitions_left -= 1;
         let done = w.partitions_left == 0;
         for (key, f) in installs {
-            let entry = Entry { value: f.value, t: f.ts, p: f.promise, latest: f.latest };
+            let entry = Entry { value: f.value, t: f.ts, p: f.promise, latest: f.latest, epoch: 0 };
             self.install(now, key, entry, f.committed_ns, out);
         }
         if done {
@@ -480,17 +494,25 @@ impl Cache {
         out.send(client, Msg::CacheReply { req, answers, storage });
     }
 
-    fn on_notify(&mut self, now: Time, from: NodeId, lst: Ts, entries: Vec<tcc_store::Pushed>, out: &mut Out) {
+    fn on_notify(&mut self, now: Time, from: NodeId, seq: u64, lst: Ts, entries: Vec<tcc_store::Pushed>, out: &mut Out) {
         self.known_stable = self.known_stable.max(lst);
+        let j = self.partitions.iter().position(|&p| p == from).expect("a push from a partition");
+        if seq != self.pushes_next[j] {
+            // We missed a push (lost, or we were down): what we hold from this partition is its
+            // key's newest version only up to the last push we saw. A new epoch starts.
+            out.observe("push_gaps", 1);
+            let end = self.bumped[j];
+            self.frozen[j].push(end);
+        }
+        self.pushes_next[j] = seq + 1;
         for e in entries {
             if self.prewarm || self.entries.contains_key(&e.key) {
-                let entry = Entry { value: e.value, t: e.ts, p: e.promise, latest: e.latest };
+                let entry = Entry { value: e.value, t: e.ts, p: e.promise, latest: e.latest, epoch: 0 };
                 self.install(now, e.key, entry, e.committed_ns, out);
             }
         }
-        // After the new versions: every `latest` entry of this partition is still its key's
-        // newest version at `lst`.
-        let j = self.partitions.iter().position(|&p| p == from).expect("a push from a partition");
+        // After the new versions: every `latest` entry of this partition's current epoch is
+        // still its key's newest version at `lst`.
         self.bumped[j] = self.bumped[j].max(lst);
     }
 
@@ -498,6 +520,8 @@ impl Cache {
     /// for the same one (§4.3: updates can arrive late and out of order).
     fn install(&mut self, now: Time, key: Key, new: Entry, committed_ns: Time, out: &mut Out) {
         assert!(new.t <= new.p, "a version is valid at its own timestamp");
+        let j = tcc_store::partition_of(key, self.bumped.len() as u32);
+        let new = Entry { epoch: self.frozen[j].len() as u32, ..new };
         let old = self.entry(key);
         let newer = old.is_none_or(|o| new.t > o.t);
         if newer || old.is_some_and(|o| new.t == o.t && new.p > o.p) {
@@ -845,7 +869,7 @@ impl Node for FaastccNode {
             (FaastccNode::Cache(c), Msg::Store(StoreMsg::ReadReply { req, lst, entries })) => {
                 c.on_store_reply(now, req, lst, entries, out)
             }
-            (FaastccNode::Cache(c), Msg::Store(StoreMsg::Notify { lst, entries })) => c.on_notify(now, from, lst, entries, out),
+            (FaastccNode::Cache(c), Msg::Store(StoreMsg::Notify { seq, lst, entries })) => c.on_notify(now, from, seq, lst, entries, out),
             (FaastccNode::Function(l), Msg::CacheReply { req, answers, storage }) => {
                 l.used_storage |= storage;
                 let LibState::AwaitCache { req: want, batch } = std::mem::replace(&mut l.state, LibState::Running) else {
@@ -944,6 +968,8 @@ impl Protocol for Faastcc {
                     no_narrowing: self.no_interval_narrowing,
                     promise_bumps: self.params.promise_bumps,
                     bumped: vec![0; self.params.partitions as usize],
+                    pushes_next: vec![0; self.params.partitions as usize],
+                    frozen: vec![Vec::new(); self.params.partitions as usize],
                     entries: BTreeMap::new(),
                     known_stable: 0,
                     next_req: 0,
@@ -1085,7 +1111,9 @@ mod tests {
             no_narrowing: false,
             promise_bumps: false,
             bumped: vec![0],
-            entries: entries.iter().map(|&(k, t, p)| (k, Entry { value: Some(k * 10), t, p, latest: false })).collect(),
+            pushes_next: vec![0],
+            frozen: vec![Vec::new()],
+            entries: entries.iter().map(|&(k, t, p)| (k, Entry { value: Some(k * 10), t, p, latest: false, epoch: 0 })).collect(),
             known_stable: 0,
             next_req: 0,
             waiting: BTreeMap::new(),
@@ -1147,11 +1175,34 @@ mod tests {
         let mut out = Out::default();
         let pushed = |ts, promise| tcc_store::Pushed { key: 1, value: Some(ts), ts, promise, latest: false, committed_ns: 0 };
         let p = NodeId::fixed(1);
-        cache.on_notify(0, p, 200, vec![pushed(40, 45)], &mut out);
+        cache.on_notify(0, p, 0, 200, vec![pushed(40, 45)], &mut out);
         assert_eq!((cache.entries[&1].t, cache.entries[&1].p), (50, 60), "an older version is discarded");
-        cache.on_notify(0, p, 200, vec![pushed(50, 70)], &mut out);
+        cache.on_notify(0, p, 1, 200, vec![pushed(50, 70)], &mut out);
         assert_eq!(cache.entries[&1].p, 70, "the same version with a longer promise");
-        cache.on_notify(0, p, 200, vec![pushed(80, 90)], &mut out);
+        cache.on_notify(0, p, 2, 200, vec![pushed(80, 90)], &mut out);
         assert_eq!(cache.entries[&1].t, 80);
+    }
+
+    #[test]
+    fn a_missed_push_stops_the_bumps_of_what_the_cache_held_before_it() {
+        // With promise bumps, a lost push (--faults all) may have carried a newer version of any
+        // key: entries held before the gap are bumped no further than the last push seen.
+        let mut cache = cache_with(&[]);
+        cache.prewarm = true;
+        cache.promise_bumps = true;
+        let mut out = Out::default();
+        let p = NodeId::fixed(1);
+        let pushed = |key, ts, promise| tcc_store::Pushed { key, value: Some(ts), ts, promise, latest: true, committed_ns: 0 };
+        cache.on_notify(0, p, 0, 100, vec![], &mut out);
+        assert_eq!(cache.entry(1).unwrap().p, 100, "the initial version is bumped");
+        // Push 1 (lst 200) carried key 1's version 150 and was lost; push 2 carries key 2's.
+        cache.on_notify(0, p, 2, 300, vec![pushed(2, 250, 300)], &mut out);
+        assert_eq!((cache.entry(1).unwrap().t, cache.entry(1).unwrap().p), (0, 100), "frozen at the last push seen");
+        assert_eq!(cache.entry(2).unwrap().p, 300);
+        cache.on_notify(0, p, 3, 400, vec![pushed(1, 150, 400)], &mut out);
+        assert_eq!(cache.entry(1).unwrap().p, 400, "a version pushed after the gap is bumped again");
+        cache.on_notify(0, p, 4, 500, vec![], &mut out);
+        assert_eq!((cache.entry(1).unwrap().p, cache.entry(2).unwrap().p), (500, 500));
+        assert_eq!(cache.entry(3).unwrap().p, 100, "an untouched initial version stays frozen");
     }
 }

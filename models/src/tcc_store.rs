@@ -64,7 +64,9 @@
 //!   `lst` to extend the promises of unchanged keys is FaaSTCC's choice (`promise_bumps`, off
 //!   by default); to make it sound, replies and pushes say whether a version was the key's
 //!   newest stable one (`latest`). A storage reply for the version the cache already holds is
-//!   metadata only (smaller `size_bytes`), as in the authors' code.
+//!   metadata only (smaller `size_bytes`), as in the authors' code. Pushes are numbered
+//!   (`seq`), so that a cache that missed one (message loss, a crash: `--faults all`) stops
+//!   bumping what it held before the gap.
 //! - **Storage latency** (`storage_latency_ns`) is added to every message a partition sends to
 //!   a cache or a function, as CausalMesh's evaluation adds 5 ms to its database with netem.
 //!   Partitions also sit on their own machines (`P0`, `P1`, …), so per-link overrides work too.
@@ -165,7 +167,9 @@ pub enum StoreMsg {
     /// A partition's local stable bound, to its peers.
     Stabilize { vc: Ts },
     /// The periodic push: the sender's `lst` and the new stable versions of subscribed keys.
-    Notify { lst: Ts, entries: Vec<Pushed> },
+    /// `seq` numbers the sender's pushes (every cache gets every push), so a cache can tell
+    /// that it missed one.
+    Notify { seq: u64, lst: Ts, entries: Vec<Pushed> },
 }
 
 impl StoreMsg {
@@ -198,7 +202,7 @@ impl StoreMsg {
             StoreMsg::Prepare { writes, .. } => 16 + 16 * writes.len() as u64,
             StoreMsg::Prepared { .. } | StoreMsg::Commit { .. } => 16,
             StoreMsg::Stabilize { .. } => 8,
-            StoreMsg::Notify { entries, .. } => 8 + 32 * entries.len() as u64,
+            StoreMsg::Notify { entries, .. } => 16 + 32 * entries.len() as u64,
         }
     }
 }
@@ -260,6 +264,8 @@ pub struct Partition {
     subscribers: BTreeMap<Key, BTreeSet<NodeId>>,
     /// Versions committed above the last push's stable time, by timestamp.
     unpushed: BTreeMap<Ts, Vec<Key>>,
+    /// Pushes sent so far (the next push's `seq`).
+    pushes: u64,
     /// Keys holding more than `versions_per_key_max` versions (waiting for a stable successor).
     over_limit: BTreeSet<Key>,
     // Replies held back by the storage latency
@@ -286,6 +292,7 @@ impl Partition {
             keys: BTreeMap::new(),
             subscribers: BTreeMap::new(),
             unpushed: BTreeMap::new(),
+            pushes: 0,
             over_limit: BTreeSet::new(),
             held: BTreeMap::new(),
             next_held: 0,
@@ -568,8 +575,10 @@ impl Partition {
                 }
             }
         }
+        let seq = self.pushes;
+        self.pushes += 1;
         for (cache, entries) in per_cache {
-            self.send_out(cache, StoreMsg::Notify { lst, entries }, out);
+            self.send_out(cache, StoreMsg::Notify { seq, lst, entries }, out);
         }
     }
 
@@ -726,7 +735,7 @@ mod tests {
         out.clear();
         p0.on_message(3_000, ids[1], StoreMsg::Stabilize { vc: 2_500 << PARTITION_BITS }, &mut out);
         p0.on_timer(4_000, StoreTimer::Push, &mut out);
-        let Effect::Send { msg: StoreMsg::Notify { lst, entries }, .. } = &out.effects[0] else { panic!() };
+        let Effect::Send { msg: StoreMsg::Notify { lst, entries, .. }, .. } = &out.effects[0] else { panic!() };
         assert_eq!(entries.len(), 1);
         assert_eq!((entries[0].ts, entries[0].promise), (t, *lst));
     }
