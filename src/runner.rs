@@ -126,7 +126,7 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         _ => None,
     };
     // Without an output folder, a history that must be checked is kept in memory.
-    let memory = SharedBuf::default();
+    let memory = causim_sim::buffer::SharedBuffer::default();
     let mut config = loaded.scenario.sim_config();
     if let Some(seed) = options.seed {
         config.seed = seed;
@@ -207,26 +207,6 @@ fn mutant_list(scenario: &[String], extra: &[String]) -> Vec<String> {
     let mut all = scenario.to_vec();
     all.extend(extra.iter().filter(|m| !scenario.contains(m)).cloned());
     all
-}
-
-/// An in-memory writer for histories that are checked but not kept.
-#[derive(Clone, Default)]
-struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl SharedBuf {
-    fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut self.0.lock().expect("not poisoned"))
-    }
-}
-
-impl std::io::Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("not poisoned").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn create(path: &Path) -> Result<File, RunError> {

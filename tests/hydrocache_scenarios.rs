@@ -9,26 +9,12 @@ use causim::scenario::LoadedScenario;
 use causim_checkers::{Level, Report};
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
+use causim_sim::buffer::SharedBuffer;
 use causim_sim::history::HistoryWriter;
 use causim_sim::metrics::Summary;
 use causim_sim::workload::WorkloadConfig;
 use causim_sim::{RunOutputs, Sim};
-use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 struct Run {
     summary: Summary,
@@ -59,7 +45,7 @@ fn run_loaded(loaded: &LoadedScenario, seed: u64, mutants: &[&str]) -> Run {
     let model = HydroCache::build(&p.params, &all, &loaded.scenario.topology).unwrap_or_else(|e| panic!("{e:?}"));
     let mut config = loaded.scenario.sim_config();
     config.seed = seed;
-    let buf = Buf::default();
+    let buf = SharedBuffer::default();
     let mut history = HistoryWriter::new(Box::new(buf.clone()));
     history.header(&serde_json::json!({"format": "causim-history/1", "protocol": "hydrocache", "seed": seed})).unwrap();
     let outputs = RunOutputs {
@@ -71,7 +57,7 @@ fn run_loaded(loaded: &LoadedScenario, seed: u64, mutants: &[&str]) -> Run {
     let mut sim = Sim::new(model, config, outputs).unwrap_or_else(|e| panic!("{e}"));
     let summary = sim.run();
     drop(sim);
-    let text = std::mem::take(&mut *buf.0.lock().unwrap());
+    let text = buf.take();
     let parsed = causim_checkers::read_history(&text[..], None).expect("the history parses");
     let report = causim_checkers::check(&parsed, Level::Tcc);
     let history = text.split(|&b| b == b'\n').skip(1).filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();

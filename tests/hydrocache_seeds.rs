@@ -8,24 +8,10 @@ use causim::scenario::LoadedScenario;
 use causim_checkers::Level;
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
+use causim_sim::buffer::SharedBuffer;
 use causim_sim::history::HistoryWriter;
 use causim_sim::{RunOutputs, Sim};
-use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 fn seeds(default: u64) -> u64 {
     std::env::var("CAUSIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
@@ -41,7 +27,7 @@ fn sweep(file: &str, n: u64) -> (u64, u64) {
         let model = HydroCache::build(&p.params, &[], &loaded.scenario.topology).unwrap();
         let mut config = loaded.scenario.sim_config();
         config.seed = seed;
-        let buf = Buf::default();
+        let buf = SharedBuffer::default();
         let mut history = HistoryWriter::new(Box::new(buf.clone()));
         history.header(&serde_json::json!({"format": "causim-history/1"})).unwrap();
         let outputs = RunOutputs { scenario: file.into(), history, trace: None, check_invariants: true };
@@ -51,7 +37,7 @@ fn sweep(file: &str, n: u64) -> (u64, u64) {
         let repro = format!("causim run scenarios/hydrocache/{file} --seed {seed}");
         assert_eq!(summary.invariant_violation, None, "{repro}");
         assert_eq!(summary.workflows.unfinished, 0, "{repro}");
-        let text = std::mem::take(&mut *buf.0.lock().unwrap());
+        let text = buf.take();
         let history = causim_checkers::read_history(&text[..], None).unwrap();
         let report = causim_checkers::check(&history, Level::Tcc);
         assert!(report.ok, "{repro}\n{}", report.render_text());

@@ -5,11 +5,13 @@
 //! - [`engine`]: the event loop hosting them on machines with links, cores and faults;
 //! - [`config`], [`workload`], [`workflow`]: the scenario fields the engine reads;
 //! - [`history`], [`trace`], [`metrics`]: what a run records;
-//! - [`rng`], [`dist`], [`queue`], [`time`]: the deterministic building blocks.
+//! - [`rng`], [`dist`], [`queue`], [`time`]: the deterministic building blocks;
+//! - [`buffer`]: an in-memory sink for the writers.
 //!
 //! **Architecture invariant:** nothing here reads the wall clock, the environment or an
 //! unseeded random source, and no output depends on `HashMap` iteration order.
 
+pub mod buffer;
 pub mod config;
 pub mod dist;
 pub mod engine;

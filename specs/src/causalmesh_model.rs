@@ -47,7 +47,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub const CUT: &str = "the C-cache is a causal cut";
 pub const COVERAGE: &str = "a revealed write is everywhere";
@@ -605,18 +605,7 @@ pub fn reads_are_causally_consistent(cfg: &MeshConfig, state: &MeshModelState) -
 
 /// The history of a state, in the simulator's format (`causim-history/1`).
 pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("not poisoned").extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
+    let buf = causim_sim::buffer::SharedBuffer::default();
     let mut writer = HistoryWriter::new(Box::new(buf.clone()));
     let mut node_names: Vec<String> = (0..cfg.servers).map(|i| format!("S{i}")).collect();
     node_names.push("db".to_string());
@@ -639,8 +628,7 @@ pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
             id += 1;
         }
     }
-    let bytes = buf.0.lock().expect("not poisoned").clone();
-    String::from_utf8(bytes).expect("the history writer writes UTF-8")
+    buf.text()
 }
 
 /// The history checker's report on a state's history (level `ccv`).

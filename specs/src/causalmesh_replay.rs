@@ -209,26 +209,6 @@ impl Simulated {
     }
 }
 
-/// An in-memory sink the engine's writers share with the caller.
-#[derive(Clone, Default)]
-struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl SharedBuf {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("not poisoned")).into_owned()
-    }
-}
-
-impl std::io::Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("not poisoned").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Runs a CausalMesh scenario (the JSON of a scenario file, such as [`replay`] writes) in the
 /// discrete-event engine, with the trace on, and checks its history as `causim run` does. This
 /// is `causim run`'s path without the files and the console report (the CLI itself lives in the
@@ -256,7 +236,7 @@ pub fn simulate(scenario: &serde_json::Value) -> Result<Simulated, String> {
     let mutants = causim_models::check_mutants(CausalMesh::NAME, &mutants, CausalMesh::MUTANTS).map_err(|e| e.message)?;
     let params = protocol.get("params").cloned().unwrap_or(serde_json::json!({}));
     let model = CausalMesh::build(&params, &mutants, &config.topology).map_err(|e| format!("protocol.{}: {}", e.path, e.message))?;
-    let (history_buf, trace_buf) = (SharedBuf::default(), SharedBuf::default());
+    let (history_buf, trace_buf) = (causim_sim::buffer::SharedBuffer::default(), causim_sim::buffer::SharedBuffer::default());
     let mut history = causim_sim::history::HistoryWriter::new(Box::new(history_buf.clone()));
     let header = serde_json::json!({
         "format": "causim-history/1", "scenario": scenario["name"], "seed": config.seed, "protocol": CausalMesh::NAME,

@@ -12,8 +12,7 @@ use causim_sim::time::Time;
 use causim_sim::trace::TraceWriter;
 use causim_sim::workload::Op;
 use causim_sim::{RunOutputs, Sim};
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
@@ -225,25 +224,8 @@ impl Protocol for Probe {
     }
 }
 
-/// A writer tests can read back.
-#[derive(Clone, Default)]
-pub struct SharedBuf(pub Arc<Mutex<Vec<u8>>>);
+pub use causim_sim::buffer::SharedBuffer as SharedBuf;
 
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl SharedBuf {
-    pub fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
 
 /// Parses a `SimConfig` from JSON text.
 pub fn config(json: &str) -> SimConfig {
