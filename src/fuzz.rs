@@ -228,10 +228,9 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
     let fan_weight = if fan_out { 0.3 } else { 0.0 };
     let session = (0u64..40, prop::bool::weighted(fan_weight), prop::collection::vec(function, 1..5)).prop_map(
         move |(start_ticks, fan_out, mut functions)| {
-            // A read transaction that aborts its workflow kills the sibling branches of a
-            // fan-out, and a write they had in flight is applied without a history record (the
-            // engine records killed functions' operations nowhere), so a later read of it looks
-            // like a thin-air read. Outside `--faults all`, fan-outs get plain reads instead.
+            // Fan-outs get plain reads instead of read transactions outside `--faults all`. This
+            // once hid an engine bug (a killed branch's in-flight write went unrecorded), since
+            // fixed; it stays so that committed regression entries generate the same cases.
             let fan = fan_out && functions.len() >= 3;
             if fan && !all {
                 for op in functions.iter_mut().flat_map(|f| f.ops.iter_mut()) {

@@ -590,7 +590,22 @@ impl FaastccContext {
                 (a, b) => a.or(b),
             };
         }
+        keep_last_writes(&mut joined.write_set, &joined.ops);
         joined
+    }
+}
+
+/// After a join, sets each key of `write_set` to its last write in operation order (`ops` is
+/// keyed by time, function and index). Every branch carries a copy of the writes made before
+/// the fan-out, so taking the branches' write sets in turn could let a copy undo a sibling's
+/// later write. Shared by HydroCache's join.
+pub fn keep_last_writes(write_set: &mut BTreeMap<Key, Value>, ops: &BTreeMap<(Time, u32, u32), OpRecord>) {
+    for op in ops.values() {
+        if op.kind == OpKind::Write {
+            if let (Some(slot), Some(value)) = (write_set.get_mut(&op.key), op.value) {
+                *slot = value;
+            }
+        }
     }
 }
 
@@ -1100,6 +1115,25 @@ mod tests {
         assert!(joined.lo > joined.hi);
         let mutant = FaastccContext::join(vec![a, b], true);
         assert_eq!((mutant.lo, mutant.hi), (80, 120), "no_fanin_merge keeps the first parent's interval");
+    }
+
+    #[test]
+    fn fan_in_keeps_each_keys_last_write_whichever_branch_comes_first() {
+        // The source wrote y=1 before the fan-out; branch 1 then wrote y=2; branch 2 still
+        // carries its copy of y=1.
+        const Y: Key = 7;
+        let mut source = FaastccContext::root();
+        source.write_set.insert(Y, 1);
+        source.ops.insert((10, 0, 0), OpRecord::write(Y, 1));
+        let mut branch1 = source.clone();
+        branch1.write_set.insert(Y, 2);
+        branch1.ops.insert((20, 1, 0), OpRecord::write(Y, 2));
+        let branch2 = source;
+        for order in [vec![branch1.clone(), branch2.clone()], vec![branch2, branch1]] {
+            let joined = FaastccContext::join(order, false);
+            assert_eq!(joined.write_set.get(&Y), Some(&2));
+            assert_eq!(joined.ops.len(), 2, "the source's write is listed once");
+        }
     }
 
     const CLIENT: NodeId = NodeId(1 << 63);

@@ -861,6 +861,7 @@ impl HydroContext {
             };
             j.join_violation |= c.join_violation;
         }
+        crate::faastcc::keep_last_writes(&mut j.write_set, &j.ops);
         // Validation between functions, at a join: the branches' reads together must be a
         // causal snapshot (one version per key, none depending on a newer version of another).
         j.join_violation |= inconsistent(&j.reads_log);
