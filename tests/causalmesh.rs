@@ -301,3 +301,16 @@ fn causalmesh_tcc_fan_out_with_writes_lists_each_write_once() {
     }
     let _ = std::fs::remove_file(tmp);
 }
+
+/// Goal: CausalMesh-TCC on the §9.2 micro-benchmark aborts some workflows but not most (the
+/// read validation follows writes' own dependencies, not VC dominance, which aborted half), and
+/// a workflow carries the deps of the writes it read, not ever-growing merged unions.
+#[test]
+fn tcc_micro_benchmark_aborts_a_minority_and_carries_a_small_context() {
+    let r = run(&load("scenarios/causalmesh/tcc-micro-benchmark.json"), None, &[]);
+    assert!(r.passed(), "{:?}", r.anomalies());
+    let rate = r.summary.abort_rate;
+    assert!((0.03..0.25).contains(&rate), "abort rate {rate}");
+    let context = &r.summary.observations["context_bytes"];
+    assert!(context.p99 < 1024, "context p99 {} bytes", context.p99);
+}
