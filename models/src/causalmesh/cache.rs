@@ -38,8 +38,8 @@ pub struct CacheRules {
     pub keys_max: Option<usize>,
     /// A key never cached is at its initial state (the evaluation's pre-warmed caches).
     pub prewarmed: bool,
-    /// Remember each merged write's own dependencies (CausalMesh-TCC's read validation walks
-    /// them; a merged C-cache entry only keeps their union).
+    /// Remember the own dependencies of each write that leaves the I-cache (CausalMesh-TCC's
+    /// read validation walks them; a merged C-cache entry only keeps their union).
     pub keep_write_deps: bool,
 }
 
@@ -56,8 +56,8 @@ pub struct DualCache {
     /// as covered), so a copy that arrives again (a carried write re-sent with each of its
     /// writer's writes) is not kept twice.
     merged: BTreeMap<Key, VecDeque<Vc>>,
-    /// With `keep_write_deps`: per key, the dependencies of the last merged writes (as many as
-    /// `merged` remembers).
+    /// With `keep_write_deps`: per key, the own dependencies of the last writes that left the
+    /// I-cache (as many as `merged` remembers).
     write_deps: BTreeMap<Key, VecDeque<(Vc, Deps)>>,
     // Eviction bookkeeping (only when `keys_max` is set).
     /// Keys whose value was evicted: the entry (VC, winner, deps) stays, the value must be
@@ -396,8 +396,8 @@ impl DualCache {
     }
 
     /// The dependencies of the single write `vc` of `key`, if this server still knows them:
-    /// the initial version has none; a write waiting in the I-cache or among the last merged
-    /// (with `keep_write_deps`) has its own. `None` when they are no longer known.
+    /// the initial version has none; a write waiting in the I-cache, or among the last to leave
+    /// it (with `keep_write_deps`), has its own. `None` when they are no longer known.
     pub fn write_deps(&self, key: Key, vc: &Vc) -> Option<Deps> {
         if vc.is_zero() {
             return Some(Deps::new());
