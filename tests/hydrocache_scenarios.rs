@@ -5,6 +5,8 @@
 //! Every test loads a scenario file from `scenarios/hydrocache/`, runs it on the engine, reads
 //! back the history it wrote and checks it at TCC with `causim-checkers`.
 
+mod common;
+
 use causim::scenario::LoadedScenario;
 use causim_checkers::{Level, Report};
 use causim_models::Model;
@@ -173,15 +175,7 @@ fn hydrocache_bad_parameters_are_errors_naming_the_field() {
 /// protocol, shrunk and since fixed) meets its expectation, which is to pass.
 #[test]
 fn hydrocache_every_regression_scenario_passes() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hydrocache");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("regression-") && n.ends_with(".json"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
-    for file in files {
+    for file in common::regression_scenarios("hydrocache") {
         let loaded = load(&file);
         let expect = loaded.scenario.expect.as_ref().unwrap_or_else(|| panic!("{file}: no expect"));
         assert_eq!(expect.verdict, causim::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");

@@ -34,3 +34,17 @@ pub fn temp_dir(test: &str, name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
+
+/// The regression scenarios (`regression-*.json`: fuzzer findings in a correct protocol,
+/// shrunk and since fixed) in `scenarios/<system>/`, sorted by name; at least one.
+pub fn regression_scenarios(system: &str) -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(system);
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("regression-") && n.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
+    files
+}
