@@ -45,6 +45,8 @@ enum Command {
     Check(check_cmd::CheckArgs),
     /// Run a scenario over a grid of parameters and seeds, in parallel.
     Sweep(sweep_cmd::Cmd),
+    /// Join the outputs of `causim sweep --shard` runs (same as `causim sweep merge`).
+    Merge(sweep_cmd::MergeArgs),
     /// Draw a paper-style figure from sweep results.
     Plot(plot_cmd::Cmd),
     /// Search for failing scenarios with random workloads, schedules and faults.
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Check(args) => check_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Merge(args) => sweep_cmd::merge(args),
         Command::Plot(args) => plot_cmd::run(args),
         Command::Fuzz(args) => fuzz_cmd::run(args),
         Command::Reproduce(args) => reproduce_cmd::run(args),

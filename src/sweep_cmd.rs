@@ -68,18 +68,37 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Arguments of `causim merge` (the same as `causim sweep merge`).
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Shard output directories (or their runs.jsonl).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the joined runs.csv, aggregate.csv, results.json and runs.jsonl.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn merge(args: MergeArgs) -> ExitCode {
+    merge_shards(&args.inputs, &args.out)
+}
+
+fn merge_shards(inputs: &[PathBuf], out: &std::path::Path) -> ExitCode {
+    match sweep::merge(inputs, out) {
+        Ok(rows) => {
+            println!("merged {} runs from {} inputs into {}", rows.len(), inputs.len(), out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 pub fn run(cmd: Cmd) -> ExitCode {
     if let Some(MergeCmd::Merge { inputs, out }) = cmd.merge {
-        return match sweep::merge(&inputs, &out) {
-            Ok(rows) => {
-                println!("merged {} runs from {} inputs into {}", rows.len(), inputs.len(), out.display());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        };
+        return merge_shards(&inputs, &out);
     }
     let args = cmd.run;
     let path = args.sweep.expect("clap requires it");

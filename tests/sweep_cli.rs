@@ -45,7 +45,8 @@ fn check_sweep_file(sweep: &str, file: &str) {
             shards.push(d);
         }
         let merged = root.join(format!("merged-{n}"));
-        let mut args = vec!["sweep", "merge"];
+        // Both spellings: `causim sweep merge` and `causim merge`.
+        let mut args = if n == 2 { vec!["sweep", "merge"] } else { vec!["merge"] };
         args.extend(shards.iter().map(|d| d.to_str().unwrap()));
         args.extend(["--out", merged.to_str().unwrap()]);
         let out = ok(&args);
