@@ -1199,6 +1199,14 @@ impl<P: Protocol> Sim<P> {
     /// write that nobody reads changes no verdict. One transaction per write, so a read of an
     /// earlier one is not an intermediate read.
     fn kill_function(&mut self, id: NodeId) {
+        self.record_unreported_writes(id, "the function was killed by its workflow's abort; the write may have taken effect");
+        self.retire(id);
+    }
+
+    /// Records each write function `id` has not reported as a one-write `failed` transaction
+    /// (Jepsen's `info`): the server may have applied it, so a later read of it is no thin-air
+    /// read. One transaction per write, so reading the earlier of two is no intermediate read.
+    fn record_unreported_writes(&mut self, id: NodeId, note: &'static str) {
         let slot = id.slot();
         let writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
         let invoke_ns = self.functions[slot].spawned_ns;
@@ -1210,14 +1218,13 @@ impl<P: Protocol> Sim<P> {
                 complete_ns: self.now,
                 outcome: Outcome::Failed,
                 ops: vec![OpRecord::write(key, value)],
-                note: Some("the function was killed by its workflow's abort; the write may have taken effect"),
+                note: Some(note),
             };
             self.write_record_measured(id, record, false);
         }
         let mut writes = writes;
         writes.clear();
         self.functions[slot].unrecorded_writes = writes;
-        self.retire(id);
     }
 
     fn write_record(&mut self, source: NodeId, record: TxnRecord) {
@@ -1369,6 +1376,15 @@ impl<P: Protocol> Sim<P> {
     // Summary
 
     fn finish(&mut self) -> Summary {
+        // Functions still running when the run stops (a lost reply, a time limit) may have had
+        // writes applied that they never reported.
+        for slot in 0..self.functions.len() {
+            let f = &self.functions[slot];
+            if f.node.is_some() && !f.unrecorded_writes.is_empty() {
+                let id = NodeId::function(slot as u32, f.generation);
+                self.record_unreported_writes(id, "the run ended before the function finished; the write may have taken effect");
+            }
+        }
         if let Err(e) = self.history.finish() {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));
         }
