@@ -654,6 +654,18 @@ pub fn check(model: MeshModel, threads: usize, stop_at_first_failure: bool) -> i
     builder.spawn_bfs().join()
 }
 
+/// The `always` properties a finished check found a counterexample to, in declaration order.
+pub fn failing_properties(checker: &impl stateright::Checker<MeshModel>) -> Vec<&'static str> {
+    use stateright::Model as _;
+    checker
+        .model()
+        .properties()
+        .into_iter()
+        .filter(|p| p.expectation.discovery_is_failure() && checker.discovery(p.name).is_some())
+        .map(|p| p.name)
+        .collect()
+}
+
 /// The id of actor `index`, for building expected discovery paths.
 pub fn id(index: usize) -> Id {
     actor_id(NodeId::fixed(index))

@@ -15,24 +15,18 @@
 //! state machine: Stateright steps are message deliveries, the spec's are whole operations).
 
 use causim_models::causalmesh::Chain;
-use causim_specs::causalmesh_model::{CAUSAL, REMOTE_VISIBLE, MeshConfig, MeshModel, anomalies, check, parse_scripts};
+use causim_specs::causalmesh_model::{CAUSAL, REMOTE_VISIBLE, MeshConfig, MeshModel, anomalies, check, failing_properties, parse_scripts};
 use causim_specs::causalmesh_replay::{replay, simulate};
 use causim_specs::causalmesh_tla::{self, english_name};
 use causim_specs::tlc::{TlcOptions, TlcRun, Verdict};
-use stateright::{Checker, Model};
+use stateright::Checker;
 use std::time::Duration;
 
 /// Stateright: (unique states, the `always` properties with a counterexample, the checker).
 fn stateright(cfg: &MeshConfig) -> (usize, Vec<&'static str>, impl Checker<MeshModel>) {
     // One thread: breadth first, so the counterexamples are the same on every run.
     let checker = check(cfg.clone().into_model().expect("valid bounds"), 1, true);
-    let failing = checker
-        .model()
-        .properties()
-        .into_iter()
-        .filter(|p| p.expectation.discovery_is_failure() && checker.discovery(p.name).is_some())
-        .map(|p| p.name)
-        .collect();
+    let failing = failing_properties(&checker);
     (checker.unique_state_count(), failing, checker)
 }
 

@@ -8,21 +8,15 @@
 
 use causim_models::causalmesh::Chain;
 use causim_specs::causalmesh_model::{
-    CAUSAL, COVER_DEPS, COVERAGE, CUT, MeshConfig, REMOTE_VISIBLE, anomalies, check, parse_scripts,
+    CAUSAL, COVER_DEPS, COVERAGE, CUT, MeshConfig, REMOTE_VISIBLE, anomalies, check, failing_properties, parse_scripts,
 };
 use causim_specs::causalmesh_replay::replay;
-use stateright::{Checker, Model};
+use stateright::Checker;
 
 /// Checks `cfg` and returns (unique states, the failing `always` properties).
 fn explore(cfg: &MeshConfig, threads: usize) -> (usize, Vec<&'static str>, impl Checker<causim_specs::causalmesh_model::MeshModel>) {
     let checker = check(cfg.clone().into_model().unwrap(), threads, true);
-    let failing: Vec<&'static str> = checker
-        .model()
-        .properties()
-        .into_iter()
-        .filter(|p| p.expectation.discovery_is_failure() && checker.discovery(p.name).is_some())
-        .map(|p| p.name)
-        .collect();
+    let failing = failing_properties(&checker);
     (checker.unique_state_count(), failing, checker)
 }
 
