@@ -338,8 +338,8 @@ impl Server {
     /// read of their keys, and the read writes' own deps do not need a newer `key` than `v`.
     /// (2) Further back: a write's VC dominates its whole causal past, and every write in the
     /// past of `v` or of a read was integrated here, so it is among the writes of its key this
-    /// server knows (its ring's winners, its I-cache, the last `RECENTLY_MERGED_MAX` writes it
-    /// merged per key): none of a read key may lie in `v`'s past yet be newer than the one
+    /// server knows (its ring's winners, its I-cache, and per key the last `RECENTLY_MERGED_MAX`
+    /// writes that left its I-cache, merged or dropped as covered): none of a read key may lie in `v`'s past yet be newer than the one
     /// read, and none of `key` in a read's past may be newer than `v`. VC dominance only
     /// shortlists candidates (server-ordered VCs put every earlier write at `v`'s head below
     /// `v`); a walk over the writes' own dependencies decides, and a write whose dependencies
