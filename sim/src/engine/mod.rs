@@ -1191,13 +1191,9 @@ impl<P: Protocol> Sim<P> {
 
     /// Retires a function instance of an aborting workflow attempt (the one that asked for the
     /// abort, and its siblings still running). Whatever it sent is still on its way and is
-    /// carried out: a server applies a write whose requester is gone. So each of its writes that
-    /// no record of its own reported is recorded as a one-write `failed` transaction (unknown
-    /// outcome: others may read it, nobody is told it failed to happen). `aborted` would be
-    /// wrong: a read of the value would then be an AbortedRead. A write the instance had not
-    /// issued yet is recorded the same way: the engine cannot tell the two apart, and a failed
-    /// write that nobody reads changes no verdict. One transaction per write, so a read of an
-    /// earlier one is not an intermediate read.
+    /// carried out (a server applies a write whose requester is gone), so its unreported writes
+    /// are recorded first. A write it had not issued yet is recorded too: the engine cannot tell
+    /// the two apart, and a failed write that nobody reads changes no verdict.
     fn kill_function(&mut self, id: NodeId) {
         self.record_unreported_writes(id, "the function was killed by its workflow's abort; the write may have taken effect");
         self.retire(id);
@@ -1205,7 +1201,8 @@ impl<P: Protocol> Sim<P> {
 
     /// Records each write function `id` has not reported as a one-write `failed` transaction
     /// (Jepsen's `info`): the server may have applied it, so a later read of it is no thin-air
-    /// read. One transaction per write, so reading the earlier of two is no intermediate read.
+    /// read; `aborted` would make that read an AbortedRead. One transaction per write, so
+    /// reading the earlier of two is no intermediate read.
     fn record_unreported_writes(&mut self, id: NodeId, note: &'static str) {
         let slot = id.slot();
         let writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
