@@ -43,7 +43,7 @@ const MICRO: &str = include_str!("../scenarios/causalmesh/micro-benchmark.json")
 /// trace or history check: the engine and the protocol only.
 fn scenario_rate(name: &str, text: String) -> (f64, u64, u64) {
     let loaded = LoadedScenario::from_text(Path::new(name), text).expect("bench scenario parses");
-    let options = RunOptions { seed: Some(1), out_dir: None, trace: false, extra_mutants: vec![], skip_check: true };
+    let options = RunOptions { seed: Some(1), skip_check: true, ..Default::default() };
     let started = Instant::now();
     let report = runner::run(&loaded, &options).expect("runs");
     let secs = started.elapsed().as_secs_f64();

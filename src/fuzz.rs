@@ -600,7 +600,7 @@ pub fn judge(scenario: &Value) -> Result<Verdict, String> {
     install_quiet_hook();
     let text = serde_json::to_string_pretty(scenario).expect("serializes");
     let loaded = LoadedScenario::from_text(Path::new("fuzz-case.json"), text).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
-    let options = RunOptions { seed: None, out_dir: None, trace: false, extra_mutants: vec![], skip_check: false };
+    let options = RunOptions::default();
     CATCHING.with(|c| c.set(true));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(&loaded, &options)));
     CATCHING.with(|c| c.set(false));

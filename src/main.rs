@@ -151,7 +151,7 @@ fn run(args: RunArgs) -> ExitCode {
         out_dir: Some(out_dir),
         trace: !args.no_trace,
         extra_mutants: args.mutants.clone(),
-        skip_check: false,
+        ..Default::default()
     };
     let started = std::time::Instant::now();
     let report = match runner::run(&loaded, &options) {

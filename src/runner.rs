@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub extra_mutants: Vec<String>,
     /// Skip the scenario's history check (hash-only runs, benchmarks).
     pub skip_check: bool,
+    /// Return the history's bytes in the report (`RunReport::history`).
+    pub keep_history: bool,
 }
 
 /// The files a run wrote.
@@ -48,6 +50,8 @@ pub struct RunReport {
     pub seed: u64,
     /// The history check, when the scenario asks for one (`checks.level`).
     pub check: Option<causim_checkers::Report>,
+    /// The history as written (JSON Lines, header first), with `RunOptions::keep_history`.
+    pub history: Option<Vec<u8>>,
 }
 
 impl RunReport {
@@ -154,7 +158,11 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
             (history, trace, Some(files))
         }
         None => (
-            if level.is_some() { HistoryWriter::new(Box::new(memory.clone())) } else { HistoryWriter::hashing_only() },
+            if level.is_some() || options.keep_history {
+                HistoryWriter::new(Box::new(memory.clone()))
+            } else {
+                HistoryWriter::hashing_only()
+            },
             options.trace.then(|| TraceWriter::new(Box::new(std::io::sink()))),
             None,
         ),
@@ -172,17 +180,21 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         return Err(RunError::Io(io.to_string()));
     }
     drop(sim);
-    let check = match level {
-        None => None,
-        Some(level) => {
-            let text = match &files {
-                Some(f) => std::fs::read(&f.history).map_err(|e| RunError::Io(format!("cannot read {}: {e}", f.history.display())))?,
-                None => memory.take(),
-            };
+    let text = if level.is_some() || options.keep_history {
+        Some(match &files {
+            Some(f) => std::fs::read(&f.history).map_err(|e| RunError::Io(format!("cannot read {}: {e}", f.history.display())))?,
+            None => memory.take(),
+        })
+    } else {
+        None
+    };
+    let check = match (level, &text) {
+        (Some(level), Some(text)) => {
             let history = causim_checkers::read_history(&text[..], None)
                 .map_err(|e| RunError::Io(format!("the history this run wrote does not parse: {e}")))?;
             Some(causim_checkers::check(&history, level))
         }
+        _ => None,
     };
     if let (Some(files), Some(report)) = (&files, &check) {
         let path = files.summary.with_file_name("check.txt");
@@ -200,7 +212,8 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         std::fs::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", files.summary.display())))?;
     }
-    Ok(RunReport { summary, files, seed, check })
+    let history = if options.keep_history { text } else { None };
+    Ok(RunReport { summary, files, seed, check, history })
 }
 
 fn mutant_list(scenario: &[String], extra: &[String]) -> Vec<String> {
@@ -228,7 +241,7 @@ impl DeterminismCheck {
 
 /// Runs the scenario twice more, with traces, and compares the history and trace hashes.
 pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutants: &[String]) -> Result<DeterminismCheck, RunError> {
-    let options = RunOptions { seed, out_dir: None, trace: true, extra_mutants: extra_mutants.to_vec(), skip_check: true };
+    let options = RunOptions { seed, trace: true, extra_mutants: extra_mutants.to_vec(), skip_check: true, ..Default::default() };
     let a = run(loaded, &options)?.summary;
     let b = run(loaded, &options)?.summary;
     Ok(DeterminismCheck { first: (a.history_hash, a.trace_hash), second: (b.history_hash, b.trace_hash) })

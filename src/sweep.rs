@@ -1106,7 +1106,7 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                             }
                             None => {
                                 let run_options =
-                                    RunOptions { seed: Some(job.seed), out_dir: None, trace: false, extra_mutants: vec![], skip_check: false };
+                                    RunOptions { seed: Some(job.seed), ..Default::default() };
                                 match runner::run(&point.scenario, &run_options) {
                                     Ok(report) => {
                                         let row = row_of(plan, point, job.seed, &report);

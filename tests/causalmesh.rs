@@ -11,19 +11,13 @@ fn load(path: &str) -> LoadedScenario {
 }
 
 fn run(loaded: &LoadedScenario, seed: Option<u64>, mutants: &[&str]) -> RunReport {
-    let options = RunOptions {
-        seed,
-        out_dir: None,
-        trace: false,
-        extra_mutants: mutants.iter().map(|m| m.to_string()).collect(),
-        skip_check: false,
-    };
+    let options = RunOptions { seed, extra_mutants: mutants.iter().map(|m| m.to_string()).collect(), ..Default::default() };
     runner::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()))
 }
 
 fn run_to_dir(path: &str, name: &str) -> (RunReport, PathBuf) {
     let dir = std::env::temp_dir().join(format!("causim-cm-{name}-{}", std::process::id()));
-    let options = RunOptions { seed: None, out_dir: Some(dir.clone()), trace: true, extra_mutants: vec![], skip_check: false };
+    let options = RunOptions { out_dir: Some(dir.clone()), trace: true, ..Default::default() };
     (runner::run(&load(path), &options).unwrap(), dir)
 }
 

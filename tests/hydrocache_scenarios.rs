@@ -8,62 +8,14 @@
 mod common;
 
 use causim::scenario::LoadedScenario;
-use causim_checkers::{Level, Report};
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
-use causim_sim::buffer::SharedBuffer;
-use causim_sim::history::HistoryWriter;
-use causim_sim::metrics::Summary;
 use causim_sim::workload::WorkloadConfig;
-use causim_sim::{RunOutputs, Sim};
-use std::path::Path;
 
-struct Run {
-    summary: Summary,
-    history: Vec<serde_json::Value>,
-    report: Report,
-}
-
-impl Run {
-    fn anomalies(&self) -> Vec<&'static str> {
-        self.report.counts.keys().map(|a| a.name()).collect()
-    }
-
-    fn session(&self, name: &str) -> &serde_json::Value {
-        self.history.iter().find(|t| t["session"] == name).unwrap_or_else(|| panic!("no transaction of session {name}"))
-    }
-}
+use common::{CheckedRun as Run, run_checked as run_loaded};
 
 fn load(file: &str) -> LoadedScenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hydrocache").join(file);
-    LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Runs a loaded scenario at `seed` (with `mutants` added) and checks its history at TCC.
-fn run_loaded(loaded: &LoadedScenario, seed: u64, mutants: &[&str]) -> Run {
-    let p = &loaded.scenario.protocol;
-    let mut all: Vec<&str> = p.mutants.iter().map(String::as_str).collect();
-    all.extend(mutants);
-    let model = HydroCache::build(&p.params, &all, &loaded.scenario.topology).unwrap_or_else(|e| panic!("{e:?}"));
-    let mut config = loaded.scenario.sim_config();
-    config.seed = seed;
-    let buf = SharedBuffer::default();
-    let mut history = HistoryWriter::new(Box::new(buf.clone()));
-    history.header(&serde_json::json!({"format": "causim-history/1", "protocol": "hydrocache", "seed": seed})).unwrap();
-    let outputs = RunOutputs {
-        scenario: loaded.path.display().to_string(),
-        history,
-        trace: None,
-        check_invariants: loaded.scenario.checks.invariants,
-    };
-    let mut sim = Sim::new(model, config, outputs).unwrap_or_else(|e| panic!("{e}"));
-    let summary = sim.run();
-    drop(sim);
-    let text = buf.take();
-    let parsed = causim_checkers::read_history(&text[..], None).expect("the history parses");
-    let report = causim_checkers::check(&parsed, Level::Tcc);
-    let history = text.split(|&b| b == b'\n').skip(1).filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
-    Run { summary, history, report }
+    common::load_scenario("hydrocache", file)
 }
 
 fn run(file: &str) -> Run {
@@ -71,11 +23,8 @@ fn run(file: &str) -> Run {
     run_loaded(&loaded, loaded.scenario.seed, &[])
 }
 
-/// A correct scenario: no invariant violation, no TCC anomaly, every workflow done.
 fn assert_passes(file: &str, r: &Run) {
-    assert_eq!(r.summary.invariant_violation, None, "{file}");
-    assert!(r.report.ok, "{file}: {}", r.report.render_text());
-    assert_eq!(r.summary.workflows.unfinished + r.summary.workflows.failed, 0, "{file}");
+    r.assert_passes(file)
 }
 
 #[test]

@@ -48,3 +48,77 @@ pub fn regression_scenarios(system: &str) -> Vec<String> {
     assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
     files
 }
+
+/// A scenario run through `causim run`'s machinery, with its history kept and checked at the
+/// scenario's level (`checks.level` must be set).
+pub struct CheckedRun {
+    pub summary: causim_sim::metrics::Summary,
+    /// The history's transactions (the header left out).
+    pub history: Vec<serde_json::Value>,
+    pub report: causim_checkers::Report,
+}
+
+impl CheckedRun {
+    pub fn anomalies(&self) -> Vec<&'static str> {
+        self.report.counts.keys().map(|a| a.name()).collect()
+    }
+
+    /// How many samples of observation `name` the protocol reported.
+    pub fn observed(&self, name: &str) -> u64 {
+        self.summary.observations.get(name).map_or(0, |s| s.count)
+    }
+
+    /// The first transaction of session `name`.
+    pub fn session(&self, name: &str) -> &serde_json::Value {
+        self.history.iter().find(|t| t["session"] == name).unwrap_or_else(|| panic!("no transaction of session {name}"))
+    }
+
+    /// A correct run: no invariant violation, no anomaly, every workflow done.
+    pub fn assert_passes(&self, what: &str) {
+        assert_eq!(self.summary.invariant_violation, None, "{what}");
+        assert!(self.report.ok, "{what}: {}", self.report.render_text());
+        assert_eq!(self.summary.workflows.unfinished + self.summary.workflows.failed, 0, "{what}");
+    }
+}
+
+/// Loads `scenarios/<system>/<file>`.
+pub fn load_scenario(system: &str, file: &str) -> causim::scenario::LoadedScenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(system).join(file);
+    causim::scenario::LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `loaded` at `seed` with `mutants` switched on besides the scenario's.
+pub fn run_checked(loaded: &causim::scenario::LoadedScenario, seed: u64, mutants: &[&str]) -> CheckedRun {
+    let options = causim::runner::RunOptions {
+        seed: Some(seed),
+        extra_mutants: mutants.iter().map(|m| m.to_string()).collect(),
+        keep_history: true,
+        ..Default::default()
+    };
+    let r = causim::runner::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()));
+    let text = r.history.expect("kept");
+    let history = text.split(|&b| b == b'\n').skip(1).filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    let report = r.check.unwrap_or_else(|| panic!("{}: no checks.level", loaded.path.display()));
+    CheckedRun { summary: r.summary, history, report }
+}
+
+/// Runs `scenarios/<system>/<file>` at seeds 1..=n, each of which must break no invariant,
+/// finish every workflow and show no anomaly at the scenario's check level; returns (aborted
+/// attempts, workflows started) over all of them.
+pub fn seed_sweep(system: &str, file: &str, n: u64) -> (u64, u64) {
+    let loaded = load_scenario(system, file);
+    assert!(loaded.scenario.checks.invariants && loaded.scenario.checks.level.is_some(), "{file}: checks off");
+    let (mut aborts, mut workflows) = (0, 0);
+    for seed in 1..=n {
+        let options = causim::runner::RunOptions { seed: Some(seed), ..Default::default() };
+        let r = causim::runner::run(&loaded, &options).unwrap_or_else(|e| panic!("{e}"));
+        let repro = format!("causim run scenarios/{system}/{file} --seed {seed}");
+        assert_eq!(r.summary.invariant_violation, None, "{repro}");
+        assert_eq!(r.summary.workflows.unfinished, 0, "{repro}");
+        let report = r.check.expect("checked");
+        assert!(report.ok, "{repro}\n{}", report.render_text());
+        aborts += r.summary.workflows.aborted_attempts;
+        workflows += r.summary.workflows.started;
+    }
+    (aborts, workflows)
+}
