@@ -153,16 +153,7 @@ impl LoadedScenario {
 
     /// Parses scenario text; `path` names it in errors.
     pub fn from_text(path: &Path, text: String) -> Result<LoadedScenario, ScenarioError> {
-        let mut de = serde_json::Deserializer::from_str(&text);
-        let scenario = match serde_path_to_error::deserialize::<_, Scenario>(&mut de) {
-            Ok(s) => s,
-            Err(e) => {
-                return Err(json_error(path, &text, clean_path(&e.path().to_string()), e.into_inner()));
-            }
-        };
-        if let Err(e) = de.end() {
-            return Err(json_error(path, &text, String::new(), e));
-        }
+        let scenario: Scenario = parse_located(path, &text)?;
         let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
         if let Some(level) = &loaded.scenario.checks.level
             && causim_checkers::Level::parse(level).is_none()
@@ -179,17 +170,32 @@ impl LoadedScenario {
 
     /// An error at a JSON path of this scenario, located in its text.
     pub fn error(&self, field: &str, message: impl Into<String>) -> ScenarioError {
-        let (line, column) = match locate(&self.text, field) {
-            Some((l, c)) => (Some(l), Some(c)),
-            None => (None, None),
-        };
-        ScenarioError { file: self.path.clone(), line, column, field: field.to_string(), message: message.into() }
+        located(&self.path, &self.text, field, message)
     }
 }
 
 /// The level names `checks.level` accepts.
 pub fn level_names() -> String {
     causim_checkers::Level::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// An error at JSON path `field` of a file's text, located in it when the path is found.
+pub fn located(path: &Path, text: &str, field: &str, message: impl Into<String>) -> ScenarioError {
+    let (line, column) = match locate(text, field) {
+        Some((l, c)) => (Some(l), Some(c)),
+        None => (None, None),
+    };
+    ScenarioError { file: path.to_path_buf(), line, column, field: field.to_string(), message: message.into() }
+}
+
+/// Parses JSON into `T` (a scenario, a sweep file), with errors located by file, line, column
+/// and field.
+pub fn parse_located<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize::<_, T>(&mut de)
+        .map_err(|e| json_error(path, text, clean_path(&e.path().to_string()), e.into_inner()))?;
+    de.end().map_err(|e| json_error(path, text, String::new(), e))?;
+    Ok(value)
 }
 
 /// Turns a serde_json error at JSON path `field` into a located scenario error.

@@ -38,9 +38,8 @@
 //! threads in any order and their rows sorted by (point, seed) before anything is written, so
 //! outputs are byte-identical whatever the thread count, the shard split or a resumption.
 
-use crate::locate::locate;
 use crate::runner::{self, RunOptions, RunReport};
-use crate::scenario::{LoadedScenario, ScenarioError};
+use crate::scenario::{LoadedScenario, ScenarioError, located, parse_located};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -529,43 +528,6 @@ pub fn fnv1a(bytes: &[u8]) -> String {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
-}
-
-/// Parses JSON into `T`, with errors located by file, line, column and field.
-pub fn parse_located<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ScenarioError> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-        Ok(v) => v,
-        Err(e) => {
-            let field: Vec<String> =
-                e.path().to_string().split('.').filter(|s| !s.is_empty() && *s != "?").map(String::from).collect();
-            return Err(json_error(path, text, field.join("."), e.into_inner()));
-        }
-    };
-    de.end().map_err(|e| json_error(path, text, String::new(), e))?;
-    Ok(value)
-}
-
-fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) -> ScenarioError {
-    let message = inner.to_string();
-    let message = message.rfind(" at line ").map_or(message.clone(), |i| message[..i].to_string());
-    let syntax = inner.is_syntax() || inner.is_eof();
-    let (line, column) = if syntax || field.is_empty() {
-        (inner.line(), inner.column())
-    } else {
-        locate(text, &field).unwrap_or((inner.line(), inner.column()))
-    };
-    let message = if syntax { format!("invalid JSON: {message}") } else { message };
-    ScenarioError { file: path.to_path_buf(), line: Some(line), column: Some(column), field, message }
-}
-
-/// An error at a JSON path of a file's text.
-pub fn located(path: &Path, text: &str, field: &str, message: impl Into<String>) -> ScenarioError {
-    let (line, column) = match locate(text, field) {
-        Some((l, c)) => (Some(l), Some(c)),
-        None => (None, None),
-    };
-    ScenarioError { file: path.to_path_buf(), line, column, field: field.to_string(), message: message.into() }
 }
 
 // ---------------------------------------------------------------------------------------------
