@@ -3,20 +3,7 @@
 use causim_checkers::Level;
 
 /// Levels in table order.
-pub const COLUMNS: [Level; 12] = [
-    Level::WellFormed,
-    Level::ReadYourWrites,
-    Level::MonotonicReads,
-    Level::MonotonicWrites,
-    Level::WritesFollowReads,
-    Level::Session,
-    Level::Cc,
-    Level::Ccv,
-    Level::Cm,
-    Level::Rc,
-    Level::Ra,
-    Level::Tcc,
-];
+pub const COLUMNS: [Level; 12] = Level::ALL;
 
 pub struct Litmus {
     pub name: &'static str,
