@@ -789,8 +789,10 @@ pub const BUILD_MARKER: &str = "build.txt";
 /// Identifies this build of causim: a hash of the running executable (models are compiled in,
 /// so a changed model is a changed executable). A journal written by another build is not
 /// resumed. `unknown` when the executable cannot be read.
-pub fn build_fingerprint() -> String {
-    std::env::current_exe().and_then(std::fs::read).map_or_else(|_| "unknown".into(), |bytes| fnv1a(&bytes))
+pub fn build_fingerprint() -> &'static str {
+    // Hashing the executable takes tens of milliseconds; `reproduce` asks once per sweep.
+    static FINGERPRINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FINGERPRINT.get_or_init(|| std::env::current_exe().and_then(std::fs::read).map_or_else(|_| "unknown".into(), |bytes| fnv1a(&bytes)))
 }
 
 pub fn read_journal(path: &Path) -> Result<Vec<Row>, String> {
