@@ -9,8 +9,33 @@
 use causim::runner::{self, RunOptions};
 use causim::scenario::LoadedScenario;
 use causim_sim::queue::EventQueue;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// The system allocator, counting allocations so the bench can report them per event (heap
+/// traffic is a large share of the engine's cost).
+struct CountingAlloc;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
 
 fn bare_queue(pending: u64, events: u64) -> f64 {
     let mut queue = EventQueue::default();
@@ -41,16 +66,20 @@ const MICRO: &str = include_str!("../scenarios/causalmesh/micro-benchmark.json")
 
 /// Events per second of a scenario run with history recording (hashed, not written) and no
 /// trace or history check: the engine and the protocol only.
-fn scenario_rate(name: &str, text: String) -> (f64, u64, u64) {
+/// Returns events/s, events, history records, and heap allocations per event.
+fn scenario_rate(name: &str, text: String) -> (f64, u64, u64, f64) {
     let loaded = LoadedScenario::from_text(Path::new(name), text).expect("bench scenario parses");
     let options = RunOptions { seed: Some(1), skip_check: true, ..Default::default() };
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
     let started = Instant::now();
     let report = runner::run(&loaded, &options).expect("runs");
     let secs = started.elapsed().as_secs_f64();
-    (report.summary.events as f64 / secs, report.summary.events, report.summary.history_records)
+    let events = report.summary.events;
+    let per_event = (ALLOCATIONS.load(Ordering::Relaxed) - allocations) as f64 / events as f64;
+    (events as f64 / secs, events, report.summary.history_records, per_event)
 }
 
-fn register(rate_per_s: u64, workflows: u64) -> (f64, u64, u64) {
+fn register(rate_per_s: u64, workflows: u64) -> (f64, u64, u64, f64) {
     let text = REGISTER
         .replace("\"rate_per_s\": 2000", &format!("\"rate_per_s\": {rate_per_s}"))
         .replace("\"workflows_max\": 20000", &format!("\"workflows_max\": {workflows}"));
@@ -58,27 +87,41 @@ fn register(rate_per_s: u64, workflows: u64) -> (f64, u64, u64) {
 }
 
 fn main() {
+    // `cargo bench --bench engine -- register` runs only the parts whose name contains "register".
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let wanted = |part: &str| filter.is_empty() || filter.iter().any(|f| part.contains(f.as_str()));
     println!("causim engine benchmark (one thread)");
     for pending in [1_000u64, 100_000] {
+        if !wanted("bare") {
+            continue;
+        }
         let best = (0..3).map(|_| bare_queue(pending, 10_000_000)).fold(0.0, f64::max);
         println!("  bare queue, {pending:>7} pending events        {:>6.2} M events/s", best / 1e6);
     }
     for rate in [2_000u64, 20_000] {
-        let runs: Vec<(f64, u64, u64)> = (0..3).map(|_| register(rate, 200_000)).collect();
+        if !wanted(&format!("register{rate}")) {
+            continue;
+        }
+        let runs: Vec<_> = (0..3).map(|_| register(rate, 200_000)).collect();
         let best = runs.iter().map(|r| r.0).fold(0.0, f64::max);
         println!(
-            "  register protocol, {rate:>6} workflows/s ({} events, {} txns recorded)  {:>6.2} M events/s",
+            "  register protocol, {rate:>6} workflows/s ({} events, {} txns recorded, {:.2} allocations/event)  {:>6.2} M events/s",
             runs[0].1,
             runs[0].2,
+            runs[0].3,
             best / 1e6
         );
     }
-    let runs: Vec<(f64, u64, u64)> = (0..3).map(|_| scenario_rate("micro.json", MICRO.to_string())).collect();
+    if !wanted("micro") {
+        return;
+    }
+    let runs: Vec<_> = (0..3).map(|_| scenario_rate("micro.json", MICRO.to_string())).collect();
     let best = runs.iter().map(|r| r.0).fold(0.0, f64::max);
     println!(
-        "  CausalMesh §9.2 micro-benchmark ({} events, {} txns recorded)  {:>6.2} M events/s",
+        "  CausalMesh §9.2 micro-benchmark ({} events, {} txns recorded, {:.2} allocations/event)  {:>6.2} M events/s",
         runs[0].1,
         runs[0].2,
+        runs[0].3,
         best / 1e6
     );
 }
