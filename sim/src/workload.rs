@@ -135,6 +135,16 @@ pub struct FunctionGen {
     pub mix: Option<OpMix>,
 }
 
+impl FunctionGen {
+    /// How many operations a function draws (besides `read_written`).
+    fn op_count(&self) -> u64 {
+        match (self.ops, &self.mix) {
+            (Some(count), Some(_)) => count as u64,
+            _ => self.reads as u64 + self.read_txns as u64 + self.writes as u64,
+        }
+    }
+}
+
 fn default_read_txn_keys() -> u32 {
     2
 }
@@ -218,9 +228,22 @@ pub struct WorkflowPlan {
     pub name: Option<String>,
     pub dag: std::sync::Arc<Dag>,
     pub ops: Vec<Vec<OpSpec>>,
-    /// Machine name per function, when the script pins it.
+    /// Machine name per function, when the script pins it; empty when nothing is pinned.
     pub pinned: Vec<Option<String>>,
+    /// The earliest start per function; empty when every function may start at once.
     pub not_before_ns: Vec<Time>,
+}
+
+impl WorkflowPlan {
+    /// The machine function `f` is pinned to, if any.
+    pub fn pinned(&self, f: u32) -> Option<&str> {
+        self.pinned.get(f as usize).and_then(|m| m.as_deref())
+    }
+
+    /// The earliest time function `f` may start.
+    pub fn not_before_ns(&self, f: u32) -> Time {
+        self.not_before_ns.get(f as usize).copied().unwrap_or(0)
+    }
 }
 
 /// A compiled script: plans in script order and the key names it uses.
@@ -372,27 +395,28 @@ impl Generator {
     /// A new workflow's operations (keys only; values are assigned at run time).
     pub fn plan(&self, rng: &mut RngStream) -> WorkflowPlan {
         let n = self.dag.len();
+        // Keys written by earlier functions, newest last (only kept when some function reads
+        // them back).
+        let track_written = self.config.functions.iter().any(|f| f.read_written > 0);
         let mut written: Vec<Key> = Vec::new();
         let ops = (0..n)
             .map(|f| {
                 let spec = if self.config.functions.len() == 1 { &self.config.functions[0] } else { &self.config.functions[f] };
-                let mut ops: Vec<OpSpec> =
-                    written.iter().rev().take(spec.read_written as usize).map(|k| OpSpec::Read(*k)).collect();
-                ops.extend(self.function_ops(spec, rng));
-                written.extend(ops.iter().filter_map(|op| match op {
-                    OpSpec::Write(k) => Some(*k),
-                    _ => None,
-                }));
+                let capacity = (spec.read_written as u64 + spec.op_count()).min(1024) as usize;
+                let mut ops: Vec<OpSpec> = Vec::with_capacity(capacity);
+                ops.extend(written.iter().rev().take(spec.read_written as usize).map(|k| OpSpec::Read(*k)));
+                let drawn = ops.len();
+                self.push_function_ops(spec, rng, &mut ops);
+                if track_written {
+                    written.extend(ops[drawn..].iter().filter_map(|op| match op {
+                        OpSpec::Write(k) => Some(*k),
+                        _ => None,
+                    }));
+                }
                 ops
             })
             .collect();
-        WorkflowPlan {
-            name: None,
-            dag: self.dag.clone(),
-            ops,
-            pinned: vec![None; n],
-            not_before_ns: vec![0; n],
-        }
+        WorkflowPlan { name: None, dag: self.dag.clone(), ops, pinned: Vec::new(), not_before_ns: Vec::new() }
     }
 
     /// The time until the next open-loop arrival.
@@ -411,49 +435,39 @@ impl Generator {
         self.zipf.sample(rng)
     }
 
-    fn function_ops(&self, spec: &FunctionGen, rng: &mut RngStream) -> Vec<OpSpec> {
+    /// Draws one function's operations onto the end of `ops`.
+    fn push_function_ops(&self, spec: &FunctionGen, rng: &mut RngStream, ops: &mut Vec<OpSpec>) {
         if let (Some(count), Some(mix)) = (spec.ops, &spec.mix) {
             let total = mix.read + mix.write + mix.read_txn;
-            return (0..count)
-                .map(|_| {
-                    let u = rng.unit() * total;
-                    if u < mix.read {
-                        OpSpec::Read(self.key(rng))
-                    } else if u < mix.read + mix.write {
-                        OpSpec::Write(self.key(rng))
-                    } else {
-                        OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))
-                    }
-                })
-                .collect();
+            ops.extend((0..count).map(|_| {
+                let u = rng.unit() * total;
+                if u < mix.read {
+                    OpSpec::Read(self.key(rng))
+                } else if u < mix.read + mix.write {
+                    OpSpec::Write(self.key(rng))
+                } else {
+                    OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))
+                }
+            }));
+            return;
         }
-        let mut reads: Vec<OpSpec> = (0..spec.reads).map(|_| OpSpec::Read(self.key(rng))).collect();
-        let txns: Vec<OpSpec> =
-            (0..spec.read_txns).map(|_| OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))).collect();
-        let writes: Vec<OpSpec> = (0..spec.writes).map(|_| OpSpec::Write(self.key(rng))).collect();
-        let mut ops = Vec::with_capacity(reads.len() + txns.len() + writes.len());
+        // Drawn in the order reads, transactions, writes whatever the order they run in, so a
+        // seed draws the same keys under every order.
+        let start = ops.len();
+        ops.extend((0..spec.reads).map(|_| OpSpec::Read(self.key(rng))));
+        ops.extend((0..spec.read_txns).map(|_| OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))));
+        ops.extend((0..spec.writes).map(|_| OpSpec::Write(self.key(rng))));
+        let drawn = &mut ops[start..];
         match spec.order {
-            OpOrder::ReadsFirst => {
-                ops.append(&mut reads);
-                ops.extend(txns);
-                ops.extend(writes);
-            }
-            OpOrder::WritesFirst => {
-                ops.extend(writes);
-                ops.append(&mut reads);
-                ops.extend(txns);
-            }
+            OpOrder::ReadsFirst => {}
+            OpOrder::WritesFirst => drawn.rotate_right(spec.writes as usize),
             OpOrder::Shuffled => {
-                ops.append(&mut reads);
-                ops.extend(txns);
-                ops.extend(writes);
-                for i in (1..ops.len()).rev() {
+                for i in (1..drawn.len()).rev() {
                     let j = rng.below(i as u64 + 1) as usize;
-                    ops.swap(i, j);
+                    drawn.swap(i, j);
                 }
             }
         }
-        ops
     }
 
     /// `n` distinct keys (n ≤ key count, checked at construction). Rejection keeps the Zipf

@@ -33,17 +33,25 @@ pub(crate) struct WorkflowRun<C> {
     pub arrival_ns: Time,
     /// The closed-loop client that started it.
     pub client: Option<u32>,
-    pub preds_left: Vec<u32>,
-    /// Contexts handed over by finished predecessors: (predecessor, context).
-    pub inbox: Vec<Vec<(u32, C)>>,
-    pub machine_of: Vec<Option<usize>>,
-    /// The id of the last history line each function wrote.
-    pub last_record: Vec<Option<u64>>,
-    /// Program-order predecessors (history ids) of each function's first line.
-    pub after: Vec<Vec<u64>>,
-    pub wrote_first: Vec<bool>,
+    /// Per function of the plan (one allocation per workflow, reused by retries).
+    pub functions: Vec<FunctionState<C>>,
     pub running: Vec<NodeId>,
     pub remaining: usize,
+}
+
+/// What one attempt knows about one of its functions.
+#[derive(Debug)]
+pub(crate) struct FunctionState<C> {
+    pub preds_left: u32,
+    /// Contexts handed over by finished predecessors: (predecessor, context).
+    pub inbox: Vec<(u32, C)>,
+    /// Where it ran.
+    pub machine: Option<usize>,
+    /// The id of the last history line it wrote.
+    pub last_record: Option<u64>,
+    /// Program-order predecessors (history ids) of its first line (non-chain workflows).
+    pub after: Vec<u64>,
+    pub wrote_first: bool,
 }
 
 impl<C> WorkflowRun<C> {
@@ -54,12 +62,7 @@ impl<C> WorkflowRun<C> {
             plan,
             arrival_ns,
             client,
-            preds_left: Vec::new(),
-            inbox: Vec::new(),
-            machine_of: Vec::new(),
-            last_record: Vec::new(),
-            after: Vec::new(),
-            wrote_first: Vec::new(),
+            functions: Vec::with_capacity(n),
             running: Vec::new(),
             remaining: n,
         };
@@ -69,13 +72,17 @@ impl<C> WorkflowRun<C> {
 
     /// Clears the per-attempt state (for the first attempt and for retries).
     pub fn reset(&mut self) {
-        let n = self.plan.dag.len();
-        self.preds_left = (0..n as u32).map(|f| self.plan.dag.preds(f).len() as u32).collect();
-        self.inbox = (0..n).map(|_| Vec::new()).collect();
-        self.machine_of = vec![None; n];
-        self.last_record = vec![None; n];
-        self.after = vec![Vec::new(); n];
-        self.wrote_first = vec![false; n];
+        let dag = &self.plan.dag;
+        let n = dag.len();
+        self.functions.clear();
+        self.functions.extend((0..n as u32).map(|f| FunctionState {
+            preds_left: dag.preds(f).len() as u32,
+            inbox: Vec::new(),
+            machine: None,
+            last_record: None,
+            after: Vec::new(),
+            wrote_first: false,
+        }));
         self.running.clear();
         self.remaining = n;
     }
@@ -85,9 +92,10 @@ impl<C> WorkflowRun<C> {
     pub fn program_order_after(&self, f: u32) -> Vec<u64> {
         let mut after = Vec::new();
         for &p in self.plan.dag.preds(f) {
-            match self.last_record[p as usize] {
+            let p = &self.functions[p as usize];
+            match p.last_record {
                 Some(id) => after.push(id),
-                None => after.extend_from_slice(&self.after[p as usize]),
+                None => after.extend_from_slice(&p.after),
             }
         }
         after.sort_unstable();

@@ -20,6 +20,7 @@ mod cpu;
 mod flows;
 mod net;
 mod replay;
+mod table;
 
 use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
@@ -36,6 +37,7 @@ use crate::trace::TraceWriter;
 use crate::workload::{Arrival, Generator, Op, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
 use cpu::{Cpu, Input};
 use flows::{Machine, Placer, WorkflowRun};
+use table::IdTable;
 use net::{Held, LinkCells, Network, Partition, fifo_delivery};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -178,7 +180,7 @@ pub struct Sim<P: Protocol> {
     rng_service: RngStream,
     rng_protocol: RngStream,
     workload: Workload,
-    workflows: BTreeMap<u64, WorkflowRun<P::Context>>,
+    workflows: IdTable<WorkflowRun<P::Context>>,
     next_workflow_id: u64,
     values: ValueAllocator,
     timer_generation: u64,
@@ -382,7 +384,7 @@ impl<P: Protocol> Sim<P> {
             rng_service: RngStream::new(seed, StreamId::Service),
             rng_protocol: RngStream::new(seed, StreamId::Protocol),
             workload,
-            workflows: BTreeMap::new(),
+            workflows: IdTable::default(),
             next_workflow_id: 0,
             values: ValueAllocator::default(),
             timer_generation: 0,
@@ -511,7 +513,7 @@ impl<P: Protocol> Sim<P> {
             Workload::Script { plans, .. } => {
                 let starts: Vec<Time> = plans
                     .iter()
-                    .map(|p| p.dag.sources().map(|f| p.not_before_ns[f as usize]).min().unwrap_or(0))
+                    .map(|p| p.dag.sources().map(|f| p.not_before_ns(f)).min().unwrap_or(0))
                     .collect();
                 for (plan, at) in starts.into_iter().enumerate() {
                     self.queue.push(at, Event::ScriptStart { plan });
@@ -930,8 +932,12 @@ impl<P: Protocol> Sim<P> {
         if self.protocol.single_sink() && plan.dag.sink_count() > 1 {
             plan.dag = std::sync::Arc::new(plan.dag.with_join_sink());
             plan.ops.push(Vec::new());
-            plan.pinned.push(None);
-            plan.not_before_ns.push(0);
+            if !plan.pinned.is_empty() {
+                plan.pinned.push(None);
+            }
+            if !plan.not_before_ns.is_empty() {
+                plan.not_before_ns.push(0);
+            }
         }
         let id = self.next_workflow_id;
         self.next_workflow_id += 1;
@@ -941,25 +947,25 @@ impl<P: Protocol> Sim<P> {
     }
 
     fn launch_attempt(&mut self, workflow: u64) {
-        let run = &self.workflows[&workflow];
+        let run = &self.workflows[workflow];
         let attempt = run.attempt;
         let starts: Vec<(u32, Time)> =
-            run.plan.dag.sources().map(|f| (f, run.plan.not_before_ns[f as usize].max(self.now))).collect();
+            run.plan.dag.sources().map(|f| (f, run.plan.not_before_ns(f).max(self.now))).collect();
         for (function, at) in starts {
             self.queue.push(at, Event::Dispatch { workflow, attempt, function });
         }
     }
 
     fn on_dispatch(&mut self, workflow: u64, attempt: u32, function: u32) {
-        let Some(run) = self.workflows.get(&workflow) else { return };
+        let Some(run) = self.workflows.get(workflow) else { return };
         if run.attempt != attempt {
             return;
         }
         let f = function as usize;
-        let machine = match &run.plan.pinned[f] {
-            Some(name) => self.machines.iter().position(|m| &m.name == name).expect("resolved in new"),
+        let machine = match run.plan.pinned(function) {
+            Some(name) => self.machines.iter().position(|m| m.name == name).expect("resolved in new"),
             None => {
-                let previous = run.plan.dag.preds(function).first().and_then(|&p| run.machine_of[p as usize]);
+                let previous = run.plan.dag.preds(function).first().and_then(|&p| run.functions[p as usize].machine);
                 let machines = &self.machines;
                 self.placer.place(&mut self.rng_scheduler, previous, &run.plan.ops[f], workflow, function, |m| {
                     machines[m].running as u64 + machines[m].waiting.len() as u64
@@ -975,8 +981,8 @@ impl<P: Protocol> Sim<P> {
 
     fn spawn(&mut self, workflow: u64, function: u32, machine: usize) {
         let f = function as usize;
-        let run = self.workflows.get_mut(&workflow).expect("dispatch checked it");
-        let inbox = std::mem::take(&mut run.inbox[f]);
+        let run = self.workflows.get_mut(workflow).expect("dispatch checked it");
+        let inbox = std::mem::take(&mut run.functions[f].inbox);
         let context = match inbox.len() {
             0 => None,
             1 => Some(inbox.into_iter().next().expect("one").1),
@@ -988,10 +994,12 @@ impl<P: Protocol> Sim<P> {
             }
         };
         let context = context.unwrap_or_else(|| self.protocol.new_context());
-        let run = self.workflows.get_mut(&workflow).expect("dispatch checked it");
-        let after = run.program_order_after(function);
-        run.after[f] = after;
-        run.machine_of[f] = Some(machine);
+        let run = self.workflows.get_mut(workflow).expect("dispatch checked it");
+        // A chain's session order says it all; only other shapes link functions by `after`.
+        if !run.plan.dag.is_chain() {
+            run.functions[f].after = run.program_order_after(function);
+        }
+        run.functions[f].machine = Some(machine);
         let ops: Vec<Op> = run.plan.ops[f].iter().map(|spec| self.values.assign(spec)).collect();
         let is_source = run.plan.dag.preds(function).is_empty();
         let is_sink = run.plan.dag.is_sink(function);
@@ -1033,7 +1041,7 @@ impl<P: Protocol> Sim<P> {
             function,
             machine,
             colocated: &self.machines[machine].colocated,
-            workflow_ops: &self.workflows[&workflow].plan.ops,
+            workflow_ops: &self.workflows[workflow].plan.ops,
             ops,
             context,
             is_source,
@@ -1052,7 +1060,7 @@ impl<P: Protocol> Sim<P> {
         s.link_out.clear();
         s.link_in.clear();
         self.machines[machine].running += 1;
-        self.workflows.get_mut(&workflow).expect("live").running.push(id);
+        self.workflows.get_mut(workflow).expect("live").running.push(id);
         if self.trace.is_some() {
             let fields = format!(
                 "\"fn\":{},\"machine\":{}",
@@ -1077,7 +1085,7 @@ impl<P: Protocol> Sim<P> {
         self.machines[machine].running -= 1;
         while self.machines[machine].running < self.config.topology.workers_per_machine {
             let Some((workflow, attempt, function)) = self.machines[machine].waiting.pop_front() else { break };
-            if self.workflows.get(&workflow).is_some_and(|r| r.attempt == attempt) {
+            if self.workflows.get(workflow).is_some_and(|r| r.attempt == attempt) {
                 self.spawn(workflow, function, machine);
             }
         }
@@ -1093,7 +1101,7 @@ impl<P: Protocol> Sim<P> {
         }
         let node = self.retire(id);
         let context = self.protocol.finish_function(node);
-        let run = self.workflows.get_mut(&workflow).expect("a live function's workflow is live");
+        let run = self.workflows.get_mut(workflow).expect("a live function's workflow is live");
         run.running.retain(|r| *r != id);
         run.remaining -= 1;
         let succs: Vec<u32> = run.plan.dag.succs(function).to_vec();
@@ -1106,25 +1114,25 @@ impl<P: Protocol> Sim<P> {
             } else {
                 context.clone().expect("still here")
             };
-            let run = self.workflows.get_mut(&workflow).expect("live");
-            run.inbox[g as usize].push((function, ctx));
-            run.preds_left[g as usize] -= 1;
-            if run.preds_left[g as usize] == 0 {
-                ready.push((g, run.plan.not_before_ns[g as usize]));
+            let run = self.workflows.get_mut(workflow).expect("live");
+            run.functions[g as usize].inbox.push((function, ctx));
+            run.functions[g as usize].preds_left -= 1;
+            if run.functions[g as usize].preds_left == 0 {
+                ready.push((g, run.plan.not_before_ns(g)));
             }
         }
-        let attempt = self.workflows[&workflow].attempt;
+        let attempt = self.workflows[workflow].attempt;
         for (g, not_before) in ready {
             let at = (self.now + self.config.scheduler.dispatch.sample(&mut self.rng_scheduler)).max(not_before);
             self.queue.push(at, Event::Dispatch { workflow, attempt, function: g });
         }
-        if self.workflows[&workflow].remaining == 0 {
+        if self.workflows[workflow].remaining == 0 {
             self.workflow_complete(workflow);
         }
     }
 
     fn workflow_complete(&mut self, workflow: u64) {
-        let run = self.workflows.remove(&workflow).expect("completing a live workflow");
+        let run = self.workflows.remove(workflow).expect("completing a live workflow");
         let latency = self.now - run.arrival_ns;
         let measured = run.arrival_ns >= self.warmup_ns();
         let m = &mut self.metrics;
@@ -1159,31 +1167,31 @@ impl<P: Protocol> Sim<P> {
     fn abort_workflow_of(&mut self, source: NodeId, reason: &'static str) {
         let Some(slot) = self.live_function(source) else { return };
         let workflow = self.functions[slot].workflow;
-        let running = std::mem::take(&mut self.workflows.get_mut(&workflow).expect("live").running);
+        let running = std::mem::take(&mut self.workflows.get_mut(workflow).expect("live").running);
         for id in running {
             if self.live_function(id).is_some() {
                 self.kill_function(id);
             }
         }
         self.metrics.workflows.aborted_attempts += 1;
-        let run = self.workflows.get_mut(&workflow).expect("live");
+        let run = self.workflows.get_mut(workflow).expect("live");
         let retry = run.attempt < self.config.scheduler.attempts_max;
         if self.trace.is_some() {
             let fields = format!(
                 "\"session\":{},\"reason\":{},\"retry\":{retry}",
-                json_string(&self.workflows[&workflow].session_base(workflow)),
+                json_string(&self.workflows[workflow].session_base(workflow)),
                 json_string(reason)
             );
             self.trace_event("abort", &fields);
         }
-        let run = self.workflows.get_mut(&workflow).expect("live");
+        let run = self.workflows.get_mut(workflow).expect("live");
         if retry {
             run.attempt += 1;
             run.reset();
             let at = self.now + self.config.scheduler.retry_backoff.sample(&mut self.rng_scheduler);
             self.queue.push(at, Event::Retry { workflow });
         } else {
-            let run = self.workflows.remove(&workflow).expect("live");
+            let run = self.workflows.remove(workflow).expect("live");
             self.metrics.workflows.failed += 1;
             self.client_continues(run.client);
         }
@@ -1248,14 +1256,14 @@ impl<P: Protocol> Sim<P> {
         let (workflow, function) = (self.functions[slot].workflow, self.functions[slot].function);
         let id = self.next_record_id;
         self.next_record_id += 1;
-        let run = self.workflows.get_mut(&workflow).expect("live");
+        let run = self.workflows.get_mut(workflow).expect("live");
         let f = function as usize;
         // In a chain the session order already says it; `after` links functions of a DAG.
         let per_function = !run.plan.dag.is_chain();
-        let after = if run.wrote_first[f] || !per_function { Vec::new() } else { std::mem::take(&mut run.after[f]) };
-        run.wrote_first[f] = true;
-        run.last_record[f] = Some(id);
-        let run = &self.workflows[&workflow];
+        let after = if run.functions[f].wrote_first || !per_function { Vec::new() } else { std::mem::take(&mut run.functions[f].after) };
+        run.functions[f].wrote_first = true;
+        run.functions[f].last_record = Some(id);
+        let run = &self.workflows[workflow];
         let session = SessionRef {
             workflow_name: run.plan.name.as_deref(),
             workflow_id: workflow,
@@ -1342,7 +1350,7 @@ impl<P: Protocol> Sim<P> {
             return self.fixed[id.index()].name.clone();
         }
         let slot = &self.functions[id.slot()];
-        let base = match self.workflows.get(&slot.workflow).and_then(|r| r.plan.name.clone()) {
+        let base = match self.workflows.get(slot.workflow).and_then(|r| r.plan.name.clone()) {
             Some(name) => name,
             None => format!("w{}", slot.workflow),
         };

@@ -12,7 +12,7 @@
 //!   links, like CausalMesh's chains, may stall but must stay safe).
 
 use crate::config::PartitionMode;
-use crate::dist::DurationDist;
+use crate::dist::{DurationDist, Sampler};
 use crate::node::NodeId;
 use crate::rng::RngStream;
 use crate::time::Time;
@@ -48,9 +48,9 @@ impl<M> Partition<M> {
 #[derive(Debug)]
 pub(crate) struct Network<M> {
     machine_count: usize,
-    delay: DurationDist,
-    local_delay: DurationDist,
-    overrides: Vec<Option<DurationDist>>,
+    delay: Sampler,
+    local_delay: Sampler,
+    overrides: Vec<Option<Sampler>>,
     fixed_count: usize,
     /// Last delivery time per ordered pair of fixed nodes.
     fixed_last: Vec<Time>,
@@ -68,8 +68,8 @@ impl<M> Network<M> {
     ) -> Network<M> {
         Network {
             machine_count,
-            delay,
-            local_delay,
+            delay: Sampler::new(delay),
+            local_delay: Sampler::new(local_delay),
             overrides: vec![None; machine_count * machine_count],
             fixed_count,
             fixed_last: vec![0; fixed_count * fixed_count],
@@ -79,7 +79,7 @@ impl<M> Network<M> {
     }
 
     pub fn set_override(&mut self, from: usize, to: usize, delay: DurationDist) {
-        self.overrides[from * self.machine_count + to] = Some(delay);
+        self.overrides[from * self.machine_count + to] = Some(Sampler::new(delay));
     }
 
     pub fn sample_delay(&self, rng: &mut RngStream, from: usize, to: usize) -> Time {
