@@ -9,13 +9,14 @@
 use causim::runner::{self, RunOptions};
 use causim::scenario::LoadedScenario;
 use causim_sim::queue::EventQueue;
-use std::alloc::{GlobalAlloc, Layout, System};
+use mimalloc::MiMalloc;
+use std::alloc::{GlobalAlloc, Layout};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// The system allocator, counting allocations so the bench can report them per event (heap
-/// traffic is a large share of the engine's cost).
+/// The CLI's allocator (mimalloc), counting allocations so the bench can report them per event
+/// (heap traffic is a large share of the engine's cost).
 struct CountingAlloc;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
@@ -23,14 +24,14 @@ static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
+        unsafe { MiMalloc.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { MiMalloc.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 
@@ -87,9 +88,17 @@ fn register(rate_per_s: u64, workflows: u64) -> (f64, u64, u64, f64) {
 }
 
 fn main() {
-    // `cargo bench --bench engine -- register` runs only the parts whose name contains "register".
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let wanted = |part: &str| filter.is_empty() || filter.iter().any(|f| part.contains(f.as_str()));
+    // `cargo bench --bench engine -- register-2000 --workflows=20000` runs one part, smaller.
+    // Parts: bare, register-2000, register-20000, micro; `register` names both register parts.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let wanted = |part: &str| {
+        filter.is_empty() || filter.iter().any(|f| part == f.as_str() || part.starts_with(&format!("{f}-")))
+    };
+    let workflows: u64 = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--workflows="))
+        .map_or(200_000, |n| n.parse().expect("--workflows=N takes a number"));
     println!("causim engine benchmark (one thread)");
     for pending in [1_000u64, 100_000] {
         if !wanted("bare") {
@@ -99,10 +108,10 @@ fn main() {
         println!("  bare queue, {pending:>7} pending events        {:>6.2} M events/s", best / 1e6);
     }
     for rate in [2_000u64, 20_000] {
-        if !wanted(&format!("register{rate}")) {
+        if !wanted(&format!("register-{rate}")) {
             continue;
         }
-        let runs: Vec<_> = (0..3).map(|_| register(rate, 200_000)).collect();
+        let runs: Vec<_> = (0..3).map(|_| register(rate, workflows)).collect();
         let best = runs.iter().map(|r| r.0).fold(0.0, f64::max);
         println!(
             "  register protocol, {rate:>6} workflows/s ({} events, {} txns recorded, {:.2} allocations/event)  {:>6.2} M events/s",

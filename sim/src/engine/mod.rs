@@ -192,7 +192,9 @@ pub struct Sim<P: Protocol> {
     invariant_violation: Option<String>,
     scenario: String,
     metrics: RunMetrics,
-    outbox: Outbox<MsgOf<P>, TimerOf<P>>,
+    /// Emptied outboxes, kept for their capacity. Handlers nest (a function's `FunctionDone`
+    /// starts the next function), so there is one per nesting level in use.
+    spare_outboxes: Vec<Outbox<MsgOf<P>, TimerOf<P>>>,
     settling: bool,
     stopped_by: Option<String>,
     io_error: Option<String>,
@@ -363,7 +365,6 @@ impl<P: Protocol> Sim<P> {
         };
         let seed = config.seed;
         let placer = Placer::new(config.scheduler.policy, config.scheduler.migrate_probability, workers);
-        let tracing = outputs.trace.is_some();
         Ok(Sim {
             protocol,
             service_by_kind: config.topology.service_by_kind.clone(),
@@ -396,7 +397,7 @@ impl<P: Protocol> Sim<P> {
             invariant_violation: None,
             scenario: outputs.scenario,
             metrics: RunMetrics::default(),
-            outbox: Outbox::new(tracing),
+            spare_outboxes: Vec::new(),
             settling: false,
             stopped_by: None,
             io_error: None,
@@ -812,7 +813,7 @@ impl<P: Protocol> Sim<P> {
 
     fn take_outbox(&mut self) -> Outbox<MsgOf<P>, TimerOf<P>> {
         let tracing = self.trace.is_some();
-        std::mem::replace(&mut self.outbox, Outbox::new(tracing))
+        self.spare_outboxes.pop().unwrap_or_else(|| Outbox::new(tracing))
     }
 
     /// Carries out a handler's effects; they take effect at `effect_ns` (the end of its service).
@@ -832,10 +833,13 @@ impl<P: Protocol> Sim<P> {
                 }
             }
         }
-        for record in out.records.drain(..) {
-            self.write_record(source, record);
+        // Most outputs are empty; testing first skips setting up a drain for each.
+        if !out.records.is_empty() {
+            for record in out.records.drain(..) {
+                self.write_record(source, record);
+            }
         }
-        if self.trace.is_some() {
+        if self.trace.is_some() && !out.actions.is_empty() {
             for action in out.actions.drain(..) {
                 let fields = format!(
                     "\"node\":{},\"action\":\"{}\",\"args\":{}",
@@ -846,11 +850,15 @@ impl<P: Protocol> Sim<P> {
                 self.trace_event("action", &fields);
             }
         }
-        for (metric, value) in out.observations.drain(..) {
-            self.metrics.observations.entry(metric).or_default().record(value);
+        if !out.observations.is_empty() {
+            for (metric, value) in out.observations.drain(..) {
+                self.metrics.observations.entry(metric).or_default().record(value);
+            }
         }
-        for metric in out.counts.drain(..) {
-            *self.metrics.counters.entry(metric).or_default() += 1;
+        if !out.counts.is_empty() {
+            for metric in out.counts.drain(..) {
+                *self.metrics.counters.entry(metric).or_default() += 1;
+            }
         }
         for effect in out.effects.drain(..) {
             match effect {
@@ -870,7 +878,7 @@ impl<P: Protocol> Sim<P> {
             }
         }
         out.clear();
-        self.outbox = out;
+        self.spare_outboxes.push(out);
     }
 
     fn timers_of(&mut self, node: NodeId) -> Option<&mut Vec<(TimerOf<P>, u64)>> {
