@@ -22,12 +22,6 @@ use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// mimalloc: the engine allocates small objects at a high rate (plans, contexts, records), and
-/// it makes a run about … faster than the system allocator. Addresses never reach the output,
-/// so the allocator cannot change a history.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The scenario `causim run` uses when given none: the teaching protocol under load.
 const DEFAULT_SCENARIO_PATH: &str = "scenarios/register/default.json";
 const DEFAULT_SCENARIO: &str = include_str!("../scenarios/register/default.json");
