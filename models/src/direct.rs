@@ -96,7 +96,7 @@ impl Node for DirectNode {
             }
             (DirectNode::Client(c), reply) => {
                 let (kind, ops) = match (&c.ops[c.next], reply) {
-                    (Op::Write { key, value }, Msg::WriteAck) => (TxnKind::Write, vec![OpRecord::write(*key, *value)]),
+                    (Op::Write { key, value }, Msg::WriteAck) => (TxnKind::Write, [OpRecord::write(*key, *value)].into()),
                     (Op::Read { .. }, Msg::ReadReply { entries }) => {
                         (TxnKind::Read, entries.into_iter().map(|(k, v)| OpRecord::read(k, v)).collect())
                     }

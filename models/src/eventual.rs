@@ -16,7 +16,7 @@
 use crate::{Model, ModelError, parse_params};
 use causim_sim::config::TopologyConfig;
 use causim_sim::dist::DurationDist;
-use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
@@ -137,7 +137,7 @@ impl Client {
         }
     }
 
-    fn complete(&mut self, now: Time, from: NodeId, kind: TxnKind, ops: Vec<OpRecord>, out: &mut Outbox<Msg, Replication>) {
+    fn complete(&mut self, now: Time, from: NodeId, kind: TxnKind, ops: Ops, out: &mut Outbox<Msg, Replication>) {
         out.record(TxnRecord { kind, node: Some(from), invoke_ns: self.invoked, complete_ns: now, outcome: Outcome::Ok, ops, note: None });
         self.next += 1;
         self.issue(now, out);
@@ -204,17 +204,17 @@ impl Node for EventualNode {
                 out.send(from, Msg::DbAck { id });
             }
             (EventualNode::Client(c), Msg::ReadReply { key, value, version }) => {
-                let op = OpRecord::read(key, value).with_version(vec![version]);
-                c.complete(now, from, TxnKind::Read, vec![op], out);
+                let op = OpRecord::read(key, value).with_version([version]);
+                c.complete(now, from, TxnKind::Read, [op].into(), out);
             }
             (EventualNode::Client(c), Msg::ReadManyReply { entries }) => {
-                let ops = entries.into_iter().map(|(k, v, ver)| OpRecord::read(k, v).with_version(vec![ver])).collect();
+                let ops = entries.into_iter().map(|(k, v, ver)| OpRecord::read(k, v).with_version([ver])).collect();
                 c.complete(now, from, TxnKind::ReadTxn, ops, out);
             }
             (EventualNode::Client(c), Msg::WriteAck { key, version }) => {
                 let Op::Write { value, .. } = c.ops[c.next] else { unreachable!("an ack for a non-write") };
-                let op = OpRecord::write(key, value).with_version(vec![version]);
-                c.complete(now, from, TxnKind::Write, vec![op], out);
+                let op = OpRecord::write(key, value).with_version([version]);
+                c.complete(now, from, TxnKind::Write, [op].into(), out);
             }
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }

@@ -743,7 +743,7 @@ impl Library {
                         (self.ctx.lo, self.ctx.hi) = narrow((self.ctx.lo, self.ctx.hi), t, p);
                     }
                     self.read_set.insert(key, value);
-                    self.record_op(now, OpRecord::read(key, value).with_version(vec![t, p]));
+                    self.record_op(now, OpRecord::read(key, value).with_version([t, p]));
                 }
             }
         }
@@ -801,7 +801,7 @@ impl Library {
         let mut ops: Vec<OpRecord> = self.ctx.ops.values().cloned().collect();
         if let Some(ct) = ct {
             for op in ops.iter_mut().filter(|o| o.kind == OpKind::Write) {
-                op.version = vec![ct];
+                op.version = [ct].into_iter().collect();
             }
         }
         out.trace("Commit", || format!("{{\"ct\":{},\"lo\":{},\"hi\":{}}}", ct.unwrap_or(0), self.ctx.lo, self.ctx.hi));
@@ -811,7 +811,7 @@ impl Library {
             invoke_ns: self.ctx.started_ns.unwrap_or(now),
             complete_ns: now,
             outcome: Outcome::Ok,
-            ops,
+            ops: ops.into(),
             note: None,
         });
         self.state = LibState::Finished;

@@ -1061,7 +1061,7 @@ impl HLib {
                 }
             }
             self.fn_reads.insert(key, version.value);
-            self.record_op(now, OpRecord::read(key, version.value).with_version(vec![version.seq]));
+            self.record_op(now, OpRecord::read(key, version.value).with_version([version.seq]));
             self.fresh.push((key, version));
         }
         true
@@ -1108,7 +1108,7 @@ impl HLib {
         let mut ops: Vec<OpRecord> = std::mem::take(&mut self.ctx.ops).into_values().collect();
         for op in ops.iter_mut().filter(|o| o.kind == OpKind::Write) {
             if let Ok(i) = seqs.binary_search_by_key(&op.key, |e| e.0) {
-                op.version = vec![seqs[i].1];
+                op.version = [seqs[i].1].into_iter().collect();
             }
         }
         out.record(TxnRecord {
@@ -1117,7 +1117,7 @@ impl HLib {
             invoke_ns: self.ctx.started_ns.unwrap_or(now),
             complete_ns: now,
             outcome: Outcome::Ok,
-            ops,
+            ops: ops.into(),
             note: None,
         });
         self.cleanup(false, out);

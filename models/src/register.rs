@@ -32,7 +32,7 @@
 //!   applied it, so a session that moves to a backup may not read its own write (without
 //!   session guarantees).
 
-use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
@@ -206,7 +206,7 @@ impl Client {
         out.send(self.replica, msg);
     }
 
-    fn complete(&mut self, now: Time, node: NodeId, kind: TxnKind, ops: Vec<OpRecord>, out: &mut Outbox<Msg, ()>) {
+    fn complete(&mut self, now: Time, node: NodeId, kind: TxnKind, ops: Ops, out: &mut Outbox<Msg, ()>) {
         out.record(TxnRecord {
             kind,
             node: Some(node),
@@ -291,15 +291,15 @@ impl Node for RegisterNode {
                     return;
                 }
                 c.context.saw(key, version);
-                let op = OpRecord::read(key, value).with_version(vec![version]);
-                c.complete(now, from, TxnKind::Read, vec![op], out);
+                let op = OpRecord::read(key, value).with_version([version]);
+                c.complete(now, from, TxnKind::Read, [op].into(), out);
             }
             (RegisterNode::Client(c), Msg::ReadManyReply { entries }) => {
                 let ops = entries
                     .into_iter()
                     .map(|(k, v, ver)| {
                         c.context.saw(k, ver);
-                        OpRecord::read(k, v).with_version(vec![ver])
+                        OpRecord::read(k, v).with_version([ver])
                     })
                     .collect();
                 c.complete(now, from, TxnKind::ReadTxn, ops, out);
@@ -307,9 +307,9 @@ impl Node for RegisterNode {
             (RegisterNode::Client(c), Msg::WriteAck { key, version }) => {
                 c.context.saw(key, version);
                 let Op::Write { value, .. } = c.ops[c.next_op] else { unreachable!("ack for a non-write") };
-                let op = OpRecord::write(key, value).with_version(vec![version]);
+                let op = OpRecord::write(key, value).with_version([version]);
                 let replica = c.replica;
-                c.complete(now, replica, TxnKind::Write, vec![op], out);
+                c.complete(now, replica, TxnKind::Write, [op].into(), out);
             }
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }

@@ -21,6 +21,13 @@ pub enum OpKind {
     Write,
 }
 
+/// An operation's protocol metadata. Most protocols report one or two numbers, kept inline so
+/// that recording an operation does not allocate.
+pub type OpVersion = smallvec::SmallVec<[u64; 2]>;
+
+/// A transaction's operations. Most transactions are one operation, kept inline.
+pub type Ops = smallvec::SmallVec<[OpRecord; 1]>;
+
 /// One read or write inside a transaction record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpRecord {
@@ -30,7 +37,7 @@ pub struct OpRecord {
     /// initial (absent) state.
     pub value: Option<Value>,
     /// Protocol metadata: a vector clock, a timestamp. Empty when the protocol has none.
-    pub version: Vec<u64>,
+    pub version: OpVersion,
     /// Where and when this operation ran, for transactions that span functions.
     pub node: Option<NodeId>,
     pub at_ns: Option<Time>,
@@ -38,7 +45,7 @@ pub struct OpRecord {
 
 impl OpRecord {
     pub fn read(key: Key, value: Option<Value>) -> OpRecord {
-        OpRecord { kind: OpKind::Read, key, value, version: Vec::new(), node: None, at_ns: None }
+        OpRecord { kind: OpKind::Read, key, value, version: OpVersion::new(), node: None, at_ns: None }
     }
 
     pub fn write(key: Key, value: Value) -> OpRecord {
@@ -46,14 +53,14 @@ impl OpRecord {
             kind: OpKind::Write,
             key,
             value: Some(value),
-            version: Vec::new(),
+            version: OpVersion::new(),
             node: None,
             at_ns: None,
         }
     }
 
-    pub fn with_version(mut self, version: Vec<u64>) -> OpRecord {
-        self.version = version;
+    pub fn with_version(mut self, version: impl IntoIterator<Item = u64>) -> OpRecord {
+        self.version = version.into_iter().collect();
         self
     }
 }
@@ -109,7 +116,7 @@ pub struct TxnRecord {
     pub invoke_ns: Time,
     pub complete_ns: Time,
     pub outcome: Outcome,
-    pub ops: Vec<OpRecord>,
+    pub ops: Ops,
     pub note: Option<&'static str>,
 }
 
@@ -483,7 +490,7 @@ mod tests {
             invoke_ns: 5,
             complete_ns: 9,
             outcome: Outcome::Ok,
-            ops: vec![OpRecord::read(1, Some(1)).with_version(vec![1, 1]), OpRecord::read(0, None)],
+            ops: [OpRecord::read(1, Some(1)).with_version([1, 1]), OpRecord::read(0, None)].into_iter().collect(),
             note: None,
         };
         let session = SessionRef {
@@ -516,7 +523,7 @@ mod tests {
             invoke_ns: 5,
             complete_ns: 9,
             outcome: Outcome::Ok,
-            ops: vec![OpRecord::read(7, value).with_version(vec![2])],
+            ops: [OpRecord::read(7, value).with_version([2])].into(),
             note: None,
         };
         let hash = |records: &[TxnRecord], to_file: bool| {

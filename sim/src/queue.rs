@@ -190,7 +190,6 @@ mod tests {
             x >> 33
         };
         let mut seq = 0u64;
-        let mut now = 0;
         let mut push = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(u64, u64)>>, t: u64| {
             q.push(t, seq);
             reference.push(Reverse((t, seq)));
@@ -204,7 +203,7 @@ mod tests {
         for round in 0..300_000u64 {
             let Reverse(expected) = reference.pop().unwrap();
             assert_eq!(q.pop(), Some(expected));
-            now = expected.0;
+            let now = expected.0;
             // Grow, hold, then drain the queue, with ties on purpose.
             let pushes = if round < 100_000 { 2 } else if round < 200_000 { 1 } else { 0 };
             for _ in 0..pushes {

@@ -12,7 +12,7 @@
 
 use super::msg::Msg;
 use super::vc::{Deps, Version, merge_dep, merge_deps};
-use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use causim_sim::workload::Op;
@@ -278,7 +278,7 @@ impl Client {
             invoke_ns: self.ctx.txn_started_ns.unwrap_or(now),
             complete_ns: now,
             outcome,
-            ops: std::mem::take(&mut self.ctx.txn_ops),
+            ops: std::mem::take(&mut self.ctx.txn_ops).into(),
             note,
         });
         self.ctx.txn_op_ids.clear();
@@ -289,7 +289,7 @@ impl Client {
         out.abort_workflow(reason);
     }
 
-    fn record(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, out: &mut Outbox<Msg, ()>) {
+    fn record(&mut self, now: Time, kind: TxnKind, ops: Ops, out: &mut Outbox<Msg, ()>) {
         out.record(TxnRecord {
             kind,
             node: Some(self.server),
@@ -325,7 +325,7 @@ impl Client {
                     seen.merge(mine);
                 }
                 let op = OpRecord::read(key, seen.value).with_version(seen.vc.to_u64s());
-                self.record(now, TxnKind::Read, vec![op], out);
+                self.record(now, TxnKind::Read, [op].into(), out);
             }
             Msg::ReadTxnReply { versions } => {
                 let mut ops = Vec::with_capacity(versions.len());
@@ -348,7 +348,7 @@ impl Client {
                         invoke_ns: self.invoked_at,
                         complete_ns: now,
                         outcome: Outcome::Aborted,
-                        ops,
+                        ops: ops.into(),
                         note: Some("the session's own write is newer than the cut read"),
                     });
                     // Fig. 8's abort is opaque to the user: retry the read transaction after a
@@ -366,12 +366,12 @@ impl Client {
                     self.check_covers(*key, version);
                     merge_dep(&mut self.ctx.deps, *key, &version.winner);
                 }
-                self.record(now, TxnKind::ReadTxn, ops, out);
+                self.record(now, TxnKind::ReadTxn, ops.into(), out);
             }
             Msg::WriteReply { key, vc, deps } => {
                 let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
                 self.ctx.local.entry(key).or_default().push(Version::write(value, vc.clone(), deps));
-                self.record(now, TxnKind::Write, vec![OpRecord::write(key, value).with_version(vc.to_u64s())], out);
+                self.record(now, TxnKind::Write, [OpRecord::write(key, value).with_version(vc.to_u64s())].into(), out);
             }
             Msg::ReadTccReply { key, version } => {
                 let Some(version) = version else {
@@ -385,7 +385,7 @@ impl Client {
             Msg::CommitReply { vc } => {
                 for op in &mut self.ctx.txn_ops {
                     if op.kind == causim_sim::history::OpKind::Write {
-                        op.version = vc.to_u64s();
+                        op.version = vc.to_u64s().into();
                     }
                 }
                 self.record_txn(now, Outcome::Ok, None, out);

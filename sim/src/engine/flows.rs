@@ -143,15 +143,18 @@ impl Placer {
         function: u32,
         load: impl Fn(usize) -> u64,
     ) -> usize {
-        let mut candidates: Vec<usize> = self.workers.clone();
+        // A migrating function may go anywhere but where its predecessor ran.
+        let others: Vec<usize>;
+        let mut candidates: &[usize] = &self.workers;
         if let (Some(p), Some(prev)) = (self.migrate_probability, previous) {
             if !rng.chance(p) {
                 return prev;
             }
-            candidates.retain(|&m| m != prev);
-            if candidates.is_empty() {
+            others = self.workers.iter().copied().filter(|&m| m != prev).collect();
+            if others.is_empty() {
                 return prev;
             }
+            candidates = &others;
         }
         match self.policy {
             PlacementPolicy::Random => candidates[rng.below(candidates.len() as u64) as usize],

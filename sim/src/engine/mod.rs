@@ -1112,8 +1112,8 @@ impl<P: Protocol> Sim<P> {
         let run = self.workflows.get_mut(workflow).expect("a live function's workflow is live");
         run.running.retain(|r| *r != id);
         run.remaining -= 1;
-        let succs: Vec<u32> = run.plan.dag.succs(function).to_vec();
-        let mut ready = Vec::new();
+        let attempt = run.attempt;
+        let succs = run.plan.dag.succs(function);
         // At a fan-out each successor gets its own copy of the context.
         let mut context = Some(context);
         for (i, &g) in succs.iter().enumerate() {
@@ -1122,19 +1122,16 @@ impl<P: Protocol> Sim<P> {
             } else {
                 context.clone().expect("still here")
             };
-            let run = self.workflows.get_mut(workflow).expect("live");
-            run.functions[g as usize].inbox.push((function, ctx));
-            run.functions[g as usize].preds_left -= 1;
-            if run.functions[g as usize].preds_left == 0 {
-                ready.push((g, run.plan.not_before_ns(g)));
+            let successor = &mut run.functions[g as usize];
+            successor.inbox.push((function, ctx));
+            successor.preds_left -= 1;
+            if successor.preds_left == 0 {
+                let dispatch = self.config.scheduler.dispatch.sample(&mut self.rng_scheduler);
+                let at = (self.now + dispatch).max(run.plan.not_before_ns(g));
+                self.queue.push(at, Event::Dispatch { workflow, attempt, function: g });
             }
         }
-        let attempt = self.workflows[workflow].attempt;
-        for (g, not_before) in ready {
-            let at = (self.now + self.config.scheduler.dispatch.sample(&mut self.rng_scheduler)).max(not_before);
-            self.queue.push(at, Event::Dispatch { workflow, attempt, function: g });
-        }
-        if self.workflows[workflow].remaining == 0 {
+        if run.remaining == 0 {
             self.workflow_complete(workflow);
         }
     }
@@ -1230,7 +1227,7 @@ impl<P: Protocol> Sim<P> {
                 invoke_ns,
                 complete_ns: self.now,
                 outcome: Outcome::Failed,
-                ops: vec![OpRecord::write(key, value)],
+                ops: [OpRecord::write(key, value)].into(),
                 note: Some(note),
             };
             self.write_record_measured(id, record, false);

@@ -134,7 +134,7 @@ impl Node for ProbeNode {
                     invoke_ns: c.invoked,
                     complete_ns: now,
                     outcome: Outcome::Ok,
-                    ops: vec![op.with_version(vec![c.context as u64])],
+                    ops: [op.with_version([c.context as u64])].into(),
                     note: None,
                 });
                 c.next += 1;
