@@ -10,6 +10,7 @@ use crate::node::NodeId;
 use crate::rng::{RngStream, splitmix64};
 use crate::time::Time;
 use crate::workload::{OpSpec, WorkflowPlan};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 /// A machine: links and partitions are between machines; workers run on some of them.
@@ -35,7 +36,8 @@ pub(crate) struct WorkflowRun<C> {
     pub client: Option<u32>,
     /// Per function of the plan (one allocation per workflow, reused by retries).
     pub functions: Vec<FunctionState<C>>,
-    pub running: Vec<NodeId>,
+    /// Its live function instances, in spawn order (inline: chains run one at a time).
+    pub running: SmallVec<[NodeId; 2]>,
     pub remaining: usize,
 }
 
@@ -44,7 +46,7 @@ pub(crate) struct WorkflowRun<C> {
 pub(crate) struct FunctionState<C> {
     pub preds_left: u32,
     /// Contexts handed over by finished predecessors: (predecessor, context).
-    pub inbox: Vec<(u32, C)>,
+    pub inbox: SmallVec<[(u32, C); 1]>,
     /// Where it ran.
     pub machine: Option<usize>,
     /// The id of the last history line it wrote.
@@ -63,7 +65,7 @@ impl<C> WorkflowRun<C> {
             arrival_ns,
             client,
             functions: Vec::with_capacity(n),
-            running: Vec::new(),
+            running: SmallVec::new(),
             remaining: n,
         };
         run.reset();
@@ -77,7 +79,7 @@ impl<C> WorkflowRun<C> {
         self.functions.clear();
         self.functions.extend((0..n as u32).map(|f| FunctionState {
             preds_left: dag.preds(f).len() as u32,
-            inbox: Vec::new(),
+            inbox: SmallVec::new(),
             machine: None,
             last_record: None,
             after: Vec::new(),
