@@ -272,12 +272,12 @@ pub struct HistoryWriter {
 
 impl HistoryWriter {
     pub fn new(out: Box<dyn Write>) -> HistoryWriter {
-        HistoryWriter { out: Some(out), line: Vec::with_capacity(256), words: Vec::new(), hash: Fnv64::default(), records: 0 }
+        HistoryWriter { out: Some(out), ..HistoryWriter::hashing_only() }
     }
 
     /// A writer that only hashes (no output), for benchmarks and determinism checks.
     pub fn hashing_only() -> HistoryWriter {
-        HistoryWriter { out: None, ..HistoryWriter::new(Box::new(io::sink())) }
+        HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: Fnv64::default(), records: 0 }
     }
 
     pub fn header(&mut self, header: &serde_json::Value) -> io::Result<()> {
