@@ -36,8 +36,9 @@ pub fn temp_dir(test: &str, name: &str) -> PathBuf {
 }
 
 /// The regression scenarios (`regression-*.json`: fuzzer findings in a correct protocol,
-/// shrunk and since fixed) in `scenarios/<system>/`, sorted by name; at least one.
-pub fn regression_scenarios(system: &str) -> Vec<String> {
+/// shrunk and since fixed) in `scenarios/<system>/`, loaded and sorted by name; at least one.
+/// Each must expect a pass.
+pub fn regression_scenarios(system: &str) -> Vec<(String, causim::scenario::LoadedScenario)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(system);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -47,6 +48,14 @@ pub fn regression_scenarios(system: &str) -> Vec<String> {
     files.sort();
     assert!(!files.is_empty(), "no regression scenarios in {}", dir.display());
     files
+        .into_iter()
+        .map(|file| {
+            let loaded = load_scenario(system, &file);
+            let expect = loaded.scenario.expect.as_ref().unwrap_or_else(|| panic!("{file}: no expect"));
+            assert_eq!(expect.verdict, causim::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");
+            (file, loaded)
+        })
+        .collect()
 }
 
 /// A scenario run through `causim run`'s machinery, with its history kept and checked at the
