@@ -420,37 +420,14 @@ where
                 if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
             }
             None if integer_x => if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x) } else { String::new() },
-            None if x_log => {
-                // As for y: each decade comes twice from plotters; label it once.
-                let text = if log_label(*x, x_decades) { short(*x) } else { String::new() };
-                let mut last = last_x.borrow_mut();
-                if !text.is_empty() && *last == text {
-                    return String::new();
-                }
-                if !text.is_empty() {
-                    *last = text.clone();
-                }
-                text
-            }
+            None if x_log => log_tick_label(*x, x_decades, &last_x),
             None => short(*x),
         }
     };
     let y_log = p.y_log;
     let last_y = std::cell::RefCell::new(String::new());
     let y_fmt = move |y: &f64| -> String {
-        if !y_log {
-            return short(*y);
-        }
-        // Log axes: label 1, 2, 5 × 10^k only, once each (plotters yields each decade twice).
-        let text = if log_label(*y, y_decades) { short(*y) } else { String::new() };
-        let mut last = last_y.borrow_mut();
-        if !text.is_empty() && *last == text {
-            return String::new();
-        }
-        if !text.is_empty() {
-            *last = text.clone();
-        }
-        text
+        if y_log { log_tick_label(*y, y_decades, &last_y) } else { short(*y) }
     };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(p.x_label.as_str())
@@ -552,6 +529,21 @@ where
 
 /// Whether a log-axis tick gets a label: 1, 2, 3 and 5 times a power of ten on an axis of up to
 /// two decades, 1, 2 and 5 up to four, powers of ten beyond.
+/// A log axis's tick label: 1, 2, 5 × 10^k only (see `log_label`), each once, since plotters
+/// yields each decade's ticks twice; `last` is the axis's previous label.
+fn log_tick_label(v: f64, decades: f64, last: &std::cell::RefCell<String>) -> String {
+    if !log_label(v, decades) {
+        return String::new();
+    }
+    let text = short(v);
+    let mut last = last.borrow_mut();
+    if *last == text {
+        return String::new();
+    }
+    *last = text.clone();
+    text
+}
+
 fn log_label(v: f64, decades: f64) -> bool {
     if !(v > 0.0) || !v.is_finite() {
         return false;
