@@ -914,6 +914,15 @@ impl HistoryBuilder {
         self.ops_start = self.ops.len();
     }
 
+    /// Drop the operations pushed since [`HistoryBuilder::begin_txn`] (to read the line again).
+    pub(crate) fn abandon_txn(&mut self) {
+        let start = self.ops_start as u32;
+        self.ops.truncate(self.ops_start);
+        if self.op_nodes.last_key_value().is_some_and(|(o, _)| *o >= start) {
+            self.op_nodes.retain(|o, _| *o < start);
+        }
+    }
+
     /// Append an operation to the current transaction. `kind` is `KIND_READ` or
     /// `KIND_WRITE_FINAL` (the builder works out overwritten writes itself).
     pub(crate) fn push_op(
@@ -1159,19 +1168,36 @@ impl HistoryBuilder {
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
         let mut rf_txn = vec![NONE; ops.len()];
-        for (o, op) in ops.iter().enumerate() {
-            if !op.is_read() {
-                continue;
-            }
-            let val = op.val();
-            rf[o] = match writes.get(&(op.key, val)) {
-                Some((w, t)) => {
-                    rf_txn[o] = *t;
-                    *w
+        // Each read looks its value up among the writes: independent lookups, so large
+        // histories split them between two threads (the result is the same either way).
+        let resolve = |ops: &[Op], rf: &mut [u32], rf_txn: &mut [u32]| {
+            for (o, op) in ops.iter().enumerate() {
+                if !op.is_read() {
+                    continue;
                 }
-                None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
-                None => RF_NONE,
-            };
+                let val = op.val();
+                rf[o] = match writes.get(&(op.key, val)) {
+                    Some((w, t)) => {
+                        rf_txn[o] = *t;
+                        *w
+                    }
+                    None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
+                    None => RF_NONE,
+                };
+            }
+        };
+        if ops.len() < 1 << 20 {
+            resolve(&ops, &mut rf, &mut rf_txn);
+        } else {
+            let half = ops.len() / 2;
+            let (ops_a, ops_b) = ops.split_at(half);
+            let (rf_a, rf_b) = rf.split_at_mut(half);
+            let (rt_a, rt_b) = rf_txn.split_at_mut(half);
+            std::thread::scope(|scope| {
+                let resolve = &resolve;
+                scope.spawn(move || resolve(ops_b, rf_b, rt_b));
+                resolve(ops_a, rf_a, rt_a);
+            });
         }
         drop(writes);
         let mut keys: Vec<Option<Key>> = vec![None; key_count as usize];

@@ -15,16 +15,21 @@ use std::io::{self, BufRead, Write};
 
 pub(crate) const FORMAT_NAME: &str = "causim-history/1";
 
-pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
-    let mut buf = Vec::with_capacity(1 << 12);
+pub(crate) fn read(r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
+    super::causim_fast::read(r, b)
+}
+
+/// The reference reader: one line at a time, each through [`first_line`] or [`parse_txn_line`].
+/// The fast reader must build the same history and report the same errors.
+#[cfg(test)]
+pub(super) fn read_by_lines(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
+    let mut buf = Vec::new();
     let mut line_no: u64 = 0;
     let mut seen_first = false;
     let mut after = Vec::new();
     loop {
         buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
+        let n = r.read_until(b'\n', &mut buf).map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
         if n == 0 {
             return Ok(());
         }
@@ -35,20 +40,31 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         }
         if !seen_first {
             seen_first = true;
-            if looks_like_header(text) {
-                let header = parse_header(text).map_err(|p| ParseError::at(line_no, p))?;
-                b.header(&header).map_err(|mut e| {
-                    e.line = Some(line_no);
-                    e
-                })?;
-                continue;
-            }
+            first_line(text, line_no, b, &mut after)?;
+            continue;
         }
         parse_txn_line(text, line_no, b, &mut after)?;
     }
 }
 
-fn trim_ascii(mut s: &[u8]) -> &[u8] {
+/// The first non-blank line: a header, or already a transaction.
+pub(super) fn first_line(
+    text: &[u8],
+    line_no: u64,
+    b: &mut HistoryBuilder,
+    after: &mut Vec<u64>,
+) -> Result<(), ParseError> {
+    if looks_like_header(text) {
+        let header = parse_header(text).map_err(|p| ParseError::at(line_no, p))?;
+        return b.header(&header).map_err(|mut e| {
+            e.line = Some(line_no);
+            e
+        });
+    }
+    parse_txn_line(text, line_no, b, after)
+}
+
+pub(super) fn trim_ascii(mut s: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = s {
         if first.is_ascii_whitespace() {
             s = rest;
@@ -183,7 +199,7 @@ pub(crate) fn describe(v: &serde_json::Value) -> String {
 // ---------------------------------------------------------------------------------------------
 // Fast path: deserialize a transaction line straight into the builder.
 
-fn parse_txn_line(
+pub(super) fn parse_txn_line(
     text: &[u8],
     line: u64,
     b: &mut HistoryBuilder,

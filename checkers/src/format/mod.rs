@@ -15,6 +15,7 @@
 //! not already.
 
 pub(crate) mod causim;
+mod causim_fast;
 pub(crate) mod dbcop;
 pub(crate) mod elle;
 pub(crate) mod plume;
