@@ -34,6 +34,22 @@ type Stale = (u32, u32, u32);
 /// read op that forces it).
 type Forced = (u32, u32, u32);
 
+/// Whether a read of this class is judged against the writes its unit can see: at operation
+/// level (`cc`, `ccv`, `cm`) every read of another's or its own final write, at transaction level
+/// (`rc`, `ra`, `tcc`) reads of other transactions (a non-repeatable one only where that is not
+/// already an anomaly of its own).
+pub(crate) fn judged(level: Level, class: ReadClass) -> bool {
+    if level.is_transactional() {
+        class == ReadClass::External
+            || (class == ReadClass::NonRepeatable && !level.forbids(Anomaly::NonRepeatableRead))
+    } else {
+        matches!(
+            class,
+            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
+        )
+    }
+}
+
 /// What the check needs from the history and the causal order.
 pub(crate) struct Ctx<'a> {
     pub h: &'a History,
@@ -177,12 +193,7 @@ impl Ctx<'_> {
 pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTreeSet<u32> {
     let units = cx.units;
     let index = WriteIndex::build(cx.h, units, cx.clocks);
-    let checked = |class: ReadClass| {
-        matches!(
-            class,
-            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
-        )
-    };
+    let checked = |class: ReadClass| judged(Level::Cc, class);
     let (found, forced) = parallel_scan(cx, &index, &checked);
     let mut stale = BTreeSet::new();
     for (o, uw, tv) in found {
@@ -473,9 +484,7 @@ impl TxnCheck<'_, '_> {
 
     /// Reads of unit `u` checked at this level.
     fn checked(&self, class: ReadClass) -> bool {
-        class == ReadClass::External
-            || (class == ReadClass::NonRepeatable
-                && !self.level.forbids(Anomaly::NonRepeatableRead))
+        judged(self.level, class)
     }
 
     /// Visible writes of `o`'s key at RC and RA visibility (not the full causal past):
