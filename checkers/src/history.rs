@@ -13,6 +13,7 @@
 //! million-transaction histories fit comfortably in memory.
 
 use crate::fxhash::{FxHashMap, map_with_capacity};
+use crate::written::Written;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -418,7 +419,7 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    fn new(kind: u8, key: u32, val: Val) -> Op {
+    pub(crate) fn new(kind: u8, key: u32, val: Val) -> Op {
         let (tag, payload) = match val {
             Val::Null => (TAG_NULL, 0),
             Val::Int(i) => (TAG_INT, i),
@@ -683,9 +684,13 @@ pub struct HistoryBuilder {
     str_vals: FxHashMap<Box<str>, u32>,
     sessions: FxHashMap<Box<str>, u32>,
     nodes: FxHashMap<Box<str>, u32>,
-    /// (key, value) → (write op index, writer transaction with `WRITER_*` flags).
-    writes: FxHashMap<(u32, Val), (u32, u32)>,
+    /// The write op of each (key, value).
+    writes: Written,
+    /// Transaction id → index, for ids that are not their own index (most files number
+    /// transactions 0, 1, 2, … in order, and then nothing needs storing).
     ids: FxHashMap<u64, u32>,
+    /// Whether every transaction so far had its index as id.
+    ids_dense: bool,
     initial: BTreeMap<u32, Val>,
     /// Line where each initial value was declared (for duplicate messages).
     initial_line: BTreeMap<u32, u64>,
@@ -719,8 +724,9 @@ impl HistoryBuilder {
             str_vals: map_with_capacity(0),
             sessions: map_with_capacity(0),
             nodes: map_with_capacity(0),
-            writes: map_with_capacity(0),
+            writes: Written::new(),
             ids: map_with_capacity(0),
+            ids_dense: true,
             initial: BTreeMap::new(),
             initial_line: BTreeMap::new(),
             default_initial: Val::Null,
@@ -744,7 +750,7 @@ impl HistoryBuilder {
         let ops = ops.min(1 << 28);
         self.ops.reserve(ops);
         self.op_txn.reserve(ops);
-        self.writes.reserve(ops / 2);
+        self.writes.reserve(&self.ops, ops / 2);
     }
 
     /// Apply a header: initial values and informative fields.
@@ -765,8 +771,8 @@ impl HistoryBuilder {
         val: Val,
         line: u64,
     ) -> Result<(), ParseError> {
-        if let Some((w, _)) = self.writes.get(&(key, val)) {
-            let other = self.txns[self.op_txn[*w as usize] as usize].line;
+        if let Some(w) = self.writes.get(&self.ops, key, val) {
+            let other = self.txns[self.op_txn[w as usize] as usize].line;
             return Err(ParseError::at(
                 line,
                 format!(
@@ -970,17 +976,25 @@ impl HistoryBuilder {
             ));
         }
         let id = meta.id.unwrap_or(u64::from(t));
-        if let Some(other) = self.ids.insert(id, t) {
+        if let Some(other) = self.txn_of_id(id) {
             let other_line = self.txns[other as usize].line;
             return Err(ParseError::at(
                 line,
                 format!("transaction id {id} is also used at line {other_line}"),
             ));
         }
+        if self.ids_dense && id != u64::from(t) {
+            // From now on, ids are looked up in the map.
+            self.ids_dense = false;
+            self.ids.extend((0..t).map(|i| (u64::from(i), i)));
+        }
+        if !self.ids_dense {
+            self.ids.insert(id, t);
+        }
         let after_start = self.after.len() as u32;
         for a in meta.after {
-            match self.ids.get(a) {
-                Some(x) if *x != t => self.after.push(*x),
+            match self.txn_of_id(*a) {
+                Some(x) if x != t => self.after.push(x),
                 _ => {
                     return Err(ParseError::at(
                         line,
@@ -1005,26 +1019,13 @@ impl HistoryBuilder {
         let end = self.ops.len();
         // Mark writes the transaction overwrites itself, and register the values written.
         self.mark_overwritten(start, end);
-        let aborted = if meta.outcome == Outcome::Aborted {
-            WRITER_ABORTED
-        } else {
-            0
-        };
         for o in start..end {
             let op = self.ops[o];
             if op.is_read() {
                 continue;
             }
             let val = op.val();
-            let overwritten = if op.kind == KIND_WRITE_OVERWRITTEN {
-                WRITER_OVERWRITTEN
-            } else {
-                0
-            };
-            if let Some((prev, _)) = self
-                .writes
-                .insert((op.key, val), (o as u32, t | aborted | overwritten))
-            {
+            if let Err(prev) = self.writes.insert(&self.ops, o as u32) {
                 let other = if (prev as usize) >= start {
                     line
                 } else {
@@ -1065,6 +1066,15 @@ impl HistoryBuilder {
         });
         self.next_line = line + 1;
         Ok(())
+    }
+
+    /// The index of the transaction with this id, if one was added.
+    fn txn_of_id(&self, id: u64) -> Option<u32> {
+        if self.ids_dense {
+            (id < self.txns.len() as u64).then_some(id as u32)
+        } else {
+            self.ids.get(&id).copied()
+        }
     }
 
     fn mark_overwritten(&mut self, start: usize, end: usize) {
@@ -1136,7 +1146,7 @@ impl HistoryBuilder {
 
     /// Whether some write wrote `value` to `key` (used by importers that infer initial values).
     pub(crate) fn is_written(&self, key: u32, val: Val) -> bool {
-        self.writes.contains_key(&(key, val))
+        self.writes.get(&self.ops, key, val).is_some()
     }
 
     pub(crate) fn has_initial(&self, key: u32) -> bool {
@@ -1170,16 +1180,19 @@ impl HistoryBuilder {
         let mut rf_txn = vec![NONE; ops.len()];
         // Each read looks its value up among the writes: independent lookups, so large
         // histories split them between two threads (the result is the same either way).
-        let resolve = |ops: &[Op], rf: &mut [u32], rf_txn: &mut [u32]| {
-            for (o, op) in ops.iter().enumerate() {
+        let resolve = |first: usize, rf: &mut [u32], rf_txn: &mut [u32]| {
+            for (i, op) in ops[first..first + rf.len()].iter().enumerate() {
                 if !op.is_read() {
                     continue;
                 }
                 let val = op.val();
-                rf[o] = match writes.get(&(op.key, val)) {
-                    Some((w, t)) => {
-                        rf_txn[o] = *t;
-                        *w
+                rf[i] = match writes.get(&ops, op.key, val) {
+                    Some(w) => {
+                        let t = op_txn[w as usize];
+                        let aborted = if txns[t as usize].outcome == Outcome::Aborted { WRITER_ABORTED } else { 0 };
+                        let overwritten = if ops[w as usize].kind == KIND_WRITE_OVERWRITTEN { WRITER_OVERWRITTEN } else { 0 };
+                        rf_txn[i] = t | aborted | overwritten;
+                        w
                     }
                     None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
                     None => RF_NONE,
@@ -1187,16 +1200,15 @@ impl HistoryBuilder {
             }
         };
         if ops.len() < 1 << 20 {
-            resolve(&ops, &mut rf, &mut rf_txn);
+            resolve(0, &mut rf, &mut rf_txn);
         } else {
             let half = ops.len() / 2;
-            let (ops_a, ops_b) = ops.split_at(half);
             let (rf_a, rf_b) = rf.split_at_mut(half);
             let (rt_a, rt_b) = rf_txn.split_at_mut(half);
             std::thread::scope(|scope| {
                 let resolve = &resolve;
-                scope.spawn(move || resolve(ops_b, rf_b, rt_b));
-                resolve(ops_a, rf_a, rt_a);
+                scope.spawn(move || resolve(half, rf_b, rt_b));
+                resolve(0, rf_a, rt_a);
             });
         }
         drop(writes);

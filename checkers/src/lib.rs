@@ -60,6 +60,7 @@ mod session;
 pub mod testgen;
 mod wf;
 mod witness_order;
+mod written;
 
 pub use anomaly::{Aliases, Anomaly, tap_name};
 pub use format::{ExportFormat, detect_format, read_history, read_history_path, write_history};
