@@ -1190,7 +1190,7 @@ pub(crate) fn co_path(units: &Units, clocks: &Clocks, from: usize, to: usize) ->
 /// A hint that `*p` will be read soon. It changes no result: it only lets the cache misses of
 /// the next few reads overlap.
 #[inline(always)]
-fn prefetch<T>(p: &T) {
+pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and has no effect beyond the cache; `p` is a valid
     // reference anyway.

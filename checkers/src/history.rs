@@ -13,6 +13,7 @@
 //! million-transaction histories fit comfortably in memory.
 
 use crate::fxhash::{FxHashMap, map_with_capacity};
+use crate::graph::prefetch;
 use crate::written::Written;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -1019,6 +1020,11 @@ impl HistoryBuilder {
         let end = self.ops.len();
         // Mark writes the transaction overwrites itself, and register the values written.
         self.mark_overwritten(start, end);
+        for op in &self.ops[start..end] {
+            if op.is_write() {
+                self.writes.hint(op.key, op.val());
+            }
+        }
         for o in start..end {
             let op = self.ops[o];
             if op.is_read() {
@@ -1082,7 +1088,7 @@ impl HistoryBuilder {
         if n <= 1 {
             return;
         }
-        if n <= 16 {
+        if n <= 32 {
             for o in start..end {
                 if self.ops[o].is_read() {
                     continue;
@@ -1180,23 +1186,48 @@ impl HistoryBuilder {
         let mut rf_txn = vec![NONE; ops.len()];
         // Each read looks its value up among the writes: independent lookups, so large
         // histories split them between two threads (the result is the same either way).
+        let aborted: Vec<bool> = txns.iter().map(|t| t.outcome == Outcome::Aborted).collect();
+        // Reads are resolved a block at a time, in three passes, so that the cache misses of a
+        // block (its slots, then its writes) overlap instead of queueing.
         let resolve = |first: usize, rf: &mut [u32], rf_txn: &mut [u32]| {
-            for (i, op) in ops[first..first + rf.len()].iter().enumerate() {
-                if !op.is_read() {
-                    continue;
-                }
-                let val = op.val();
-                rf[i] = match writes.get(&ops, op.key, val) {
-                    Some(w) => {
-                        let t = op_txn[w as usize];
-                        let aborted = if txns[t as usize].outcome == Outcome::Aborted { WRITER_ABORTED } else { 0 };
-                        let overwritten = if ops[w as usize].kind == KIND_WRITE_OVERWRITTEN { WRITER_OVERWRITTEN } else { 0 };
-                        rf_txn[i] = t | aborted | overwritten;
-                        w
+            const BLOCK: usize = 32;
+            let mut hashes = [0u64; BLOCK];
+            let mut start = 0;
+            while start < rf.len() {
+                let end = (start + BLOCK).min(rf.len());
+                let block = &ops[first + start..first + end];
+                for (i, op) in block.iter().enumerate() {
+                    if op.is_read() {
+                        hashes[i] = writes.hint(op.key, op.val());
                     }
-                    None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
-                    None => RF_NONE,
-                };
+                }
+                for (i, op) in block.iter().enumerate() {
+                    if op.is_read()
+                        && let Some(w) = writes.likely(hashes[i])
+                    {
+                        prefetch(&ops[w as usize]);
+                        prefetch(&op_txn[w as usize]);
+                    }
+                }
+                for (i, op) in block.iter().enumerate() {
+                    if !op.is_read() {
+                        continue;
+                    }
+                    let val = op.val();
+                    let j = start + i;
+                    rf[j] = match writes.get_hashed(&ops, hashes[i], op.key, val) {
+                        Some(w) => {
+                            let t = op_txn[w as usize];
+                            let aborted = if aborted[t as usize] { WRITER_ABORTED } else { 0 };
+                            let overwritten = if ops[w as usize].kind == KIND_WRITE_OVERWRITTEN { WRITER_OVERWRITTEN } else { 0 };
+                            rf_txn[j] = t | aborted | overwritten;
+                            w
+                        }
+                        None if initial.get(&op.key).copied().unwrap_or(default_initial) == val => RF_INIT,
+                        None => RF_NONE,
+                    };
+                }
+                start = end;
             }
         };
         if ops.len() < 1 << 20 {

@@ -5,6 +5,7 @@
 //! write's operation index and a fingerprint of its hash (8 bytes per slot, at most three
 //! quarters full) and compares keys and values in the operations themselves.
 
+use crate::graph::prefetch;
 use crate::history::{Op, Val};
 
 pub(crate) struct Written {
@@ -52,13 +53,50 @@ impl Written {
         }
     }
 
-    /// The write op of `(key, val)`, if any.
+    /// The hash of `(key, val)`, and a hint to the CPU to start fetching its slot: lookups and
+    /// insertions done a few at a time, hinted first, overlap their cache misses.
     #[inline]
-    pub(crate) fn get(&self, ops: &[Op], key: u32, val: Val) -> Option<u32> {
+    pub(crate) fn hint(&self, key: u32, val: Val) -> u64 {
+        let h = hash(key, val);
+        if let Some(slot) = self.slots.get(h as usize & self.slots.len().wrapping_sub(1)) {
+            prefetch(slot);
+        }
+        h
+    }
+
+    /// The op in the first slot whose fingerprint matches hash `h` (almost always the answer),
+    /// to hint at before [`Written::get_hashed`] compares it.
+    #[inline]
+    pub(crate) fn likely(&self, h: u64) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
-        let h = hash(key, val);
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if slot >> 32 == h >> 32 {
+                return Some(slot as u32 - 1);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The write op of `(key, val)`, if any.
+    #[inline]
+    pub(crate) fn get(&self, ops: &[Op], key: u32, val: Val) -> Option<u32> {
+        self.get_hashed(ops, hash(key, val), key, val)
+    }
+
+    /// [`Written::get`] with the hash already computed (by [`Written::hint`]).
+    #[inline]
+    pub(crate) fn get_hashed(&self, ops: &[Op], h: u64, key: u32, val: Val) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
         let mask = self.slots.len() - 1;
         let finger = h >> 32;
         let mut i = h as usize & mask;

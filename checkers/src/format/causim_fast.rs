@@ -12,7 +12,7 @@
 
 use super::causim::{parse_txn_line, trim_ascii};
 use crate::history::{HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::ops::Range;
 use std::sync::mpsc;
 
@@ -88,7 +88,7 @@ fn read_chunked(r: impl BufRead, b: &mut HistoryBuilder, chunk: usize) -> Result
 
 /// Send chunks of `r` to the scanning thread, a few ahead, and build the scanned batches in
 /// order. A read error is reported after the lines before it, as the general reader would: an
-/// earlier bad line is still the error reported.
+/// earlier bad line is still the error reported, and the line named is the one being read.
 fn feed_and_build(
     mut r: impl BufRead,
     b: &mut HistoryBuilder,
@@ -98,13 +98,11 @@ fn feed_and_build(
 ) -> Result<(), ParseError> {
     let mut builder = Builder { b, line_no: 0, seen_first: false, after: Vec::new() };
     let mut in_flight = 0usize;
-    let mut lines_read = 0u64;
-    let mut read_error: Option<ParseError> = None;
+    let mut read_error: Option<std::io::Error> = None;
     let mut eof = false;
     loop {
         while !eof && in_flight < 3 {
-            let (chunk, error) = next_chunk(&mut r, lines_read, chunk_size);
-            lines_read += chunk.iter().filter(|c| **c == b'\n').count() as u64;
+            let (chunk, error) = next_chunk(&mut r, chunk_size);
             eof = chunk.is_empty() || error.is_some();
             read_error = error;
             if !chunk.is_empty() {
@@ -113,7 +111,8 @@ fn feed_and_build(
             }
         }
         if in_flight == 0 {
-            return read_error.map_or(Ok(()), Err);
+            // Every whole line before the error has been built: the error is in the next one.
+            return read_error.map_or(Ok(()), |e| Err(ParseError::at(builder.line_no + 1, format!("cannot read: {e}"))));
         }
         let batch = build_in.recv().expect("the scanning thread answers every chunk");
         in_flight -= 1;
@@ -121,36 +120,24 @@ fn feed_and_build(
     }
 }
 
-/// The next chunk of whole lines (empty at the end of the input); on a read error, the whole
-/// lines read before it and the error (naming the line being read).
-fn next_chunk(r: &mut impl BufRead, lines_before: u64, size: usize) -> (Vec<u8>, Option<ParseError>) {
+/// The next chunk of about `size` bytes of whole lines (empty at the end of the input); on a
+/// read error, the whole lines read before it, and the error.
+fn next_chunk(r: &mut impl BufRead, size: usize) -> (Vec<u8>, Option<std::io::Error>) {
     let mut chunk = Vec::with_capacity(size + 4096);
-    let failed = |chunk: &mut Vec<u8>, e: std::io::Error| {
+    let whole_lines = |mut chunk: Vec<u8>, e: std::io::Error| {
         let whole = chunk.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
         chunk.truncate(whole);
-        let line = lines_before + chunk.iter().filter(|c| **c == b'\n').count() as u64 + 1;
-        Some(ParseError::at(line, format!("cannot read: {e}")))
+        (chunk, Some(e))
     };
-    while chunk.len() < size {
-        let buf = match r.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) => {
-                let error = failed(&mut chunk, e);
-                return (chunk, error);
-            }
-        };
-        if buf.is_empty() {
-            return (chunk, None);
-        }
-        let take = buf.len().min(size - chunk.len());
-        chunk.extend_from_slice(&buf[..take]);
-        r.consume(take);
+    // Straight into the chunk, without zeroing it first.
+    if let Err(e) = r.by_ref().take(size as u64).read_to_end(&mut chunk) {
+        return whole_lines(chunk, e);
     }
-    if chunk.last() != Some(&b'\n')
+    if chunk.len() == size
+        && chunk.last() != Some(&b'\n')
         && let Err(e) = r.read_until(b'\n', &mut chunk)
     {
-        let error = failed(&mut chunk, e);
-        return (chunk, error);
+        return whole_lines(chunk, e);
     }
     (chunk, None)
 }
@@ -583,7 +570,7 @@ impl Scanner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{BufReader, Read};
+    use std::io::BufReader;
 
     /// The history (or the error) a reader makes of `text`, as text to compare.
     fn outcome(text: &[u8], read: impl Fn(&[u8], &mut HistoryBuilder) -> Result<(), ParseError>) -> String {

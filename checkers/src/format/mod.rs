@@ -57,13 +57,20 @@ fn read_sized(
     // Bytes per operation, roughly: ~20 in Plume's text, ~40 in JSON.
     let per_op = if format == InputFormat::Plume { 20 } else { 40 };
     b.expect_ops((size / per_op) as usize);
+    let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
+    let started = std::time::Instant::now();
     match format {
         InputFormat::Causim => causim::read(r, &mut b)?,
         InputFormat::Dbcop => dbcop::read(r, &mut b)?,
         InputFormat::Plume => plume::read(r, &mut b)?,
         InputFormat::Elle => elle::read(r, &mut b)?,
     }
-    b.finish()
+    let read = started.elapsed();
+    let history = b.finish();
+    if timing {
+        eprintln!("  read: {:.3} s, reads-from: {:.3} s", read.as_secs_f64(), (started.elapsed() - read).as_secs_f64());
+    }
+    history
 }
 
 /// Read a history file; errors name the file.
