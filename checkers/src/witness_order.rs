@@ -169,8 +169,7 @@ fn first_guess(h: &History, units: &Units, succ: &(Vec<u32>, Vec<u32>)) -> Optio
 /// a cycle.
 fn topological<P: Ord + Copy>(units: &Units, succ: &(Vec<u32>, Vec<u32>), extra: &[(u32, u32)], priority: &[P]) -> Option<Vec<u32>> {
     let n = units.n;
-    let mut indeg: Vec<u32> =
-        (0..n).map(|u| u32::from(units.prev[u] != NONE) + (units.pred_off[u + 1] - units.pred_off[u])).collect();
+    let mut indeg: Vec<u32> = (0..n).map(|u| u32::from(units.prev[u] != NONE) + (units.pred_off[u + 1] - units.pred_off[u])).collect();
     let mut extra_off = vec![0u32; n + 1];
     for (a, b) in extra {
         indeg[*b as usize] += 1;
@@ -346,12 +345,8 @@ mod tests {
 
     #[test]
     fn stale_reads_and_cyclic_orders_are_left_to_the_exact_check() {
-        let stale = [
-            txn("c1", vec![w("x", 1)]),
-            txn("c1", vec![w("x", 2)]),
-            txn("c2", vec![r("x", Some(2))]),
-            txn("c2", vec![r("x", Some(1))]),
-        ];
+        let stale =
+            [txn("c1", vec![w("x", 1)]), txn("c1", vec![w("x", 2)]), txn("c2", vec![r("x", Some(2))]), txn("c2", vec![r("x", Some(1))])];
         let stale_initial = [txn("c1", vec![w("x", 1)]), txn("c2", vec![r("x", Some(1))]), txn("c2", vec![r("x", None)])];
         for level in [Level::Cc, Level::Ccv, Level::Tcc] {
             assert!(!attempt(&stale, level).proved, "{level:?}");
@@ -386,10 +381,7 @@ mod tests {
             assert!(a.proved && a.rounds == 1, "{level:?}: {a:?}");
         }
         // Ids in causal order are used as the guess.
-        let by_id = [
-            txn("c2", vec![r("x", Some(1))]).with_id(5),
-            txn("c1", vec![w("x", 1)]).with_id(4),
-        ];
+        let by_id = [txn("c2", vec![r("x", Some(1))]).with_id(5), txn("c1", vec![w("x", 1)]).with_id(4)];
         assert!(attempt(&by_id, Level::Ccv).proved);
     }
 }

@@ -481,12 +481,7 @@ impl Scanner<'_> {
             }
             Some(())
         })?;
-        Some(FastOp {
-            kind: kind?,
-            key: key?,
-            value: value?,
-            node: node.flatten(),
-        })
+        Some(FastOp { kind: kind?, key: key?, value: value?, node: node.flatten() })
     }
 
     fn line(&mut self, ops: &mut Vec<FastOp>, after: &mut Vec<u64>) -> Option<FastLine> {
@@ -554,16 +549,7 @@ impl Scanner<'_> {
             (None, None) => None,
             _ => return None,
         };
-        Some(FastLine {
-            id,
-            session: session?,
-            node: node.flatten(),
-            node_first,
-            times,
-            outcome,
-            after: after_range,
-            ops: ops_range?,
-        })
+        Some(FastLine { id, session: session?, node: node.flatten(), node_first, times, outcome, after: after_range, ops: ops_range? })
     }
 }
 
@@ -700,7 +686,10 @@ mod tests {
             }
             // A bad line before the failure is the error reported.
             let bad = whole.replacen("\"value\":20}", "\"value\":null}", 1);
-            assert_eq!(read_failing(&bad[..cut], chunk), "line 20: ops[0].value: a write's value must not be null (null is the initial, absent state)");
+            assert_eq!(
+                read_failing(&bad[..cut], chunk),
+                "line 20: ops[0].value: a write's value must not be null (null is the initial, absent state)"
+            );
         }
     }
 }
