@@ -21,12 +21,12 @@ use causim::scenario::LoadedScenario;
 use causim_models::causalmesh::Chain;
 use causim_specs::causalmesh_model::{self as cm, MeshConfig};
 use causim_specs::causalmesh_replay::{replay, scenario_name};
+use causim_specs::stateright::{Checker, Model};
 use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use causim_specs::stateright::{Checker, Model};
 
 /// Arguments of `causim model-check`.
 #[derive(Args)]
@@ -205,7 +205,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             run.distinct_states as f64 / secs.max(1e-9)
         );
         let tlc_fails = run.verdict != tlc::Verdict::Ok;
-        if tlc_fails != !violated.is_empty() {
+        if tlc_fails == violated.is_empty() {
             println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
             code = ExitCode::from(1);
         } else {

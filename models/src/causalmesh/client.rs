@@ -132,15 +132,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(
-        server: NodeId,
-        function: u32,
-        rules: ClientRules,
-        ops: Vec<Op>,
-        ctx: MeshContext,
-        last: bool,
-        now: Time,
-    ) -> Client {
+    pub fn new(server: NodeId, function: u32, rules: ClientRules, ops: Vec<Op>, ctx: MeshContext, last: bool, now: Time) -> Client {
         // CausalMesh-TCC reads keys one at a time; a read transaction is its reads.
         let ops = if rules.tcc {
             ops.into_iter()
@@ -226,7 +218,7 @@ impl Client {
                         let op = OpRecord::read(key, v.value).with_version(v.vc.to_u64s());
                         self.txn_op(op, now);
                     } else {
-                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner.clone())).collect();
+                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
                         out.observe("request_metadata_bytes", self.ctx.bytes());
                         out.send(self.server, Msg::ClientReadTcc { key, read_set });
                         return;
@@ -262,7 +254,7 @@ impl Client {
                 for (k, v) in &self.ctx.buffer {
                     writes.insert(*k, *v);
                 }
-                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner.clone())).collect();
+                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner)).collect();
                 out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
             }
             return;
@@ -307,10 +299,7 @@ impl Client {
             return;
         }
         if let Some((_, dep)) = self.ctx.deps.iter().find(|(k, d)| *k == key && !d.le(&version.vc)) {
-            self.violation = Some(format!(
-                "a read of key {key} returned version {} although the session depends on {dep}",
-                version.vc
-            ));
+            self.violation = Some(format!("a read of key {key} returned version {} although the session depends on {dep}", version.vc));
         }
     }
 
@@ -370,7 +359,7 @@ impl Client {
             }
             Msg::WriteReply { key, vc, deps } => {
                 let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
-                self.ctx.local.entry(key).or_default().push(Version::write(value, vc.clone(), deps));
+                self.ctx.local.entry(key).or_default().push(Version::write(value, vc, deps));
                 self.record(now, TxnKind::Write, [OpRecord::write(key, value).with_version(vc.to_u64s())].into(), out);
             }
             Msg::ReadTccReply { key, version } => {
@@ -428,12 +417,7 @@ mod tests {
         let ops: Vec<(OpKind, Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.kind, o.key, o.value)).collect();
         assert_eq!(
             ops,
-            vec![
-                (OpKind::Write, 0, Some(1)),
-                (OpKind::Read, 0, Some(1)),
-                (OpKind::Read, 0, Some(1)),
-                (OpKind::Write, 1, Some(1)),
-            ]
+            vec![(OpKind::Write, 0, Some(1)), (OpKind::Read, 0, Some(1)), (OpKind::Read, 0, Some(1)), (OpKind::Write, 1, Some(1)),]
         );
         assert_eq!(joined.txn_op_ids, vec![(0, 0), (1, 0), (2, 0), (2, 1)]);
     }
