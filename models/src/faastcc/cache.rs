@@ -3,7 +3,7 @@
 //! of reads in one round, going to the store only for the keys it cannot serve in the
 //! reader's interval.
 
-use super::interval::{Interval, Outcome4, classify};
+use super::interval::{Interval, ReadCase, classify};
 use super::msg::{Answer, Msg, Out};
 use crate::metrics;
 use crate::tcc_store::{self, Found, StoreMsg, TS_INF, Ts};
@@ -29,7 +29,7 @@ struct Waiting {
     client: NodeId,
     client_req: u64,
     /// Per requested key, in order: the answer once known, and how the cache classified it.
-    answers: Vec<(Key, Outcome4, Option<Answer>)>,
+    answers: Vec<(Key, ReadCase, Option<Answer>)>,
     partitions_left: usize,
 }
 
@@ -106,10 +106,10 @@ impl Cache {
         // refreshed instead (they would pin the snapshot to an old point), and the others lower
         // s_high to their promise. This is the authors' batched algorithm (digest §2.11).
         let entries: Vec<(Key, Option<Entry>)> = keys.iter().map(|&k| (k, self.entry(k))).collect();
-        let mut outcomes: Vec<Outcome4> = entries
+        let mut outcomes: Vec<ReadCase> = entries
             .iter()
             .map(|(_, e)| match e {
-                None => Outcome4::Miss,
+                None => ReadCase::Miss,
                 Some(e) => classify(e.t, e.p, interval),
             })
             .collect();
@@ -118,15 +118,15 @@ impl Cache {
             let low = entries
                 .iter()
                 .zip(&outcomes)
-                .filter(|(_, o)| **o == Outcome4::Consistent)
+                .filter(|(_, o)| **o == ReadCase::Consistent)
                 .map(|((_, e), _)| e.expect("hit").t)
                 .fold(interval.0, Ts::max);
             narrowed.0 = low;
             for ((_, e), o) in entries.iter().zip(outcomes.iter_mut()) {
-                if *o == Outcome4::Consistent {
+                if *o == ReadCase::Consistent {
                     let e = e.expect("hit");
                     if e.p < low {
-                        *o = Outcome4::Stale;
+                        *o = ReadCase::Stale;
                     } else {
                         narrowed.1 = narrowed.1.min(e.p);
                     }
@@ -138,21 +138,21 @@ impl Cache {
         for ((key, entry), outcome) in entries.into_iter().zip(outcomes) {
             out.observe(
                 match outcome {
-                    Outcome4::Consistent => metrics::CACHE_HIT,
-                    Outcome4::Miss => metrics::CACHE_MISS,
-                    Outcome4::Stale => metrics::CACHE_STALE,
-                    Outcome4::Replaced => metrics::CACHE_REPLACED,
+                    ReadCase::Consistent => metrics::CACHE_HIT,
+                    ReadCase::Miss => metrics::CACHE_MISS,
+                    ReadCase::Stale => metrics::CACHE_STALE,
+                    ReadCase::Replaced => metrics::CACHE_REPLACED,
                 },
                 1,
             );
-            out.observe(metrics::STORAGE_ROUNDS_PER_READ, u64::from(outcome != Outcome4::Consistent));
-            if outcome == Outcome4::Consistent {
+            out.observe(metrics::STORAGE_ROUNDS_PER_READ, u64::from(outcome != ReadCase::Consistent));
+            if outcome == ReadCase::Consistent {
                 let e = entry.expect("a hit has an entry");
                 answers.push((key, outcome, Some(Answer::Version { value: e.value, t: e.t, p: e.p })));
             } else {
                 let partition = tcc_store::partition_of(key, self.partitions.len() as u32);
                 // Subscribe to keys we install (a replaced reply is not installed).
-                let subscribe = outcome != Outcome4::Replaced;
+                let subscribe = outcome != ReadCase::Replaced;
                 fetch.entry(partition).or_default().push((key, entry.map(|e| e.t), subscribe));
                 answers.push((key, outcome, None));
             }
@@ -187,7 +187,7 @@ impl Cache {
                 None => Answer::Collected,
             });
             if let Some(f) = found
-                && matches!(slot.1, Outcome4::Miss | Outcome4::Stale)
+                && matches!(slot.1, ReadCase::Miss | ReadCase::Stale)
             {
                 installs.push((key, f));
             }
@@ -204,8 +204,8 @@ impl Cache {
         }
     }
 
-    fn reply(&mut self, client: NodeId, req: u64, answers: Vec<(Key, Outcome4, Option<Answer>)>, out: &mut Out) {
-        let storage = answers.iter().any(|a| a.1 != Outcome4::Consistent);
+    fn reply(&mut self, client: NodeId, req: u64, answers: Vec<(Key, ReadCase, Option<Answer>)>, out: &mut Out) {
+        let storage = answers.iter().any(|a| a.1 != ReadCase::Consistent);
         let answers = answers.into_iter().map(|(k, _, a)| (k, a.expect("every key answered"))).collect();
         out.send(client, Msg::CacheReply { req, answers, storage });
     }

@@ -2,8 +2,8 @@
 //! narrowing the workflow's snapshot interval, buffers writes, and at the sink commits the
 //! workflow with two-phase commit.
 
-use super::context::FaastccContext;
-use super::interval::{Outcome4, classify, narrow};
+use super::context::Context;
+use super::interval::{ReadCase, classify, narrow};
 use super::msg::{Answer, Msg, Out, Timer};
 use crate::metrics;
 use crate::tcc_store::{self, StoreMsg, Ts};
@@ -15,7 +15,7 @@ use causim_sim::workload::Op;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum LibState {
+enum State {
     Running,
     /// A batch of reads (keys in program order) waits for the cache.
     AwaitCache {
@@ -34,7 +34,7 @@ enum LibState {
 
 /// The client library inside one function instance.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Library {
+pub struct Client {
     id: NodeId,
     cache: NodeId,
     partitions: Vec<NodeId>,
@@ -44,24 +44,24 @@ pub struct Library {
     metadata_ns_per_kb: Time,
     ops: Vec<Op>,
     next_op: usize,
-    ctx: FaastccContext,
+    ctx: Context,
     /// This function's reads: repeated reads return the same value (Alg. 1 l. 27).
     read_set: BTreeMap<Key, Option<Value>>,
-    state: LibState,
+    state: State,
     next_req: u64,
     op_index: u32,
     /// Some read of this function needed the store.
     used_storage: bool,
 }
 
-impl Library {
+impl Client {
     /// The library of the function `start` describes, running on the machine of its cache.
-    pub fn new(start: FunctionStart<'_, FaastccContext>, partitions: Vec<NodeId>, no_narrowing: bool, metadata_ns_per_kb: Time) -> Library {
+    pub fn new(start: FunctionStart<'_, Context>, partitions: Vec<NodeId>, no_narrowing: bool, metadata_ns_per_kb: Time) -> Client {
         let mut ctx = start.context;
         if ctx.started_ns.is_none() {
             ctx.started_ns = Some(start.now);
         }
-        Library {
+        Client {
             id: start.self_id,
             cache: start.colocated[0],
             partitions,
@@ -73,7 +73,7 @@ impl Library {
             next_op: 0,
             ctx,
             read_set: BTreeMap::new(),
-            state: LibState::Running,
+            state: State::Running,
             next_req: 0,
             op_index: 0,
             used_storage: false,
@@ -81,7 +81,7 @@ impl Library {
     }
 
     /// The context the function hands on when it finishes.
-    pub fn into_context(self) -> FaastccContext {
+    pub fn into_context(self) -> Context {
         self.ctx
     }
 
@@ -152,7 +152,7 @@ impl Library {
                     let req = self.next_req;
                     self.next_req += 1;
                     out.send(self.cache, Msg::CacheRead { req, keys: needed, lo: self.ctx.lo, hi: self.ctx.hi });
-                    self.state = LibState::AwaitCache { req, batch };
+                    self.state = State::AwaitCache { req, batch };
                     return;
                 }
             }
@@ -161,7 +161,7 @@ impl Library {
 
     pub(super) fn on_cache_reply(&mut self, now: Time, req: u64, answers: Vec<(Key, Answer)>, storage: bool, out: &mut Out) {
         self.used_storage |= storage;
-        let LibState::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, LibState::Running) else {
+        let State::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, State::Running) else {
             unreachable!("a cache reply the library did not wait for")
         };
         assert_eq!(req, want);
@@ -190,7 +190,7 @@ impl Library {
                     // The cache checked Eq. 1 against the same interval; check it again here.
                     assert_eq!(
                         classify(t, p, (self.ctx.lo, self.ctx.hi)),
-                        Outcome4::Consistent,
+                        ReadCase::Consistent,
                         "the cache returned a version outside the interval"
                     );
                     if !self.no_narrowing {
@@ -208,7 +208,7 @@ impl Library {
         out.observe(metrics::FUNCTION_CACHE_ONLY, u64::from(!self.used_storage));
         if !self.is_sink {
             out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes());
-            self.state = LibState::Finished;
+            self.state = State::Finished;
             out.function_done();
             return;
         }
@@ -227,12 +227,12 @@ impl Library {
         for (p, writes) in groups {
             out.send(self.partitions[p], StoreMsg::Prepare { tx, lower_bound: self.ctx.lo, writes }.into());
         }
-        self.state = LibState::AwaitPrepared { ct: 0, left: involved.len(), involved, started_ns: now };
+        self.state = State::AwaitPrepared { ct: 0, left: involved.len(), involved, started_ns: now };
     }
 
     pub(super) fn on_prepared(&mut self, now: Time, tx: u64, pt: Ts, out: &mut Out) {
         assert_eq!(tx, self.id.0);
-        let LibState::AwaitPrepared { ct, involved, left, started_ns } = &mut self.state else {
+        let State::AwaitPrepared { ct, involved, left, started_ns } = &mut self.state else {
             unreachable!("Prepared outside two-phase commit")
         };
         *ct = (*ct).max(pt);
@@ -268,7 +268,7 @@ impl Library {
             ops: ops.into(),
             note: None,
         });
-        self.state = LibState::Finished;
+        self.state = State::Finished;
         out.function_done();
     }
 
@@ -284,7 +284,7 @@ impl Library {
             ops,
             note: Some(reason),
         });
-        self.state = LibState::Finished;
+        self.state = State::Finished;
         out.abort_workflow(reason);
     }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 /// What a workflow carries from function to function (§4.8): the snapshot interval and the
 /// write set; plus, for the history only, the operations so far.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct FaastccContext {
+pub struct Context {
     pub lo: Ts,
     pub hi: Ts,
     pub write_set: BTreeMap<Key, Value>,
@@ -19,9 +19,9 @@ pub struct FaastccContext {
     pub started_ns: Option<Time>,
 }
 
-impl FaastccContext {
-    pub fn root() -> FaastccContext {
-        FaastccContext { lo: ROOT_INTERVAL.0, hi: ROOT_INTERVAL.1, write_set: BTreeMap::new(), ops: BTreeMap::new(), started_ns: None }
+impl Context {
+    pub fn root() -> Context {
+        Context { lo: ROOT_INTERVAL.0, hi: ROOT_INTERVAL.1, write_set: BTreeMap::new(), ops: BTreeMap::new(), started_ns: None }
     }
 
     /// The protocol metadata's size on the wire: two 8-byte timestamps (§6.4, Fig. 5).
@@ -30,9 +30,9 @@ impl FaastccContext {
     }
 
     /// Eq. 3 and the union of write sets; `first_only` is the mutant `no_fanin_merge`.
-    pub fn join(contexts: Vec<FaastccContext>, first_only: bool) -> FaastccContext {
+    pub fn join(contexts: Vec<Context>, first_only: bool) -> Context {
         let interval = if first_only { (contexts[0].lo, contexts[0].hi) } else { merge(contexts.iter().map(|c| (c.lo, c.hi))) };
-        let mut joined = FaastccContext::root();
+        let mut joined = Context::root();
         (joined.lo, joined.hi) = interval;
         for c in contexts {
             joined.write_set.extend(c.write_set);
@@ -71,11 +71,11 @@ mod tests {
         let (lo, hi) = merge([(80, 120), (130, 140)]);
         assert!(lo > hi);
         assert_eq!(merge([(80, 120), (90, 130)]), (90, 120));
-        let a = FaastccContext { lo: 80, hi: 120, ..FaastccContext::root() };
-        let b = FaastccContext { lo: 130, hi: 140, ..FaastccContext::root() };
-        let joined = FaastccContext::join(vec![a.clone(), b.clone()], false);
+        let a = Context { lo: 80, hi: 120, ..Context::root() };
+        let b = Context { lo: 130, hi: 140, ..Context::root() };
+        let joined = Context::join(vec![a.clone(), b.clone()], false);
         assert!(joined.lo > joined.hi);
-        let mutant = FaastccContext::join(vec![a, b], true);
+        let mutant = Context::join(vec![a, b], true);
         assert_eq!((mutant.lo, mutant.hi), (80, 120), "no_fanin_merge keeps the first parent's interval");
     }
 
@@ -84,7 +84,7 @@ mod tests {
         // The source wrote y=1 before the fan-out; branch 1 then wrote y=2; branch 2 still
         // carries its copy of y=1.
         const Y: Key = 7;
-        let mut source = FaastccContext::root();
+        let mut source = Context::root();
         source.write_set.insert(Y, 1);
         source.ops.insert((10, 0, 0), OpRecord::write(Y, 1));
         let mut branch1 = source.clone();
@@ -92,7 +92,7 @@ mod tests {
         branch1.ops.insert((20, 1, 0), OpRecord::write(Y, 2));
         let branch2 = source;
         for order in [vec![branch1.clone(), branch2.clone()], vec![branch2, branch1]] {
-            let joined = FaastccContext::join(order, false);
+            let joined = Context::join(order, false);
             assert_eq!(joined.write_set.get(&Y), Some(&2));
             assert_eq!(joined.ops.len(), 2, "the source's write is listed once");
         }

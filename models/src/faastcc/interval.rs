@@ -13,7 +13,7 @@ pub const ROOT_INTERVAL: Interval = (0, TS_INF);
 
 /// What a cache does with an entry `<t, p>` for a reader in `interval` (§4.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Outcome4 {
+pub enum ReadCase {
     /// Eq. 1 holds: serve it.
     Consistent,
     /// `s_high < t`: the reader needs an older version; read the store, do not install.
@@ -25,14 +25,14 @@ pub enum Outcome4 {
 }
 
 /// Eq. 1 and the §4.6 classification of a cached `<t, p>`.
-pub fn classify(t: Ts, p: Ts, (lo, hi): Interval) -> Outcome4 {
+pub fn classify(t: Ts, p: Ts, (lo, hi): Interval) -> ReadCase {
     if p >= lo && t <= hi {
-        Outcome4::Consistent
+        ReadCase::Consistent
     } else if hi < t {
-        Outcome4::Replaced
+        ReadCase::Replaced
     } else {
         // t ≤ p and lo ≤ hi, so `p < lo` and `t > hi` cannot both hold.
-        Outcome4::Stale
+        ReadCase::Stale
     }
 }
 
@@ -62,33 +62,33 @@ mod tests {
     #[test]
     fn worked_example_case_1_a_promise_below_s_low_is_stale() {
         // <k', v', 50, 60>: a version of k' in ]60, 80[ may be in the past of k@80.
-        assert_eq!(classify(50, 60, AFTER_FX), Outcome4::Stale);
+        assert_eq!(classify(50, 60, AFTER_FX), ReadCase::Stale);
     }
 
     #[test]
     fn worked_example_case_2_is_consistent_and_narrows_to_80_90() {
         // <k', v', 50, 90>: no version of k' in ]80, 90[; like one read at t = 85.
-        assert_eq!(classify(50, 90, AFTER_FX), Outcome4::Consistent);
+        assert_eq!(classify(50, 90, AFTER_FX), ReadCase::Consistent);
         assert_eq!(narrow(AFTER_FX, 50, 90), (80, 90));
     }
 
     #[test]
     fn worked_example_case_3_is_consistent_and_narrows_to_90_120() {
         // <k', v', 90, 130>: k's promise says no version of k in ]90, 120[; like a read at 100.
-        assert_eq!(classify(90, 130, AFTER_FX), Outcome4::Consistent);
+        assert_eq!(classify(90, 130, AFTER_FX), ReadCase::Consistent);
         assert_eq!(narrow(AFTER_FX, 90, 130), (90, 120));
     }
 
     #[test]
     fn worked_example_case_4_a_version_above_s_high_was_replaced() {
         // <k', v', 130, 140>: a version of k above 120 may precede k'@130.
-        assert_eq!(classify(130, 140, AFTER_FX), Outcome4::Replaced);
+        assert_eq!(classify(130, 140, AFTER_FX), ReadCase::Replaced);
     }
 
     #[test]
     fn worked_example_a_single_snapshot_would_reject_a_consistent_case() {
         // Why an interval: snapshot 80 rejects case 3, snapshot 120 rejects case 2.
-        assert_eq!(classify(90, 130, (80, 80)), Outcome4::Replaced);
-        assert_eq!(classify(50, 90, (120, 120)), Outcome4::Stale);
+        assert_eq!(classify(90, 130, (80, 80)), ReadCase::Replaced);
+        assert_eq!(classify(50, 90, (120, 120)), ReadCase::Stale);
     }
 }

@@ -107,9 +107,9 @@ mod interval;
 mod msg;
 
 pub use cache::Cache;
-pub use client::Library;
-pub use context::{FaastccContext, keep_last_writes};
-pub use interval::{Interval, Outcome4, ROOT_INTERVAL, classify, merge, narrow};
+pub use client::Client;
+pub use context::{Context, keep_last_writes};
+pub use interval::{Interval, ROOT_INTERVAL, ReadCase, classify, merge, narrow};
 pub use msg::{Answer, Msg, Timer};
 
 use crate::catalogue::{self, Mutant, Profile, SeriesStyle};
@@ -149,7 +149,7 @@ pub const MUTANTS: &[Mutant] = &[
 /// Scenario parameters (`protocol.params`), every field optional.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct FaastccParams {
+pub struct Params {
     /// Storage partitions (machines `P0`, `P1`, …). Default 4; at most 1024.
     #[serde(default = "default_partitions")]
     pub partitions: u32,
@@ -199,7 +199,7 @@ fn yes() -> bool {
     true
 }
 
-impl FaastccParams {
+impl Params {
     /// Checks values the types cannot; paths are relative to `params`.
     pub fn validate(&self) -> Result<(), FieldError> {
         if self.partitions == 0 || self.partitions > tcc_store::PARTITIONS_MAX {
@@ -232,7 +232,7 @@ impl FaastccParams {
 pub enum FaastccNode {
     Partition(Partition),
     Cache(Cache),
-    Function(Library),
+    Function(Client),
 }
 
 impl Node for FaastccNode {
@@ -280,14 +280,14 @@ impl Node for FaastccNode {
 #[derive(Clone, Debug)]
 pub struct Faastcc {
     pub servers: u32,
-    pub params: FaastccParams,
+    pub params: Params,
     pub promise_off_by_one: bool,
     pub no_interval_narrowing: bool,
     pub no_fanin_merge: bool,
 }
 
 impl Faastcc {
-    pub fn new(servers: u32, params: FaastccParams, mutants: &[&str]) -> Faastcc {
+    pub fn new(servers: u32, params: Params, mutants: &[&str]) -> Faastcc {
         Faastcc {
             servers,
             params,
@@ -321,7 +321,7 @@ impl Faastcc {
 
 impl Protocol for Faastcc {
     type Node = FaastccNode;
-    type Context = FaastccContext;
+    type Context = Context;
 
     fn fixed_nodes(&self) -> Vec<FixedNode<FaastccNode>> {
         let partitions = self.partition_ids();
@@ -351,23 +351,23 @@ impl Protocol for Faastcc {
         nodes
     }
 
-    fn new_context(&self) -> FaastccContext {
-        FaastccContext::root()
+    fn new_context(&self) -> Context {
+        Context::root()
     }
 
-    fn spawn_function(&self, start: FunctionStart<'_, FaastccContext>) -> FaastccNode {
-        FaastccNode::Function(Library::new(start, self.partition_ids(), self.no_interval_narrowing, self.params.metadata_ns_per_kb))
+    fn spawn_function(&self, start: FunctionStart<'_, Context>) -> FaastccNode {
+        FaastccNode::Function(Client::new(start, self.partition_ids(), self.no_interval_narrowing, self.params.metadata_ns_per_kb))
     }
 
-    fn finish_function(&self, node: FaastccNode) -> FaastccContext {
+    fn finish_function(&self, node: FaastccNode) -> Context {
         match node {
             FaastccNode::Function(l) => l.into_context(),
             _ => unreachable!("only functions finish"),
         }
     }
 
-    fn join_contexts(&self, contexts: Vec<FaastccContext>) -> FaastccContext {
-        FaastccContext::join(contexts, self.no_fanin_merge)
+    fn join_contexts(&self, contexts: Vec<Context>) -> Context {
+        Context::join(contexts, self.no_fanin_merge)
     }
 
     fn final_metrics(&self, nodes: &[&FaastccNode]) -> Vec<(String, f64)> {
@@ -415,7 +415,7 @@ impl Model for Faastcc {
     };
 
     fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
-        let params: FaastccParams = parse_params(params)?;
+        let params: Params = parse_params(params)?;
         params.validate().map_err(|e| e.within("params"))?;
         Ok(Faastcc::new(topology.servers, params, mutants))
     }

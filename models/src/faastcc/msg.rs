@@ -19,7 +19,7 @@ pub enum Answer {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     Store(StoreMsg),
-    /// Library → its cache: `CACHE_READ_TX(keys, [lo, hi])`.
+    /// Client → its cache: `CACHE_READ_TX(keys, [lo, hi])`.
     CacheRead {
         req: u64,
         keys: Vec<Key>,

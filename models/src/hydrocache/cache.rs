@@ -32,7 +32,7 @@ struct PendingRead {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct HCache {
+pub struct Cache {
     id: NodeId,
     db: NodeId,
     /// Refresh period and this cache's phase within it (caches refresh independently).
@@ -55,10 +55,10 @@ pub struct HCache {
     snapshots: BTreeMap<WfKey, Vec<Cut>>,
 }
 
-impl HCache {
+impl Cache {
     /// Cache `id` over the database `db`, first refreshing `refresh_phase_ns` into the run.
-    pub fn new(id: NodeId, db: NodeId, refresh_period_ns: Time, refresh_phase_ns: Time, mode: Mode, prewarm: bool) -> HCache {
-        HCache {
+    pub fn new(id: NodeId, db: NodeId, refresh_period_ns: Time, refresh_phase_ns: Time, mode: Mode, prewarm: bool) -> Cache {
+        Cache {
             id,
             db,
             refresh_period_ns,
@@ -339,8 +339,8 @@ mod tests {
         Deps::from_sorted(v.to_vec())
     }
 
-    fn cache(prewarm: bool) -> HCache {
-        HCache {
+    fn cache(prewarm: bool) -> Cache {
+        Cache {
             id: NodeId::fixed(0),
             db: NodeId::fixed(9),
             refresh_period_ns: 100,

@@ -2,7 +2,7 @@
 //! local cut, validated when the function ends; Con: from the snapshot its source installed
 //! at every cache), buffers writes, and at the sink sends them to the database as one batch.
 
-use super::context::HydroContext;
+use super::context::Context;
 use super::msg::{Msg, Need, Out, Timer};
 use super::version::{Cut, Deps, HVersion, merge_deps};
 use super::{Mode, Seq, WfKey};
@@ -21,7 +21,7 @@ fn conflict(reads: &BTreeMap<Key, (Seq, NodeId)>, key: Key, v: &HVersion) -> Opt
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum HState {
+enum State {
     Running,
     /// Con: gathering every cache's snapshot, then installing the join.
     ConGather {
@@ -42,7 +42,7 @@ enum HState {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct HLib {
+pub struct Client {
     cache: NodeId,
     caches: Vec<NodeId>,
     db: NodeId,
@@ -55,7 +55,7 @@ pub struct HLib {
     is_sink: bool,
     ops: Vec<Op>,
     next_op: usize,
-    ctx: HydroContext,
+    ctx: Context,
     /// This function's reads, for repeated reads.
     fn_reads: BTreeMap<Key, Option<Value>>,
     /// This function's reads from caches, validated when it ends (Opt).
@@ -64,26 +64,26 @@ pub struct HLib {
     violation: Option<(Key, Key)>,
     /// Some read of this function needed the database or another cache.
     used_remote: bool,
-    state: HState,
+    state: State,
     next_req: u64,
     op_index: u32,
 }
 
-impl HLib {
+impl Client {
     /// The library of the function `start` describes, running on the machine of its cache.
     pub fn new(
-        start: FunctionStart<'_, HydroContext>,
+        start: FunctionStart<'_, Context>,
         caches: Vec<NodeId>,
         db: NodeId,
         mode: Mode,
         no_validation: bool,
         metadata_ns_per_kb: Time,
-    ) -> HLib {
+    ) -> Client {
         let mut ctx = start.context;
         if ctx.started_ns.is_none() {
             ctx.started_ns = Some(start.now);
         }
-        HLib {
+        Client {
             cache: start.colocated[0],
             caches,
             db,
@@ -101,14 +101,14 @@ impl HLib {
             fresh: Vec::new(),
             violation: None,
             used_remote: false,
-            state: HState::Running,
+            state: State::Running,
             next_req: 0,
             op_index: 0,
         }
     }
 
     /// The context the function hands on when it finishes.
-    pub fn into_context(self) -> HydroContext {
+    pub fn into_context(self) -> Context {
         self.ctx
     }
 
@@ -135,7 +135,7 @@ impl HLib {
             for &c in &self.caches {
                 out.send(c, Msg::ConPrepare { wf: self.wf });
             }
-            self.state = HState::ConGather { cuts: vec![None; self.caches.len()], left: self.caches.len(), started_ns: now };
+            self.state = State::ConGather { cuts: vec![None; self.caches.len()], left: self.caches.len(), started_ns: now };
             return;
         }
         self.run(now, out);
@@ -199,7 +199,7 @@ impl HLib {
         let req = self.next_req;
         self.next_req += 1;
         out.send(self.cache, Msg::Read { req, wf: self.wf, keys: needs });
-        self.state = HState::AwaitCache { req, batch: batch.to_vec() };
+        self.state = State::AwaitCache { req, batch: batch.to_vec() };
         true
     }
 
@@ -272,7 +272,7 @@ impl HLib {
         }
         if !self.is_sink {
             out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes(self.mode));
-            self.state = HState::Finished;
+            self.state = State::Finished;
             out.function_done();
             return;
         }
@@ -282,7 +282,7 @@ impl HLib {
         }
         let writes = self.ctx.write_set.iter().map(|(&k, &v)| (k, v)).collect();
         out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes });
-        self.state = HState::AwaitWrite;
+        self.state = State::AwaitWrite;
     }
 
     fn cleanup(&mut self, all: bool, out: &mut Out) {
@@ -310,7 +310,7 @@ impl HLib {
             note: None,
         });
         self.cleanup(false, out);
-        self.state = HState::Finished;
+        self.state = State::Finished;
         out.function_done();
     }
 
@@ -326,7 +326,7 @@ impl HLib {
             note: Some(reason),
         });
         self.cleanup(true, out);
-        self.state = HState::Finished;
+        self.state = State::Finished;
         out.abort_workflow(reason);
     }
 
@@ -334,7 +334,7 @@ impl HLib {
         match msg {
             Msg::ConPinned { wf, cut } => {
                 assert_eq!(wf, self.wf);
-                let HState::ConGather { cuts, left, started_ns } = &mut self.state else { unreachable!("ConPinned") };
+                let State::ConGather { cuts, left, started_ns } = &mut self.state else { unreachable!("ConPinned") };
                 let i = self.caches.iter().position(|&c| c == from).expect("from a cache");
                 cuts[i] = Some(cut);
                 *left -= 1;
@@ -344,22 +344,22 @@ impl HLib {
                     for &c in &self.caches {
                         out.send(c, Msg::ConInstall { wf, cuts: cuts.clone() });
                     }
-                    self.state = HState::ConInstall { left: self.caches.len(), started_ns };
+                    self.state = State::ConInstall { left: self.caches.len(), started_ns };
                 }
             }
             Msg::ConInstalled { wf } => {
                 assert_eq!(wf, self.wf);
-                let HState::ConInstall { left, started_ns } = &mut self.state else { unreachable!("ConInstalled") };
+                let State::ConInstall { left, started_ns } = &mut self.state else { unreachable!("ConInstalled") };
                 *left -= 1;
                 if *left == 0 {
                     out.observe(metrics::CON_PREPARE_NS, now - *started_ns);
                     self.ctx.con_ready = true;
-                    self.state = HState::Running;
+                    self.state = State::Running;
                     self.run(now, out);
                 }
             }
             Msg::ReadReply { req, versions } => {
-                let HState::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, HState::Running) else {
+                let State::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, State::Running) else {
                     unreachable!("a read reply the library did not wait for")
                 };
                 assert_eq!(req, want);
@@ -369,7 +369,7 @@ impl HLib {
                 }
             }
             Msg::WriteAck { seqs } => {
-                assert_eq!(self.state, HState::AwaitWrite);
+                assert_eq!(self.state, State::AwaitWrite);
                 self.commit_record(now, &seqs, out);
             }
             other => unreachable!("{} is not for a function", other.kind()),

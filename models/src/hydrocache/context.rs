@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What a workflow carries from function to function.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct HydroContext {
+pub struct Context {
     /// Versions read, and the cache that pinned each.
     pub read_set: BTreeMap<Key, (Seq, NodeId)>,
     /// The dependency map: the versions read and their causal past (sorted by key).
@@ -30,9 +30,9 @@ pub struct HydroContext {
     pub join_violation: bool,
 }
 
-impl HydroContext {
-    pub(super) fn new() -> HydroContext {
-        HydroContext {
+impl Context {
+    pub(super) fn new() -> Context {
+        Context {
             read_set: BTreeMap::new(),
             deps: Vec::new(),
             write_set: BTreeMap::new(),
@@ -53,8 +53,8 @@ impl HydroContext {
         }
     }
 
-    pub(super) fn join(contexts: Vec<HydroContext>) -> HydroContext {
-        let mut j = HydroContext::new();
+    pub(super) fn join(contexts: Vec<Context>) -> Context {
+        let mut j = Context::new();
         j.con_ready = true;
         for c in contexts {
             for (k, (s, at)) in c.read_set {

@@ -141,9 +141,9 @@ mod db;
 mod msg;
 mod version;
 
-pub use cache::HCache;
-pub use client::HLib;
-pub use context::HydroContext;
+pub use cache::Cache;
+pub use client::Client;
+pub use context::Context;
 pub use db::Db;
 pub use msg::{Msg, Need, Timer};
 pub use version::{Cut, Deps, HVersion, merge_deps};
@@ -188,7 +188,7 @@ pub enum Mode {
 /// Scenario parameters (`protocol.params`).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct HydroParams {
+pub struct Params {
     /// `con` or `opt` (required).
     pub mode: Mode,
     /// How often the database pushes new versions to caches. Default 100 ms (CausalMesh §9.1).
@@ -213,7 +213,7 @@ fn yes() -> bool {
     true
 }
 
-impl HydroParams {
+impl Params {
     pub fn validate(&self) -> Result<(), FieldError> {
         if self.refresh_period_ns == 0 {
             return Err(FieldError::new("refresh_period_ns", "must be positive"));
@@ -230,8 +230,8 @@ impl HydroParams {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum HydroNode {
     Db(Db),
-    Cache(HCache),
-    Function(HLib),
+    Cache(Cache),
+    Function(Client),
 }
 
 impl Node for HydroNode {
@@ -276,12 +276,12 @@ impl Node for HydroNode {
 #[derive(Clone, Debug)]
 pub struct HydroCache {
     pub servers: u32,
-    pub params: HydroParams,
+    pub params: Params,
     pub opt_without_validation: bool,
 }
 
 impl HydroCache {
-    pub fn new(servers: u32, params: HydroParams, mutants: &[&str]) -> HydroCache {
+    pub fn new(servers: u32, params: Params, mutants: &[&str]) -> HydroCache {
         HydroCache { servers, params, opt_without_validation: mutants.contains(&"opt_without_validation") }
     }
 
@@ -296,7 +296,7 @@ impl HydroCache {
 
 impl Protocol for HydroCache {
     type Node = HydroNode;
-    type Context = HydroContext;
+    type Context = Context;
 
     fn fixed_nodes(&self) -> Vec<FixedNode<HydroNode>> {
         let mut nodes: Vec<FixedNode<HydroNode>> = self
@@ -306,7 +306,7 @@ impl Protocol for HydroCache {
                 name: format!("S{}", id.index()),
                 machine: format!("S{}", id.index()),
                 hosts_workers: true,
-                node: HydroNode::Cache(HCache::new(
+                node: HydroNode::Cache(Cache::new(
                     id,
                     self.db(),
                     self.params.refresh_period_ns,
@@ -326,12 +326,12 @@ impl Protocol for HydroCache {
         nodes
     }
 
-    fn new_context(&self) -> HydroContext {
-        HydroContext::new()
+    fn new_context(&self) -> Context {
+        Context::new()
     }
 
-    fn spawn_function(&self, start: FunctionStart<'_, HydroContext>) -> HydroNode {
-        HydroNode::Function(HLib::new(
+    fn spawn_function(&self, start: FunctionStart<'_, Context>) -> HydroNode {
+        HydroNode::Function(Client::new(
             start,
             self.caches(),
             self.db(),
@@ -341,15 +341,15 @@ impl Protocol for HydroCache {
         ))
     }
 
-    fn finish_function(&self, node: HydroNode) -> HydroContext {
+    fn finish_function(&self, node: HydroNode) -> Context {
         match node {
             HydroNode::Function(l) => l.into_context(),
             _ => unreachable!("only functions finish"),
         }
     }
 
-    fn join_contexts(&self, contexts: Vec<HydroContext>) -> HydroContext {
-        HydroContext::join(contexts)
+    fn join_contexts(&self, contexts: Vec<Context>) -> Context {
+        Context::join(contexts)
     }
 
     fn final_metrics(&self, nodes: &[&HydroNode]) -> Vec<(String, f64)> {
@@ -399,7 +399,7 @@ impl Model for HydroCache {
     };
 
     fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
-        let params: HydroParams = parse_params(params)?;
+        let params: Params = parse_params(params)?;
         params.validate().map_err(|e| e.within("params"))?;
         Ok(HydroCache::new(topology.servers, params, mutants))
     }
