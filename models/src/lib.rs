@@ -20,6 +20,7 @@ pub mod hydrocache;
 pub mod metrics;
 pub mod register;
 pub mod tcc_store;
+pub mod txn_client;
 
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;

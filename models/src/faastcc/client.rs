@@ -7,11 +7,11 @@ use super::interval::{ReadCase, classify, narrow};
 use super::msg::{Answer, Msg, Out, Timer};
 use crate::metrics;
 use crate::tcc_store::{self, StoreMsg, Ts};
-use causim_sim::history::{Key, OpKind, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use crate::txn_client::TxnClient;
+use causim_sim::history::{Key, OpKind, Value};
 use causim_sim::node::NodeId;
 use causim_sim::protocol::FunctionStart;
 use causim_sim::time::Time;
-use causim_sim::workload::Op;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,18 +38,14 @@ pub struct Client {
     id: NodeId,
     cache: NodeId,
     partitions: Vec<NodeId>,
-    function: u32,
-    is_sink: bool,
     no_narrowing: bool,
     metadata_ns_per_kb: Time,
-    ops: Vec<Op>,
-    next_op: usize,
+    /// The operations, buffered writes and this function's reads: repeated reads return the
+    /// same value (Alg. 1 l. 27).
+    txn: TxnClient,
     ctx: Context,
-    /// This function's reads: repeated reads return the same value (Alg. 1 l. 27).
-    read_set: BTreeMap<Key, Option<Value>>,
     state: State,
     next_req: u64,
-    op_index: u32,
     /// Some read of this function needed the store.
     used_storage: bool,
 }
@@ -58,24 +54,18 @@ impl Client {
     /// The library of the function `start` describes, running on the machine of its cache.
     pub fn new(start: FunctionStart<'_, Context>, partitions: Vec<NodeId>, no_narrowing: bool, metadata_ns_per_kb: Time) -> Client {
         let mut ctx = start.context;
-        if ctx.started_ns.is_none() {
-            ctx.started_ns = Some(start.now);
-        }
+        ctx.txn.started_ns.get_or_insert(start.now);
+        let cache = start.colocated[0];
         Client {
             id: start.self_id,
-            cache: start.colocated[0],
+            cache,
             partitions,
-            function: start.function,
-            is_sink: start.is_sink,
             no_narrowing,
             metadata_ns_per_kb,
-            ops: start.ops,
-            next_op: 0,
+            txn: TxnClient::new(cache, start.function, start.is_sink, start.ops),
             ctx,
-            read_set: BTreeMap::new(),
             state: State::Running,
             next_req: 0,
-            op_index: 0,
             used_storage: false,
         }
     }
@@ -86,10 +76,7 @@ impl Client {
     }
 
     pub(super) fn on_start(&mut self, now: Time, out: &mut Out) {
-        if self.is_sink {
-            out.observe(metrics::METADATA_BYTES, self.ctx.metadata_bytes());
-        }
-        let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes() / 1024;
+        let delay = self.txn.on_start(self.ctx.metadata_bytes(), self.metadata_ns_per_kb, out);
         if delay > 0 {
             out.set_timer(Timer::Start, delay);
             return;
@@ -106,57 +93,23 @@ impl Client {
         self.run(now, out);
     }
 
-    fn record_op(&mut self, now: Time, op: OpRecord) {
-        let mut op = op;
-        op.node = Some(self.cache);
-        op.at_ns = Some(now);
-        self.ctx.ops.insert((now, self.function, self.op_index), op);
-        self.op_index += 1;
-    }
-
     /// Runs operations until one must wait.
     fn run(&mut self, now: Time, out: &mut Out) {
-        loop {
-            let Some(op) = self.ops.get(self.next_op).cloned() else {
-                self.finish(now, out);
-                return;
-            };
-            match op {
-                Op::Write { key, value } => {
-                    self.ctx.write_set.insert(key, value);
-                    self.record_op(now, OpRecord::write(key, value));
-                    self.next_op += 1;
-                }
-                Op::Read { .. } | Op::ReadTxn { .. } => {
-                    let mut batch = Vec::new();
-                    while let Some(op) = self.ops.get(self.next_op) {
-                        match op {
-                            Op::Read { key } => batch.push(*key),
-                            Op::ReadTxn { keys } => batch.extend(keys.iter().copied()),
-                            Op::Write { .. } => break,
-                        }
-                        self.next_op += 1;
-                    }
-                    let mut needed: Vec<Key> = Vec::new();
-                    for &k in &batch {
-                        if !self.ctx.write_set.contains_key(&k) && !self.read_set.contains_key(&k) && !needed.contains(&k) {
-                            needed.push(k);
-                        }
-                    }
-                    if needed.is_empty() {
-                        if !self.complete_batch(now, &batch, BTreeMap::new(), out) {
-                            return;
-                        }
-                        continue;
-                    }
-                    let req = self.next_req;
-                    self.next_req += 1;
-                    out.send(self.cache, Msg::CacheRead { req, keys: needed, lo: self.ctx.lo, hi: self.ctx.hi });
-                    self.state = State::AwaitCache { req, batch };
+        while let Some(batch) = self.txn.next_batch(&mut self.ctx.txn, now) {
+            let needed = self.txn.to_fetch(&self.ctx.txn, &batch);
+            if needed.is_empty() {
+                if !self.complete_batch(now, &batch, BTreeMap::new(), out) {
                     return;
                 }
+                continue;
             }
+            let req = self.next_req;
+            self.next_req += 1;
+            out.send(self.cache, Msg::CacheRead { req, keys: needed, lo: self.ctx.lo, hi: self.ctx.hi });
+            self.state = State::AwaitCache { req, batch };
+            return;
         }
+        self.finish(now, out);
     }
 
     pub(super) fn on_cache_reply(&mut self, now: Time, req: u64, answers: Vec<(Key, Answer)>, storage: bool, out: &mut Out) {
@@ -173,12 +126,7 @@ impl Client {
     /// Returns each key of the batch, in order, narrowing the interval; false if it aborted.
     fn complete_batch(&mut self, now: Time, batch: &[Key], answers: BTreeMap<Key, Answer>, out: &mut Out) -> bool {
         for &key in batch {
-            if let Some(&v) = self.ctx.write_set.get(&key) {
-                self.record_op(now, OpRecord::read(key, Some(v)));
-                continue;
-            }
-            if let Some(&v) = self.read_set.get(&key) {
-                self.record_op(now, OpRecord::read(key, v));
+            if self.txn.read_locally(&mut self.ctx.txn, now, key) {
                 continue;
             }
             match answers.get(&key).expect("the cache answered every key we asked") {
@@ -196,8 +144,7 @@ impl Client {
                     if !self.no_narrowing {
                         (self.ctx.lo, self.ctx.hi) = narrow((self.ctx.lo, self.ctx.hi), t, p);
                     }
-                    self.read_set.insert(key, value);
-                    self.record_op(now, OpRecord::read(key, value).with_version([t, p]));
+                    self.txn.read_served(&mut self.ctx.txn, now, key, value, [t, p]);
                 }
             }
         }
@@ -206,20 +153,20 @@ impl Client {
 
     fn finish(&mut self, now: Time, out: &mut Out) {
         out.observe(metrics::FUNCTION_CACHE_ONLY, u64::from(!self.used_storage));
-        if !self.is_sink {
+        if !self.txn.is_sink() {
             out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes());
             self.state = State::Finished;
             out.function_done();
             return;
         }
-        if self.ctx.write_set.is_empty() {
+        if self.ctx.txn.write_set.is_empty() {
             self.commit_record(now, None, out);
             return;
         }
         // TCC_WriteTX: prepare at every partition written, with s_low as the lower bound.
         let n = self.partitions.len() as u32;
         let mut groups: BTreeMap<usize, Vec<(Key, Value)>> = BTreeMap::new();
-        for (&k, &v) in &self.ctx.write_set {
+        for (&k, &v) in &self.ctx.txn.write_set {
             groups.entry(tcc_store::partition_of(k, n)).or_default().push((k, v));
         }
         let tx = self.id.0;
@@ -251,39 +198,18 @@ impl Client {
     }
 
     fn commit_record(&mut self, now: Time, ct: Option<Ts>, out: &mut Out) {
-        // Cloned, not taken: the invariant still sees the reads after this handler.
-        let mut ops: Vec<OpRecord> = self.ctx.ops.values().cloned().collect();
-        if let Some(ct) = ct {
-            for op in ops.iter_mut().filter(|o| o.kind == OpKind::Write) {
-                op.version = [ct].into_iter().collect();
-            }
-        }
+        // Every write gets the commit timestamp; the operations stay for the invariant.
+        let record = self.txn.committed(&self.ctx.txn, now, |_| ct);
         out.trace("Commit", || format!("{{\"ct\":{},\"lo\":{},\"hi\":{}}}", ct.unwrap_or(0), self.ctx.lo, self.ctx.hi));
-        out.record(TxnRecord {
-            kind: TxnKind::WorkflowTxn,
-            node: Some(self.cache),
-            invoke_ns: self.ctx.started_ns.unwrap_or(now),
-            complete_ns: now,
-            outcome: Outcome::Ok,
-            ops: ops.into(),
-            note: None,
-        });
+        out.record(record);
         self.state = State::Finished;
         out.function_done();
     }
 
     fn abort(&mut self, now: Time, reason: &'static str, out: &mut Out) {
-        let ops = std::mem::take(&mut self.ctx.ops).into_values().collect();
+        let record = self.txn.aborted(&mut self.ctx.txn, now, reason);
         out.trace("Abort", || format!("{{\"reason\":\"{reason}\",\"lo\":{},\"hi\":{}}}", self.ctx.lo, self.ctx.hi));
-        out.record(TxnRecord {
-            kind: TxnKind::WorkflowTxn,
-            node: Some(self.cache),
-            invoke_ns: self.ctx.started_ns.unwrap_or(now),
-            complete_ns: now,
-            outcome: Outcome::Aborted,
-            ops,
-            note: Some(reason),
-        });
+        out.record(record);
         self.state = State::Finished;
         out.abort_workflow(reason);
     }
@@ -294,7 +220,7 @@ impl Client {
         if lo > hi {
             return Ok(()); // an empty merge: the function aborts
         }
-        for op in self.ctx.ops.values() {
+        for op in self.ctx.txn.ops.values() {
             if let (OpKind::Read, [t, p]) = (op.kind, op.version.as_slice())
                 && !(*t <= lo && hi <= *p)
             {

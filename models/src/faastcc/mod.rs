@@ -108,7 +108,7 @@ mod msg;
 
 pub use cache::Cache;
 pub use client::Client;
-pub use context::{Context, keep_last_writes};
+pub use context::Context;
 pub use interval::{Interval, ROOT_INTERVAL, ReadCase, classify, merge, narrow};
 pub use msg::{Answer, Msg, Timer};
 

@@ -7,11 +7,11 @@ use super::msg::{Msg, Need, Out, Timer};
 use super::version::{Cut, Deps, HVersion, merge_deps};
 use super::{Mode, Seq, WfKey};
 use crate::metrics;
-use causim_sim::history::{Key, OpKind, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use crate::txn_client::TxnClient;
+use causim_sim::history::Key;
 use causim_sim::node::{Message, NodeId};
 use causim_sim::protocol::FunctionStart;
 use causim_sim::time::Time;
-use causim_sim::workload::Op;
 use std::collections::BTreeMap;
 
 /// The first pair of reads that violates causality: `earlier` (key, version) read, then a
@@ -50,14 +50,10 @@ pub struct Client {
     no_validation: bool,
     metadata_ns_per_kb: Time,
     wf: WfKey,
-    function: u32,
     is_source: bool,
-    is_sink: bool,
-    ops: Vec<Op>,
-    next_op: usize,
+    /// The operations, buffered writes and this function's reads (for repeated reads).
+    txn: TxnClient,
     ctx: Context,
-    /// This function's reads, for repeated reads.
-    fn_reads: BTreeMap<Key, Option<Value>>,
     /// This function's reads from caches, validated when it ends (Opt).
     fresh: Vec<(Key, HVersion)>,
     /// The first causal violation among this function's reads: (key read, conflicting key).
@@ -66,7 +62,6 @@ pub struct Client {
     used_remote: bool,
     state: State,
     next_req: u64,
-    op_index: u32,
 }
 
 impl Client {
@@ -80,30 +75,24 @@ impl Client {
         metadata_ns_per_kb: Time,
     ) -> Client {
         let mut ctx = start.context;
-        if ctx.started_ns.is_none() {
-            ctx.started_ns = Some(start.now);
-        }
+        ctx.txn.started_ns.get_or_insert(start.now);
+        let cache = start.colocated[0];
         Client {
-            cache: start.colocated[0],
+            cache,
             caches,
             db,
             mode,
             no_validation,
             metadata_ns_per_kb,
             wf: (start.workflow_id, start.attempt),
-            function: start.function,
             is_source: start.is_source,
-            is_sink: start.is_sink,
-            ops: start.ops,
-            next_op: 0,
+            txn: TxnClient::new(cache, start.function, start.is_sink, start.ops),
             ctx,
-            fn_reads: BTreeMap::new(),
             fresh: Vec::new(),
             violation: None,
             used_remote: false,
             state: State::Running,
             next_req: 0,
-            op_index: 0,
         }
     }
 
@@ -113,10 +102,7 @@ impl Client {
     }
 
     pub(super) fn on_start(&mut self, now: Time, out: &mut Out) {
-        if self.is_sink {
-            out.observe(metrics::METADATA_BYTES, self.ctx.metadata_bytes(self.mode));
-        }
-        let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes(self.mode) / 1024;
+        let delay = self.txn.on_start(self.ctx.metadata_bytes(self.mode), self.metadata_ns_per_kb, out);
         if delay > 0 {
             out.set_timer(Timer::Start, delay);
             return;
@@ -141,58 +127,26 @@ impl Client {
         self.run(now, out);
     }
 
-    fn record_op(&mut self, now: Time, op: OpRecord) {
-        let mut op = op;
-        op.node = Some(self.cache);
-        op.at_ns = Some(now);
-        self.ctx.ops.insert((now, self.function, self.op_index), op);
-        self.op_index += 1;
-    }
-
     fn run(&mut self, now: Time, out: &mut Out) {
-        loop {
-            let Some(op) = self.ops.get(self.next_op).cloned() else {
-                self.finish(now, out);
+        while let Some(batch) = self.txn.next_batch(&mut self.ctx.txn, now) {
+            if self.request(&batch, out) {
                 return;
-            };
-            match op {
-                Op::Write { key, value } => {
-                    self.ctx.write_set.insert(key, value);
-                    self.record_op(now, OpRecord::write(key, value));
-                    self.next_op += 1;
-                }
-                Op::Read { .. } | Op::ReadTxn { .. } => {
-                    let mut batch = Vec::new();
-                    while let Some(op) = self.ops.get(self.next_op) {
-                        match op {
-                            Op::Read { key } => batch.push(*key),
-                            Op::ReadTxn { keys } => batch.extend(keys.iter().copied()),
-                            Op::Write { .. } => break,
-                        }
-                        self.next_op += 1;
-                    }
-                    if self.request(&batch, out) {
-                        return;
-                    }
-                    self.complete_batch(now, &batch, BTreeMap::new(), out);
-                }
             }
+            self.complete_batch(now, &batch, BTreeMap::new(), out);
         }
+        self.finish(now, out);
     }
 
     /// Asks the cache for the keys of `batch` not served locally; false if there are none.
     fn request(&mut self, batch: &[Key], out: &mut Out) -> bool {
-        let mut needs: Vec<(Key, Need)> = Vec::new();
-        for &k in batch {
-            if self.ctx.write_set.contains_key(&k) || self.fn_reads.contains_key(&k) || needs.iter().any(|n| n.0 == k) {
-                continue;
-            }
-            let need = match self.ctx.read_set.get(&k) {
-                Some(&(seq, at)) => Need::Exact(seq, at),
-                None => Need::AtLeast(self.dep(k)),
-            };
-            needs.push((k, need));
-        }
+        let keys = self.txn.to_fetch(&self.ctx.txn, batch);
+        let needs: Vec<(Key, Need)> = keys
+            .into_iter()
+            .map(|k| match self.ctx.read_set.get(&k) {
+                Some(&(seq, at)) => (k, Need::Exact(seq, at)),
+                None => (k, Need::AtLeast(self.dep(k))),
+            })
+            .collect();
         if needs.is_empty() {
             return false;
         }
@@ -210,12 +164,7 @@ impl Client {
     /// Returns the batch's keys in order; false if some had to be read again (see below).
     fn complete_batch(&mut self, now: Time, batch: &[Key], answers: BTreeMap<Key, (HVersion, u32, bool)>, out: &mut Out) -> bool {
         for (i, &key) in batch.iter().enumerate() {
-            if let Some(&v) = self.ctx.write_set.get(&key) {
-                self.record_op(now, OpRecord::read(key, Some(v)));
-                continue;
-            }
-            if let Some(&v) = self.fn_reads.get(&key) {
-                self.record_op(now, OpRecord::read(key, v));
+            if self.txn.read_locally(&mut self.ctx.txn, now, key) {
                 continue;
             }
             let (version, rounds, remote) = answers.get(&key).cloned().expect("the cache answered every key");
@@ -249,8 +198,7 @@ impl Client {
                     Err(at) => deps.insert(at, (key, version.seq)),
                 }
             }
-            self.fn_reads.insert(key, version.value);
-            self.record_op(now, OpRecord::read(key, version.value).with_version([version.seq]));
+            self.txn.read_served(&mut self.ctx.txn, now, key, version.value, [version.seq]);
             self.fresh.push((key, version));
         }
         true
@@ -270,17 +218,17 @@ impl Client {
         for (k, v) in std::mem::take(&mut self.fresh) {
             self.ctx.reads_log.push((k, v.seq, v.deps));
         }
-        if !self.is_sink {
+        if !self.txn.is_sink() {
             out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes(self.mode));
             self.state = State::Finished;
             out.function_done();
             return;
         }
-        if self.ctx.write_set.is_empty() {
+        if self.ctx.txn.write_set.is_empty() {
             self.commit_record(now, &[], out);
             return;
         }
-        let writes = self.ctx.write_set.iter().map(|(&k, &v)| (k, v)).collect();
+        let writes = self.ctx.txn.write_set.iter().map(|(&k, &v)| (k, v)).collect();
         out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes });
         self.state = State::AwaitWrite;
     }
@@ -294,37 +242,15 @@ impl Client {
     }
 
     fn commit_record(&mut self, now: Time, seqs: &[(Key, Seq)], out: &mut Out) {
-        let mut ops: Vec<OpRecord> = std::mem::take(&mut self.ctx.ops).into_values().collect();
-        for op in ops.iter_mut().filter(|o| o.kind == OpKind::Write) {
-            if let Ok(i) = seqs.binary_search_by_key(&op.key, |e| e.0) {
-                op.version = [seqs[i].1].into_iter().collect();
-            }
-        }
-        out.record(TxnRecord {
-            kind: TxnKind::WorkflowTxn,
-            node: Some(self.cache),
-            invoke_ns: self.ctx.started_ns.unwrap_or(now),
-            complete_ns: now,
-            outcome: Outcome::Ok,
-            ops: ops.into(),
-            note: None,
-        });
+        let version = |k: Key| seqs.binary_search_by_key(&k, |e| e.0).ok().map(|i| seqs[i].1);
+        out.record(self.txn.committed(&self.ctx.txn, now, version));
         self.cleanup(false, out);
         self.state = State::Finished;
         out.function_done();
     }
 
     fn abort(&mut self, now: Time, reason: &'static str, out: &mut Out) {
-        let ops = std::mem::take(&mut self.ctx.ops).into_values().collect();
-        out.record(TxnRecord {
-            kind: TxnKind::WorkflowTxn,
-            node: Some(self.cache),
-            invoke_ns: self.ctx.started_ns.unwrap_or(now),
-            complete_ns: now,
-            outcome: Outcome::Aborted,
-            ops,
-            note: Some(reason),
-        });
+        out.record(self.txn.aborted(&mut self.ctx.txn, now, reason));
         self.cleanup(true, out);
         self.state = State::Finished;
         out.abort_workflow(reason);

@@ -4,9 +4,9 @@
 use super::Mode;
 use super::Seq;
 use super::version::{Deps, merge_deps};
-use causim_sim::history::{Key, OpRecord, Value};
+use crate::txn_client::TxnContext;
+use causim_sim::history::Key;
 use causim_sim::node::NodeId;
-use causim_sim::time::Time;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a workflow carries from function to function.
@@ -16,16 +16,14 @@ pub struct Context {
     pub read_set: BTreeMap<Key, (Seq, NodeId)>,
     /// The dependency map: the versions read and their causal past (sorted by key).
     pub deps: Vec<(Key, Seq)>,
-    pub write_set: BTreeMap<Key, Value>,
+    /// The write set, the operations so far (history bookkeeping) and the workflow's start.
+    pub txn: TxnContext,
     /// Con: the snapshot is installed at every cache.
     pub con_ready: bool,
     /// Caches that pinned versions for this attempt.
     pub pinned_at: BTreeSet<NodeId>,
-    /// History bookkeeping (not protocol metadata).
-    pub ops: BTreeMap<(Time, u32, u32), OpRecord>,
     /// Validated reads with their dependencies, for the invariant (bookkeeping).
     pub reads_log: Vec<(Key, Seq, Deps)>,
-    pub started_ns: Option<Time>,
     /// Parallel branches read versions that are not causally consistent with each other.
     pub join_violation: bool,
 }
@@ -35,12 +33,10 @@ impl Context {
         Context {
             read_set: BTreeMap::new(),
             deps: Vec::new(),
-            write_set: BTreeMap::new(),
+            txn: TxnContext::default(),
             con_ready: false,
             pinned_at: BTreeSet::new(),
-            ops: BTreeMap::new(),
             reads_log: Vec::new(),
-            started_ns: None,
             join_violation: false,
         }
     }
@@ -56,6 +52,7 @@ impl Context {
     pub(super) fn join(contexts: Vec<Context>) -> Context {
         let mut j = Context::new();
         j.con_ready = true;
+        let mut txns = Vec::with_capacity(contexts.len());
         for c in contexts {
             for (k, (s, at)) in c.read_set {
                 let e = j.read_set.entry(k).or_insert((s, at));
@@ -66,22 +63,17 @@ impl Context {
                 }
             }
             j.deps = merge_deps(&j.deps, &c.deps);
-            j.write_set.extend(c.write_set);
             j.con_ready &= c.con_ready;
             j.pinned_at.extend(c.pinned_at);
-            j.ops.extend(c.ops);
             for r in c.reads_log {
                 if !j.reads_log.contains(&r) {
                     j.reads_log.push(r);
                 }
             }
-            j.started_ns = match (j.started_ns, c.started_ns) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
             j.join_violation |= c.join_violation;
+            txns.push(c.txn);
         }
-        crate::faastcc::keep_last_writes(&mut j.write_set, &j.ops);
+        j.txn = TxnContext::join(txns);
         // Validation between functions, at a join: the branches' reads together must be a
         // causal snapshot (one version per key, none depending on a newer version of another).
         j.join_violation |= inconsistent(&j.reads_log);
