@@ -3,7 +3,7 @@
 
 use crate::node::{Node, NodeId};
 use crate::time::Time;
-use crate::workload::{Op, OpSpec};
+use crate::workload::Op;
 use std::fmt::Debug;
 
 /// A fixed node (server, database, sequencer) and where it runs.
@@ -31,9 +31,6 @@ pub struct FunctionStart<'a, C> {
     pub colocated: &'a [NodeId],
     /// Its operations, with written values assigned.
     pub ops: Vec<Op>,
-    /// Every function's operations in this workflow (keys only, by function index): the read
-    /// set a protocol may require up front (HydroCache-Con).
-    pub workflow_ops: &'a [Vec<OpSpec>],
     /// The workflow context its predecessors produced (merged at a join).
     pub context: C,
     pub is_source: bool,

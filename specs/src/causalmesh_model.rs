@@ -375,7 +375,6 @@ impl MeshActor {
             machine: step.server,
             colocated: &colocated,
             ops: vec![op],
-            workflow_ops: &[],
             context: std::mem::take(&mut session.context),
             is_source: session.started == 0,
             is_sink: session.started + 1 == *ops,

@@ -62,15 +62,15 @@
 //!   wins, nearest dependencies would not be enough (a concurrent newer version of a
 //!   dependency does not carry the older one's dependencies). Each entry costs 16 bytes
 //!   (key + version), which is what `metadata_bytes` counts.
-//! - **The read set is not known in advance in our engine**: a function learns its operations
-//!   when it starts. HydroCache-Con therefore pins and installs *whole cuts* (as shared,
-//!   copy-on-write maps) instead of the read set's versions: the same two rounds with every
-//!   cache, and the same reads, but its message sizes are counted as one 16-byte entry per
-//!   cache (the bytes of the read set's versions are not known when the messages are sent).
+//! - **Con pins whole cuts**, not only the read set's versions. The engine knows the
+//!   workflow's plan, so the coordinator could ask every cache for just the versions of the
+//!   keys the workflow reads; each cache pins its whole cut instead (in O(1): cuts are shared
+//!   copy-on-write maps), and a function reads the newest version of its key among the
+//!   installed cuts. That is the version the join of the read set's snapshots holds, so the
+//!   reads, the rounds and the whole run are the same; only the sizes of `ConPinned` and
+//!   `ConInstall` are approximate (one 16-byte entry per cache, not the read set's versions).
 //!   A key that no snapshot holds (possible only without pre-warming) is fetched from the
 //!   database and validated like an Opt read; that corner can abort (`con_outside_snapshot`).
-//!   With the engine change described in the report (the workflow's reads given to its first
-//!   function), Con would gather exactly the read set.
 //! - **Static-mode metadata** (FaaSTCC §6.3: HydroCache "optimizes the metadata transferred
 //!   from function to function" when the read set is known): Con's `metadata_bytes` counts the
 //!   snapshot id (8 bytes) and the versions read (16 bytes each); Opt's counts the dependency

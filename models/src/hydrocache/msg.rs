@@ -120,7 +120,7 @@ impl Message for Msg {
             Msg::PinnedRead { .. } => 36,
             Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
             Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
-            // See the module docs: the read set's bytes are not known; one entry per cache.
+            // Con pins whole cuts (see the module docs): one entry per cache stands for the read set.
             Msg::ConPinned { .. } => 28,
             Msg::ConInstall { cuts, .. } => 12 + 16 * cuts.len() as u64,
         }

@@ -149,7 +149,6 @@ impl<P: Protocol> Sim<P> {
             function,
             machine,
             colocated: &self.machines[machine].colocated,
-            workflow_ops: &self.workflows[workflow].plan.ops,
             ops,
             context,
             is_source,
