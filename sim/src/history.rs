@@ -202,19 +202,20 @@ pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     buf.truncate(start + len);
 }
 
-/// A fast 64-bit hash over everything written (FxHash's multiply-rotate over 8-byte words), so
-/// a run's history can be compared with another run's by one number. Not cryptographic; stable
-/// across machines and versions of Rust.
+/// The hash of a run's output (its history or trace, the `history_hash` and `trace_hash` of the
+/// summary): a fast 64-bit hash over everything written (FxHash's multiply-rotate over 8-byte
+/// words, seeded with FNV's offset basis), so one run's output can be compared with another's
+/// by one number. Not cryptographic; stable across machines and versions of Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fnv64(u64);
+pub struct OutputHash(u64);
 
-impl Default for Fnv64 {
+impl Default for OutputHash {
     fn default() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
+        OutputHash(0xcbf2_9ce4_8422_2325)
     }
 }
 
-impl Fnv64 {
+impl OutputHash {
     const K: u64 = 0x517c_c1b7_2722_0a95;
 
     pub fn update(&mut self, bytes: &[u8]) {
@@ -289,7 +290,7 @@ pub struct HistoryWriter {
     out: Option<Box<dyn Write>>,
     line: Vec<u8>,
     words: Vec<u64>,
-    hash: Fnv64,
+    hash: OutputHash,
     records: u64,
 }
 
@@ -300,7 +301,7 @@ impl HistoryWriter {
 
     /// A writer that only hashes (no output), for benchmarks and determinism checks.
     pub fn hashing_only() -> HistoryWriter {
-        HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: Fnv64::default(), records: 0 }
+        HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: OutputHash::default(), records: 0 }
     }
 
     pub fn header(&mut self, header: &HistoryHeader) -> io::Result<()> {
@@ -520,7 +521,7 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(parsed["ops"][1]["value"], serde_json::Value::Null);
-        assert_ne!(w.hash(), Fnv64::default().value());
+        assert_ne!(w.hash(), OutputHash::default().value());
     }
 
     #[test]
