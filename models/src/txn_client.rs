@@ -91,11 +91,6 @@ impl TxnClient {
         TxnClient { node, function, is_sink, ops, next_op: 0, recorded: 0, reads: BTreeMap::new() }
     }
 
-    /// The node the function's operations are recorded at (its cache).
-    pub fn node(&self) -> NodeId {
-        self.node
-    }
-
     pub fn is_sink(&self) -> bool {
         self.is_sink
     }
