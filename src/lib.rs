@@ -12,3 +12,4 @@ pub mod chart;
 pub mod plot;
 pub mod reproduce;
 pub mod fuzz;
+pub mod view;

@@ -8,6 +8,7 @@ mod model_check_cmd;
 mod plot_cmd;
 mod reproduce_cmd;
 mod sweep_cmd;
+mod view_cmd;
 
 use causim::report;
 use causim::runner::{self, RunOptions};
@@ -57,6 +58,8 @@ enum Command {
     ModelCheck(model_check_cmd::Cmd),
     /// List the protocols and their mutants.
     Protocols,
+    /// Draw a run as a space-time diagram in one HTML page, with the anomalies' witnesses on it.
+    View(view_cmd::Cmd),
 }
 
 #[derive(Args)]
@@ -82,6 +85,9 @@ struct RunArgs {
     /// `expect` is not enforced then, since it describes the scenario as written.
     #[arg(long = "mutant", value_name = "NAME")]
     mutants: Vec<String>,
+    /// Also write view.html: the run as a space-time diagram (see `causim view`).
+    #[arg(long)]
+    view: bool,
 }
 
 fn main() -> ExitCode {
@@ -95,6 +101,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz_cmd::run(args),
         Command::Reproduce(args) => reproduce_cmd::run(args),
         Command::ModelCheck(args) => model_check_cmd::run(args),
+        Command::View(args) => view_cmd::run(args),
         Command::Protocols => {
             print_protocols();
             ExitCode::SUCCESS
@@ -175,6 +182,9 @@ fn run(args: RunArgs) -> ExitCode {
             println!("  {:<16}{}", "wrote", t.display());
         }
         println!("  {:<16}{}", "wrote", files.summary.display());
+        if args.view && !view_cmd::after_run(files.summary.parent().unwrap_or(Path::new("."))) {
+            return ExitCode::from(2);
+        }
     }
     if let Some(files) = &report.files
         && let Some(trace_path) = &files.trace
