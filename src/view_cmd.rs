@@ -15,8 +15,9 @@ use std::process::ExitCode;
 Address-bar options: #v=2 (violation 2), #op=17 (transaction 17's record), #mode=timeline, #axis=linear.\n\
 Exit status: 0 written, 2 bad input.")]
 pub struct Cmd {
-    /// A run directory, as `causim run --out DIR` writes it (history.jsonl; trace.jsonl,
-    /// summary.json and check.json are used when present).
+    /// A run directory, as `causim run --out DIR` writes it: history.jsonl, and trace.jsonl and
+    /// summary.json when present. A check.json there (`causim check --format json`) is drawn
+    /// instead of checking the history again.
     pub run_dir: PathBuf,
     /// Where to write the page. Default: RUN_DIR/view.html.
     #[arg(long)]
