@@ -231,7 +231,7 @@ fn the_fig6_page_shows_the_witness_in_headless_chromium() {
     assert!(sentence.contains("session c2 read the initial x after it had observed y=1"), "{sentence}");
 
     let details = text_after(&dom, "<section id=\"details\"", 4000);
-    assert!(details.contains("\"value\": null"), "T4's record: {details}");
+    assert!(details.contains("\"ops\": [{\"f\":\"r\",\"key\":\"x\",\"value\":null"), "T4's record: {details}");
     assert!(details.contains("ReadReply"), "what S1 answered: {details}");
 
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("view-fig6-no-carry.png");

@@ -430,6 +430,8 @@
     let visible = 0;
     for (const m of MSGS) if (m[4] >= tMin && m[2] <= tMax) visible++;
     const fade = Math.min(1, 500 / Math.max(visible, 1));
+    // The witness overlay names the messages in flight at the stale read itself.
+    const named = new Set(violation() ? inFlight(violation()) : []);
     for (let i = 0; i < MSGS.length; i++) {
       const m = MSGS[i];
       if (m[4] < tMin || m[2] > tMax) continue;
@@ -456,7 +458,7 @@
       else if (m[6] === 1 || m[6] === 2) { ctx.strokeStyle = RED; ctx.lineWidth = 2; cross(x1, y1, 4); }
       ctx.globalAlpha = 1;
       drawnMsgs.push([i, xr, ya, x1, y1, xs]);
-      if (Math.hypot(x1 - xr, y1 - ya) > 90 && Math.abs(x1 - xr) > 40) labels.push([i, xr, ya, x1, y1, color]);
+      if (Math.hypot(x1 - xr, y1 - ya) > 90 && Math.abs(x1 - xr) > 40 && !named.has(i)) labels.push([i, xr, ya, x1, y1, color]);
     }
     // Message names along their arrows, when there is room for them.
     if (labels.length <= (state.mode === 'timeline' ? 60 : 400)) {
@@ -762,6 +764,13 @@
     const b = document.createElement('b');
     b.textContent = `${state.vi + 1}/${VIOLATIONS.length} ${v.anomaly}`;
     callout.append(b, document.createElement('br'), document.createTextNode(v.sentence));
+    const r = txnById.get(readTxn);
+    for (const i of inFlight(v)) {
+      const m = MSGS[i];
+      const why = text('div', `At ${NODES[m[1]]}, a message from ${NODES[m[0]]} (where ${v.key} was written) was still on its way: `
+        + `${STR[m[5]]}, sent ${fmt(m[2])}, ${m[6] === 0 ? 'arrived' : 'due'} ${fmt(m[4])}, after the read at ${fmt(servedAt(r))}.`, 'flight');
+      callout.appendChild(why);
+    }
     callout.hidden = false;
     const cw = callout.offsetWidth, ch = callout.offsetHeight;
     // Under the lanes, below the stale read, if there is room there; else just under the read.
@@ -979,7 +988,9 @@
       }
       box.appendChild(text('h3', 'history record'));
       const rec = record(t);
-      box.appendChild(text('pre', rec ? JSON.stringify(rec, null, 1) : D.records[t.i], 'record'));
+      // One field a line, each value compact (a version vector stays on one line).
+      const pretty = rec ? `{\n${Object.entries(rec).map(([k, x]) => `  ${JSON.stringify(k)}: ${JSON.stringify(x)}`).join(',\n')}\n}` : D.records[t.i];
+      box.appendChild(text('pre', pretty, 'record'));
       // What the protocol reported while serving it: the steps the function's messages caused,
       // and the messages themselves.
       const rows = [];
