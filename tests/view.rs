@@ -55,7 +55,10 @@ fn run_view_writes_one_page_that_view_rewrites_byte_for_byte() {
         .iter()
         .find(|m| m[0] == 0 && m[1] == 1 && strings[m[5].as_u64().unwrap() as usize] == "ServerWrite")
         .expect("a ServerWrite S0 → S1");
-    assert_eq!((server_write[2].as_u64(), server_write[4].as_u64(), server_write[6].as_u64()), (Some(5_005_000), Some(25_005_000), Some(3)));
+    assert_eq!(
+        (server_write[2].as_u64(), server_write[4].as_u64(), server_write[6].as_u64()),
+        (Some(5_005_000), Some(25_005_000), Some(3))
+    );
 }
 
 /// Goal: a directory with only a history still views; the check runs when a level is given.
@@ -87,7 +90,11 @@ fn bad_run_directories_are_named() {
 
     let dir = temp_dir("view", "broken");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("history.jsonl"), "{\"format\":\"causim-history/1\"}\n{\"id\":0,\"session\":\"c1\",\"invoke_ns\":0,\"ops\":[]}\n").unwrap();
+    std::fs::write(
+        dir.join("history.jsonl"),
+        "{\"format\":\"causim-history/1\"}\n{\"id\":0,\"session\":\"c1\",\"invoke_ns\":0,\"ops\":[]}\n",
+    )
+    .unwrap();
     let o = causim(&["view", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("history.jsonl:2: field `complete_ns`"), "{}", stderr(&o));
@@ -218,7 +225,8 @@ fn the_fig6_page_shows_the_witness_in_headless_chromium() {
             assert_eq!(attr(tag, "data-visible"), Some("1"), "not visible: <{tag}>");
         }
     }
-    let edge_labels: Vec<String> = dom.match_indices("class=\"w-label w-edge-label\"").map(|(i, _)| text_after(&dom[i..], ">", 30)).collect();
+    let edge_labels: Vec<String> =
+        dom.match_indices("class=\"w-label w-edge-label\"").map(|(i, _)| text_after(&dom[i..], ">", 30)).collect();
     assert!(edge_labels.iter().any(|l| l.starts_with("wr y")), "{edge_labels:?}");
     assert!(edge_labels.iter().any(|l| l.starts_with("rw x")), "{edge_labels:?}");
     assert_eq!(attr(body, "data-witness-visible").map(|v| v.split_once('/').map(|(a, b)| a == b)), Some(Some(true)));

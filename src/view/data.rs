@@ -59,9 +59,7 @@ pub fn load(dir: &Path) -> Result<RunDir, ViewError> {
         .map_err(|e| ViewError(format!("{}: cannot read the history: {e}", history_path.display())))?;
     let trace_path = dir.join("trace.jsonl");
     let trace = match std::fs::read_to_string(&trace_path) {
-        Ok(text) => Some(
-            trace::read(&text).map_err(|e| ViewError(format!("{}:{}: {}", trace_path.display(), e.line, e.message)))?,
-        ),
+        Ok(text) => Some(trace::read(&text).map_err(|e| ViewError(format!("{}:{}: {}", trace_path.display(), e.line, e.message)))?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ViewError(format!("{}: cannot read the trace: {e}", trace_path.display()))),
     };
@@ -159,7 +157,17 @@ pub fn model(run: &RunDir, level: Option<Level>) -> Result<Value, ViewError> {
         .iter()
         .map(|t| {
             let node = t.node.as_deref().map(&mut node_of);
-            json!([t.id, session_index[&t.session], opt(node), t.invoke_ns, t.complete_ns, t.outcome, t.label, opt(txn_fn.get(&t.id).copied()), t.ops])
+            json!([
+                t.id,
+                session_index[&t.session],
+                opt(node),
+                t.invoke_ns,
+                t.complete_ns,
+                t.outcome,
+                t.label,
+                opt(txn_fn.get(&t.id).copied()),
+                t.ops
+            ])
         })
         .collect();
     let records: Vec<&str> = txns.iter().map(|t| t.line.as_str()).collect();
@@ -176,11 +184,8 @@ pub fn model(run: &RunDir, level: Option<Level>) -> Result<Value, ViewError> {
         msgs.push(json!([endpoint(m.from), endpoint(m.to), m.sent_ns, m.released_ns, m.end_ns, strings.index(&m.kind), fate, reason]));
         details.push(m.detail.as_deref().map_or(Value::Null, |d| Value::String(cut(d, DETAIL_CHARS_MAX))));
     }
-    let steps: Vec<Value> = trace
-        .steps
-        .iter()
-        .map(|s| json!([s.t_ns, endpoint(s.at), opt(s.function), strings.index(&s.action), s.args]))
-        .collect();
+    let steps: Vec<Value> =
+        trace.steps.iter().map(|s| json!([s.t_ns, endpoint(s.at), opt(s.function), strings.index(&s.action), s.args])).collect();
     let faults: Vec<Value> = trace.faults.iter().map(fault).collect();
 
     let resolved = run.summary.as_ref().map(|s| &s["resolved_scenario"]);
@@ -299,7 +304,9 @@ fn parse_history(text: &str, path: &Path) -> Result<(Value, Vec<Txn>), ViewError
         };
         let session = v.get("session").and_then(Value::as_str).ok_or_else(|| at("session", "missing or not a string"))?.to_string();
         let time = |field: &str| {
-            v.get(field).and_then(Value::as_u64).ok_or_else(|| at(field, "missing or not a non-negative integer (the viewer places transactions by their interval)"))
+            v.get(field)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| at(field, "missing or not a non-negative integer (the viewer places transactions by their interval)"))
         };
         let invoke_ns = time("invoke_ns")?;
         let complete_ns = time("complete_ns")?;
@@ -351,7 +358,9 @@ mod tests {
 
     #[test]
     fn labels_name_each_operation() {
-        let ops: Vec<Value> = serde_json::from_str(r#"[{"f":"r","key":"y","value":1},{"f":"r","key":"x","value":null},{"f":"w","key":3,"value":"a"}]"#).unwrap();
+        let ops: Vec<Value> =
+            serde_json::from_str(r#"[{"f":"r","key":"y","value":1},{"f":"r","key":"x","value":null},{"f":"w","key":3,"value":"a"}]"#)
+                .unwrap();
         assert_eq!(label(&ops), "r y=1, r x=⊥, w 3=a");
     }
 

@@ -133,8 +133,7 @@ pub fn read(text: &str) -> Result<Trace, TraceError> {
             continue;
         }
         let n = i + 1;
-        let e: serde_json::Value =
-            serde_json::from_str(line).map_err(|err| TraceError { line: n, message: format!("not JSON: {err}") })?;
+        let e: serde_json::Value = serde_json::from_str(line).map_err(|err| TraceError { line: n, message: format!("not JSON: {err}") })?;
         r.event(&e).map_err(|message| TraceError { line: n, message })?;
     }
     // Messages still in flight, parked or released keep the fate they were created with.
@@ -390,7 +389,10 @@ mod tests {
         assert_eq!(t.functions[0].machine, Some(0));
         assert_eq!(t.functions[0].records, [0]);
         let m = &t.messages[0];
-        assert_eq!((m.from, m.to, m.sent_ns, m.released_ns, m.end_ns, m.fate), (Endpoint::Function(0), Endpoint::Node(0), 0, 0, 5, Fate::Delivered));
+        assert_eq!(
+            (m.from, m.to, m.sent_ns, m.released_ns, m.end_ns, m.fate),
+            (Endpoint::Function(0), Endpoint::Node(0), 0, 0, 5, Fate::Delivered)
+        );
         assert_eq!(m.detail.as_deref(), Some("ClientWrite { key: 0 }"));
         assert_eq!(t.steps[0].function, Some(0));
         assert_eq!(t.steps[0].args, r#"{"vc":"[1,0]"}"#);
