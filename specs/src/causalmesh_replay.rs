@@ -29,6 +29,9 @@ pub struct Replay {
     pub scenario: serde_json::Value,
     /// The counterexample's steps in words (`c1/f0 → S0: ClientWrite`).
     pub steps: Vec<String>,
+    /// Which of `steps` are message deliveries, in the order of the scenario's replay schedule
+    /// (`replay.deliveries[i]` is `steps[delivery_steps[i]]`); the others are sessions' choices.
+    pub delivery_steps: Vec<usize>,
     /// The anomalies the history checker finds in the counterexample's last state (empty when
     /// the violated property is not about the history).
     pub anomalies: Vec<String>,
@@ -43,6 +46,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
     let mut requested: Vec<usize> = vec![0; cfg.clients];
     let mut deliveries = Vec::new();
     let mut steps = Vec::new();
+    let mut delivery_steps = Vec::new();
     let session_of = |actor: usize| -> Option<usize> { (actor > cfg.servers).then(|| actor - cfg.servers - 1) };
     for (state, action) in &pairs {
         let Some(action) = action else { continue };
@@ -67,6 +71,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
                     let started = state.actor_states[usize::from(*src)].session().expect("a session").started;
                     requested[j] = requested[j].max(started);
                 }
+                delivery_steps.push(steps.len());
                 steps.push(format!("{from} → {to}: {}", describe(msg)));
                 deliveries.push(serde_json::json!({"from": from, "to": to, "msg": msg.kind()}));
             }
@@ -139,7 +144,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
     } else if property == CUT || property == COVER_DEPS {
         scenario["expect"] = serde_json::json!({"verdict": "fail"});
     }
-    Replay { scenario, steps, anomalies: found }
+    Replay { scenario, steps, delivery_steps, anomalies: found }
 }
 
 /// A message in a few words.

@@ -18,6 +18,8 @@
 //! steps     [t_ns, at, fn, name, args]          protocol steps (trace `action`)
 //! faults    [{what, t_ns, …}]                   crash, restart, partition, invariant, …
 //! check     the checker's report (causim_checkers::Report as JSON), or null
+//! counterexample  {property, steps: [[text, msg]]} a replayed counterexample's steps, each
+//!           delivery tied to its message (msg -1: a choice, or not in the trace), or null
 //! ```
 //!
 //! Witness edges and transactions refer to transaction ids, which the page looks up in `txns`,
@@ -25,6 +27,7 @@
 //! intervals of its two transactions without changes here.
 
 use super::ViewError;
+use super::counterexample;
 use super::trace::{self, Endpoint, Fate, Fault, Trace};
 use causim_checkers::{CheckOptions, Level};
 use serde_json::{Value, json};
@@ -34,6 +37,9 @@ use std::path::Path;
 /// Violations the page lists with their witnesses (all are counted). Above the checker's
 /// default of 100 so the anomaly histogram of a long run places more of them.
 pub const VIOLATIONS_SHOWN_MAX: usize = 1000;
+
+/// Where `causim model-check` leaves the counterexample a run replays.
+pub const COUNTEREXAMPLE_FILE: &str = "counterexample.json";
 
 /// A delivered message's text is cut here: it is for reading one message, not for diffing.
 pub const DETAIL_CHARS_MAX: usize = 400;
@@ -46,10 +52,12 @@ pub struct RunDir {
     pub summary: Option<Value>,
     /// A structured report found in the directory (`check.json`).
     pub check: Option<Value>,
+    /// A model checker's counterexample that this run replays (`counterexample.json`).
+    pub counterexample: Option<Value>,
 }
 
-/// Reads `dir`: `history.jsonl` is required; `trace.jsonl`, `summary.json` and `check.json`
-/// are used when present.
+/// Reads `dir`: `history.jsonl` is required; `trace.jsonl`, `summary.json`, `check.json` and
+/// `counterexample.json` are used when present.
 pub fn load(dir: &Path) -> Result<RunDir, ViewError> {
     if !dir.is_dir() {
         return Err(ViewError(format!("{}: not a run directory (expected the folder `causim run --out` wrote)", dir.display())));
@@ -65,7 +73,8 @@ pub fn load(dir: &Path) -> Result<RunDir, ViewError> {
     };
     let summary = read_json(&dir.join("summary.json"))?;
     let check = read_json(&dir.join("check.json"))?;
-    Ok(RunDir { history_path, history, trace, summary, check })
+    let counterexample = read_json(&dir.join(COUNTEREXAMPLE_FILE))?;
+    Ok(RunDir { history_path, history, trace, summary, check, counterexample })
 }
 
 fn read_json(path: &Path) -> Result<Option<Value>, ViewError> {
@@ -189,6 +198,8 @@ pub fn model(run: &RunDir, level: Option<Level>) -> Result<Value, ViewError> {
     let faults: Vec<Value> = trace.faults.iter().map(fault).collect();
 
     let resolved = run.summary.as_ref().map(|s| &s["resolved_scenario"]);
+    let counterexample_path = run.history_path.with_file_name(COUNTEREXAMPLE_FILE);
+    let counterexample = counterexample::model(resolved, run.counterexample.as_ref().map(|c| (counterexample_path.as_path(), c)), trace)?;
     let summary = run.summary.as_ref().map(|s| &s["summary"]);
     let end_ns = txns.iter().map(|t| t.complete_ns).chain([trace.end_ns]).max().unwrap_or(0);
     let run_info = json!({
@@ -217,6 +228,7 @@ pub fn model(run: &RunDir, level: Option<Level>) -> Result<Value, ViewError> {
         "steps": steps,
         "faults": faults,
         "check": check,
+        "counterexample": counterexample,
     }))
 }
 
@@ -255,7 +267,9 @@ fn fault(f: &Fault) -> Value {
         Fault::Restart { node, t_ns } => json!({"what": "restart", "node": node, "t_ns": t_ns}),
         Fault::Partition { index, start_ns, heal_ns } => json!({"what": "partition", "index": index, "t_ns": start_ns, "end_ns": heal_ns}),
         Fault::Invariant { at, t_ns, violation } => json!({"what": "invariant", "at": endpoint(*at), "t_ns": t_ns, "text": violation}),
-        Fault::ReplayDiverged { t_ns, why } => json!({"what": "replay diverged", "t_ns": t_ns, "text": why}),
+        Fault::ReplayDiverged { t_ns, why } => {
+            json!({"what": "replay diverged", "t_ns": t_ns, "text": why})
+        }
         Fault::Abort { session, t_ns, reason } => json!({"what": "abort", "session": session, "t_ns": t_ns, "text": reason}),
     }
 }
@@ -314,7 +328,9 @@ fn parse_history(text: &str, path: &Path) -> Result<(Value, Vec<Txn>), ViewError
             "ok" => 0,
             "aborted" => 1,
             "failed" => 2,
-            other => return Err(at("outcome", &format!("{other:?} is not ok, aborted or failed"))),
+            other => {
+                return Err(at("outcome", &format!("{other:?} is not ok, aborted or failed")));
+            }
         };
         let ops = v.get("ops").and_then(Value::as_array).ok_or_else(|| at("ops", "missing or not an array"))?;
         txns.push(Txn {

@@ -8,7 +8,8 @@
 //! violation the checker found is drawn on the diagram: its transactions outlined and tagged
 //! T1, T2, …, its witness edges (session order, reads-from, causal order, write order,
 //! anti-dependency, real time) drawn with their labels, its sentence beside it, and the
-//! messages still on their way to the stale read's node when it read. Long runs open in a
+//! messages still on their way to the stale read's node when it read. A replayed model-check
+//! counterexample has its steps numbered on the arrows that made them. Long runs open in a
 //! timeline: lanes collapse to nodes, a histogram shows anomalies over time, and choosing a
 //! violation magnifies its window with its sessions' lanes.
 //!
@@ -18,6 +19,7 @@
 //! The same run directory gives byte-identical HTML: nothing here reads a clock, and every
 //! list comes out in trace or history order.
 
+mod counterexample;
 pub mod data;
 mod page;
 pub mod trace;

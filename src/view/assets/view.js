@@ -27,6 +27,8 @@
   const STEPS = D.steps || [];
   const FAULTS = D.faults || [];
   const CHECK = D.check || null;
+  // A replayed model-check counterexample: [text, message index or -1] per step.
+  const CX = D.counterexample || null;
   const VIOLATIONS = (CHECK && CHECK.violations) || [];
   // The run's last instant; messages still in flight then reach past it (their planned arrival).
   const RUN_END = Math.max(RUN.end_ns || 0, 1);
@@ -656,7 +658,7 @@
     svg.textContent = '';
     const v = violation();
     callout.hidden = true;
-    if (!v) return;
+    if (!v && !CX) return;
     const defs = el('defs', {}, svg);
     const markers = new Map();
     const marker = (color) => {
@@ -671,6 +673,8 @@
     const clipId = 'stage-clip';
     const clip = el('clipPath', { id: clipId }, defs);
     el('rect', { x: LABEL_W, y: AXIS_H, width: Math.max(W - LABEL_W, 0), height: Math.max(H - AXIS_H, 0) }, clip);
+    drawCounterexample(clipId);
+    if (!v) return;
     const g = el('g', { 'clip-path': `url(#${clipId})`, class: 'w-violation', 'data-violation': state.vi + 1, 'data-anomaly': v.anomaly }, svg);
     const boxes = new Map();
     for (const tr of v.transactions) { const t = txnById.get(tr.id); const b = t && txnBox(t); if (b) boxes.set(tr.id, b); }
@@ -744,6 +748,27 @@
       el('title', {}, tg, `${tr.label} = ${tr.session} ${tr.summary}${tr.node ? ` at ${tr.node}` : ''} (id ${tr.id})`);
     }
     placeCallout(v, boxes, readTxn);
+  }
+  // A replayed counterexample: each delivery of the model checker's schedule outlined on its
+  // arrow and numbered as in the side panel's list of steps.
+  function drawCounterexample(clipId) {
+    if (!CX) return;
+    const g = el('g', { 'clip-path': `url(#${clipId})`, class: 'cx' }, svg);
+    CX.steps.forEach(([what, mi], k) => {
+      if (mi < 0) return;
+      const m = MSGS[mi];
+      const la = endpointLane(m[0]), lb = endpointLane(m[1]);
+      if (la < 0 || lb < 0 || la === lb) return;
+      const x0 = X(m[3]), y0 = laneMid(la), x1 = X(m[4]), y1 = laneMid(lb);
+      const sg = el('g', { class: 'cx-step', 'data-step': k + 1, 'data-msg': mi }, g);
+      el('path', { class: 'cx-arrow', d: `M${x0},${y0} L${x1},${y1}` }, sg);
+      // The number sits on the arrow, three quarters of the way, where arrows of one instant
+      // that leave one lane have already parted.
+      const bx = x0 + (x1 - x0) * 0.75, by = y0 + (y1 - y0) * 0.75;
+      el('circle', { class: 'cx-badge', cx: bx, cy: by, r: 9 }, sg);
+      el('text', { class: 'cx-num', x: bx, y: by + 4, 'text-anchor': 'middle' }, sg, String(k + 1));
+      el('title', {}, sg, `step ${k + 1}: ${what}`);
+    });
   }
   /** When a transaction's node handled it: its function's request arriving there, else its midpoint. */
   function servedAt(t) {
@@ -850,6 +875,13 @@
       all++; if (ok) shown++;
     }
     document.body.setAttribute('data-witness-visible', `${shown}/${all}`);
+    let steps = 0, stepsShown = 0;
+    for (const e of svg.querySelectorAll('.cx-badge')) {
+      const ok = visible(e);
+      e.setAttribute('data-visible', ok ? '1' : '0');
+      steps++; if (ok) stepsShown++;
+    }
+    document.body.setAttribute('data-steps-visible', `${stepsShown}/${steps}`);
     callout.setAttribute('data-visible', !callout.hidden && visible(callout) ? '1' : '0');
     document.body.setAttribute('data-ready', '1');
   }
@@ -895,6 +927,28 @@
     if (counts.length) box.appendChild(text('div', counts.map(([a, k]) => `${a} ×${k}`).join(', '), 'muted'));
     if (VIOLATIONS.length < n) box.appendChild(text('div', `The first ${VIOLATIONS.length} are listed and drawn.`, 'muted'));
     for (const note of CHECK.notes || []) box.appendChild(text('div', `Note: ${note}`, 'muted'));
+  }
+
+  function renderCounterexample() {
+    const box = $('counterexample');
+    if (!CX) { box.hidden = true; return; }
+    box.appendChild(text('h3', 'model-check counterexample'));
+    box.appendChild(text('div', CX.property
+      ? `The model checker found that “${CX.property}” can be violated. These are its steps; the run replays its deliveries in this order (numbered on the diagram).`
+      : 'The run replays a recorded delivery order (the scenario\'s replay schedule); its steps are numbered on the diagram.', 'cx-intro'));
+    const ol = text('ol', null, 'cx-steps');
+    CX.steps.forEach(([what, mi], k) => {
+      const li = text('li', what);
+      li.value = k + 1;
+      if (mi >= 0) {
+        li.classList.add('delivery');
+        li.title = `delivered at ${fmt(MSGS[mi][4])}: show the message`;
+        li.onclick = () => selectMsg(mi);
+      } else if (/ → /.test(what)) li.title = 'not in the trace: the replay did not make this delivery';
+      else li.title = 'a session\'s choice: what it does next';
+      ol.appendChild(li);
+    });
+    box.appendChild(ol);
   }
 
   function renderScenario() {
@@ -1054,6 +1108,9 @@
       item((s) => el('path', { d: 'M2,7 L32,7', stroke: st.color, 'stroke-width': 2.4, 'stroke-dasharray': st.dash }, s), `${st.short}: ${st.name} (witness edge)`);
     }
     item((s) => el('path', { d: 'M2,7 L32,7', stroke: FLIGHT, 'stroke-width': 4 }, s), 'in flight to the stale read\'s node when it read');
+    if (CX) {
+      item((s) => { el('path', { d: 'M2,7 L32,7', class: 'cx-arrow' }, s); el('circle', { cx: 17, cy: 7, r: 6, class: 'cx-badge' }, s); }, 'a step of the counterexample, numbered (a delivery it schedules)');
+    }
   }
 
   function renderButtons() {
@@ -1197,7 +1254,7 @@
   if (hash.get('mode') === 'timeline' || hash.get('mode') === 'detail') state.mode = hash.get('mode');
   if (hash.get('axis') === 'linear') { state.linear = true; axis = makeAxis(true); }
   if (hash.has('v') && VIOLATIONS.length) state.vi = Math.min(Math.max(Number(hash.get('v')) - 1 || 0, 0), VIOLATIONS.length - 1);
-  renderHeader(); renderVerdict(); renderScenario(); renderLegend(); renderButtons();
+  renderHeader(); renderVerdict(); renderCounterexample(); renderScenario(); renderLegend(); renderButtons();
   resize();
   layout();
   const span = (hash.get('t') || '').split('-').map(Number);
