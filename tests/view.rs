@@ -109,14 +109,16 @@ fn bad_run_directories_are_named() {
 // -------------------------------------------------------------------------------------------
 // In a browser.
 
-/// Headless Chromium: Debian's `chromium` (never a downloaded browser), or `CAUSIM_CHROMIUM`.
+/// Headless Chromium: `CAUSIM_CHROMIUM`, else `chromium` (Debian's package; never a downloaded
+/// browser) or `chromium-browser` on the PATH. Absent, the test fails saying so: it never skips.
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("CAUSIM_CHROMIUM") {
         return PathBuf::from(p);
     }
-    for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser"] {
+        if let Some(p) = std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file()) {
+            return p;
         }
     }
     panic!("the viewer's browser test needs Chromium: scripts/test.sh installs it (apt-get install chromium), or set CAUSIM_CHROMIUM");
@@ -125,7 +127,8 @@ fn chromium() -> PathBuf {
 /// Runs headless Chromium on `url` with `extra` flags, at most 120 s, and returns its stdout.
 fn headless(url: &str, extra: &[String], profile: &str) -> String {
     let profile = temp_dir("view-chromium", profile);
-    let mut child = Command::new(chromium())
+    let browser = chromium();
+    let mut child = Command::new(&browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -143,19 +146,31 @@ fn headless(url: &str, extra: &[String], profile: &str) -> String {
         .args(extra)
         .arg(url)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .expect("chromium starts");
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
-        s
-    });
+        .unwrap_or_else(|e| panic!("cannot start {}: {e} (scripts/test.sh installs Debian's chromium)", browser.display()));
+    // Both pipes are drained as Chromium writes, so a chatty browser never blocks on a full pipe.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            s
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "chromium failed on {url}: {status}");
+            if !status.success() {
+                let said = stderr.join().unwrap();
+                let tail: Vec<&str> = said.lines().rev().take(15).collect();
+                panic!(
+                    "{} failed on {url}: {status}; its last words:\n{}",
+                    browser.display(),
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
             break;
         }
         if Instant::now() > deadline {
@@ -165,7 +180,7 @@ fn headless(url: &str, extra: &[String], profile: &str) -> String {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = std::fs::remove_dir_all(&profile);
-    reader.join().unwrap()
+    stdout.join().unwrap()
 }
 
 /// The opening tags (`<tag attr…>`) of the elements whose class list has `class`.
