@@ -54,6 +54,7 @@ mod fxhash;
 mod graph;
 mod history;
 mod level;
+mod lin;
 mod report;
 mod session;
 pub mod testgen;
@@ -88,6 +89,10 @@ pub struct CheckOptions {
     /// are recomputed while the reads are scanned (one sequential pass instead of a parallel
     /// one). Clocks of writes are always kept. The report never depends on it.
     pub clock_words_max: usize,
+    /// Work budget of the `linearizable` search per key, in linearization attempts (and again
+    /// for shrinking a failing key to its smallest window). A key that needs more gets no
+    /// verdict: the report says so and is not `complete`.
+    pub lin_steps_max: u64,
 }
 
 impl Default for CheckOptions {
@@ -97,6 +102,7 @@ impl Default for CheckOptions {
             cm_work_max: 2_000_000_000,
             threads: 0,
             clock_words_max: 48 << 20,
+            lin_steps_max: 10_000_000,
         }
     }
 }
@@ -127,7 +133,10 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     well_formedness(h, &wf, level, &mut sink);
     lap("well-formedness");
     let mut complete = true;
-    if level != Level::WellFormed {
+    if level == Level::Linearizable {
+        complete = lin::check(h, &wf, options, &mut sink);
+        lap("linearizability");
+    } else if level != Level::WellFormed {
         let gran = if level.is_transactional() {
             Gran::Txn
         } else {
@@ -185,7 +194,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                         }
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
-                    Level::WellFormed => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }

@@ -67,6 +67,10 @@ pub struct Violation {
     pub cycle: bool,
     /// For cycles, the ids of the transactions of the strongly connected component.
     pub scc: Vec<u64>,
+    /// For `linearizable`, the ids of the smallest failing window of the key's operations
+    /// found (by invocation time): without any one of them, the rest is linearizable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub window: Vec<u64>,
     /// One sentence a person can follow.
     pub sentence: String,
     /// An Elle-style proof: Let …, Then …, a contradiction.
@@ -110,14 +114,15 @@ pub enum EdgeKind {
     WriteOrder,
     /// The source read a value the target's write overwrote (Adya's rw edge).
     AntiDependency,
-    /// Real-time order (not produced by the causal levels; reserved for linearizability).
+    /// Real-time order: the source completed before the target was invoked (`linearizable`).
     Realtime,
 }
 
 /// One edge of a witness, between transactions `from` and `to` (ids), with the operations
 /// that justify it: for SessionOrder the earlier and the later operation, for ReadsFrom the
 /// write and the read, for WriteOrder the two writes (and `via`, the read that forces their
-/// order), for AntiDependency the read and the write that overwrote what it read.
+/// order), for AntiDependency the read and the write that overwrote what it read, for Realtime
+/// the operation that completed first and the one invoked after.
 #[derive(Clone, Debug, Serialize)]
 pub struct WitnessEdge {
     pub from: u64,
