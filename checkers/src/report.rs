@@ -331,7 +331,11 @@ impl Violation {
         if let Some(e) = self.elle {
             names.push(format!("Elle {e}"));
         }
-        let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
+        if names.is_empty() {
+            let _ = writeln!(out, "[{n}] {}", self.anomaly);
+        } else {
+            let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
+        }
         let ids: Vec<String> = self.transactions.iter().map(|t| t.id.to_string()).collect();
         let key = self
             .key
@@ -354,6 +358,20 @@ impl Violation {
             let _ = writeln!(out, "      - {s}");
         }
         let _ = writeln!(out, "      - {}", self.explanation.contradiction);
+        if self.window.len() > self.transactions.len() {
+            let shown: Vec<String> = self.window.iter().take(20).map(u64::to_string).collect();
+            let more = if self.window.len() > 20 {
+                format!(", … ({} in all)", self.window.len())
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "    The smallest failing window found has {} operations: transactions {}{more}.",
+                self.window.len(),
+                shown.join(", ")
+            );
+        }
         if self.cycle && self.scc.len() > self.transactions.len() {
             let shown: Vec<String> = self.scc.iter().take(20).map(u64::to_string).collect();
             let more = if self.scc.len() > 20 {

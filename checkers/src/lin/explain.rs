@@ -186,7 +186,7 @@ impl Teller {
             None => format!("the initial {key}"),
         };
         let b_text = nm.assign(b_write.op);
-        let stretch = "each value is written once, so its write and its reads are one unbroken stretch of any order";
+        let stretch = "each value is written once, so its write and all its reads form one unbroken stretch of the order";
         let mut sentence_ab = String::new();
         if let (Some(aw), Some(a1)) = (a_write, ab.0) {
             self.reads_from(nm, aw, a1);
@@ -199,7 +199,7 @@ impl Teller {
                 a_text(nm),
                 Self::lab(nm, ab.1.op)
             );
-            self.steps.push(format!("So {la} < {lb}, because {because}."));
+            self.steps.push(format!("So {la} < {lb} in the order of writes, because {because}."));
             let mut edge = self.edge(nm, EdgeKind::WriteOrder, aw.op, b_write.op, &because);
             edge.via = Some(nm.op_ref(ab.1.op));
             self.witness.push(edge);
