@@ -269,6 +269,7 @@ impl<'a> Chunk<'a> {
                 state,
                 forced,
                 first: done.first,
+                last: done.last,
             };
             done.set(i);
             let after = if op.write { op.val } else { state };
@@ -283,7 +284,7 @@ impl<'a> Chunk<'a> {
                 continue;
             }
             // Seen before, and it led nowhere.
-            done.clear(i, frame.first);
+            done.clear(i, &frame);
             if !forced {
                 cursor = Some(self.next[2 * i as usize]);
                 continue;
@@ -304,7 +305,7 @@ impl<'a> Chunk<'a> {
                 pending[op.val as usize] += 1;
             }
             self.unlift(f.op);
-            done.clear(f.op, f.first);
+            done.clear(f.op, &f);
             *state = f.state;
             if !f.forced {
                 return Some(self.next[2 * f.op as usize]);
@@ -320,8 +321,9 @@ struct Frame {
     state: u32,
     /// No alternative was (or needs to be) tried at this point.
     forced: bool,
-    /// `Linearized::first` before the operation.
+    /// `Linearized::first` and `last` before the operation.
     first: u32,
+    last: u32,
 }
 
 /// The linearized operations of a chunk (indices in invocation order) as a bitset, with the
@@ -330,6 +332,8 @@ struct Frame {
 struct Linearized {
     bits: Vec<u64>,
     first: u32,
+    /// One past the last linearized operation (0 if none).
+    last: u32,
     count: usize,
     n: u32,
 }
@@ -349,6 +353,7 @@ impl Linearized {
         Linearized {
             bits: vec![0; n.div_ceil(64)],
             first: 0,
+            last: 0,
             count: 0,
             n: n as u32,
         }
@@ -361,21 +366,24 @@ impl Linearized {
     fn set(&mut self, i: u32) {
         self.bits[(i / 64) as usize] |= 1 << (i % 64);
         self.count += 1;
+        self.last = self.last.max(i + 1);
         while self.first < self.n && self.has(self.first) {
             self.first += 1;
         }
     }
 
-    fn clear(&mut self, i: u32, first: u32) {
+    /// Undo `set(i)`, made when `before` was taken.
+    fn clear(&mut self, i: u32, before: &Frame) {
         self.bits[(i / 64) as usize] &= !(1 << (i % 64));
         self.count -= 1;
-        self.first = first;
+        self.first = before.first;
+        self.last = before.last;
     }
 
     fn key(&self, value: u32) -> MemoKey {
         let mut key = vec![value, self.first];
         let mut w = (self.first / 64) as usize;
-        while w < self.bits.len() {
+        while w < self.last.div_ceil(64) as usize {
             let mut word = self.bits[w];
             if w == (self.first / 64) as usize {
                 word &= !0u64 << (self.first % 64);
