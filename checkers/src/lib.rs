@@ -25,6 +25,8 @@
 //! characterisation for differentiated histories, Plume's TAP theorems for RC/RA/TCC). The
 //! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
 //! them; `cm` is complete unless its work budget runs out, which the report states.
+//! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
+//! whose search exceeds `lin_steps_max` gets no verdict, which the report states too.
 //!
 //! # What the checker cannot see
 //!
@@ -36,9 +38,11 @@
 //! * Operations whose outcome is unknown are never used to *order* anything except through the
 //!   values others read from them.
 //! * A read of a value no recorded write produced is reported as ThinAirRead, not as a cycle.
-//! * Real-time order is recorded but not checked: the causal levels allow stale reads across
-//!   unrelated sessions. There is no serializability or snapshot-isolation level, so
-//!   anti-dependency cycles (write skew, lost update) are never reported.
+//! * Real-time order is checked only at `linearizable`, for keys whose operations are all
+//!   single-operation transactions with an `invoke_ns`/`complete_ns` interval (other keys get no
+//!   verdict, and the report says so); the causal levels allow stale reads across unrelated
+//!   sessions. There is no serializability or snapshot-isolation level, so anti-dependency
+//!   cycles between transactions (write skew, lost update) are never reported.
 //! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
 //!   skipped and the report says so.
 //! * Only the first `violations_max` violations get a witness; all are counted.
