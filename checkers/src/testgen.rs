@@ -14,10 +14,7 @@
 //! history.
 
 use crate::fxhash::{FxHashMap, map_with_capacity};
-use crate::history::{
-    History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, OpRecord, Outcome, TxnMeta,
-    TxnRecord, Val, Value,
-};
+use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, OpRecord, Outcome, TxnMeta, TxnRecord, Val, Value};
 use std::io::{self, Write};
 
 /// SplitMix64: tiny, fast, and good enough to generate workloads.
@@ -70,8 +67,7 @@ type GenOp = (bool, u64, Option<u64>);
 /// Run the serial workload, handing each transaction (session, ops) to `emit` in order.
 fn run_serial(p: &GenParams, mut emit: impl FnMut(u32, &[GenOp])) {
     let mut rng = SplitMix64::new(p.seed);
-    let mut store: FxHashMap<u64, u64> =
-        map_with_capacity((p.txns() * u64::from(p.ops_per_txn) / 2).min(1 << 24) as usize);
+    let mut store: FxHashMap<u64, u64> = map_with_capacity((p.txns() * u64::from(p.ops_per_txn) / 2).min(1 << 24) as usize);
     let mut left: Vec<u32> = vec![p.txns_per_session; p.sessions as usize];
     let mut live: Vec<u32> = (0..p.sessions).collect();
     let mut next_value: u64 = 1;
@@ -102,9 +98,7 @@ fn run_serial(p: &GenParams, mut emit: impl FnMut(u32, &[GenOp])) {
 /// A serial (hence serializable) history, built directly (no records in between).
 pub fn serial(p: &GenParams) -> History {
     let mut b = HistoryBuilder::new();
-    let sessions: Vec<u32> = (0..p.sessions)
-        .map(|s| b.session_index(&format!("s{s}")))
-        .collect();
+    let sessions: Vec<u32> = (0..p.sessions).map(|s| b.session_index(&format!("s{s}"))).collect();
     let mut line = 1u64;
     run_serial(p, |s, ops| {
         b.begin_txn();
@@ -112,19 +106,10 @@ pub fn serial(p: &GenParams) -> History {
             let k = b.key_int(key as i64);
             let v = value.map_or(Val::Null, |v| Val::Int(v as i64));
             let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-            b.push_op_node_index(kind, k, v, None)
-                .expect("generated operations are valid");
+            b.push_op_node_index(kind, k, v, None).expect("generated operations are valid");
         }
-        b.end_txn(TxnMeta {
-            id: None,
-            session: sessions[s as usize],
-            after: &[],
-            node: NONE,
-            times: None,
-            outcome: Outcome::Ok,
-            line,
-        })
-        .expect("generated transactions are valid");
+        b.end_txn(TxnMeta { id: None, session: sessions[s as usize], after: &[], node: NONE, times: None, outcome: Outcome::Ok, line })
+            .expect("generated transactions are valid");
         line += 1;
     });
     b.finish().expect("a generated history is valid")
@@ -172,11 +157,7 @@ fn record(id: u64, s: u32, ops: &[GenOp]) -> TxnRecord {
         .map(|&(write, key, value)| {
             let key = Key::Str(format!("k{key}").into());
             let value = value.map_or(Value::Null, |v| Value::Int(v as i64));
-            if write {
-                OpRecord::write(key, value)
-            } else {
-                OpRecord::read(key, value)
-            }
+            if write { OpRecord::write(key, value) } else { OpRecord::read(key, value) }
         })
         .collect();
     TxnRecord::new(format!("s{s}"), ops).with_id(id)
@@ -214,10 +195,7 @@ pub fn causal_records(p: &GenParams, sync_per_mille: u32) -> Vec<TxnRecord> {
         for _ in 0..p.ops_per_txn {
             let key = rng.below(p.keys);
             if rng.chance(p.read_per_mille) {
-                let value = own
-                    .get(&key)
-                    .copied()
-                    .or_else(|| latest(&writes, &snapshot, key));
+                let value = own.get(&key).copied().or_else(|| latest(&writes, &snapshot, key));
                 ops.push((false, key, value));
             } else {
                 let v = next_value;
@@ -264,11 +242,7 @@ fn merge_view(into: &mut Vec<bool>, from: &[bool]) {
 }
 
 fn latest(writes: &[(u64, u64)], view: &[bool], key: u64) -> Option<u64> {
-    view.iter()
-        .enumerate()
-        .rev()
-        .find(|(i, v)| **v && writes[*i].0 == key)
-        .map(|(i, _)| writes[i].1)
+    view.iter().enumerate().rev().find(|(i, v)| **v && writes[*i].0 == key).map(|(i, _)| writes[i].1)
 }
 
 /// The shape of a generated real-time register workload ([`register_records`]).
@@ -290,13 +264,24 @@ pub struct RegisterParams {
     pub seed: u64,
 }
 
+/// One generated register operation, before its value is known.
+struct TimedOp {
+    invoke: u64,
+    complete: u64,
+    /// When it takes effect (None: never, for half the `failed` writes).
+    effect: Option<u64>,
+    client: u32,
+    key: u64,
+    write: bool,
+    failed: bool,
+}
+
 /// A linearizable history of single-operation transactions with real-time intervals: every
 /// operation takes effect at a random instant of its interval, in that order, on one store.
 /// Keys are `k0`, `k1`, …; values are unique; records are in invocation order.
 pub fn register_records(p: &RegisterParams) -> Vec<TxnRecord> {
     let mut rng = SplitMix64::new(p.seed);
-    // (invoke, complete, effect instant (None: never), client, key, write?, failed?)
-    let mut ops: Vec<(u64, u64, Option<u64>, u32, u64, bool, bool)> = Vec::with_capacity(p.ops as usize);
+    let mut ops: Vec<TimedOp> = Vec::with_capacity(p.ops as usize);
     let mut clocks = vec![0u64; p.clients.max(1) as usize];
     for i in 0..p.ops {
         let c = (i % clocks.len() as u64) as usize;
@@ -313,42 +298,42 @@ pub fn register_records(p: &RegisterParams) -> Vec<TxnRecord> {
         } else {
             None
         };
-        ops.push((invoke, complete, effect, c as u32, key, write, failed));
+        ops.push(TimedOp { invoke, complete, effect, client: c as u32, key, write, failed });
     }
-    // Apply the operations in effect order to find what each read returns.
-    let mut by_effect: Vec<usize> = (0..ops.len()).filter(|i| ops[*i].2.is_some()).collect();
-    by_effect.sort_by_key(|i| (ops[*i].2, *i));
-    let mut store: FxHashMap<u64, u64> = map_with_capacity(p.keys.min(1 << 20) as usize);
+    // Values: writes numbered in generation order; reads get what the store holds when they
+    // take effect, applying the operations in effect order.
     let mut values: Vec<Option<u64>> = vec![None; ops.len()];
     let mut next_value = 1u64;
-    for i in 0..ops.len() {
-        if ops[i].5 {
+    for (i, op) in ops.iter().enumerate() {
+        if op.write {
             values[i] = Some(next_value);
             next_value += 1;
         }
     }
+    let mut by_effect: Vec<usize> = (0..ops.len()).filter(|i| ops[*i].effect.is_some()).collect();
+    by_effect.sort_by_key(|i| (ops[*i].effect, *i));
+    let mut store: FxHashMap<u64, u64> = map_with_capacity(p.keys.min(1 << 20) as usize);
     for i in by_effect {
-        let (_, _, _, _, key, write, _) = ops[i];
-        if write {
-            store.insert(key, values[i].expect("writes have values"));
+        if ops[i].write {
+            store.insert(ops[i].key, values[i].expect("writes have values"));
         } else {
-            values[i] = store.get(&key).copied();
+            values[i] = store.get(&ops[i].key).copied();
         }
     }
     let mut order: Vec<usize> = (0..ops.len()).collect();
-    order.sort_by_key(|i| (ops[*i].0, *i));
+    order.sort_by_key(|i| (ops[*i].invoke, *i));
     order
         .into_iter()
         .enumerate()
         .map(|(id, i)| {
-            let (invoke, complete, _, client, key, write, failed) = ops[i];
-            let key = Key::Str(format!("k{key}").into());
+            let op = &ops[i];
+            let key = Key::Str(format!("k{}", op.key).into());
             let value = values[i].map_or(Value::Null, |v| Value::Int(v as i64));
-            let op = if write { OpRecord::write(key, value) } else { OpRecord::read(key, value) };
-            let mut r = TxnRecord::new(format!("c{client}"), vec![op]).with_id(id as u64);
-            r.invoke_ns = Some(invoke);
-            r.complete_ns = Some(complete);
-            if failed {
+            let o = if op.write { OpRecord::write(key, value) } else { OpRecord::read(key, value) };
+            let mut r = TxnRecord::new(format!("c{}", op.client), vec![o]).with_id(id as u64);
+            r.invoke_ns = Some(op.invoke);
+            r.complete_ns = Some(op.complete);
+            if op.failed {
                 r.outcome = Outcome::Failed;
             }
             r
