@@ -5,7 +5,7 @@
 //! real-time litmus catalogue and a few large histories must get the same verdict from both.
 //!
 //! The test builds the helper in `tests/porcupine/` with `go build` (fetching the module through
-//! the Go module proxy on first use), so it needs Go on the PATH. Porcupine's own test data
+//! the Go module proxy on first use), so it needs Go 1.19 or later on the PATH. Porcupine's own test data
 //! (etcd and key-value logs) cannot be used: their values repeat and they use compare-and-set
 //! and append, while causim histories are registers with unique written values.
 
@@ -30,7 +30,7 @@ fn porcupine_helper() -> PathBuf {
         .output();
     match built {
         Err(e) => panic!(
-            "cannot run `go` ({e}): the Porcupine cross-check needs Go (https://go.dev/dl/) on the PATH to build {}",
+            "cannot run `go` ({e}): the Porcupine cross-check needs Go 1.19 or later (https://go.dev/dl/, or Debian's golang-go) on the PATH to build {}",
             source.display()
         ),
         Ok(out) if !out.status.success() => panic!(

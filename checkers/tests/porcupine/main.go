@@ -78,8 +78,8 @@ func parse(r io.Reader) ([]history, error) {
 		if text == "" {
 			continue
 		}
-		if name, ok := strings.CutPrefix(text, "# history "); ok {
-			out = append(out, history{name: name})
+		if strings.HasPrefix(text, "# history ") {
+			out = append(out, history{name: strings.TrimPrefix(text, "# history ")})
 			continue
 		}
 		if len(out) == 0 {
