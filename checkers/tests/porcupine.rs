@@ -5,9 +5,9 @@
 //! real-time litmus catalogue and a few large histories must get the same verdict from both.
 //!
 //! The test builds the helper in `tests/porcupine/` with `go build` (fetching the module through
-//! the Go module proxy on first use), so it needs Go 1.19 or later on the PATH. Porcupine's own test data
-//! (etcd and key-value logs) cannot be used: their values repeat and they use compare-and-set
-//! and append, while causim histories are registers with unique written values.
+//! the Go module proxy on first use), so it needs Go 1.19 or later on the PATH. Porcupine's own
+//! test data (etcd and key-value logs) cannot be used: their values repeat and they use
+//! compare-and-set and append, while causim histories are registers with unique written values.
 
 mod common;
 
