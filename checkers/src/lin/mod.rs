@@ -215,7 +215,7 @@ fn notes(h: &History, unchecked: &[Option<(Unchecked, u32)>], unknown: &[u32], n
     if !unknown.is_empty() {
         let n = unknown.len();
         sink.notes.push(format!(
-            "{n} {} got no linearizability verdict: the search ran out of its budget of {} steps per key (lin_steps_max): {}",
+            "{n} {} got no linearizability verdict: the search ran out of its budget of {} steps per key (lin_steps_max; causim check --lin-steps): {}",
             plural(n),
             options.lin_steps_max,
             some_keys(unknown)
@@ -223,7 +223,7 @@ fn notes(h: &History, unchecked: &[Option<(Unchecked, u32)>], unknown: &[u32], n
     }
     if !not_minimal.is_empty() {
         sink.notes.push(format!(
-            "the failing window of {} may not be the smallest: shrinking it ran out of its budget (lin_steps_max)",
+            "the failing window of {} may not be the smallest: shrinking it ran out of its budget (lin_steps_max; causim check --lin-steps)",
             some_keys(not_minimal)
         ));
     }
