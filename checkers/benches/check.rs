@@ -4,7 +4,8 @@
 //! plus `linearizable` on real-time register histories (16 clients with overlapping intervals,
 //! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys).
 //!
-//! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only).
+//! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only, and
+//! words to run only the cases whose names contain one of them: `-- lin`).
 //! Each measurement runs in a fresh child process so that its peak memory (VmHWM from
 //! /proc/self/status) is its own.
 
@@ -172,6 +173,10 @@ fn child(index: usize, quick: bool) {
         (h, start.elapsed().as_secs_f64(), 0.0)
     };
     let rss_before = status_kb("VmRSS:");
+    // The peak so far is the load's; reset it (Linux: clear_refs 5) so that the peak after the
+    // check is the check's own (with the history it holds). None if the kernel refuses.
+    let load_peak = status_kb("VmHWM:");
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let start = Instant::now();
     let cpu = causim_checkers::cpu_seconds();
     let report = check(&history, case.level);
@@ -185,9 +190,11 @@ fn child(index: usize, quick: bool) {
         assert!(report.ok, "a generated history must pass {}: {:?}", case.level, report.notes);
     }
     let hwm = status_kb("VmHWM:");
+    let check_peak = if reset { format!("{:.0}", hwm as f64 / 1024.0) } else { "-".into() };
+    let hwm = hwm.max(load_peak);
     let ops = history.op_count() as f64;
     println!(
-        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>8.0} {:>8.0}",
+        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>9} {:>8.0} {:>8.0}",
         case.name,
         history.txn_count(),
         history.op_count(),
@@ -196,6 +203,7 @@ fn child(index: usize, quick: bool) {
         check_cpu,
         ops / check_s,
         rss_before as f64 / 1024.0,
+        check_peak,
         hwm as f64 / 1024.0,
         file_mb
     );
@@ -229,23 +237,20 @@ fn main() {
         "(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,"
     );
     println!(
-        " wall and CPU seconds (all threads); RSS before the check; peak = process peak, including the load)"
+        " wall and CPU seconds (all threads); RSS before the check; chk peak = peak RSS during the check;"
     );
+    println!(" peak = process peak, including the load)");
     println!(
-        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>8} {:>8}",
-        "case",
-        "txns",
-        "ops",
-        "load s",
-        "check s",
-        "cpu s",
-        "ops/s",
-        "RSS MB",
-        "peak MB",
-        "file MB"
+        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>9} {:>8} {:>8}",
+        "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "chk peak", "peak MB", "file MB"
     );
+    // Words other than options (cargo passes `--bench`) select cases by name.
+    let words: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with("--")).collect();
     let exe = std::env::current_exe().expect("the bench binary knows its path");
-    for i in 0..cases(quick).len() {
+    for (i, case) in cases(quick).iter().enumerate() {
+        if !words.is_empty() && !words.iter().any(|w| case.name.contains(w.as_str())) {
+            continue;
+        }
         let mut cmd = Command::new(&exe);
         cmd.env("CAUSIM_BENCH_CHILD", i.to_string());
         if quick {
