@@ -4,10 +4,7 @@
 //! Exit codes: 0 the history satisfies the level (or only an export was asked for), 1 violations
 //! were found, 2 bad input or usage (the message names the file, the line and the problem).
 
-use causim_checkers::{
-    CheckOptions, ExportFormat, InputFormat, Level, check_with, read_history, read_history_path,
-    write_history,
-};
+use causim_checkers::{CheckOptions, ExportFormat, InputFormat, Level, check_with, read_history, read_history_path, write_history};
 use clap::{Args, ValueEnum};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,11 +12,9 @@ use std::process::ExitCode;
 
 /// Arguments of `causim check`.
 #[derive(Args, Debug)]
-#[command(
-    after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
+#[command(after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
 session, cc, ccv (causal+), cm, rc, ra, tcc, linearizable (per-key registers, real time).\n\
-Exit status: 0 satisfied, 1 violations found, 2 bad input or usage."
-)]
+Exit status: 0 satisfied, 1 violations found, 2 bad input or usage.")]
 pub struct CheckArgs {
     /// History file to check (`-` for standard input).
     pub history: PathBuf,
@@ -90,17 +85,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Some(v) => match ExportFormat::parse(&v[0]) {
             Some(f) => Some((f, PathBuf::from(&v[1]))),
             None => {
-                return fail(format!(
-                    "--export: unknown format {:?}; expected dbcop, plume or causim",
-                    v[0]
-                ));
+                return fail(format!("--export: unknown format {:?}; expected dbcop, plume or causim", v[0]));
             }
         },
     };
     if args.level.is_none() && export.is_none() {
-        return fail(
-            "--level is required (or --export FORMAT FILE to convert only); see causim check --help",
-        );
+        return fail("--level is required (or --export FORMAT FILE to convert only); see causim check --help");
     }
     let format = args.input_format.map(InputFormat::from);
     let (history, source) = if args.history.as_os_str() == "-" {
@@ -126,12 +116,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let Some(level) = args.level else {
         return ExitCode::SUCCESS;
     };
-    let options = CheckOptions {
-        violations_max: args.max,
-        threads: args.threads,
-        lin_steps_max: args.lin_steps,
-        ..CheckOptions::default()
-    };
+    let options =
+        CheckOptions { violations_max: args.max, threads: args.threads, lin_steps_max: args.lin_steps, ..CheckOptions::default() };
     let report = check_with(&history, level, &options).with_source(source);
     if let Some(path) = &args.dot
         && let Err(e) = write_file(path, |w| w.write_all(report.to_dot().as_bytes()))
@@ -144,9 +130,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
-    let _ = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush());
+    let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
     if report.ok {
         ExitCode::SUCCESS
     } else if report.violation_count == 0 {
@@ -158,10 +142,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn write_file(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let mut file = std::fs::File::create(path)?;
     write(&mut file)?;
     file.flush()

@@ -39,9 +39,7 @@ fn break_one_read(records: &mut [TxnRecord]) {
         if !is(&records[t], OpKind::Read) || op.value == Value::Null {
             continue;
         }
-        let writes: Vec<usize> = (0..t)
-            .filter(|u| is(&records[*u], OpKind::Write) && records[*u].ops[0].key == op.key)
-            .collect();
+        let writes: Vec<usize> = (0..t).filter(|u| is(&records[*u], OpKind::Write) && records[*u].ops[0].key == op.key).collect();
         if let Some(at) = writes.iter().position(|u| records[*u].ops[0].value == op.value)
             && at >= 2
         {
@@ -75,27 +73,15 @@ fn params(c: &Case) -> GenParams {
         // By default about ten writes per key over the whole history: readers mostly see
         // recent writes of other sessions, so every read meets several chains. Plume's own
         // benchmark uses 10^9 keys instead, where almost every read sees the initial value.
-        keys: if c.keys > 0 {
-            c.keys
-        } else {
-            (c.txns * u64::from(c.ops) / 20).max(1)
-        },
+        keys: if c.keys > 0 { c.keys } else { (c.txns * u64::from(c.ops) / 20).max(1) },
         read_per_mille: 500,
         seed: 42,
     }
 }
 
 fn cases(quick: bool) -> Vec<Case> {
-    let case = |name, level, txns, ops, from_file, keys| Case {
-        name,
-        level,
-        txns,
-        ops,
-        from_file,
-        keys,
-        duration_ns: 1_000,
-        broken: false,
-    };
+    let case =
+        |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys, duration_ns: 1_000, broken: false };
     let mut v = vec![
         case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
         case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
@@ -104,29 +90,15 @@ fn cases(quick: bool) -> Vec<Case> {
     ];
     if !quick {
         v.push(case("tcc 1M x 20", Level::Tcc, 1_000_000, 20, false, 0));
-        v.push(case(
-            "tcc 1M x 20 1e9 keys",
-            Level::Tcc,
-            1_000_000,
-            20,
-            false,
-            1_000_000_000,
-        ));
+        v.push(case("tcc 1M x 20 1e9 keys", Level::Tcc, 1_000_000, 20, false, 1_000_000_000));
         v.push(case("ccv 1M x 1", Level::Ccv, 1_000_000, 1, false, 0));
         v.push(case("file+tcc 1M x 20", Level::Tcc, 1_000_000, 20, true, 0));
         v.push(case("lin 400K, 1e3 keys", Level::Linearizable, 400_000, 1, false, 1_000));
         v.push(case("lin 100K, 10 keys", Level::Linearizable, 100_000, 1, false, 10));
         // Operations 100 times longer than the pauses between them on one key: about 16
         // always in flight, so there is no quiescent point to split the search at.
-        v.push(Case {
-            duration_ns: 50_000,
-            ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1)
-        });
-        v.push(Case {
-            duration_ns: 50_000,
-            broken: true,
-            ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1)
-        });
+        v.push(Case { duration_ns: 50_000, ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1) });
+        v.push(Case { duration_ns: 50_000, broken: true, ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1) });
     } else {
         v.push(case("file+tcc 100K x 20", Level::Tcc, 100_000, 20, true, 0));
     }
@@ -135,22 +107,14 @@ fn cases(quick: bool) -> Vec<Case> {
 
 fn status_kb(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    status.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 fn child(index: usize, quick: bool) {
     let case = &cases(quick)[index];
     let p = params(case);
     let (history, load_s, file_mb) = if case.from_file {
-        let path = std::env::temp_dir().join(format!(
-            "causim-bench-{}-{}-{}.jsonl",
-            case.txns, case.ops, p.keys
-        ));
+        let path = std::env::temp_dir().join(format!("causim-bench-{}-{}-{}.jsonl", case.txns, case.ops, p.keys));
         if !path.exists() {
             let f = std::fs::File::create(&path).expect("create the bench file");
             write_serial_jsonl(&p, f).expect("write the bench file");
@@ -218,27 +182,13 @@ fn main() {
     }
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    println!(
-        "causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads"
-    );
-    println!(
-        "(lin rows: real-time register histories, 16 clients, one operation per transaction, 50% reads, 1% failed writes)"
-    );
-    println!(
-        "(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,"
-    );
-    println!(
-        " wall and CPU seconds (all threads); RSS before the check; chk peak = peak RSS during the check;"
-    );
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads");
+    println!("(lin rows: real-time register histories, 16 clients, one operation per transaction, 50% reads, 1% failed writes)");
+    println!("(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,");
+    println!(" wall and CPU seconds (all threads); RSS before the check; chk peak = peak RSS during the check;");
     println!(" peak = process peak, including the load)");
     println!(
         "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>9} {:>8} {:>8}",

@@ -151,12 +151,7 @@ impl Level {
         use Anomaly as A;
         use Level as L;
         match anomaly {
-            A::ThinAirRead
-            | A::AbortedRead
-            | A::FutureRead
-            | A::NotMyOwnWrite
-            | A::NotMyLastWrite
-            | A::IntermediateRead => true,
+            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
@@ -198,10 +193,7 @@ impl std::str::FromStr for Level {
     fn from_str(s: &str) -> Result<Level, String> {
         Level::parse(s).ok_or_else(|| {
             let names: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
-            format!(
-                "unknown level {s:?}; expected one of {} (or causal+ for ccv)",
-                names.join(", ")
-            )
+            format!("unknown level {s:?}; expected one of {} (or causal+ for ccv)", names.join(", "))
         })
     }
 }

@@ -5,9 +5,7 @@
 //! ThinAir, Aborted, Future, NotMyOwnWrite, NotMyLastWrite and Intermediate are anomalies at
 //! every level; NonRepeatable is an anomaly from read atomic up.
 
-use crate::history::{
-    History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN,
-};
+use crate::history::{History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,13 +33,7 @@ impl ReadClass {
     /// The read observed another transaction's write (so it adds a reads-from edge).
     #[inline]
     pub(crate) fn observes(self) -> bool {
-        matches!(
-            self,
-            ReadClass::External
-                | ReadClass::Intermediate
-                | ReadClass::NonRepeatable
-                | ReadClass::NotMyOwnWrite
-        )
+        matches!(self, ReadClass::External | ReadClass::Intermediate | ReadClass::NonRepeatable | ReadClass::NotMyOwnWrite)
     }
 }
 

@@ -6,8 +6,7 @@ mod common;
 
 use causim_checkers::testgen::{RegisterParams, register_records};
 use causim_checkers::{
-    Anomaly, CheckOptions, EdgeKind, ExportFormat, History, Level, OpKind, TxnRecord, check, check_with, read_history,
-    write_history,
+    Anomaly, CheckOptions, EdgeKind, ExportFormat, History, Level, OpKind, TxnRecord, check, check_with, read_history, write_history,
 };
 use common::oracle::Oracle;
 use common::registers;
@@ -172,7 +171,9 @@ fn keys_of_multi_operation_transactions_are_not_checked_but_the_others_are() {
     assert_eq!(report.violation_count, 1, "z is checked: {:?}", report.violations);
     assert_eq!(report.violations[0].key, Some("z".into()));
     assert!(
-        report.notes[0].contains("2 keys not checked") && report.notes[0].contains("x, y") && report.notes[0].contains("several operations"),
+        report.notes[0].contains("2 keys not checked")
+            && report.notes[0].contains("x, y")
+            && report.notes[0].contains("several operations"),
         "{:?}",
         report.notes
     );
@@ -181,13 +182,8 @@ fn keys_of_multi_operation_transactions_are_not_checked_but_the_others_are() {
 #[test]
 fn an_exhausted_budget_gives_no_verdict_for_that_key_only() {
     // Key x needs a choice between two concurrent writes; key y is a plain stale read.
-    let h = common::history(
-        "a @0-10: w x=1\nb @0-10: w x=2\nc @20-30: r x=2\nd @40-50: w y=1\ne @60-70: w y=2\nf @80-90: r y=1",
-    );
-    let tight = CheckOptions {
-        lin_steps_max: 2,
-        ..CheckOptions::default()
-    };
+    let h = common::history("a @0-10: w x=1\nb @0-10: w x=2\nc @20-30: r x=2\nd @40-50: w y=1\ne @60-70: w y=2\nf @80-90: r y=1");
+    let tight = CheckOptions { lin_steps_max: 2, ..CheckOptions::default() };
     let report = check_with(&h, Level::Linearizable, &tight);
     assert!(!report.complete && !report.ok);
     assert!(report.notes.iter().any(|n| n.contains("budget") && n.contains(": x")), "{:?}", report.notes);

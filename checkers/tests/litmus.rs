@@ -18,43 +18,23 @@ fn every_litmus_history_is_judged_as_the_table_says_at_every_level() {
         let oracle = Oracle::new(&records, &[]);
         for (i, level) in COLUMNS.iter().enumerate() {
             let report = check(&h, *level);
-            let got = report
-                .violations
-                .first()
-                .map_or("-".to_string(), |v| v.anomaly.name().to_string());
+            let got = report.violations.first().map_or("-".to_string(), |v| v.anomaly.name().to_string());
             let want = lit.expect[i];
             if got != want {
-                failures.push(format!(
-                    "{} @ {}: expected {want}, got {got}",
-                    lit.name, level
-                ));
+                failures.push(format!("{} @ {}: expected {want}, got {got}", lit.name, level));
             }
             if report.ok != oracle.satisfies(*level) {
-                failures.push(format!(
-                    "{} @ {}: checker says ok={}, oracle says {}",
-                    lit.name,
-                    level,
-                    report.ok,
-                    oracle.satisfies(*level)
-                ));
+                failures.push(format!("{} @ {}: checker says ok={}, oracle says {}", lit.name, level, report.ok, oracle.satisfies(*level)));
             }
             if want != "-" {
                 let a = Anomaly::parse(want).expect("table names are anomalies");
                 if !level.forbids(a) {
-                    failures.push(format!(
-                        "{} @ {}: {want} is reported but the level does not forbid it",
-                        lit.name, level
-                    ));
+                    failures.push(format!("{} @ {}: {want} is reported but the level does not forbid it", lit.name, level));
                 }
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -88,11 +68,7 @@ fn every_timed_litmus_history_is_judged_as_the_table_says() {
 #[test]
 fn every_named_anomaly_has_a_litmus_history() {
     let timed = litmus_timed::catalogue();
-    let names: Vec<&str> = catalogue()
-        .iter()
-        .flat_map(|l| l.expect.to_vec())
-        .chain(timed.iter().flat_map(|l| l.expect.to_vec()))
-        .collect();
+    let names: Vec<&str> = catalogue().iter().flat_map(|l| l.expect.to_vec()).chain(timed.iter().flat_map(|l| l.expect.to_vec())).collect();
     for a in Anomaly::ALL {
         assert!(names.contains(&a.name()), "no litmus history exhibits {a}");
     }
@@ -108,10 +84,7 @@ fn stale_read_after_real_time_order_is_allowed() {
 "#;
     let h = causim_checkers::read_history(text.as_bytes(), None).unwrap();
     for level in Level::UNTIMED {
-        assert!(
-            check(&h, level).ok,
-            "{level} must allow a stale read across sessions"
-        );
+        assert!(check(&h, level).ok, "{level} must allow a stale read across sessions");
     }
     // Only linearizability, which judges real time, forbids it.
     let report = check(&h, Level::Linearizable);
@@ -123,48 +96,22 @@ fn stale_read_after_real_time_order_is_allowed() {
 #[test]
 fn readme_litmus_table_is_current() {
     let mut table = String::from("| history | ");
-    table.push_str(
-        &COLUMNS
-            .iter()
-            .map(|l| l.name())
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
+    table.push_str(&COLUMNS.iter().map(|l| l.name()).collect::<Vec<_>>().join(" | "));
     table.push_str(" |\n|---|");
     table.push_str(&":-:|".repeat(COLUMNS.len()));
     table.push('\n');
     for lit in catalogue() {
-        let history = lit
-            .history
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join("; ");
-        let cells: Vec<&str> = lit
-            .expect
-            .iter()
-            .map(|e| if *e == "-" { "·" } else { e })
-            .collect();
-        table.push_str(&format!(
-            "| {} <br>`{}` | {} |\n",
-            lit.name,
-            history,
-            cells.join(" | ")
-        ));
+        let history = lit.history.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let cells: Vec<&str> = lit.expect.iter().map(|e| if *e == "-" { "·" } else { e }).collect();
+        table.push_str(&format!("| {} <br>`{}` | {} |\n", lit.name, history, cells.join(" | ")));
     }
     common::readme_section("litmus-table", &table);
 }
 
 #[test]
 fn readme_anomaly_tables_are_current() {
-    common::readme_section(
-        "anomaly-table",
-        &causim_checkers::doc_tables::anomaly_table(),
-    );
-    common::readme_section(
-        "forbids-matrix",
-        &causim_checkers::doc_tables::forbids_matrix(),
-    );
+    common::readme_section("anomaly-table", &causim_checkers::doc_tables::anomaly_table());
+    common::readme_section("forbids-matrix", &causim_checkers::doc_tables::forbids_matrix());
 }
 
 /// The README's real-time catalogue (regenerate with `CAUSIM_BLESS=1`).

@@ -22,12 +22,7 @@ use std::process::Command;
 fn porcupine_helper() -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/porcupine");
     let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("porcupine-check");
-    let built = Command::new("go")
-        .args(["build", "-buildvcs=false", "-o"])
-        .arg(&binary)
-        .arg(".")
-        .current_dir(&source)
-        .output();
+    let built = Command::new("go").args(["build", "-buildvcs=false", "-o"]).arg(&binary).arg(".").current_dir(&source).output();
     match built {
         Err(e) => panic!(
             "cannot run `go` ({e}): the Porcupine cross-check needs Go 1.19 or later (https://go.dev/dl/, or Debian's golang-go) on the PATH to build {}",
@@ -57,11 +52,7 @@ fn porcupine_text(name: &str, records: &[TxnRecord], out: &mut String) {
             Value::Int(v) => v,
             Value::Str(_) => unreachable!("generated values are integers"),
         };
-        let complete = if r.outcome == Outcome::Failed {
-            "inf".to_string()
-        } else {
-            r.complete_ns.expect("timed").to_string()
-        };
+        let complete = if r.outcome == Outcome::Failed { "inf".to_string() } else { r.complete_ns.expect("timed").to_string() };
         let f = if write { "w" } else { "r" };
         let _ = writeln!(out, "{} {f} {value} {} {complete}", op.key, r.invoke_ns.expect("timed"));
     }

@@ -11,9 +11,7 @@
 
 use crate::format::causim::describe;
 use crate::fxhash::{FxHashMap, map_with_capacity};
-use crate::history::{
-    HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val,
-};
+use crate::history::{HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
 use serde_json::Value as J;
 use std::io::BufRead;
 
@@ -56,17 +54,12 @@ impl Place {
 
 pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut text = Vec::new();
-    r.read_to_end(&mut text)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut text).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     let first = text.iter().find(|c| !c.is_ascii_whitespace()).copied();
     let mut ops: Vec<Parsed> = Vec::new();
     if first == Some(b'[') {
-        let all: Vec<J> = serde_json::from_slice(&text).map_err(|e| {
-            ParseError::at(
-                e.line() as u64,
-                format!("malformed JSON at column {}: {e}", e.column()),
-            )
-        })?;
+        let all: Vec<J> = serde_json::from_slice(&text)
+            .map_err(|e| ParseError::at(e.line() as u64, format!("malformed JSON at column {}: {e}", e.column())))?;
         for (i, v) in all.into_iter().enumerate() {
             if let Some(p) = parse_op(v, Place::Index(i))? {
                 ops.push(p);
@@ -80,15 +73,8 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 continue;
             }
             let v: J = serde_json::from_slice(line).map_err(|e| {
-                let hint = if e.is_eof() {
-                    " (is the line truncated?)"
-                } else {
-                    ""
-                };
-                ParseError::at(
-                    line_no,
-                    format!("malformed JSON at column {}: {e}{hint}", e.column()),
-                )
+                let hint = if e.is_eof() { " (is the line truncated?)" } else { "" };
+                ParseError::at(line_no, format!("malformed JSON at column {}: {e}{hint}", e.column()))
             })?;
             if let Some(p) = parse_op(v, Place::Line(line_no))? {
                 ops.push(p);
@@ -135,10 +121,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         // Committed transactions carry their reads' values in the completion; otherwise the
         // invocation says what was attempted.
         let value = match (outcome, inv) {
-            (Outcome::Ok, _) | (_, None) => done
-                .value
-                .as_ref()
-                .or_else(|| inv.and_then(|i| ops[i].value.as_ref())),
+            (Outcome::Ok, _) | (_, None) => done.value.as_ref().or_else(|| inv.and_then(|i| ops[i].value.as_ref())),
             (_, Some(i)) => ops[i].value.as_ref().or(done.value.as_ref()),
         };
         b.begin_txn();
@@ -148,16 +131,11 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 J::Number(x) => match x.as_i64() {
                     Some(i) => b.key_int(i),
                     None => {
-                        return Err(done
-                            .place
-                            .error(format!("value[{n}]: key {x} is not a 64-bit integer")));
+                        return Err(done.place.error(format!("value[{n}]: key {x} is not a 64-bit integer")));
                     }
                 },
                 other => {
-                    return Err(done.place.error(format!(
-                        "value[{n}]: expected a string or integer key, found {}",
-                        describe(other)
-                    )));
+                    return Err(done.place.error(format!("value[{n}]: expected a string or integer key, found {}", describe(other))));
                 }
             };
             let v = match val {
@@ -166,39 +144,25 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 J::Number(x) => match x.as_i64() {
                     Some(i) => Val::Int(i),
                     None => {
-                        return Err(done
-                            .place
-                            .error(format!("value[{n}]: value {x} is not a 64-bit integer")));
+                        return Err(done.place.error(format!("value[{n}]: value {x} is not a 64-bit integer")));
                     }
                 },
                 other => {
-                    return Err(done.place.error(format!(
-                        "value[{n}]: expected an integer, a string or null, found {}",
-                        describe(other)
-                    )));
+                    return Err(done.place.error(format!("value[{n}]: expected an integer, a string or null, found {}", describe(other))));
                 }
             };
             if *write && v == Val::Null && outcome != Outcome::Ok {
                 continue; // an unknown write of an indeterminate operation
             }
             let kind = if *write { KIND_WRITE_FINAL } else { KIND_READ };
-            b.push_op(kind, key, v, None)
-                .map_err(|p| done.place.error(format!("value[{n}]: {p}")))?;
+            b.push_op(kind, key, v, None).map_err(|p| done.place.error(format!("value[{n}]: {p}")))?;
         }
         let session = b.session_index(&format!("p{}", done.process));
         let times = match (inv.and_then(|i| ops[i].time), done.time) {
             (Some(a), Some(c)) if a <= c && done.kind != Kind::Invoke => Some((a, c)),
             _ => None,
         };
-        b.end_txn(TxnMeta {
-            id: Some(id as u64),
-            session,
-            after: &[],
-            node: NONE,
-            times,
-            outcome,
-            line: done.place.line(),
-        })?;
+        b.end_txn(TxnMeta { id: Some(id as u64), session, after: &[], node: NONE, times, outcome, line: done.place.line() })?;
     }
     Ok(())
 }
@@ -216,19 +180,13 @@ fn keyword(v: &J) -> Option<&str> {
 
 fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
     let J::Object(mut m) = v else {
-        return Err(place.error(format!(
-            "expected an operation object, found {}",
-            describe(&v)
-        )));
+        return Err(place.error(format!("expected an operation object, found {}", describe(&v))));
     };
     let process = match m.get("process") {
         Some(J::Number(n)) => n.to_string(),
         Some(J::String(s)) => s.strip_prefix(':').unwrap_or(s).to_string(),
         Some(other) => {
-            return Err(place.error(format!(
-                "process: expected an integer, found {}",
-                describe(other)
-            )));
+            return Err(place.error(format!("process: expected an integer, found {}", describe(other))));
         }
         None => return Err(place.error("missing field `process`".into())),
     };
@@ -241,9 +199,7 @@ fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
         Some("fail") => Kind::Fail,
         Some("info") => Kind::Info,
         Some(other) => {
-            return Err(place.error(format!(
-                "type: expected invoke, ok, fail or info, found {other:?}"
-            )));
+            return Err(place.error(format!("type: expected invoke, ok, fail or info, found {other:?}")));
         }
         None => return Err(place.error("missing or non-string field `type`".into())),
     };
@@ -251,10 +207,7 @@ fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
         None | Some(J::Null) => None,
         Some(J::Number(n)) => n.as_u64(),
         Some(other) => {
-            return Err(place.error(format!(
-                "time: expected an integer, found {}",
-                describe(other)
-            )));
+            return Err(place.error(format!("time: expected an integer, found {}", describe(other))));
         }
     };
     let value = match m.remove("value") {
@@ -263,16 +216,10 @@ fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
             let mut out = Vec::with_capacity(items.len());
             for (n, item) in items.into_iter().enumerate() {
                 let J::Array(parts) = item else {
-                    return Err(place.error(format!(
-                        "value[{n}]: expected [f, key, value], found {}",
-                        describe(&item)
-                    )));
+                    return Err(place.error(format!("value[{n}]: expected [f, key, value], found {}", describe(&item))));
                 };
                 if parts.len() != 3 {
-                    return Err(place.error(format!(
-                        "value[{n}]: expected [f, key, value] (3 elements), found {}",
-                        parts.len()
-                    )));
+                    return Err(place.error(format!("value[{n}]: expected [f, key, value] (3 elements), found {}", parts.len())));
                 }
                 let mut parts = parts.into_iter();
                 let f = parts.next().expect("three parts");
@@ -280,13 +227,12 @@ fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
                     Some("r") => false,
                     Some("w") => true,
                     Some("append") => {
-                        return Err(place.error(format!("value[{n}]: list-append operations are not supported (only rw-register histories)")));
+                        return Err(
+                            place.error(format!("value[{n}]: list-append operations are not supported (only rw-register histories)"))
+                        );
                     }
                     _ => {
-                        return Err(place.error(format!(
-                            "value[{n}][0]: expected \"r\" or \"w\", found {}",
-                            describe(&f)
-                        )));
+                        return Err(place.error(format!("value[{n}][0]: expected \"r\" or \"w\", found {}", describe(&f))));
                     }
                 };
                 let key = parts.next().expect("three parts");
@@ -296,17 +242,8 @@ fn parse_op(v: J, place: Place) -> Result<Option<Parsed>, ParseError> {
             Some(out)
         }
         Some(other) => {
-            return Err(place.error(format!(
-                "value: expected a list of [f, key, value] micro-operations, found {}",
-                describe(&other)
-            )));
+            return Err(place.error(format!("value: expected a list of [f, key, value] micro-operations, found {}", describe(&other))));
         }
     };
-    Ok(Some(Parsed {
-        kind,
-        process,
-        value,
-        time,
-        place,
-    }))
+    Ok(Some(Parsed { kind, process, value, time, place }))
 }

@@ -17,21 +17,13 @@ pub(crate) struct Story {
 
 /// Label the transactions of `proof` (or of the whole `window` without one) and tell it.
 pub(crate) fn story(nm: &mut Namer<'_>, key: u32, window: &[u32], proof: Option<&Proof>) -> Story {
-    let s = Teller {
-        key,
-        steps: Vec::new(),
-        witness: Vec::new(),
-        stated: BTreeSet::new(),
-    };
+    let s = Teller { key, steps: Vec::new(), witness: Vec::new(), stated: BTreeSet::new() };
     match proof {
         Some(Proof::FutureRead { write, read }) => s.future_read(nm, write, read),
         Some(Proof::Stale { old, newer, read }) => s.stale(nm, old.as_ref(), newer, read),
-        Some(Proof::TwoWay {
-            a_write,
-            b_write,
-            ab,
-            ba,
-        }) => s.two_way(nm, a_write.as_ref(), b_write, (ab.0.as_ref(), &ab.1), (&ba.0, &ba.1)),
+        Some(Proof::TwoWay { a_write, b_write, ab, ba }) => {
+            s.two_way(nm, a_write.as_ref(), b_write, (ab.0.as_ref(), &ab.1), (&ba.0, &ba.1))
+        }
         None => {
             for o in window {
                 nm.op(*o);
@@ -60,12 +52,7 @@ struct Teller {
 
 impl Teller {
     fn finish(self, contradiction: String, sentence: String) -> Story {
-        Story {
-            steps: self.steps,
-            witness: self.witness,
-            contradiction,
-            sentence,
-        }
+        Story { steps: self.steps, witness: self.witness, contradiction, sentence }
     }
 
     fn edge(&self, nm: &Namer<'_>, kind: EdgeKind, from: u32, to: u32, because: &str) -> WitnessEdge {
@@ -149,10 +136,7 @@ impl Teller {
             None => format!("{key} returned the initial value {}", nm.h.op_value(read.op as usize)),
         };
         let before = match old {
-            Some(w) => format!(
-                "; that write was invoked at {}, after the write of {value} had completed at {}",
-                newer.inv, w.cmp
-            ),
+            Some(w) => format!("; that write was invoked at {}, after the write of {value} had completed at {}", newer.inv, w.cmp),
             None => String::new(),
         };
         let sentence = format!(
@@ -193,12 +177,8 @@ impl Teller {
             self.realtime(nm, a1, ab.1);
             self.reads_from(nm, b_write, ab.1);
             let (la, lb) = (Self::lab(nm, aw.op), Self::lab(nm, b_write.op));
-            let because = format!(
-                "{} (of {}) precedes {} (of {b_text}), and {stretch}",
-                Self::lab(nm, a1.op),
-                a_text(nm),
-                Self::lab(nm, ab.1.op)
-            );
+            let because =
+                format!("{} (of {}) precedes {} (of {b_text}), and {stretch}", Self::lab(nm, a1.op), a_text(nm), Self::lab(nm, ab.1.op));
             self.steps.push(format!("So {la} < {lb} in the order of writes, because {because}."));
             let mut edge = self.edge(nm, EdgeKind::WriteOrder, aw.op, b_write.op, &because);
             edge.via = Some(nm.op_ref(ab.1.op));
@@ -218,12 +198,8 @@ impl Teller {
             self.reads_from(nm, aw, ba.1);
         }
         let (lb0, la1) = (Self::lab(nm, ba.0.op), Self::lab(nm, ba.1.op));
-        let sentence_ba = format!(
-            "{b_text} before {} ({lb0} completed at {} before {la1} was invoked at {})",
-            a_text(nm),
-            ba.0.cmp,
-            ba.1.inv
-        );
+        let sentence_ba =
+            format!("{b_text} before {} ({lb0} completed at {} before {la1} was invoked at {})", a_text(nm), ba.0.cmp, ba.1.inv);
         let (contradiction, sentence) = match a_write {
             Some(aw) => {
                 let (la, lb) = (Self::lab(nm, aw.op), Self::lab(nm, b_write.op));
@@ -233,9 +209,7 @@ impl Teller {
                 self.witness.push(edge);
                 (
                     format!("However, {lb} < {la}, because {because}: a contradiction!"),
-                    format!(
-                        "the operations on {key} force {sentence_ab} and {sentence_ba}: no order of them respects real time."
-                    ),
+                    format!("the operations on {key} force {sentence_ab} and {sentence_ba}: no order of them respects real time."),
                 )
             }
             None => (

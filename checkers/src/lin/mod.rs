@@ -58,11 +58,7 @@ pub(crate) fn check(h: &History, wf: &Wf, options: &CheckOptions, sink: &mut Sin
             continue;
         }
         let ops = txn.ops();
-        let why = if ops.len() > 1 {
-            Unchecked::MultiOp
-        } else {
-            Unchecked::NoInterval
-        };
+        let why = if ops.len() > 1 { Unchecked::MultiOp } else { Unchecked::NoInterval };
         let times = h.times.get(&(t as u32));
         if ops.len() > 1 || times.is_none() {
             for o in ops {
@@ -79,14 +75,7 @@ pub(crate) fn check(h: &History, wf: &Wf, options: &CheckOptions, sink: &mut Sin
             let k = op.key as usize;
             value_of[o] = values[k];
             let failed = txn.outcome == Outcome::Failed;
-            registers[k].push(RegOp {
-                inv,
-                cmp: if failed { u64::MAX } else { cmp },
-                write: true,
-                val: values[k],
-                op: o as u32,
-                failed,
-            });
+            registers[k].push(RegOp { inv, cmp: if failed { u64::MAX } else { cmp }, write: true, val: values[k], op: o as u32, failed });
             values[k] += 1;
         } else if txn.outcome == Outcome::Ok && wf.class[o] == ReadClass::External {
             reads.push((o as u32, inv, cmp));
@@ -98,14 +87,7 @@ pub(crate) fn check(h: &History, wf: &Wf, options: &CheckOptions, sink: &mut Sin
         let val = if w == RF_INIT { 0 } else { value_of[w as usize] };
         // A write that is not a register operation makes the key unchecked anyway.
         if val != NONE {
-            registers[k].push(RegOp {
-                inv,
-                cmp,
-                write: false,
-                val,
-                op: o,
-                failed: false,
-            });
+            registers[k].push(RegOp { inv, cmp, write: false, val, op: o, failed: false });
         }
     }
     let mut unknown: Vec<u32> = Vec::new();
@@ -143,11 +125,7 @@ fn explain_failure(key: u32, ops: Vec<RegOp>, chunk: &[RegOp], start: u32, value
     // whole key if that is somehow linearizable.
     let in_chunk: BTreeSet<u32> = chunk.iter().map(|o| o.op).collect();
     let involved: BTreeSet<u32> = chunk.iter().map(|o| o.val).chain([start]).collect();
-    let narrow: Vec<RegOp> = ops
-        .iter()
-        .filter(|o| in_chunk.contains(&o.op) || involved.contains(&o.val))
-        .copied()
-        .collect();
+    let narrow: Vec<RegOp> = ops.iter().filter(|o| in_chunk.contains(&o.op) || involved.contains(&o.val)).copied().collect();
     let start_set = if narrow.len() < ops.len()
         && matches!(search::check(&search::prepare(&narrow, values), values, &mut budget), Verdict::Violation { .. })
     {
@@ -167,16 +145,20 @@ fn explain_failure(key: u32, ops: Vec<RegOp>, chunk: &[RegOp], start: u32, value
         anomaly,
         key: Some(key),
         read: proof.as_ref().and_then(Proof::read).map(|r| r.op),
-        detail: Detail::Linear {
-            window: prepared.iter().map(|o| o.op).collect(),
-            proof,
-        },
+        detail: Detail::Linear { window: prepared.iter().map(|o| o.op).collect(), proof },
     };
     (finding, minimal)
 }
 
 /// Notes on the keys without a verdict (and windows that may not be smallest).
-fn notes(h: &History, unchecked: &[Option<(Unchecked, u32)>], unknown: &[u32], not_minimal: &[u32], options: &CheckOptions, sink: &mut Sink) {
+fn notes(
+    h: &History,
+    unchecked: &[Option<(Unchecked, u32)>],
+    unknown: &[u32],
+    not_minimal: &[u32],
+    options: &CheckOptions,
+    sink: &mut Sink,
+) {
     let some_keys = |ks: &[u32]| {
         let mut names: Vec<String> = ks.iter().take(5).map(|k| h.key(*k).to_string()).collect();
         if ks.len() > 5 {
@@ -186,9 +168,7 @@ fn notes(h: &History, unchecked: &[Option<(Unchecked, u32)>], unknown: &[u32], n
     };
     let plural = |n: usize| if n == 1 { "key" } else { "keys" };
     for why in [Unchecked::MultiOp, Unchecked::NoInterval] {
-        let ks: Vec<u32> = (0..unchecked.len() as u32)
-            .filter(|k| unchecked[*k as usize].is_some_and(|(w, _)| w == why))
-            .collect();
+        let ks: Vec<u32> = (0..unchecked.len() as u32).filter(|k| unchecked[*k as usize].is_some_and(|(w, _)| w == why)).collect();
         let Some(first) = ks.first() else { continue };
         let t = unchecked[*first as usize].expect("listed").1 as usize;
         let txn = &h.txns[t];

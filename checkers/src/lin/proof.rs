@@ -22,21 +22,12 @@ pub(crate) enum Proof {
     FutureRead { write: RegOp, read: RegOp },
     /// `read` returned the value of `old` (None: the initial value); `newer` was invoked after
     /// `old` completed and completed before `read` was invoked.
-    Stale {
-        old: Option<RegOp>,
-        newer: RegOp,
-        read: RegOp,
-    },
+    Stale { old: Option<RegOp>, newer: RegOp, read: RegOp },
     /// Value `a` (write `a_write`; None: the initial value) must precede value `b` because
     /// `ab.0` (an operation of `a`; None: the initial value, which precedes every write)
     /// completed before `ab.1` (of `b`) was invoked; and `b` must precede `a` because `ba.0`
     /// (of `b`) completed before `ba.1` (of `a`) was invoked.
-    TwoWay {
-        a_write: Option<RegOp>,
-        b_write: RegOp,
-        ab: (Option<RegOp>, RegOp),
-        ba: (RegOp, RegOp),
-    },
+    TwoWay { a_write: Option<RegOp>, b_write: RegOp, ab: (Option<RegOp>, RegOp), ba: (RegOp, RegOp) },
 }
 
 impl Proof {
@@ -68,11 +59,7 @@ pub(crate) fn prove(ops: &[RegOp]) -> Option<Proof> {
         writes[o.val as usize] = Some(*o);
     }
     // Reads of a value whose write is not in the set say nothing here.
-    let ops: Vec<RegOp> = ops
-        .iter()
-        .filter(|o| o.write || o.val == 0 || writes[o.val as usize].is_some())
-        .copied()
-        .collect();
+    let ops: Vec<RegOp> = ops.iter().filter(|o| o.write || o.val == 0 || writes[o.val as usize].is_some()).copied().collect();
     let ops = &ops[..];
     // A read that completed before its write began; the earliest such read.
     let future = ops
@@ -163,15 +150,8 @@ fn stale(ops: &[RegOp], old: &Cluster, newer: &Cluster) -> Option<Proof> {
         return None;
     }
     let old_val = old.last_begun.1.val;
-    let read = ops
-        .iter()
-        .filter(|r| !r.write && r.val == old_val && w.cmp < r.inv)
-        .max_by_key(|r| (r.inv, r.op))?;
-    Some(Proof::Stale {
-        old: old.write,
-        newer: w,
-        read: *read,
-    })
+    let read = ops.iter().filter(|r| !r.write && r.val == old_val && w.cmp < r.inv).max_by_key(|r| (r.inv, r.op))?;
+    Some(Proof::Stale { old: old.write, newer: w, read: *read })
 }
 
 #[cfg(test)]
@@ -181,14 +161,7 @@ mod tests {
     use crate::testgen::SplitMix64;
 
     fn op(write: bool, inv: u64, cmp: u64, val: u32, op: u32) -> RegOp {
-        RegOp {
-            inv,
-            cmp,
-            write,
-            val,
-            op,
-            failed: false,
-        }
+        RegOp { inv, cmp, write, val, op, failed: false }
     }
 
     #[test]
@@ -230,11 +203,7 @@ mod tests {
             let mut budget = u64::MAX;
             let verdict = check(&prepared, values, &mut budget);
             let proof = prove(&prepared);
-            assert_eq!(
-                matches!(verdict, Verdict::Violation { .. }),
-                proof.is_some(),
-                "{ops:?}: {verdict:?} vs {proof:?}"
-            );
+            assert_eq!(matches!(verdict, Verdict::Violation { .. }), proof.is_some(), "{ops:?}: {verdict:?} vs {proof:?}");
         }
     }
 }

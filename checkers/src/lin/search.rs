@@ -49,7 +49,10 @@ pub(crate) enum Verdict {
     Linearizable,
     /// Not linearizable: the chunk (a range of the prepared, sorted operations) that has no
     /// linearization, and the value it had to start from.
-    Violation { chunk: std::ops::Range<usize>, start: u32 },
+    Violation {
+        chunk: std::ops::Range<usize>,
+        start: u32,
+    },
     /// The step budget ran out.
     Unknown,
 }
@@ -151,13 +154,7 @@ impl<'a> Chunk<'a> {
             prev[node as usize] = last;
             last = node;
         }
-        Chunk {
-            ops,
-            next,
-            prev,
-            event,
-            head,
-        }
+        Chunk { ops, next, prev, event, head }
     }
 
     fn unlink(&mut self, node: u32) {
@@ -264,13 +261,7 @@ impl<'a> Chunk<'a> {
             }
             *budget -= 1;
             let op = self.ops[i as usize];
-            let frame = Frame {
-                op: i,
-                state,
-                forced,
-                first: done.first,
-                last: done.last,
-            };
+            let frame = Frame { op: i, state, forced, first: done.first, last: done.last };
             done.set(i);
             let after = if op.write { op.val } else { state };
             if memo.insert(done.key(after)) {
@@ -350,13 +341,7 @@ impl Hash for MemoKey {
 
 impl Linearized {
     fn new(n: usize) -> Linearized {
-        Linearized {
-            bits: vec![0; n.div_ceil(64)],
-            first: 0,
-            last: 0,
-            count: 0,
-            n: n as u32,
-        }
+        Linearized { bits: vec![0; n.div_ceil(64)], first: 0, last: 0, count: 0, n: n as u32 }
     }
 
     fn has(&self, i: u32) -> bool {
@@ -403,20 +388,10 @@ mod tests {
     use super::*;
 
     fn w(inv: u64, cmp: u64, val: u32) -> RegOp {
-        RegOp {
-            inv,
-            cmp,
-            write: true,
-            val,
-            op: 0,
-            failed: false,
-        }
+        RegOp { inv, cmp, write: true, val, op: 0, failed: false }
     }
     fn r(inv: u64, cmp: u64, val: u32) -> RegOp {
-        RegOp {
-            write: false,
-            ..w(inv, cmp, val)
-        }
+        RegOp { write: false, ..w(inv, cmp, val) }
     }
     fn verdict(ops: &[RegOp]) -> Verdict {
         let mut ops = ops.to_vec();
@@ -457,14 +432,14 @@ mod tests {
 
     #[test]
     fn an_unread_failed_write_is_dropped_and_a_read_one_bounded_by_its_reads() {
-        let failed = RegOp {
-            failed: true,
-            ..w(0, u64::MAX, 1)
-        };
+        let failed = RegOp { failed: true, ..w(0, u64::MAX, 1) };
         assert_eq!(prepare(&[failed], 2), vec![]);
         let p = prepare(&[failed, r(3, 7, 1), r(4, 9, 1)], 2);
         assert_eq!(p[0].cmp, 7);
-        assert_eq!(verdict(&[failed, r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)]).clone(), verdict(&[w(0, 7, 1), r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)]));
+        assert_eq!(
+            verdict(&[failed, r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)]).clone(),
+            verdict(&[w(0, 7, 1), r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)])
+        );
     }
 
     #[test]

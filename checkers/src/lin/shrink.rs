@@ -42,9 +42,7 @@ pub(crate) fn shrink(ops: Vec<RegOp>, values: usize, budget: &mut u64) -> (Vec<R
 /// Drop the reads whose value's write is not in `ops`.
 fn close(ops: Vec<RegOp>) -> Vec<RegOp> {
     let written: std::collections::BTreeSet<u32> = ops.iter().filter(|o| o.write).map(|o| o.val).collect();
-    ops.into_iter()
-        .filter(|o| o.write || o.val == 0 || written.contains(&o.val))
-        .collect()
+    ops.into_iter().filter(|o| o.write || o.val == 0 || written.contains(&o.val)).collect()
 }
 
 #[cfg(test)]
@@ -53,14 +51,7 @@ mod tests {
 
     #[test]
     fn a_stale_read_shrinks_to_its_three_operations() {
-        let op = |write, inv, cmp, val, op| RegOp {
-            inv,
-            cmp,
-            write,
-            val,
-            op,
-            failed: false,
-        };
+        let op = |write, inv, cmp, val, op| RegOp { inv, cmp, write, val, op, failed: false };
         let mut ops = vec![op(true, 0, 1, 1, 0), op(true, 2, 3, 2, 1)];
         // Noise: other writes and reads, all fine, then the stale read of x=1 at the end.
         for i in 0..20u32 {

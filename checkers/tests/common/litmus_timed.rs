@@ -71,10 +71,6 @@ pub fn catalogue() -> Vec<TimedLitmus> {
             history: "c1 @0-10: w x=1, w y=1\nc2 @20-30: r x=1",
             expect: ["-", "?"],
         },
-        TimedLitmus {
-            name: "no verdict: a write without an interval",
-            history: "c1: w x=1\nc2 @20-30: r x=1",
-            expect: ["-", "?"],
-        },
+        TimedLitmus { name: "no verdict: a write without an interval", history: "c1: w x=1\nc2 @20-30: r x=1", expect: ["-", "?"] },
     ]
 }

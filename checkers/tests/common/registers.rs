@@ -64,9 +64,9 @@ pub fn mutate(records: &mut [TxnRecord], rng: &mut SplitMix64) {
         4 => records[t].outcome = Outcome::Failed,
         _ => {
             // Swap the values two reads of one key returned.
-            if let Some(u) = (0..records.len()).find(|u| {
-                *u != t && records[*u].ops[0].f == OpKind::Read && records[*u].ops[0].key == op.key
-            }) && op.f == OpKind::Read
+            if let Some(u) =
+                (0..records.len()).find(|u| *u != t && records[*u].ops[0].f == OpKind::Read && records[*u].ops[0].key == op.key)
+                && op.f == OpKind::Read
             {
                 let other = records[u].ops[0].value.clone();
                 records[u].ops[0].value = op.value.clone();
