@@ -562,7 +562,7 @@ fn log_tick_label(v: f64, decades: f64, last: &std::cell::RefCell<String>) -> St
 }
 
 fn log_label(v: f64, decades: f64) -> bool {
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return false;
     }
     let m = v / 10f64.powf(v.log10().floor());

@@ -359,7 +359,8 @@ impl FuzzCase {
                                 0 => json!({"read": key(k)}),
                                 1 => json!({"write": key(k)}),
                                 _ => {
-                                    let other = if d as usize % KEY_NAMES.len() == 0 { k.wrapping_add(1) } else { k.wrapping_add(d) };
+                                    let other =
+                                        if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
                                     json!({"read_txn": [key(k), key(other)]})
                                 }
                             })

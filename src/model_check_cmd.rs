@@ -205,7 +205,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             run.distinct_states as f64 / secs.max(1e-9)
         );
         let tlc_fails = run.verdict != tlc::Verdict::Ok;
-        if tlc_fails != !violated.is_empty() {
+        if tlc_fails == violated.is_empty() {
             println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
             code = ExitCode::from(1);
         } else {

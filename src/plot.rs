@@ -10,12 +10,15 @@ use crate::sweep::{AggRow, Results, Row, mean_ci};
 use plotters::style::RGBColor;
 use std::collections::BTreeMap;
 
+/// Draws a figure and states its claims from a sweep's results.
+type BuildFigure = fn(&Results) -> Result<(Figure, Vec<Claim>), String>;
+
 /// A figure: its name, the sweep that feeds it, and what it shows.
 pub struct FigureDef {
     pub name: &'static str,
     pub sweep: &'static str,
     pub about: &'static str,
-    build: fn(&Results) -> Result<(Figure, Vec<Claim>), String>,
+    build: BuildFigure,
 }
 
 impl FigureDef {
@@ -1112,17 +1115,17 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                     },
                 ));
             }
-            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms")) {
-                if z == 1.0 {
-                    claims.push(claim(
-                        "faastcc-latency",
-                        "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
-                        "≈ 6×",
-                        format!("{:.1}×", a / b),
-                        Some((3.0..=12.0).contains(&(a / b))),
-                        "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
-                    ));
-                }
+            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms"))
+                && z == 1.0
+            {
+                claims.push(claim(
+                    "faastcc-latency",
+                    "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
+                    "≈ 6×",
+                    format!("{:.1}×", a / b),
+                    Some((3.0..=12.0).contains(&(a / b))),
+                    "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
+                ));
             }
         }
     }

@@ -196,6 +196,9 @@ pub struct Point {
     origins: Vec<(String, String)>,
 }
 
+/// A grid axis resolved for one series: (its parameter paths, its values, its display name).
+type ResolvedAxis = (Vec<String>, Vec<Vec<Value>>, String);
+
 /// A sweep file resolved into points and seeds.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -271,7 +274,7 @@ impl SweepPlan {
             return Err(err("seeds", "a sweep needs at least one seed".into()));
         }
         // Grid axes: check shapes (per series, which may replace an axis's values).
-        let build_axes = |series: Option<(usize, &SeriesSpec)>| -> Result<Vec<(Vec<String>, Vec<Vec<Value>>, String)>, ScenarioError> {
+        let build_axes = |series: Option<(usize, &SeriesSpec)>| -> Result<Vec<ResolvedAxis>, ScenarioError> {
             let mut axes = Vec::new();
             for (i, axis) in spec.grid.iter().enumerate() {
                 let names = axis.param.names();
@@ -1196,7 +1199,7 @@ mod tests {
     #[test]
     fn journal_rows_read_back_identically() {
         let mut metrics = BTreeMap::new();
-        for (i, x) in [198.21074921473766, 0.1 + 0.2, 1.0 / 3.0, 7.102231477, 1e-300, 123456789.123456789].into_iter().enumerate() {
+        for (i, x) in [198.21074921473766, 0.1 + 0.2, 1.0 / 3.0, 7.102231477, 1e-300, 123_456_789.123_456_79].into_iter().enumerate() {
             metrics.insert(format!("m{i}"), x);
         }
         let row = Row {

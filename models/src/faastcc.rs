@@ -601,10 +601,10 @@ impl FaastccContext {
 /// later write. Shared by HydroCache's join.
 pub fn keep_last_writes(write_set: &mut BTreeMap<Key, Value>, ops: &BTreeMap<(Time, u32, u32), OpRecord>) {
     for op in ops.values() {
-        if op.kind == OpKind::Write {
-            if let (Some(slot), Some(value)) = (write_set.get_mut(&op.key), op.value) {
-                *slot = value;
-            }
+        if op.kind == OpKind::Write
+            && let (Some(slot), Some(value)) = (write_set.get_mut(&op.key), op.value)
+        {
+            *slot = value;
         }
     }
 }
@@ -1160,7 +1160,10 @@ mod tests {
         }
     }
 
-    fn store_reads(out: &Out) -> Vec<(Ts, Vec<(Key, Option<Ts>)>)> {
+    /// Each store read the outbox holds: (snapshot time, keys with the version each asks for).
+    type StoreRead = (Ts, Vec<(Key, Option<Ts>)>);
+
+    fn store_reads(out: &Out) -> Vec<StoreRead> {
         out.effects
             .iter()
             .filter_map(|e| match e {

@@ -190,7 +190,7 @@ fn standard_normal(rng: &mut RngStream) -> f64 {
 
 /// Rounds a non-negative float of nanoseconds to an integer, saturating.
 fn to_ns(x: f64) -> Time {
-    if !(x >= 0.0) {
+    if x.is_nan() || x < 0.0 {
         return 0;
     }
     if x >= 9.0e18 {

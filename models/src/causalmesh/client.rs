@@ -218,7 +218,7 @@ impl Client {
                         let op = OpRecord::read(key, v.value).with_version(v.vc.to_u64s());
                         self.txn_op(op, now);
                     } else {
-                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner.clone())).collect();
+                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
                         out.observe("request_metadata_bytes", self.ctx.bytes());
                         out.send(self.server, Msg::ClientReadTcc { key, read_set });
                         return;
@@ -254,7 +254,7 @@ impl Client {
                 for (k, v) in &self.ctx.buffer {
                     writes.insert(*k, *v);
                 }
-                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner.clone())).collect();
+                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner)).collect();
                 out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
             }
             return;
@@ -359,7 +359,7 @@ impl Client {
             }
             Msg::WriteReply { key, vc, deps } => {
                 let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
-                self.ctx.local.entry(key).or_default().push(Version::write(value, vc.clone(), deps));
+                self.ctx.local.entry(key).or_default().push(Version::write(value, vc, deps));
                 self.record(now, TxnKind::Write, [OpRecord::write(key, value).with_version(vc.to_u64s())].into(), out);
             }
             Msg::ReadTccReply { key, version } => {
