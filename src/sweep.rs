@@ -341,7 +341,7 @@ impl SweepPlan {
                 (None, Some(b)) => (b.clone(), "base".to_string()),
                 (None, None) => {
                     return Err(err(
-                        if s.is_some() { &"series" } else { &"base" },
+                        if s.is_some() { "series" } else { "base" },
                         "no base scenario: give `base` or a base per series".into(),
                     ));
                 }
