@@ -12,6 +12,7 @@
 
 use super::msg::Msg;
 use super::vc::{Deps, Version, merge_dep, merge_deps};
+use crate::metrics;
 use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -202,7 +203,7 @@ impl Client {
                         Msg::ClientWrite { key, value, deps: self.ctx.deps.clone(), local }
                     }
                 };
-                out.observe("request_metadata_bytes", self.ctx.bytes());
+                out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
                 out.send(self.server, msg);
                 return;
             }
@@ -219,7 +220,7 @@ impl Client {
                         self.txn_op(op, now);
                     } else {
                         let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
-                        out.observe("request_metadata_bytes", self.ctx.bytes());
+                        out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
                         out.send(self.server, Msg::ClientReadTcc { key, read_set });
                         return;
                     }
@@ -259,7 +260,7 @@ impl Client {
             }
             return;
         }
-        out.observe("context_bytes", self.ctx.bytes());
+        out.observe(metrics::CONTEXT_BYTES, self.ctx.bytes());
         out.function_done();
     }
 

@@ -3,6 +3,7 @@
 use super::cache::DualCache;
 use super::msg::{Msg, Writes};
 use super::vc::{Deps, Vc, Version, merge_dep};
+use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -205,7 +206,7 @@ impl Server {
         } else {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
         };
-        out.observe("icache_bytes", self.cache.i_cache_bytes());
+        out.observe(metrics::ICACHE_BYTES, self.cache.i_cache_bytes());
         if self.rules.sync_flush {
             let id = self.next_id;
             self.next_id += 1;
@@ -262,7 +263,7 @@ impl Server {
         }
         self.cache.integrate(&deps);
         if let Some(at) = written_at_ns {
-            out.observe("visibility_ns", now - at);
+            out.observe(metrics::VISIBILITY_NS, now - at);
             if self.rules.disseminate {
                 let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc)).collect();
                 for (i, &s) in self.ring.iter().enumerate() {
