@@ -338,7 +338,8 @@ impl FuzzCase {
                                 0 => ScriptOp::Read(key(k)),
                                 1 => ScriptOp::Write(key(k)),
                                 _ => {
-                                    let other = if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
+                                    let other =
+                                        if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
                                     ScriptOp::ReadTxn(vec![key(k), key(other)])
                                 }
                             })
