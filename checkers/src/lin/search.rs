@@ -62,10 +62,11 @@ pub(crate) enum Verdict {
 /// and the completion of a `failed` write that someone reads set to the earliest completion of
 /// those reads (it must take effect before each of them). Both preserve the verdict exactly.
 pub(crate) fn prepare(ops: &[RegOp], values: usize) -> Vec<RegOp> {
-    let mut first_read_done = vec![u64::MAX; values];
+    // None: nobody reads the value (a read may complete at u64::MAX itself).
+    let mut first_read_done: Vec<Option<u64>> = vec![None; values];
     for o in ops.iter().filter(|o| !o.write) {
         let v = o.val as usize;
-        first_read_done[v] = first_read_done[v].min(o.cmp);
+        first_read_done[v] = Some(first_read_done[v].map_or(o.cmp, |d| d.min(o.cmp)));
     }
     let mut out: Vec<RegOp> = ops
         .iter()
@@ -73,8 +74,7 @@ pub(crate) fn prepare(ops: &[RegOp], values: usize) -> Vec<RegOp> {
             if !o.failed {
                 return Some(*o);
             }
-            let done = first_read_done[o.val as usize];
-            (done != u64::MAX).then_some(RegOp { cmp: done.max(o.inv), ..*o })
+            first_read_done[o.val as usize].map(|done| RegOp { cmp: done.max(o.inv), ..*o })
         })
         .collect();
     out.sort_unstable_by_key(|o| (o.inv, o.cmp, o.op));
@@ -436,6 +436,8 @@ mod tests {
         assert_eq!(prepare(&[failed], 2), vec![]);
         let p = prepare(&[failed, r(3, 7, 1), r(4, 9, 1)], 2);
         assert_eq!(p[0].cmp, 7);
+        // A read may complete at the last representable instant; its write is still kept.
+        assert_eq!(verdict(&[failed, r(3, u64::MAX, 1)]), Verdict::Linearizable);
         assert_eq!(
             verdict(&[failed, r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)]).clone(),
             verdict(&[w(0, 7, 1), r(3, 7, 1), w(8, 9, 2), r(10, 11, 1)])
