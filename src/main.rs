@@ -11,14 +11,9 @@ mod sweep_cmd;
 mod view_cmd;
 
 use causim::report;
-use causim::runner::{self, RunOptions};
-use causim::scenario::{LoadedScenario, Verdict};
-use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
-use causim_models::direct::Direct;
-use causim_models::eventual::Eventual;
-use causim_models::faastcc::Faastcc;
-use causim_models::hydrocache::HydroCache;
-use causim_models::{Model, register::Register};
+use causim_models::PROTOCOLS;
+use causim_pipeline::run::{self as pipeline, RunOptions};
+use causim_pipeline::scenario::{LoadedScenario, Verdict};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -91,6 +86,7 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
@@ -109,23 +105,37 @@ fn main() -> ExitCode {
     }
 }
 
-fn print_protocols() {
-    fn one<M: Model>() {
-        println!("{}", M::NAME);
-        if M::MUTANTS.is_empty() {
-            println!("  (no mutants)");
+/// A panic is a bug in causim; when it happens inside a run, say which run and how to replay it,
+/// so the report that follows can be reproduced.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if let Some(run) = pipeline::run_in_progress() {
+            eprintln!(
+                "causim: this is a bug in causim, not in the scenario. It happened while running {} with seed {}; \
+                 replay it with:\n  {}",
+                run.scenario.display(),
+                run.seed,
+                run.replay_command()
+            );
         }
-        for (name, what) in M::MUTANTS {
-            println!("  mutant {name}: {what}");
+    }));
+}
+
+fn print_protocols() {
+    let mut text = String::new();
+    for e in PROTOCOLS {
+        text += &format!("{}: {}\n  histories must pass: {}\n", e.name, e.about, e.level.name());
+        if e.mutants.is_empty() {
+            text += "  (no mutants)\n";
+        }
+        for m in e.mutants {
+            text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
     }
-    one::<Register>();
-    one::<CausalMesh>();
-    one::<CausalMeshTcc>();
-    one::<Eventual>();
-    one::<Direct>();
-    one::<Faastcc>();
-    one::<HydroCache>();
+    // A closed pipe (`causim protocols | head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -161,7 +171,7 @@ fn run(args: RunArgs) -> ExitCode {
         ..Default::default()
     };
     let started = std::time::Instant::now();
-    let report = match runner::run(&loaded, &options) {
+    let report = match pipeline::run(&loaded, &options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -198,7 +208,7 @@ fn run(args: RunArgs) -> ExitCode {
     }
     let mut ok = true;
     if args.check_determinism {
-        match runner::check_determinism(&loaded, Some(seed), &args.mutants) {
+        match pipeline::check_determinism(&loaded, Some(seed), &args.mutants) {
             Ok(check) if check.holds() => {
                 println!(
                     "  {:<16}ok: two more runs gave history {} and trace {}",

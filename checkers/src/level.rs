@@ -10,7 +10,8 @@ use std::fmt;
 /// a transaction is flattened into its operations, in program order, within its session, so
 /// these levels do not require a transaction's reads to come from one snapshot (use `ra` or
 /// `tcc` for that). The transactional levels (`rc`, `ra`, `tcc`) judge whole transactions, as
-/// Plume and Biswas & Enea do. Every level includes `well-formed`.
+/// Plume and Biswas & Enea do. `linearizable` alone judges real time: each key is a read/write
+/// register of single-operation transactions. Every level includes `well-formed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
     /// Reads see real, committed, final writes; a transaction reads its own writes.
@@ -37,10 +38,31 @@ pub enum Level {
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
     Tcc,
+    /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
+    /// real-time intervals of single-operation transactions.
+    Linearizable,
 }
 
 impl Level {
-    pub const ALL: [Level; 12] = [
+    pub const ALL: [Level; 13] = [
+        Level::WellFormed,
+        Level::ReadYourWrites,
+        Level::MonotonicReads,
+        Level::MonotonicWrites,
+        Level::WritesFollowReads,
+        Level::Session,
+        Level::Cc,
+        Level::Ccv,
+        Level::Cm,
+        Level::Rc,
+        Level::Ra,
+        Level::Tcc,
+        Level::Linearizable,
+    ];
+
+    /// The levels that ignore real time (all but `linearizable`): they judge any history, with
+    /// or without `invoke_ns`/`complete_ns`.
+    pub const UNTIMED: [Level; 12] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -70,6 +92,7 @@ impl Level {
             Level::Rc => "rc",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
+            Level::Linearizable => "linearizable",
         }
     }
 
@@ -88,6 +111,7 @@ impl Level {
             Level::Rc => "read committed",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
+            Level::Linearizable => "linearizability, per key",
         }
     }
 
@@ -107,6 +131,7 @@ impl Level {
             "rc" | "read-committed" => Level::Rc,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
+            "linearizable" | "linearizability" => Level::Linearizable,
             _ => return None,
         })
     }
@@ -116,13 +141,18 @@ impl Level {
         matches!(self, Level::Rc | Level::Ra | Level::Tcc)
     }
 
+    /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
+    pub fn is_timed(self) -> bool {
+        self == Level::Linearizable
+    }
+
     /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
     pub fn forbids(self, anomaly: Anomaly) -> bool {
         use Anomaly as A;
         use Level as L;
         match anomaly {
             A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
-            A::CyclicCO => self != L::WellFormed,
+            A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
             A::NonMonotonicWrite => matches!(self, L::MonotonicWrites | L::Session),
@@ -135,6 +165,7 @@ impl Level {
                 matches!(self, L::Ra | L::Tcc)
             }
             A::COConflictCM | A::ConflictCM => self == L::Tcc,
+            A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
         }
     }
 
