@@ -198,7 +198,7 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// The text of the element that opens with `tag` in `dom`, tags stripped.
-fn text_after<'a>(dom: &'a str, tag: &str, len: usize) -> String {
+fn text_after(dom: &str, tag: &str, len: usize) -> String {
     let start = dom.find(tag).unwrap_or_else(|| panic!("no {tag}"));
     let mut out = String::new();
     let mut inside = false;
