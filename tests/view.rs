@@ -270,30 +270,78 @@ fn the_fig6_page_shows_the_witness_in_headless_chromium() {
     }
 }
 
-/// Goal: the page draws witness edges by kind from the report, so a kind the causal levels do
-/// not produce (`Realtime`, for linearizability) draws between the two operations' intervals
-/// like any other. The report here is `causim check --format json`'s shape with one edge
-/// swapped for a real-time one, since no level produces it yet.
+/// Goal: a linearizability failure is drawn with the two operations' intervals, the real-time
+/// edge between them with guides at the first one's completion and the second one's
+/// invocation, and the impossible order in the side panel. Fig. 6 without carried writes,
+/// checked at `linearizable`: c2 reads the initial x after c1's write of x had completed.
 #[test]
-fn a_realtime_witness_edge_draws_between_intervals() {
-    let dir = fig6_run("realtime");
-    let o = causim(&["check", dir.join("history.jsonl").to_str().unwrap(), "--level", "ccv", "--format", "json"]);
-    assert_eq!(o.status.code(), Some(1));
-    let mut report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    report["violations"][0]["witness"][1]["kind"] = "Realtime".into();
-    std::fs::write(dir.join("check.json"), serde_json::to_string(&report).unwrap()).unwrap();
-    ok(&["view", dir.to_str().unwrap()]);
+fn a_stale_read_at_linearizable_draws_the_intervals_and_the_impossible_order() {
+    let dir = fig6_run("linearizable");
+    ok(&["view", dir.to_str().unwrap(), "--level", "linearizable"]);
+    let data = page_data(&std::fs::read_to_string(dir.join("view.html")).unwrap());
+    assert_eq!(data["check"]["violations"][0]["anomaly"], "StaleRead");
     let page = dir.join("view.html").canonicalize().unwrap();
-    let dom = headless(&format!("file://{}", page.display()), &["--dump-dom".to_string()], "realtime");
-    let edges = tags_with_class(&dom, "w-edge-group");
-    let kinds: Vec<&str> = edges.iter().filter_map(|t| attr(t, "data-kind")).collect();
-    assert_eq!(kinds, ["SessionOrder", "Realtime", "SessionOrder", "AntiDependency"]);
+    let dom = headless(&format!("file://{}", page.display()), &["--dump-dom".to_string()], "linearizable");
+    let kinds: Vec<&str> = tags_with_class(&dom, "w-edge-group").iter().filter_map(|t| attr(t, "data-kind")).collect();
+    assert_eq!(kinds, ["Realtime", "AntiDependency"]);
     let i = dom.find("data-kind=\"Realtime\"").unwrap();
-    let label = text_after(&dom[i..], ">", 1000);
-    assert!(label.starts_with("rt"), "{label}");
-    for tag in tags_with_class(&dom, "w-edge") {
+    assert!(text_after(&dom[i..], ">", 1000).starts_with("rt x"));
+    let guides = tags_with_class(&dom, "w-rt-mark");
+    assert_eq!(guides.len(), 2, "one guide at T1's completion, one at T2's invocation");
+    for tag in guides.iter().chain(&tags_with_class(&dom, "w-edge")) {
         assert_eq!(attr(tag, "data-visible"), Some("1"), "not visible: <{tag}>");
     }
+    let panel = text_after(&dom, "<div id=\"violation-detail\"", 4000);
+    assert!(panel.contains("The impossible order") && panel.contains("T1 —rt x→ T2 —rw x→ T1"), "{panel}");
+}
+
+/// Goal: a history with no linearization at all (a lost update: two completed writes, each
+/// read after both completed) views from a bare directory; the report's smallest failing
+/// window, when it holds operations beyond the witness, is outlined too. The window here is
+/// the checker's report with one more operation of x added, since the checker's own minimal
+/// windows are the witness on small histories.
+#[test]
+fn a_history_with_no_linearization_draws_its_witness_and_window() {
+    let dir = temp_dir("view", "lost-update");
+    std::fs::create_dir_all(&dir).unwrap();
+    let op = |id: u64, s: &str, t0: u64, t1: u64, f: &str, v: u64| {
+        format!(
+            "{{\"id\":{id},\"session\":\"{s}\",\"node\":\"S0\",\"invoke_ns\":{t0},\"complete_ns\":{t1},\"outcome\":\"ok\",\"ops\":[{{\"f\":\"{f}\",\"key\":\"x\",\"value\":{v}}}]}}\n"
+        )
+    };
+    let history = [
+        "{\"format\":\"causim-history/1\"}\n".to_string(),
+        op(0, "c1", 0, 10, "w", 1),
+        op(1, "c2", 0, 10, "w", 2),
+        op(2, "c3", 20, 30, "r", 1),
+        op(3, "c4", 20, 30, "r", 2),
+        op(4, "c5", 40, 50, "r", 2),
+    ]
+    .concat();
+    std::fs::write(dir.join("history.jsonl"), history).unwrap();
+    let o = causim(&["check", dir.join("history.jsonl").to_str().unwrap(), "--level", "linearizable", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let mut report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["violations"][0]["anomaly"], "NonLinearizable");
+    let mut window: Vec<u64> =
+        report["violations"][0]["transactions"].as_array().unwrap().iter().map(|t| t["id"].as_u64().unwrap()).collect();
+    assert!(!window.contains(&4));
+    window.push(4);
+    report["violations"][0]["window"] = serde_json::json!(window);
+    std::fs::write(dir.join("check.json"), serde_json::to_string(&report).unwrap()).unwrap();
+    ok(&["view", dir.to_str().unwrap()]);
+
+    let page = dir.join("view.html").canonicalize().unwrap();
+    let dom = headless(&format!("file://{}", page.display()), &["--dump-dom".to_string()], "lost-update");
+    let body = dom.split('<').find(|t| t.starts_with("body")).expect("a body");
+    let shown = attr(body, "data-witness-visible").unwrap();
+    assert!(shown.split_once('/').is_some_and(|(a, b)| a == b && b != "0"), "witness elements visible: {shown}");
+    assert!(tags_with_class(&dom, "w-edge-group").iter().any(|t| attr(t, "data-kind") == Some("Realtime")));
+    let outlined: Vec<&str> = tags_with_class(&dom, "w-window-group").iter().filter_map(|t| attr(t, "data-txn")).collect();
+    assert_eq!(outlined, ["4"]);
+    let panel = text_after(&dom, "<div id=\"violation-detail\"", 6000);
+    assert!(panel.contains("The smallest failing window found has 5 operations on x"), "{panel}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Goal: a model-check counterexample's replay is drawn with its steps numbered. `causim

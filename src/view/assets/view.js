@@ -49,7 +49,7 @@
   };
   const edgeStyle = (k) => EDGE_STYLE[k] || { short: String(k), color: '#4b5563', dash: '3 3', name: String(k) };
   const OP_FILL = ['#3f9b5a', '#3b6fb6', '#7b5fb0', '#9aa3b2']; // reads, writes, both, none
-  const RED = '#d0312d', WITNESS = '#1f2f6b', FLIGHT = '#e8891c';
+  const RED = '#d0312d', WITNESS = '#1f2f6b', FLIGHT = '#e8891c', STEP = '#6d28d9';
 
   // ---------------------------------------------------------------------------------------
   // Geometry constants (pixels).
@@ -707,6 +707,28 @@
       el('title', {}, fg, `sent ${fmt(m[2])}, ${m[6] === 0 ? 'delivered' : 'planned to arrive'} ${fmt(m[4])}`);
     }
 
+    // A linearizability failure's smallest failing window, beyond the witness's own operations:
+    // outlined dashed, under everything else.
+    for (const id of v.window || []) {
+      const t = txnById.get(id), b = t && !boxes.has(id) ? txnBox(t) : null;
+      if (!b) continue;
+      const wg = el('g', { class: 'w-window-group', 'data-txn': id }, g);
+      el('rect', { class: 'w-window', x: b.x0 - 3, y: b.y0 - 3, width: b.x1 - b.x0 + 6, height: b.y1 - b.y0 + 6, rx: 3 }, wg);
+      el('title', {}, wg, `${SESSIONS[t.s]} ${t.label} (id ${t.id}): in the smallest failing window of ${v.key}'s operations`);
+    }
+    // Real-time edges: the instant the first operation completed and the instant the second was
+    // invoked, as guides across both lanes, so the gap between the two intervals shows.
+    v.witness.forEach((e) => {
+      if (e.kind !== 'Realtime') return;
+      const a = boxes.get(e.from), b = boxes.get(e.to), ta = txnById.get(e.from), tb = txnById.get(e.to);
+      if (!a || !b) return;
+      const top = Math.min(a.y0, b.y0) - 8, bottom = Math.max(a.y1, b.y1) + 8;
+      const rg = el('g', { class: 'w-rt-group', 'data-from': e.from, 'data-to': e.to }, g);
+      el('path', { class: 'w-rt-mark', d: `M${a.x1},${top} L${a.x1},${bottom}` }, rg);
+      el('path', { class: 'w-rt-mark', d: `M${b.x0},${top} L${b.x0},${bottom}` }, rg);
+      el('title', {}, rg, `${labelOf(v, e.from)} completed at ${fmt(ta.t1)}, ${fmt(tb.t0 - ta.t1)} before ${labelOf(v, e.to)} was invoked at ${fmt(tb.t0)}`);
+    });
+
     // Edges, then boxes and tags on top.
     const backCount = new Map();
     v.witness.forEach((e, k) => {
@@ -723,7 +745,13 @@
       } else {
         // Same lane, or backwards in time: an arch over the boxes, from top to top.
         const n = backCount.get(a.lane) || 0; backCount.set(a.lane, n + 1);
-        const ax = b.x0 >= a.x1 - 1 ? a.x1 - 3 : (a.x0 + a.x1) / 2, bx = b.x0 >= a.x1 - 1 ? b.x0 + 3 : (b.x0 + b.x1) / 2;
+        let ax = b.x0 >= a.x1 - 1 ? a.x1 - 3 : (a.x0 + a.x1) / 2, bx = b.x0 >= a.x1 - 1 ? b.x0 + 3 : (b.x0 + b.x1) / 2;
+        if (a.lane !== b.lane && Math.abs(ax - bx) < 16) {
+          // Operations at the same time on two lanes: a downward edge left of the line between
+          // them, an upward one right of it, so two edges in opposite directions stay apart.
+          const off = (a.y0 < b.y0 ? -1 : 1) * (12 + 8 * n);
+          ax += off; bx += off;
+        }
         const top = Math.min(a.y0, b.y0) - 26 - 16 * n - (a.lane !== b.lane ? 10 : 0);
         d = `M${ax},${a.y0} C${ax},${top} ${bx},${top} ${bx},${b.y0}`;
         mid = bez([ax, a.y0], [ax, top], [bx, top], [bx, b.y0]);
@@ -865,11 +893,12 @@
     const visible = (e) => {
       const r = e.getBoundingClientRect();
       const cs = getComputedStyle(e);
-      return r.width > 0 && r.height > 0 && r.right > sr.left + LABEL_W && r.left < sr.right && r.bottom > sr.top + AXIS_H && r.top < sr.bottom
+      // A vertical or horizontal line has no width or no height, and is still seen.
+      return (r.width > 0 || r.height > 0) && r.right > sr.left + LABEL_W && r.left < sr.right && r.bottom > sr.top + AXIS_H && r.top < sr.bottom
         && cs.visibility !== 'hidden' && cs.display !== 'none' && Number(cs.opacity) > 0;
     };
     let shown = 0, all = 0;
-    for (const e of svg.querySelectorAll('.w-txn, .w-edge, .w-edge-label, .w-flight')) {
+    for (const e of svg.querySelectorAll('.w-txn, .w-edge, .w-edge-label, .w-flight, .w-rt-mark, .w-window')) {
       const ok = visible(e);
       e.setAttribute('data-visible', ok ? '1' : '0');
       all++; if (ok) shown++;
@@ -994,6 +1023,20 @@
     last.append(v.explanation.contradiction);
     then.appendChild(last);
     box.appendChild(then);
+    // The order the witness forces, which comes back to where it started: no history order can
+    // have it (for linearizability, no order respects real time and every read).
+    const chain = v.witness.every((e, i) => i === 0 || e.from === v.witness[i - 1].to);
+    if (chain && v.witness.length && v.witness[v.witness.length - 1].to === v.witness[0].from) {
+      box.appendChild(text('h3', 'The impossible order'));
+      const order = text('div', null, 'order');
+      order.append(labelOf(v, v.witness[0].from));
+      for (const e of v.witness) { order.append(' —'); order.appendChild(key(e)); order.append(`→ ${labelOf(v, e.to)}`); }
+      box.appendChild(order);
+    }
+    if (v.window && v.window.length > v.transactions.length) {
+      box.appendChild(text('div', `The smallest failing window found has ${v.window.length} operations on ${v.key} (the others outlined dashed): `
+        + `without any one of them, the rest is linearizable.`, 'muted'));
+    }
     const flights = inFlight(v);
     if (flights.length) {
       box.appendChild(text('h3', 'In flight at the read'));
@@ -1108,8 +1151,14 @@
       item((s) => el('path', { d: 'M2,7 L32,7', stroke: st.color, 'stroke-width': 2.4, 'stroke-dasharray': st.dash }, s), `${st.short}: ${st.name} (witness edge)`);
     }
     item((s) => el('path', { d: 'M2,7 L32,7', stroke: FLIGHT, 'stroke-width': 4 }, s), 'in flight to the stale read\'s node when it read');
+    if (VIOLATIONS.some((v) => v.witness.some((e) => e.kind === 'Realtime'))) {
+      item((s) => { el('path', { d: 'M8,1 L8,13 M26,1 L26,13', stroke: EDGE_STYLE.Realtime.color, 'stroke-dasharray': '2 3', 'stroke-width': 1.4 }, s); el('path', { d: 'M8,7 L26,7', stroke: EDGE_STYLE.Realtime.color, 'stroke-width': 2 }, s); }, 'rt: one operation completed, then the other was invoked');
+    }
+    if (VIOLATIONS.some((v) => v.window && v.window.length > v.transactions.length)) {
+      item((s) => el('rect', { x: 3, y: 2, width: 28, height: 10, rx: 2, fill: 'none', stroke: WITNESS, 'stroke-dasharray': '5 3', 'stroke-width': 1.6 }, s), 'in the smallest failing window (linearizability)');
+    }
     if (CX) {
-      item((s) => { el('path', { d: 'M2,7 L32,7', class: 'cx-arrow' }, s); el('circle', { cx: 17, cy: 7, r: 6, class: 'cx-badge' }, s); }, 'a step of the counterexample, numbered (a delivery it schedules)');
+      item((s) => { el('path', { d: 'M2,7 L32,7', stroke: STEP, 'stroke-width': 3.5, 'stroke-opacity': 0.55 }, s); el('circle', { cx: 17, cy: 7, r: 6, fill: STEP }, s); }, 'a step of the counterexample, numbered (a delivery it schedules)');
     }
   }
 
