@@ -8,10 +8,12 @@
 //! violation the checker found is drawn on the diagram: its transactions outlined and tagged
 //! T1, T2, …, its witness edges (session order, reads-from, causal order, write order,
 //! anti-dependency, real time) drawn with their labels, its sentence beside it, and the
-//! messages still on their way to the stale read's node when it read. A replayed model-check
-//! counterexample has its steps numbered on the arrows that made them. Long runs open in a
-//! timeline: lanes collapse to nodes, a histogram shows anomalies over time, and choosing a
-//! violation magnifies its window with its sessions' lanes.
+//! messages still on their way to the stale read's node when it read; a linearizability
+//! failure's real-time edges also get guides at the instants that order them, and its
+//! smallest failing window is outlined. A replayed model-check counterexample has its steps
+//! numbered on the arrows that made them. Long runs open in a timeline: lanes collapse to
+//! nodes, a histogram shows anomalies over time, and choosing a violation magnifies its window
+//! with its sessions' lanes.
 //!
 //! The page is data plus drawing code of our own (`assets/view.js`, plain DOM, canvas and
 //! SVG; no library, so nothing to bundle, audit or fetch): the run is read here into one JSON
