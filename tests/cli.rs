@@ -133,3 +133,27 @@ fn a_failed_run_leaves_the_previous_run_whole_and_a_foreign_folder_is_never_repl
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(left.iter().all(|n| !n.starts_with('.')), "staging folders left behind: {left:?}");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // Goal: `causim … | head -1` ends like any program whose reader went away, with no panic.
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_causim"))
+        // 118 KB of step-by-step account: more than a pipe holds, so writing must fail.
+        .args(["run", "scenarios/faastcc/fuzz-chain.json", "--account", "--out"])
+        .arg(temp_dir("cli", "pipe"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 8];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(141), "{err}");
+}
