@@ -582,7 +582,7 @@ pub fn judge(scenario: &Scenario) -> Result<Verdict, String> {
         })),
         Ok(Err(run::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
         Ok(Err(e @ run::RunError::Io { .. })) => Ok(Verdict::Fail(Failed { broken: Some(e.to_string()), ..Failed::default() })),
-        Ok(Err(e @ run::RunError::Option { .. })) => Err(format!("the fuzzer passed a bad option: {e}")),
+        Ok(Err(e @ (run::RunError::Option { .. } | run::RunError::Output(_)))) => Err(format!("the fuzzer passed a bad option: {e}")),
         Err(panic) => {
             let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             Ok(Verdict::Fail(Failed { panic: Some(msg.unwrap_or_default()), ..Failed::default() }))

@@ -110,6 +110,12 @@ fn main() -> ExitCode {
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // `causim run … | head` closes the pipe: print! panics with this message. End quietly,
+        // as a program killed by SIGPIPE does (status 128 + 13), rather than report a bug.
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
         default(info);
         if let Some(run) = pipeline::run_in_progress() {
             eprintln!(
@@ -134,8 +140,7 @@ fn print_protocols() {
             text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
     }
-    // A closed pipe (`causim protocols | head`) is not an error worth a panic.
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+    print!("{text}");
 }
 
 fn run(args: RunArgs) -> ExitCode {
