@@ -31,8 +31,12 @@ pub enum Level {
     Ccv,
     /// Causal memory (POPL'17 CM): CC where each session's view is consistent on its own.
     Cm,
-    /// Read committed (Plume RC, TAP-a…i).
+    /// Read committed (Biswas & Enea's axioms; Plume's paper: no TAP-a…i).
     Rc,
+    /// Read committed as Plume's checker decides it: well-formedness judged against the nearest
+    /// earlier operation on the key, CyclicCO, and the read-committed axiom for reads of
+    /// initial values only (see `checkers/README.md`).
+    RcPlume,
     /// Read atomic (Plume RA, TAP-a…l).
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
@@ -40,7 +44,7 @@ pub enum Level {
 }
 
 impl Level {
-    pub const ALL: [Level; 12] = [
+    pub const ALL: [Level; 13] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -51,6 +55,7 @@ impl Level {
         Level::Ccv,
         Level::Cm,
         Level::Rc,
+        Level::RcPlume,
         Level::Ra,
         Level::Tcc,
     ];
@@ -68,6 +73,7 @@ impl Level {
             Level::Ccv => "ccv",
             Level::Cm => "cm",
             Level::Rc => "rc",
+            Level::RcPlume => "rc-plume",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
         }
@@ -86,6 +92,7 @@ impl Level {
             Level::Ccv => "causal convergence (causal+)",
             Level::Cm => "causal memory",
             Level::Rc => "read committed",
+            Level::RcPlume => "read committed, as Plume's checker decides it",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
         }
@@ -104,7 +111,8 @@ impl Level {
             "cc" | "causal" => Level::Cc,
             "ccv" | "causal+" | "causal-plus" | "causal-convergence" => Level::Ccv,
             "cm" | "causal-memory" => Level::Cm,
-            "rc" | "read-committed" => Level::Rc,
+            "rc" | "read-committed" | "rc-biswas-enea" => Level::Rc,
+            "rc-plume" | "plume-rc" => Level::RcPlume,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             _ => return None,
@@ -113,7 +121,7 @@ impl Level {
 
     /// Whether the level judges whole transactions (rather than single operations).
     pub fn is_transactional(self) -> bool {
-        matches!(self, Level::Rc | Level::Ra | Level::Tcc)
+        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc)
     }
 
     /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
@@ -135,7 +143,9 @@ impl Level {
             A::WriteCOInitRead | A::WriteCORead => matches!(self, L::Cc | L::Ccv | L::Cm),
             A::CyclicCF => self == L::Ccv,
             A::WriteHBInitRead | A::CyclicHB => self == L::Cm,
-            A::NonMonoReadCO | A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
+            // rc-plume: NonMonoReadCO only for reads of initial values (Plume's RC mode).
+            A::NonMonoReadCO => matches!(self, L::Rc | L::RcPlume | L::Ra | L::Tcc),
+            A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
             A::NonRepeatableRead | A::FracturedReadCO | A::FracturedReadCM => {
                 matches!(self, L::Ra | L::Tcc)
             }

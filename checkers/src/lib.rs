@@ -54,6 +54,7 @@ mod fxhash;
 mod graph;
 mod history;
 mod level;
+mod plume_rc;
 mod report;
 mod session;
 pub mod testgen;
@@ -185,6 +186,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                         }
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
+                    Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
                     Level::WellFormed => unreachable!("handled above"),
                 }
                 lap("causal checks");
@@ -195,7 +197,27 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
 }
 
 fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
+    let repeats = level.forbids(Anomaly::NonRepeatableRead);
     for (o, class) in wf.class.iter().enumerate() {
+        let also = wf.also_repeats.get(&(o as u32));
+        // Plume's checker compares a read with the nearest earlier operation on its key only:
+        // after an own read, it calls the read non-repeatable, which its RC allows.
+        // Only whether it read another transaction's intermediate value remains to judge.
+        if level == Level::RcPlume && also.is_some_and(|a| a.1) {
+            let w = h.rf[o];
+            if *class == ReadClass::NotMyOwnWrite
+                && w != history::RF_INIT
+                && h.rf_txn[o] & history::WRITER_OVERWRITTEN != 0
+            {
+                sink.push(Finding {
+                    anomaly: Anomaly::IntermediateRead,
+                    key: Some(h.ops[o].key),
+                    read: Some(o as u32),
+                    detail: Detail::Read,
+                });
+            }
+            continue;
+        }
         let anomaly = match class {
             ReadClass::ThinAir => Anomaly::ThinAirRead,
             ReadClass::Aborted => Anomaly::AbortedRead,
@@ -221,6 +243,15 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
             read: Some(o as u32),
             detail,
         });
+        // A read that ignores its own write after reading the key is also non-repeatable.
+        if let Some(&(first, _)) = also.filter(|_| repeats) {
+            sink.push(Finding {
+                anomaly: Anomaly::NonRepeatableRead,
+                key: Some(key),
+                read: Some(o as u32),
+                detail: Detail::Repeat { first },
+            });
+        }
     }
 }
 

@@ -3,16 +3,16 @@
 use causim_checkers::Level;
 
 /// Levels in table order.
-pub const COLUMNS: [Level; 12] = Level::ALL;
+pub const COLUMNS: [Level; 13] = Level::ALL;
 
 pub struct Litmus {
     pub name: &'static str,
     pub history: &'static str,
     /// One entry per column: the anomaly reported first, or "-".
-    pub expect: [&'static str; 12],
+    pub expect: [&'static str; 13],
 }
 
-const ALL_WF: fn(&'static str) -> [&'static str; 12] = |a| [a; 12];
+const ALL_WF: fn(&'static str) -> [&'static str; 13] = |a| [a; 13];
 
 pub fn catalogue() -> Vec<Litmus> {
     vec![
@@ -42,6 +42,27 @@ pub fn catalogue() -> Vec<Litmus> {
             expect: ALL_WF("NotMyLastWrite"),
         },
         Litmus {
+            // Plume's TAP-j case: Plume names it NonRepeatableRead (and passes it at RC), the
+            // axioms NotMyOwnWrite; both are reported where both are forbidden (ra, tcc).
+            name: "NotMyOwnWrite and NonRepeatableRead: another's value after reading one's own",
+            history: "c1: w x=2\nc2: w x=1, r x=1, r x=2",
+            expect: [
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+                "-",
+                "NotMyOwnWrite",
+                "NotMyOwnWrite",
+            ],
+        },
+        Litmus {
             name: "IntermediateRead: reading another's overwritten write",
             history: "c1: w x=1, w x=2\nc2: r x=1",
             expect: ALL_WF("IntermediateRead"),
@@ -50,15 +71,38 @@ pub fn catalogue() -> Vec<Litmus> {
             name: "CyclicCO: each session reads the other's later write",
             history: "c1: r x=1\nc1: w y=1\nc2: r y=1\nc2: w x=1",
             expect: [
-                "-", "CyclicCO", "CyclicCO", "CyclicCO", "CyclicCO", "CyclicCO", "CyclicCO",
-                "CyclicCO", "CyclicCO", "CyclicCO", "CyclicCO", "CyclicCO",
+                "-",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
             ],
         },
         Litmus {
             name: "CyclicCO between transactions only: operations alone are fine",
             history: "c1: w x=1, r y=1\nc2: w y=1, r x=1",
             expect: [
-                "-", "-", "-", "-", "-", "-", "-", "-", "-", "CyclicCO", "CyclicCO", "CyclicCO",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
+                "CyclicCO",
             ],
         },
         Litmus {
@@ -74,6 +118,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCOInitRead",
                 "WriteCOInitRead",
                 "WriteCOInitRead",
+                "-",
                 "-",
                 "FracturedReadCO",
                 "FracturedReadCO",
@@ -93,6 +138,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCORead",
                 "WriteCORead",
                 "-",
+                "-",
                 "FracturedReadCO",
                 "FracturedReadCO",
             ],
@@ -110,6 +156,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCOInitRead",
                 "WriteCOInitRead",
                 "WriteCOInitRead",
+                "-",
                 "-",
                 "FracturedReadCO",
                 "FracturedReadCO",
@@ -130,6 +177,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCORead",
                 "-",
                 "-",
+                "-",
                 "COConflictCM",
             ],
         },
@@ -146,6 +194,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCOInitRead",
                 "WriteCOInitRead",
                 "WriteCOInitRead",
+                "-",
                 "-",
                 "-",
                 "COConflictCM",
@@ -166,6 +215,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCOInitRead",
                 "-",
                 "-",
+                "-",
                 "COConflictCM",
             ],
         },
@@ -182,6 +232,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCORead",
                 "WriteCORead",
                 "WriteCORead",
+                "-",
                 "-",
                 "-",
                 "COConflictCM",
@@ -201,6 +252,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "WriteCORead",
                 "WriteCORead",
                 "NonMonoReadCO",
+                "-",
                 "NonMonoReadCO",
                 "NonMonoReadCO",
             ],
@@ -209,6 +261,7 @@ pub fn catalogue() -> Vec<Litmus> {
             name: "FracturedReadCO: sees y=1 but not the x=1 written with it",
             history: "c1: w x=1, w y=1\nc2: r x=_, r y=1",
             expect: [
+                "-",
                 "-",
                 "-",
                 "-",
@@ -237,6 +290,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "-",
                 "-",
                 "-",
+                "-",
                 "NonRepeatableRead",
                 "NonRepeatableRead",
             ],
@@ -255,6 +309,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "-",
                 "-",
                 "NonMonoReadCM",
+                "-",
                 "NonMonoReadCM",
                 "NonMonoReadCM",
             ],
@@ -263,6 +318,7 @@ pub fn catalogue() -> Vec<Litmus> {
             name: "FracturedReadCM: one reader's reads order two transactions both ways",
             history: "c1: w x=1, w y=1\nc2: w x=2, w y=2\nc3: r y=2, r x=1",
             expect: [
+                "-",
                 "-",
                 "-",
                 "-",
@@ -292,6 +348,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "-",
                 "-",
                 "-",
+                "-",
                 "ConflictCM",
             ],
         },
@@ -308,6 +365,7 @@ pub fn catalogue() -> Vec<Litmus> {
                 "-",
                 "CyclicCF",
                 "CyclicHB",
+                "-",
                 "-",
                 "-",
                 "ConflictCM",
@@ -329,32 +387,33 @@ pub fn catalogue() -> Vec<Litmus> {
                 "-",
                 "-",
                 "-",
+                "-",
             ],
         },
         Litmus {
             name: "allowed: stale read across unrelated sessions",
             history: "c1: w x=1\nc2: r x=_\nc2: r x=1",
-            expect: ["-"; 12],
+            expect: ["-"; 13],
         },
         Litmus {
             name: "allowed: write skew under every level here",
             history: "c1: r x=_, r y=_, w x=1\nc2: r x=_, r y=_, w y=1",
-            expect: ["-"; 12],
+            expect: ["-"; 13],
         },
         Litmus {
             name: "allowed: lost update",
             history: "c1: r x=_, w x=1\nc2: r x=_, w x=2",
-            expect: ["-"; 12],
+            expect: ["-"; 13],
         },
         Litmus {
             name: "allowed: a failed transaction's write may be read; its reads are not judged",
             history: "c1?: w x=1, r y=9\nc2: r x=1",
-            expect: ["-"; 12],
+            expect: ["-"; 13],
         },
         Litmus {
             name: "allowed: concurrent writes read in one order by everyone",
             history: "c1: w x=1\nc2: w x=2\nc3: r x=1\nc3: r x=2\nc4: r x=1\nc4: r x=2",
-            expect: ["-"; 12],
+            expect: ["-"; 13],
         },
     ]
 }

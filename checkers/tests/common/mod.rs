@@ -125,7 +125,7 @@ pub fn snapshot(name: &str, actual: &str) {
     }
 }
 
-pub const ALL_LEVELS: [Level; 12] = Level::ALL;
+pub const ALL_LEVELS: [Level; 13] = Level::ALL;
 
 /// Compare the README section between `<!-- name -->` and `<!-- /name -->` with `content`;
 /// with `CAUSIM_BLESS=1`, rewrite it.
