@@ -18,6 +18,8 @@ pub enum Anomaly {
     NotMyOwnWrite,
     NotMyLastWrite,
     IntermediateRead,
+    // List-append histories: reads of one key that no single order of appends explains.
+    IncompatibleOrder,
     // Causality cycle (every level but well-formed).
     CyclicCO,
     // Session guarantees (operation level).
@@ -55,13 +57,14 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 23] = [
+    pub const ALL: [Anomaly; 24] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
         Anomaly::NotMyOwnWrite,
         Anomaly::NotMyLastWrite,
         Anomaly::IntermediateRead,
+        Anomaly::IncompatibleOrder,
         Anomaly::CyclicCO,
         Anomaly::MissedOwnWrite,
         Anomaly::NonMonotonicRead,
@@ -89,6 +92,7 @@ impl Anomaly {
             Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
             Anomaly::NotMyLastWrite => "NotMyLastWrite",
             Anomaly::IntermediateRead => "IntermediateRead",
+            Anomaly::IncompatibleOrder => "IncompatibleOrder",
             Anomaly::CyclicCO => "CyclicCO",
             Anomaly::MissedOwnWrite => "MissedOwnWrite",
             Anomaly::NonMonotonicRead => "NonMonotonicRead",
@@ -132,6 +136,9 @@ impl Anomaly {
             }
             Anomaly::IntermediateRead => {
                 "a read returns a value another transaction overwrote before it ended"
+            }
+            Anomaly::IncompatibleOrder => {
+                "two reads of a list disagree on the order of its appends (neither is a prefix of the other), or one lists an element twice"
             }
             Anomaly::CyclicCO => {
                 "session order and reads-from form a cycle: something was read before it was written"
@@ -203,6 +210,7 @@ impl Anomaly {
             A::NotMyOwnWrite => (None, Some("TAP-d"), Some("internal")),
             A::NotMyLastWrite => (None, Some("TAP-e"), Some("internal")),
             A::IntermediateRead => (None, Some("TAP-f"), Some("G1b")),
+            A::IncompatibleOrder => (None, None, Some("incompatible-order")),
             A::CyclicCO => (Some("CyclicCO"), Some("TAP-g"), Some("G1c-process")),
             A::MissedOwnWrite => (Some(co_read), Some("TAP-k"), Some("G-single-process")),
             A::NonMonotonicRead => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),

@@ -135,6 +135,8 @@ impl Level {
             | A::NotMyOwnWrite
             | A::NotMyLastWrite
             | A::IntermediateRead => true,
+            // One order of appends per key: the levels with one order of writes.
+            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc),
             A::CyclicCO => self != L::WellFormed,
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),

@@ -54,6 +54,7 @@ mod fxhash;
 mod graph;
 mod history;
 mod level;
+mod lists;
 mod plume_rc;
 mod report;
 mod session;
@@ -126,6 +127,16 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     let mut sink = Sink::new(options.violations_max);
     let wf = wf::analyze(h);
     well_formedness(h, &wf, level, &mut sink);
+    let list_facts = h.lists.as_ref().map(|l| lists::analyze(h, &wf, l));
+    if let Some(facts) = &list_facts {
+        for f in facts.findings_at(level) {
+            sink.push(f.clone());
+        }
+        sink.notes.push(format!(
+            "list-append history: each read is a read of its list's last element; the order of appends of {} key(s) was read off their longest reads",
+            facts.keys_ordered
+        ));
+    }
     lap("well-formedness");
     let mut complete = true;
     if level != Level::WellFormed {
@@ -163,6 +174,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                 ));
             }
             Ok(clocks) => {
+                let known = list_facts.as_ref().map_or_else(Vec::new, |f| known_order(h, &units, &f.order));
                 let cx = causal::Ctx {
                     h,
                     wf: &wf,
@@ -170,6 +182,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     succ: &succ,
                     clocks: &clocks,
                     threads: threads(options.threads),
+                    known: &known,
                 };
                 match level {
                     Level::ReadYourWrites
@@ -194,6 +207,18 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
         }
     }
     build_report(h, level, sink, complete)
+}
+
+/// Known write orders (list-append version orders) between units, as forced edges:
+/// (unit of the first write, unit of the second, the read that shows the order).
+fn known_order(h: &History, units: &Units, order: &[(u32, u32, u32)]) -> Vec<(u32, u32, u32)> {
+    order
+        .iter()
+        .filter_map(|&(a, b, read)| {
+            let (ua, ub) = (units.writer_unit(h, a), units.writer_unit(h, b));
+            (ua != history::NONE && ub != history::NONE && ua != ub).then_some((ua, ub, read))
+        })
+        .collect()
 }
 
 fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {

@@ -264,17 +264,14 @@ fn elle_rw_register_histories() {
         .replace("},\n", "}\n");
     let h2 = read_history(lines.as_bytes(), None).unwrap();
     assert_eq!(h2.records().collect::<Vec<_>>().len(), 4);
-    // List-append is refused with a clear message.
+    // A history mixing rw-register and list-append micro-operations is refused, located.
     let e = read_history(
-        r#"[{"type":"ok","process":0,"value":[["append","x",1]]}]"#.as_bytes(),
+        r#"[{"type":"ok","process":0,"value":[["append","x",1]]},{"type":"ok","process":0,"value":[["w","y",2]]}]"#.as_bytes(),
         None,
     )
     .unwrap_err();
-    assert!(
-        e.problem
-            .contains("list-append operations are not supported"),
-        "{e}"
-    );
+    assert!(e.problem.starts_with("operation #1: value[0]"), "{e}");
+    assert!(e.problem.contains("mixing the two are not supported"), "{e}");
 }
 
 #[test]
@@ -304,6 +301,13 @@ fn format_detection() {
         Some(InputFormat::Elle)
     );
     assert_eq!(detect_format(b"r(1,2,3,4)\n"), Some(InputFormat::Plume));
+    assert_eq!(
+        detect_format(b"{:type :invoke, :f :txn, :value [[:append 1 2]]}\n"),
+        Some(InputFormat::JepsenEdn)
+    );
+    assert_eq!(detect_format(b"[{:index 0 :type :ok}]"), Some(InputFormat::JepsenEdn));
+    assert_eq!(detect_format(b"; T1\n{:index 10}"), Some(InputFormat::JepsenEdn));
+    assert_eq!(detect_format(b"#jepsen.history.Op{:index 0}"), Some(InputFormat::JepsenEdn));
     assert_eq!(detect_format(b""), Some(InputFormat::Causim));
     assert_eq!(detect_format(b"hello"), None);
 }

@@ -1,22 +1,26 @@
-//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text and
-//! Jepsen/Elle rw-register JSON, with format auto-detection.
+//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text, and
+//! Jepsen histories (rw-register or list-append) in EDN or Elle's JSON, with format
+//! auto-detection.
 //!
 //! | format | read | write | notes |
 //! |---|---|---|---|
 //! | `causim` | yes | yes | lossless |
 //! | `dbcop` | yes | yes | version `null` or `0` (when nobody writes 0) is the initial value; a read of any other unwritten version is an **input error**, as in dbcop |
 //! | `plume` | yes | yes | value `0` (when nobody writes 0) is the initial value; a read of any other unwritten value is reported as the anomaly **ThinAirRead**, as Plume does |
-//! | `elle` | yes | no | invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
+//! | `elle` | yes | no | Jepsen ops as JSON; invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
+//! | `jepsen-edn` | yes | no | the same, in EDN as Jepsen writes `history.edn` |
 //!
 //! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
 //! real-time intervals, nodes and the `failed` outcome (written as committed) are dropped;
-//! Plume has no aborted transactions, so they are left out (a read of their writes then
-//! becomes a ThinAirRead). Keys and values are renumbered to non-negative integers when they are
-//! not already.
+//! Plume writes aborted transactions with id `-1`. Keys and values are renumbered to
+//! non-negative integers when they are not already. List-append histories are not exported:
+//! those formats hold registers, and each read would keep only its list's last element.
 
 pub(crate) mod causim;
 pub(crate) mod dbcop;
+pub(crate) mod edn;
 pub(crate) mod elle;
+pub(crate) mod jepsen;
 pub(crate) mod plume;
 
 use crate::history::{History, HistoryBuilder, InputFormat, ParseError};
@@ -46,7 +50,7 @@ fn read_sized(
             detect_format(prefix).ok_or_else(|| {
                 ParseError::whole(
                     "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON, \
-                     Plume `r(k,v,s,t)` text or Elle JSON); name it with --input-format",
+                     Plume `r(k,v,s,t)` text, Elle JSON or Jepsen EDN); name it with --input-format",
                 )
             })?
         }
@@ -61,6 +65,7 @@ fn read_sized(
         InputFormat::Dbcop => dbcop::read(r, &mut b)?,
         InputFormat::Plume => plume::read(r, &mut b)?,
         InputFormat::Elle => elle::read(r, &mut b)?,
+        InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b)?,
     }
     b.finish()
 }
@@ -75,8 +80,9 @@ pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<His
 }
 
 /// Guess the format from the first bytes of a file:
-/// `[[` dbcop (raw sessions), `[{` Elle (array of ops), `r(`/`w(` Plume, `{` causim unless the
-/// object is a dbcop wrapper (`data`, `params`) or a Jepsen op (`type` + `process`).
+/// `[[` dbcop (raw sessions), `[{` Elle (array of ops), `r(`/`w(` Plume, `{:`, `[{:`, `#` or
+/// `;` Jepsen EDN, `{` causim unless the object is a dbcop wrapper (`data`, `params`) or a
+/// Jepsen op (`type` + `process`).
 pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
     let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     let start = text.iter().position(|c| !c.is_ascii_whitespace());
@@ -84,14 +90,19 @@ pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
         return Some(InputFormat::Causim);
     };
     let text = &text[start..];
+    // The first non-space byte after position `i`.
+    let after = |i: usize| {
+        text.get(i + 1..)
+            .and_then(|rest| rest.iter().position(|c| !c.is_ascii_whitespace() && *c != b',').map(|p| i + 1 + p))
+    };
     match text[0] {
-        b'[' => {
-            let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
-            match next {
-                Some(b'{') => Some(InputFormat::Elle),
-                _ => Some(InputFormat::Dbcop),
-            }
-        }
+        b'#' | b';' => Some(InputFormat::JepsenEdn),
+        b'{' if after(0).is_some_and(|i| text[i] == b':') => Some(InputFormat::JepsenEdn),
+        b'[' => match after(0) {
+            Some(i) if text[i] == b'{' && after(i).is_some_and(|j| text[j] == b':') => Some(InputFormat::JepsenEdn),
+            Some(i) if text[i] == b'{' => Some(InputFormat::Elle),
+            _ => Some(InputFormat::Dbcop),
+        },
         b'r' | b'w' => {
             let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
             (next == Some(&b'(')).then_some(InputFormat::Plume)
@@ -138,18 +149,36 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Causim => "causim",
+            ExportFormat::Dbcop => "dbcop",
+            ExportFormat::Plume => "plume",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<ExportFormat> {
         match InputFormat::parse(s)? {
             InputFormat::Causim => Some(ExportFormat::Causim),
             InputFormat::Dbcop => Some(ExportFormat::Dbcop),
             InputFormat::Plume => Some(ExportFormat::Plume),
-            InputFormat::Elle => None,
+            InputFormat::Elle | InputFormat::JepsenEdn => None,
         }
     }
 }
 
-/// Write `h` in `format`.
+/// Write `h` in `format`. A list-append history cannot be written (the formats hold
+/// registers): that is an `InvalidInput` error saying so.
 pub fn write_history(h: &History, format: ExportFormat, w: impl Write) -> io::Result<()> {
+    if h.lists.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot export a list-append history as {}: the format holds registers, so each read would keep only its list's last element and the order of appends the lists show would be lost",
+                format.name()
+            ),
+        ));
+    }
     let mut w = io::BufWriter::new(w);
     match format {
         ExportFormat::Causim => causim::write(h, &mut w)?,
