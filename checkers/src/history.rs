@@ -324,6 +324,8 @@ pub enum InputFormat {
     Elle,
     /// A Jepsen history as Jepsen writes it, in EDN: rw-register or list-append.
     JepsenEdn,
+    /// dbcop's older binary format (its `History` struct in bincode 1).
+    DbcopBincode,
 }
 
 impl InputFormat {
@@ -334,12 +336,14 @@ impl InputFormat {
             InputFormat::Plume => "plume",
             InputFormat::Elle => "elle",
             InputFormat::JepsenEdn => "jepsen-edn",
+            InputFormat::DbcopBincode => "dbcop-bincode",
         }
     }
     pub fn parse(s: &str) -> Option<InputFormat> {
         match s {
             "causim" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
             "dbcop" => Some(InputFormat::Dbcop),
+            "dbcop-bincode" | "bincode" => Some(InputFormat::DbcopBincode),
             "plume" | "polysi" | "awdit" => Some(InputFormat::Plume),
             "elle" | "jepsen" | "elle-json" | "jepsen-json" => Some(InputFormat::Elle),
             "jepsen-edn" | "edn" => Some(InputFormat::JepsenEdn),

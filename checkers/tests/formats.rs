@@ -106,6 +106,51 @@ fn plume_round_trip_keeps_every_verdict() {
 }
 
 #[test]
+fn dbcop_bincode_round_trip_keeps_every_verdict_and_outcome() {
+    for (name, h) in portable_histories() {
+        let bytes = export(&h, ExportFormat::DbcopBincode);
+        assert_eq!(detect_format(&bytes), Some(InputFormat::DbcopBincode), "{name}");
+        let back = read_history(&bytes[..], None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(back.txn_count(), h.txn_count(), "{name}");
+        assert_eq!(back.op_count(), h.op_count(), "{name}");
+        assert_eq!(verdicts(&back), verdicts(&h), "{name}");
+        assert_eq!(export(&back, ExportFormat::DbcopBincode), bytes, "{name}");
+    }
+    // Aborted transactions keep their outcome (success: false).
+    let h = common::history("c1!: w x=1\nc2: r x=1");
+    let back = read_history(&export(&h, ExportFormat::DbcopBincode)[..], None).unwrap();
+    assert_eq!(back.records().next().unwrap().outcome, Outcome::Aborted);
+    assert_eq!(verdicts(&back), verdicts(&h));
+}
+
+#[test]
+fn plume_round_trip_keeps_aborted_transactions() {
+    // Aborted transactions are written with Plume's id -1 and read back as aborted.
+    let h = common::history("c1!: w x=1, w y=1\nc2: r x=1\nc1: w x=2");
+    let bytes = export(&h, ExportFormat::Plume);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.starts_with("w(0,1,0,-1)\nw(1,1,0,-1)\n"), "{text}");
+    let back = read_history(&bytes[..], None).unwrap();
+    let outcomes: Vec<Outcome> = back.records().map(|r| r.outcome).collect();
+    assert_eq!(outcomes, [Outcome::Aborted, Outcome::Ok, Outcome::Ok]);
+    assert_eq!(verdicts(&back), verdicts(&h));
+    assert_eq!(export(&back, ExportFormat::Plume), bytes);
+}
+
+#[test]
+fn list_append_histories_are_not_exported() {
+    let h = read_history(
+        "{:type :ok, :process 0, :value [[:append :x 1] [:r :x [1]]]}".as_bytes(),
+        None,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let e = write_history(&h, ExportFormat::Plume, &mut out).unwrap_err();
+    assert!(e.to_string().starts_with("cannot export a list-append history as plume"), "{e}");
+    assert!(out.is_empty());
+}
+
+#[test]
 fn causim_round_trip_is_exact() {
     for lit in catalogue() {
         let h = common::history(lit.history);

@@ -9,6 +9,7 @@
 //! | `plume` | yes | yes | value `0` (when nobody writes 0) is the initial value; a read of any other unwritten value is reported as the anomaly **ThinAirRead**, as Plume does |
 //! | `elle` | yes | no | Jepsen ops as JSON; invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
 //! | `jepsen-edn` | yes | no | the same, in EDN as Jepsen writes `history.edn` |
+//! | `dbcop-bincode` | yes | yes | dbcop's older binary `history.bincode`; value `0` is the initial value |
 //!
 //! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
 //! real-time intervals, nodes and the `failed` outcome (written as committed) are dropped;
@@ -18,6 +19,7 @@
 
 pub(crate) mod causim;
 pub(crate) mod dbcop;
+pub(crate) mod dbcop_bincode;
 pub(crate) mod edn;
 pub(crate) mod elle;
 pub(crate) mod jepsen;
@@ -66,6 +68,7 @@ fn read_sized(
         InputFormat::Plume => plume::read(r, &mut b)?,
         InputFormat::Elle => elle::read(r, &mut b)?,
         InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b)?,
+        InputFormat::DbcopBincode => dbcop_bincode::read(r, &mut b)?,
     }
     b.finish()
 }
@@ -84,6 +87,11 @@ pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<His
 /// `;` Jepsen EDN, `{` causim unless the object is a dbcop wrapper (`data`, `params`) or a
 /// Jepsen op (`type` + `process`).
 pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
+    // dbcop bincode: six little-endian u64s (five parameters, then the info text's length),
+    // all small, so each has four zero high bytes — which no text file has.
+    if prefix.len() >= 48 && prefix[..48].chunks(8).all(|c| c[4..] == [0, 0, 0, 0]) {
+        return Some(InputFormat::DbcopBincode);
+    }
     let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     let start = text.iter().position(|c| !c.is_ascii_whitespace());
     let Some(start) = start else {
@@ -146,6 +154,7 @@ pub enum ExportFormat {
     Causim,
     Dbcop,
     Plume,
+    DbcopBincode,
 }
 
 impl ExportFormat {
@@ -154,6 +163,7 @@ impl ExportFormat {
             ExportFormat::Causim => "causim",
             ExportFormat::Dbcop => "dbcop",
             ExportFormat::Plume => "plume",
+            ExportFormat::DbcopBincode => "dbcop-bincode",
         }
     }
 
@@ -162,6 +172,7 @@ impl ExportFormat {
             InputFormat::Causim => Some(ExportFormat::Causim),
             InputFormat::Dbcop => Some(ExportFormat::Dbcop),
             InputFormat::Plume => Some(ExportFormat::Plume),
+            InputFormat::DbcopBincode => Some(ExportFormat::DbcopBincode),
             InputFormat::Elle | InputFormat::JepsenEdn => None,
         }
     }
@@ -184,6 +195,7 @@ pub fn write_history(h: &History, format: ExportFormat, w: impl Write) -> io::Re
         ExportFormat::Causim => causim::write(h, &mut w)?,
         ExportFormat::Dbcop => dbcop::write(h, &mut w)?,
         ExportFormat::Plume => plume::write(h, &mut w)?,
+        ExportFormat::DbcopBincode => dbcop_bincode::write(h, &mut w)?,
     }
     w.flush()
 }
