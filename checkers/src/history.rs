@@ -326,6 +326,8 @@ pub enum InputFormat {
     JepsenEdn,
     /// dbcop's older binary format (its `History` struct in bincode 1).
     DbcopBincode,
+    /// Cobra's binary client logs (`T<client>.log`; a directory holds one per client).
+    Cobra,
 }
 
 impl InputFormat {
@@ -337,6 +339,7 @@ impl InputFormat {
             InputFormat::Elle => "elle",
             InputFormat::JepsenEdn => "jepsen-edn",
             InputFormat::DbcopBincode => "dbcop-bincode",
+            InputFormat::Cobra => "cobra",
         }
     }
     pub fn parse(s: &str) -> Option<InputFormat> {
@@ -344,6 +347,7 @@ impl InputFormat {
             "causim" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
             "dbcop" => Some(InputFormat::Dbcop),
             "dbcop-bincode" | "bincode" => Some(InputFormat::DbcopBincode),
+            "cobra" => Some(InputFormat::Cobra),
             "plume" | "polysi" | "awdit" => Some(InputFormat::Plume),
             "elle" | "jepsen" | "elle-json" | "jepsen-json" => Some(InputFormat::Elle),
             "jepsen-edn" | "edn" => Some(InputFormat::JepsenEdn),

@@ -264,7 +264,7 @@ fn random_bytes_never_panic() {
 }
 
 #[test]
-fn mangled_jepsen_and_dbcop_bincode_histories_never_panic() {
+fn mangled_jepsen_dbcop_bincode_and_cobra_histories_never_panic() {
     let edn = "{:type :invoke, :f :txn, :process 0, :time 1, :value [[:append 1 1] [:r 2 nil]]}\n\
                {:type :ok, :f :txn, :process 0, :time 2, :value [[:append 1 1] [:r 2 [3]]]}\n\
                {:type :ok, :f :txn, :process 1, :value [[:append 2 3] [:r 1 [1]] [:append 1 2]]}\n\
@@ -275,8 +275,13 @@ fn mangled_jepsen_and_dbcop_bincode_histories_never_panic() {
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();
+    let cobra = std::fs::read(format!(
+        "{}/tests/data/plume-taps/cobra/tap-h/T2.log",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
     let mut rng = causim_checkers::testgen::SplitMix64::new(11);
-    for base in [edn.as_bytes(), &bincode[..]] {
+    for base in [edn.as_bytes(), &bincode[..], &cobra[..]] {
         for _ in 0..1500 {
             let mut b = base.to_vec();
             for _ in 0..1 + rng.below(4) {
@@ -292,7 +297,13 @@ fn mangled_jepsen_and_dbcop_bincode_histories_never_panic() {
                     break;
                 }
             }
-            for format in [None, Some(InputFormat::JepsenEdn), Some(InputFormat::DbcopBincode), Some(InputFormat::Elle)] {
+            for format in [
+                None,
+                Some(InputFormat::JepsenEdn),
+                Some(InputFormat::DbcopBincode),
+                Some(InputFormat::Elle),
+                Some(InputFormat::Cobra),
+            ] {
                 if let Ok(h) = read_history(&b[..], format) {
                     for level in Level::ALL {
                         let _ = check(&h, level).render_text();

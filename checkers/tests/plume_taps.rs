@@ -101,6 +101,29 @@ fn the_dbcop_bincode_cases_are_judged_as_the_text_cases() {
 }
 
 #[test]
+fn the_cobra_log_cases_are_judged_as_the_text_cases() {
+    for (tap, want) in TABLE.iter().skip(2) {
+        let dir = format!("{}/tests/data/plume-taps/cobra/tap-{tap}", env!("CARGO_MANIFEST_DIR"));
+        let h = read_history_path(Path::new(&dir), None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(h.format(), causim_checkers::InputFormat::Cobra);
+        for (i, level) in Level::ALL.iter().enumerate() {
+            let names: Vec<String> = check(&h, *level).counts.keys().map(|a| a.to_string()).collect();
+            let got = if names.is_empty() { "-".to_string() } else { names.join("+") };
+            // The Cobra TAP-e log holds no read at all.
+            let want = if *tap == "e" { "-" } else { want[i] };
+            assert_eq!(got, want, "TAP-{tap} (Cobra) @ {level}");
+        }
+    }
+    // One client's log read on its own, and a truncated one.
+    let one = format!("{}/tests/data/plume-taps/cobra/tap-d/T1.log", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&one).unwrap();
+    let h = causim_checkers::read_history(&bytes[..], None).unwrap();
+    assert_eq!((h.format(), h.txn_count(), h.op_count()), (causim_checkers::InputFormat::Cobra, 1, 2));
+    let e = causim_checkers::read_history(&bytes[..bytes.len() - 4], None).unwrap_err();
+    assert_eq!(e.problem, "Cobra log, byte 68: the file ends inside a record (is it truncated?)");
+}
+
+#[test]
 fn the_aborted_transaction_of_tap_b_is_read_as_aborted() {
     let h = load("b");
     assert_eq!(h.txn_count(), 2);

@@ -10,6 +10,7 @@
 //! | `elle` | yes | no | Jepsen ops as JSON; invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
 //! | `jepsen-edn` | yes | no | the same, in EDN as Jepsen writes `history.edn` |
 //! | `dbcop-bincode` | yes | yes | dbcop's older binary `history.bincode`; value `0` is the initial value |
+//! | `cobra` | yes | no | Cobra's binary client logs; a directory of `T<client>.log` files |
 //!
 //! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
 //! real-time intervals, nodes and the `failed` outcome (written as committed) are dropped;
@@ -18,6 +19,7 @@
 //! those formats hold registers, and each read would keep only its list's last element.
 
 pub(crate) mod causim;
+pub(crate) mod cobra;
 pub(crate) mod dbcop;
 pub(crate) mod dbcop_bincode;
 pub(crate) mod edn;
@@ -69,13 +71,23 @@ fn read_sized(
         InputFormat::Elle => elle::read(r, &mut b)?,
         InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b)?,
         InputFormat::DbcopBincode => dbcop_bincode::read(r, &mut b)?,
+        InputFormat::Cobra => cobra::read(r, &mut b)?,
     }
     b.finish()
 }
 
-/// Read a history file; errors name the file.
+/// Read a history file; errors name the file. A directory is read as Cobra's client logs.
 pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<History, ParseError> {
     let name = path.display().to_string();
+    if path.is_dir() {
+        if format.is_some_and(|f| f != InputFormat::Cobra) {
+            return Err(ParseError::whole("is a directory (only Cobra's logs come as a directory)").in_file(&name));
+        }
+        let mut b = HistoryBuilder::new();
+        b.set_format(InputFormat::Cobra);
+        cobra::read_dir(path, &mut b).map_err(|e| e.in_file(&name))?;
+        return b.finish().map_err(|e| e.in_file(name));
+    }
     let file = File::open(path)
         .map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -91,6 +103,10 @@ pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
     // all small, so each has four zero high bytes — which no text file has.
     if prefix.len() >= 48 && prefix[..48].chunks(8).all(|c| c[4..] == [0, 0, 0, 0]) {
         return Some(InputFormat::DbcopBincode);
+    }
+    // Cobra: a start record `S` and its transaction id, then another record (or the end).
+    if prefix.first() == Some(&b'S') && prefix.len() >= 9 && prefix.get(9).is_none_or(|c| b"WRC".contains(c)) {
+        return Some(InputFormat::Cobra);
     }
     let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     let start = text.iter().position(|c| !c.is_ascii_whitespace());
@@ -173,7 +189,7 @@ impl ExportFormat {
             InputFormat::Dbcop => Some(ExportFormat::Dbcop),
             InputFormat::Plume => Some(ExportFormat::Plume),
             InputFormat::DbcopBincode => Some(ExportFormat::DbcopBincode),
-            InputFormat::Elle | InputFormat::JepsenEdn => None,
+            InputFormat::Elle | InputFormat::JepsenEdn | InputFormat::Cobra => None,
         }
     }
 }
