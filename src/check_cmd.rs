@@ -17,11 +17,11 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
-session, cc, ccv (causal+), cm, rc, ra, tcc.\n\
+session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc.\n\
 Exit status: 0 satisfied, 1 violations found, 2 bad input or usage."
 )]
 pub struct CheckArgs {
-    /// History file to check (`-` for standard input).
+    /// History file to check (`-` for standard input; a directory of Cobra client logs).
     pub history: PathBuf,
     /// Consistency level to check (required unless only --export is asked for).
     #[arg(long, short = 'l', value_parser = parse_level)]
@@ -35,8 +35,8 @@ pub struct CheckArgs {
     /// Format of the history file (detected from its first bytes when omitted).
     #[arg(long, value_enum)]
     pub input_format: Option<InputFormatArg>,
-    /// Write the history in another format: `--export dbcop FILE`, `--export plume FILE` or
-    /// `--export causim FILE`.
+    /// Write the history in another format: `--export dbcop FILE`, `--export plume FILE`,
+    /// `--export dbcop-bincode FILE` or `--export causim FILE`.
     #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
     pub export: Option<Vec<String>>,
     /// Violations to list in full (all are counted).
@@ -59,6 +59,9 @@ pub enum InputFormatArg {
     Dbcop,
     Plume,
     Elle,
+    JepsenEdn,
+    DbcopBincode,
+    Cobra,
 }
 
 impl From<InputFormatArg> for InputFormat {
@@ -68,6 +71,9 @@ impl From<InputFormatArg> for InputFormat {
             InputFormatArg::Dbcop => InputFormat::Dbcop,
             InputFormatArg::Plume => InputFormat::Plume,
             InputFormatArg::Elle => InputFormat::Elle,
+            InputFormatArg::JepsenEdn => InputFormat::JepsenEdn,
+            InputFormatArg::DbcopBincode => InputFormat::DbcopBincode,
+            InputFormatArg::Cobra => InputFormat::Cobra,
         }
     }
 }
@@ -88,7 +94,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Some(f) => Some((f, PathBuf::from(&v[1]))),
             None => {
                 return fail(format!(
-                    "--export: unknown format {:?}; expected dbcop, plume or causim",
+                    "--export: unknown format {:?}; expected dbcop, dbcop-bincode, plume or causim",
                     v[0]
                 ));
             }
@@ -158,7 +164,13 @@ fn write_file(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut file = std::fs::File::create(path)?;
-    write(&mut file)?;
-    file.flush()
+    let result = std::fs::File::create(path).and_then(|mut file| {
+        write(&mut file)?;
+        file.flush()
+    });
+    if result.is_err() {
+        // Leave no empty or partial file behind (e.g. a list-append history cannot be exported).
+        let _ = std::fs::remove_file(path);
+    }
+    result
 }
