@@ -227,7 +227,7 @@ impl Anomaly {
             A::CyclicHB => (Some("CyclicHB"), None, None),
             A::NonMonoReadCO => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
             A::NonMonoReadCM => (Some("CyclicCF"), Some("TAP-i"), Some("G-monotonic")),
-            A::NonRepeatableRead => (None, Some("TAP-j"), Some("G2-item")),
+            A::NonRepeatableRead => (None, Some("TAP-j"), Some("internal")),
             A::FracturedReadCO => (Some(co_read), Some("TAP-k"), Some("G-single")),
             A::FracturedReadCM => (Some("CyclicCF"), Some("TAP-l"), Some("G-single")),
             A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),

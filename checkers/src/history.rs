@@ -311,7 +311,7 @@ pub struct Header {
 
 /// The history formats `causim check` reads (and, for some, writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum InputFormat {
     /// `causim-history/1` JSON Lines (`docs/history-format.md`).
     Causim,

@@ -53,8 +53,8 @@ fn read_sized(
                 .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
             detect_format(prefix).ok_or_else(|| {
                 ParseError::whole(
-                    "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON, \
-                     Plume `r(k,v,s,t)` text, Elle JSON or Jepsen EDN); name it with --input-format",
+                    "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON or \
+                     bincode, Plume `r(k,v,s,t)` text, Elle JSON, Jepsen EDN or a Cobra log); name it with --input-format",
                 )
             })?
         }

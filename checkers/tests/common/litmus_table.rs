@@ -58,8 +58,8 @@ pub fn catalogue() -> Vec<Litmus> {
                 "NotMyOwnWrite",
                 "NotMyOwnWrite",
                 "-",
-                "NotMyOwnWrite",
-                "NotMyOwnWrite",
+                "NotMyOwnWrite + NonRepeatableRead",
+                "NotMyOwnWrite + NonRepeatableRead",
             ],
         },
         Litmus {
