@@ -90,13 +90,9 @@ fn main() {
     // Parts: bare, register-2000, register-20000, micro; `register` names both register parts.
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    let wanted = |part: &str| {
-        filter.is_empty() || filter.iter().any(|f| part == f.as_str() || part.starts_with(&format!("{f}-")))
-    };
-    let workflows: u64 = args
-        .iter()
-        .find_map(|a| a.strip_prefix("--workflows="))
-        .map_or(200_000, |n| n.parse().expect("--workflows=N takes a number"));
+    let wanted = |part: &str| filter.is_empty() || filter.iter().any(|f| part == f.as_str() || part.starts_with(&format!("{f}-")));
+    let workflows: u64 =
+        args.iter().find_map(|a| a.strip_prefix("--workflows=")).map_or(200_000, |n| n.parse().expect("--workflows=N takes a number"));
     println!("causim engine benchmark (one thread)");
     for pending in [1_000u64, 100_000] {
         if !wanted("bare") {

@@ -29,7 +29,9 @@ pub fn render(trace: &str, history: &str) -> String {
                 None => continue,
             },
             "done" => format!("{} finishes", s("fn")),
-            "abort" => format!("workflow {} aborts ({}){}", s("session"), s("reason"), if e["retry"] == true { ", will retry" } else { "" }),
+            "abort" => {
+                format!("workflow {} aborts ({}){}", s("session"), s("reason"), if e["retry"] == true { ", will retry" } else { "" })
+            }
             "workflow" => format!("workflow {} completes", s("session")),
             "drop" => format!("{} → {} {} lost ({})", s("from"), s("to"), s("msg"), s("reason")),
             "hold" => format!("{} → {} {} held by a partition", s("from"), s("to"), s("msg")),
@@ -65,12 +67,7 @@ fn describe_record(v: &Value) -> String {
         })
         .unwrap_or_default();
     let node = v["node"].as_str().map(|n| format!(" at {n}")).unwrap_or_default();
-    format!(
-        "{} {}{node} ({})",
-        v["session"].as_str().unwrap_or("?"),
-        ops.join(", "),
-        v["outcome"].as_str().unwrap_or("ok")
-    )
+    format!("{} {}{node} ({})", v["session"].as_str().unwrap_or("?"), ops.join(", "), v["outcome"].as_str().unwrap_or("ok"))
 }
 
 /// Message details can be long; keep the first 160 characters.

@@ -211,7 +211,9 @@ fn draw_figure<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) 
     let (main, notes) = root.split_vertically(h - notes_h);
     let main = main.titled(&fig.title, ("sans-serif", 24).into_font().style(FontStyle::Bold)).map_err(e)?;
     for (i, line) in lines.iter().enumerate() {
-        notes.draw(&Text::new(line.clone(), (14, 4 + 22 * i as i32), ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60)))).map_err(e)?;
+        notes
+            .draw(&Text::new(line.clone(), (14, 4 + 22 * i as i32), ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60))))
+            .map_err(e)?;
     }
     let areas = main.split_evenly((1, fig.panels.len().max(1)));
     for (area, panel) in areas.iter().zip(&fig.panels) {
@@ -325,7 +327,8 @@ where
 
 /// Width of a legend drawn beside the plot.
 fn outside_legend_width(p: &Panel) -> u32 {
-    let longest = p.series.iter().map(|s| s.label.chars().count()).chain(p.hlines.iter().map(|h| h.label.chars().count())).max().unwrap_or(0);
+    let longest =
+        p.series.iter().map(|s| s.label.chars().count()).chain(p.hlines.iter().map(|h| h.label.chars().count())).max().unwrap_or(0);
     (longest as u32 * 15 / 2 + 56).min(420)
 }
 
@@ -410,8 +413,18 @@ where
         hi - lo <= 24.0
     };
     let x_log = p.x_log;
-    let x_decades = if p.x_log { let (a, b) = x_extent(p); (b / a).log10() } else { 0.0 };
-    let y_decades = if p.y_log { let (a, b) = y_extent(p); (b / a).log10() } else { 0.0 };
+    let x_decades = if p.x_log {
+        let (a, b) = x_extent(p);
+        (b / a).log10()
+    } else {
+        0.0
+    };
+    let y_decades = if p.y_log {
+        let (a, b) = y_extent(p);
+        (b / a).log10()
+    } else {
+        0.0
+    };
     let last_x = std::cell::RefCell::new(String::new());
     let x_fmt = move |x: &f64| -> String {
         match &categories {
@@ -419,16 +432,20 @@ where
                 let i = x.round();
                 if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() { c[i as usize].clone() } else { String::new() }
             }
-            None if integer_x => if (x - x.round()).abs() < 1e-6 { format!("{:.0}", x) } else { String::new() },
+            None if integer_x => {
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{:.0}", x)
+                } else {
+                    String::new()
+                }
+            }
             None if x_log => log_tick_label(*x, x_decades, &last_x),
             None => short(*x),
         }
     };
     let y_log = p.y_log;
     let last_y = std::cell::RefCell::new(String::new());
-    let y_fmt = move |y: &f64| -> String {
-        if y_log { log_tick_label(*y, y_decades, &last_y) } else { short(*y) }
-    };
+    let y_fmt = move |y: &f64| -> String { if y_log { log_tick_label(*y, y_decades, &last_y) } else { short(*y) } };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(p.x_label.as_str())
         .y_desc(p.y_label.as_str())

@@ -4,10 +4,7 @@
 //! Exit codes: 0 the history satisfies the level (or only an export was asked for), 1 violations
 //! were found, 2 bad input or usage (the message names the file, the line and the problem).
 
-use causim_checkers::{
-    CheckOptions, ExportFormat, InputFormat, Level, check_with, read_history, read_history_path,
-    write_history,
-};
+use causim_checkers::{CheckOptions, ExportFormat, InputFormat, Level, check_with, read_history, read_history_path, write_history};
 use clap::{Args, ValueEnum};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,11 +12,9 @@ use std::process::ExitCode;
 
 /// Arguments of `causim check`.
 #[derive(Args, Debug)]
-#[command(
-    after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
+#[command(after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
 session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc.\n\
-Exit status: 0 satisfied, 1 violations found, 2 bad input or usage."
-)]
+Exit status: 0 satisfied, 1 violations found, 2 bad input or usage.")]
 pub struct CheckArgs {
     /// History file to check (`-` for standard input; a directory of Cobra client logs).
     pub history: PathBuf,
@@ -93,17 +88,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Some(v) => match ExportFormat::parse(&v[0]) {
             Some(f) => Some((f, PathBuf::from(&v[1]))),
             None => {
-                return fail(format!(
-                    "--export: unknown format {:?}; expected dbcop, dbcop-bincode, plume or causim",
-                    v[0]
-                ));
+                return fail(format!("--export: unknown format {:?}; expected dbcop, dbcop-bincode, plume or causim", v[0]));
             }
         },
     };
     if args.level.is_none() && export.is_none() {
-        return fail(
-            "--level is required (or --export FORMAT FILE to convert only); see causim check --help",
-        );
+        return fail("--level is required (or --export FORMAT FILE to convert only); see causim check --help");
     }
     let format = args.input_format.map(InputFormat::from);
     let (history, source) = if args.history.as_os_str() == "-" {
@@ -129,11 +119,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let Some(level) = args.level else {
         return ExitCode::SUCCESS;
     };
-    let options = CheckOptions {
-        violations_max: args.max,
-        threads: args.threads,
-        ..CheckOptions::default()
-    };
+    let options = CheckOptions { violations_max: args.max, threads: args.threads, ..CheckOptions::default() };
     let report = check_with(&history, level, &options).with_source(source);
     if let Some(path) = &args.dot
         && let Err(e) = write_file(path, |w| w.write_all(report.to_dot().as_bytes()))
@@ -146,9 +132,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
-    let _ = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush());
+    let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
     if report.ok {
         ExitCode::SUCCESS
     } else if report.violation_count == 0 {
@@ -160,10 +144,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn write_file(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let result = std::fs::File::create(path).and_then(|mut file| {
         write(&mut file)?;
         file.flush()

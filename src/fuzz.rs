@@ -214,7 +214,8 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
     let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
     let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
     let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
-    let crashes = if all { prop::collection::vec((0u32..8, 0u64..20_000_000, 100_000u64..20_000_000), 0..2).boxed() } else { Just(vec![]).boxed() };
+    let crashes =
+        if all { prop::collection::vec((0u32..8, 0u64..20_000_000, 100_000u64..20_000_000), 0..2).boxed() } else { Just(vec![]).boxed() };
     let loss = if all { (0u32..20).boxed() } else { Just(0u32).boxed() };
     let kinds = if profile.read_txn { 3u8 } else { 2u8 };
     let workflow_txn = profile.workflow_txn;
@@ -599,20 +600,19 @@ fn install_quiet_hook() {
 pub fn judge(scenario: &Value) -> Result<Verdict, String> {
     install_quiet_hook();
     let text = serde_json::to_string_pretty(scenario).expect("serializes");
-    let loaded = LoadedScenario::from_text(Path::new("fuzz-case.json"), text).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
+    let loaded =
+        LoadedScenario::from_text(Path::new("fuzz-case.json"), text).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
     let options = RunOptions::default();
     CATCHING.with(|c| c.set(true));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(&loaded, &options)));
     CATCHING.with(|c| c.set(false));
     match outcome {
         Ok(Ok(report)) if report.passed() => Ok(Verdict::Pass),
-        Ok(Ok(report)) => {
-            Ok(Verdict::Fail(Failed {
+        Ok(Ok(report)) => Ok(Verdict::Fail(Failed {
             anomalies: report.anomalies(),
             invariant: report.summary.invariant_violation.clone(),
             ..Failed::default()
-        }))
-        }
+        })),
         Ok(Err(runner::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
         Ok(Err(runner::RunError::Io(e))) => Ok(Verdict::Fail(Failed { broken: Some(e), ..Failed::default() })),
         Err(panic) => {
@@ -639,10 +639,8 @@ pub fn case_seed(fuzz_seed: u64, index: u64) -> [u8; 32] {
 
 /// Generates the case whose proptest seed is `seed` (what `cc <hex>` regression entries hold).
 pub fn generate_from_seed(strategy: &BoxedStrategy<FuzzCase>, seed: &[u8; 32]) -> Result<Box<dyn ValueTree<Value = FuzzCase>>, String> {
-    let mut runner = TestRunner::new_with_rng(
-        Config { failure_persistence: None, ..Config::default() },
-        TestRng::from_seed(RngAlgorithm::ChaCha, seed),
-    );
+    let mut runner =
+        TestRunner::new_with_rng(Config { failure_persistence: None, ..Config::default() }, TestRng::from_seed(RngAlgorithm::ChaCha, seed));
     strategy.new_tree(&mut runner).map_err(|e| format!("cannot generate a case: {e}"))
 }
 
@@ -801,8 +799,9 @@ pub fn fuzz(options: &FuzzOptions) -> Result<FuzzOutcome, String> {
                     if i >= options.cases_max || i > limit.load(Ordering::SeqCst) {
                         return;
                     }
-                    let verdict = generate(&strategy, options.fuzz_seed, i)
-                        .and_then(|tree| judge(&tree.current().scenario_with(&options.profile, &options.mutants, name, options.invariants)));
+                    let verdict = generate(&strategy, options.fuzz_seed, i).and_then(|tree| {
+                        judge(&tree.current().scenario_with(&options.profile, &options.mutants, name, options.invariants))
+                    });
                     match verdict {
                         Ok(Verdict::Pass) => {}
                         Ok(Verdict::Fail(what)) => {

@@ -2,13 +2,13 @@
 //! simulation from `causim-sim` and `causim-models`, runs it, and reports.
 
 pub mod account;
+pub mod chart;
+pub mod fuzz;
 pub mod locate;
+pub mod plot;
+pub mod progress;
 pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod scenario;
-pub mod progress;
 pub mod sweep;
-pub mod chart;
-pub mod plot;
-pub mod reproduce;
-pub mod fuzz;

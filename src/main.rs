@@ -163,12 +163,7 @@ fn run(args: RunArgs) -> ExitCode {
     };
     let wall = started.elapsed().as_secs_f64();
     print!("{}", report::render(&report.summary));
-    println!(
-        "  {:<16}{:.3} s ({:.2} M events/s)",
-        "wall time",
-        wall,
-        report.summary.events as f64 / wall.max(1e-9) / 1e6
-    );
+    println!("  {:<16}{:.3} s ({:.2} M events/s)", "wall time", wall, report.summary.events as f64 / wall.max(1e-9) / 1e6);
     if let Some(files) = &report.files {
         println!("  {:<16}{}", "wrote", files.history.display());
         if let Some(t) = &files.trace {

@@ -21,12 +21,12 @@ use causim::scenario::LoadedScenario;
 use causim_models::causalmesh::Chain;
 use causim_specs::causalmesh_model::{self as cm, MeshConfig};
 use causim_specs::causalmesh_replay::{replay, scenario_name};
+use causim_specs::stateright::{Checker, Model};
 use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use causim_specs::stateright::{Checker, Model};
 
 /// Arguments of `causim model-check`.
 #[derive(Args)]

@@ -29,17 +29,67 @@ impl FigureDef {
 
 /// The figures, in report order.
 pub const FIGURES: &[FigureDef] = &[
-    FigureDef { name: "fig1", sweep: "fig1-dax", about: "CausalMesh Fig. 1: anomaly rate vs eventually consistent cache nodes", build: fig1 },
-    FigureDef { name: "fig17", sweep: "fig17-visibility", about: "CausalMesh Fig. 17: inconsistency window vs servers, with the marginal increase", build: fig17 },
-    FigureDef { name: "latency-load", sweep: "micro-load", about: "CausalMesh Fig. 13: p50 and p99 workflow latency vs offered load, every system", build: latency_load },
-    FigureDef { name: "throughput-servers", sweep: "scale-servers", about: "CausalMesh Fig. 15: throughput (highest load with p99 ≤ 10 ms) vs servers", build: throughput_servers },
-    FigureDef { name: "metadata", sweep: "micro-load", about: "CausalMesh Fig. 14 and issue 7: metadata carried per function hop and held by cache servers", build: metadata },
+    FigureDef {
+        name: "fig1",
+        sweep: "fig1-dax",
+        about: "CausalMesh Fig. 1: anomaly rate vs eventually consistent cache nodes",
+        build: fig1,
+    },
+    FigureDef {
+        name: "fig17",
+        sweep: "fig17-visibility",
+        about: "CausalMesh Fig. 17: inconsistency window vs servers, with the marginal increase",
+        build: fig17,
+    },
+    FigureDef {
+        name: "latency-load",
+        sweep: "micro-load",
+        about: "CausalMesh Fig. 13: p50 and p99 workflow latency vs offered load, every system",
+        build: latency_load,
+    },
+    FigureDef {
+        name: "throughput-servers",
+        sweep: "scale-servers",
+        about: "CausalMesh Fig. 15: throughput (highest load with p99 ≤ 10 ms) vs servers",
+        build: throughput_servers,
+    },
+    FigureDef {
+        name: "metadata",
+        sweep: "micro-load",
+        about: "CausalMesh Fig. 14 and issue 7: metadata carried per function hop and held by cache servers",
+        build: metadata,
+    },
     FigureDef { name: "aborts", sweep: "micro-load", about: "Issue 7: abort rate vs offered load, every system", build: aborts },
-    FigureDef { name: "visibility", sweep: "micro-load", about: "Issue 7 and CausalMesh Fig. 12: visibility delay of a write, every system", build: visibility },
-    FigureDef { name: "delay-sweep", sweep: "delay-mutants", about: "Anomaly rate of each CausalMesh mutant vs network delay", build: delay_sweep },
-    FigureDef { name: "faastcc-metadata", sweep: "faastcc-zipf", about: "FaaSTCC Fig. 5: metadata passed between functions vs Zipf", build: faastcc_metadata },
-    FigureDef { name: "faastcc-rounds", sweep: "faastcc-zipf", about: "FaaSTCC Fig. 6: storage rounds per read vs Zipf", build: faastcc_rounds },
-    FigureDef { name: "faastcc-latency", sweep: "faastcc-zipf", about: "FaaSTCC Fig. 4a: latency vs Zipf, static and dynamic", build: faastcc_latency },
+    FigureDef {
+        name: "visibility",
+        sweep: "micro-load",
+        about: "Issue 7 and CausalMesh Fig. 12: visibility delay of a write, every system",
+        build: visibility,
+    },
+    FigureDef {
+        name: "delay-sweep",
+        sweep: "delay-mutants",
+        about: "Anomaly rate of each CausalMesh mutant vs network delay",
+        build: delay_sweep,
+    },
+    FigureDef {
+        name: "faastcc-metadata",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 5: metadata passed between functions vs Zipf",
+        build: faastcc_metadata,
+    },
+    FigureDef {
+        name: "faastcc-rounds",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 6: storage rounds per read vs Zipf",
+        build: faastcc_rounds,
+    },
+    FigureDef {
+        name: "faastcc-latency",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 4a: latency vs Zipf, static and dynamic",
+        build: faastcc_latency,
+    },
 ];
 
 pub fn figure(name: &str) -> Option<&'static FigureDef> {
@@ -58,7 +108,14 @@ pub struct Claim {
     pub why: String,
 }
 
-fn claim(figure: &str, claim: &str, paper: impl Into<String>, simulated: impl Into<String>, holds: Option<bool>, why: impl Into<String>) -> Claim {
+fn claim(
+    figure: &str,
+    claim: &str,
+    paper: impl Into<String>,
+    simulated: impl Into<String>,
+    holds: Option<bool>,
+    why: impl Into<String>,
+) -> Claim {
     Claim { figure: figure.into(), claim: claim.into(), paper: paper.into(), simulated: simulated.into(), holds, why: why.into() }
 }
 
@@ -91,10 +148,8 @@ fn rows_of<'a>(results: &'a Results, label: &str) -> Vec<&'a AggRow> {
 
 /// A line: x from a parameter, y = metric × scale, with the 95 % CI as error bars.
 fn line(results: &Results, label: &str, x: &str, metric: &str, scale: f64) -> Vec<Pt> {
-    let mut pts: Vec<Pt> = rows_of(results, label)
-        .iter()
-        .filter_map(|r| Some(Pt::ci(param(r, x)?, r.mean(metric)? * scale, r.ci(metric) * scale)))
-        .collect();
+    let mut pts: Vec<Pt> =
+        rows_of(results, label).iter().filter_map(|r| Some(Pt::ci(param(r, x)?, r.mean(metric)? * scale, r.ci(metric) * scale))).collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
     pts
 }
@@ -114,9 +169,10 @@ fn paper(label: &str, points: &[(f64, f64)]) -> Series {
 
 /// The aggregate row of `label` whose parameter `x` is closest to `target`.
 fn nearest<'a>(results: &'a Results, label: &str, x: &str, target: f64) -> Option<&'a AggRow> {
-    rows_of(results, label).into_iter().filter(|r| param(r, x).is_some()).min_by(|a, b| {
-        (param(a, x).unwrap() - target).abs().total_cmp(&(param(b, x).unwrap() - target).abs())
-    })
+    rows_of(results, label)
+        .into_iter()
+        .filter(|r| param(r, x).is_some())
+        .min_by(|a, b| (param(a, x).unwrap() - target).abs().total_cmp(&(param(b, x).unwrap() - target).abs()))
 }
 
 fn pct(x: f64) -> String {
@@ -140,7 +196,10 @@ fn fig1(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         title: "Read-your-writes anomalies of a write→read workflow".into(),
         x_label: "eventually consistent cache nodes".into(),
         y_label: "anomaly rate (% of workflows)".into(),
-        series: vec![series("simulated: eventual (DAX-like) cache", Style::Line, sim.clone()), paper("paper: DAX on AWS Lambda", &FIG1_PAPER)],
+        series: vec![
+            series("simulated: eventual (DAX-like) cache", Style::Line, sim.clone()),
+            paper("paper: DAX on AWS Lambda", &FIG1_PAPER),
+        ],
         legend_at: Some(Corner::LowerRight),
         ..Default::default()
     };
@@ -292,7 +351,9 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let mut hlines = Vec::new();
         for label in labels(results) {
             if is_direct(&label) {
-                if let Some(r) = rows_of(results, &label).into_iter().min_by(|a, b| param(a, RATE).unwrap_or(0.0).total_cmp(&param(b, RATE).unwrap_or(0.0)))
+                if let Some(r) = rows_of(results, &label)
+                    .into_iter()
+                    .min_by(|a, b| param(a, RATE).unwrap_or(0.0).total_cmp(&param(b, RATE).unwrap_or(0.0)))
                     && let Some(y) = r.mean(metric)
                 {
                     hlines.push(HLine { y, label: format!("{label}, unloaded (lower bound)"), color: RGBColor(40, 40, 40) });
@@ -307,7 +368,12 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             style: Style::Markers,
             points: paper_cm.iter().map(|&(x, y)| Pt::new(x, y)).collect(),
         });
-        s.push(Series { label: "paper: FaaSTCC".into(), color: color_of("faastcc"), style: Style::Markers, points: vec![Pt::new(paper_ft.0, paper_ft.1)] });
+        s.push(Series {
+            label: "paper: FaaSTCC".into(),
+            color: color_of("faastcc"),
+            style: Style::Markers,
+            points: vec![Pt::new(paper_ft.0, paper_ft.1)],
+        });
         panels.push(Panel {
             title: title.into(),
             x_label: "offered load (workflows/s)".into(),
@@ -374,7 +440,9 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let at_load = |label: &str, metric: &str| -> BTreeMap<u64, f64> {
         rows_of(results, label).iter().filter_map(|r| Some((param(r, RATE)? as u64, r.mean(metric)?))).collect()
     };
-    for (b, med_lo, med_hi, tail_up_to) in [("HydroCache-Con", 7.0, 59.0, 85.0), ("HydroCache-Opt", 15.0, 44.0, 97.0), ("FaaSTCC", 5.0, 38.0, 54.0)] {
+    for (b, med_lo, med_hi, tail_up_to) in
+        [("HydroCache-Con", 7.0, 59.0, 85.0), ("HydroCache-Opt", 15.0, 44.0, 97.0), ("FaaSTCC", 5.0, 38.0, 54.0)]
+    {
         let (cm50, b50) = (at_load("CausalMesh", "latency_p50_ms"), at_load(b, "latency_p50_ms"));
         let (cm99, b99) = (at_load("CausalMesh", "latency_p99_ms"), at_load(b, "latency_p99_ms"));
         let red = |a: &BTreeMap<u64, f64>, c: &BTreeMap<u64, f64>| -> Vec<f64> {
@@ -430,10 +498,12 @@ pub fn sustained(results: &Results) -> BTreeMap<(String, u64), (f64, f64, usize)
         let best = w.iter().filter(|(_, ok)| *ok).map(|(x, _)| *x).fold(0.0, f64::max);
         per.entry((label, n)).or_default().push(best);
     }
-    per.into_iter().map(|(k, xs)| {
-        let (m, c) = mean_ci(&xs);
-        (k, (m, c, xs.len()))
-    }).collect()
+    per.into_iter()
+        .map(|(k, xs)| {
+            let (m, c) = mean_ci(&xs);
+            (k, (m, c, xs.len()))
+        })
+        .collect()
 }
 
 fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
@@ -448,8 +518,12 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
     let mut bars = Vec::new();
     let mut norm = Vec::new();
     for label in labels(results) {
-        let pts: Vec<Pt> = ns.iter().enumerate().filter_map(|(i, n)| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(i as f64, m, c))).collect();
-        let npts: Vec<Pt> = ns.iter().filter_map(|n| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(*n as f64, m / *n as f64, c / *n as f64))).collect();
+        let pts: Vec<Pt> =
+            ns.iter().enumerate().filter_map(|(i, n)| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(i as f64, m, c))).collect();
+        let npts: Vec<Pt> = ns
+            .iter()
+            .filter_map(|n| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(*n as f64, m / *n as f64, c / *n as f64)))
+            .collect();
         bars.push(series(&label, Style::Bars, pts));
         norm.push(series(&label, Style::Line, npts));
     }
@@ -507,7 +581,10 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
     }
     let both: Vec<u64> = ns.iter().copied().filter(|n| get("CausalMesh-TCC", *n).is_some() && get("FaaSTCC", *n).is_some()).collect();
     if let Some(&n) = both.last() {
-        let ratios: Vec<String> = both.iter().map(|n| format!("{:.2}× at {n}", get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0))).collect();
+        let ratios: Vec<String> = both
+            .iter()
+            .map(|n| format!("{:.2}× at {n}", get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0)))
+            .collect();
         let r = get("CausalMesh-TCC", n).unwrap() / get("FaaSTCC", n).unwrap().max(1.0);
         claims.push(claim(
             "throughput-servers",
@@ -878,11 +955,18 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_log: true,
             categories: Some(cats),
             series: s,
-            hlines: vec![HLine { y: 72.0 * 1024.0, label: "paper: HydroCache median at Zipf 1.0 (72 KB)".into(), color: RGBColor(0, 0, 0) }],
+            hlines: vec![HLine {
+                y: 72.0 * 1024.0,
+                label: "paper: HydroCache median at Zipf 1.0 (72 KB)".into(),
+                color: RGBColor(0, 0, 0),
+            }],
             legend_at: Some(Corner::UpperRight),
             ..Default::default()
         }],
-        notes: vec!["FaaSTCC §6.1 workload (shortened). HydroCache dynamic = Opt (dependency map), static = Con (snapshot id + versions read).".into()],
+        notes: vec![
+            "FaaSTCC §6.1 workload (shortened). HydroCache dynamic = Opt (dependency map), static = Con (snapshot id + versions read)."
+                .into(),
+        ],
     };
     let mut claims = Vec::new();
     if let Some(f) = faastcc_label(results) {
@@ -897,7 +981,9 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         ));
         if let Some(d) = dynamic_label(results) {
             for (z, paper_kb, paper_ratio) in [(1.0, "72 KB", 4500.0), (1.5, "> 13 KB", 850.0)] {
-                if let (Some(h), Some(fv)) = (value_at(results, &d, z, "obs.metadata_bytes_hop.p50"), value_at(results, &f, z, "obs.metadata_bytes_hop.p50")) {
+                if let (Some(h), Some(fv)) =
+                    (value_at(results, &d, z, "obs.metadata_bytes_hop.p50"), value_at(results, &f, z, "obs.metadata_bytes_hop.p50"))
+                {
                     let ratio = h / fv.max(1.0);
                     claims.push(claim(
                         "faastcc-metadata",
@@ -941,7 +1027,9 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 ..Default::default()
             },
         ],
-        notes: vec!["FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store.".into()],
+        notes: vec![
+            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store.".into(),
+        ],
     };
     let mut claims = Vec::new();
     if let Some(f) = faastcc_label(results) {
@@ -956,7 +1044,10 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         ));
     }
     for l in labels(results).into_iter().filter(|l| l.to_lowercase().starts_with("hydro")) {
-        let ms: Vec<String> = zipf_cats(results).iter().filter_map(|z| value_at(results, &l, *z, "obs.storage_rounds_per_read.max").map(|v| format!("{v:.0}@{z}"))).collect();
+        let ms: Vec<String> = zipf_cats(results)
+            .iter()
+            .filter_map(|z| value_at(results, &l, *z, "obs.storage_rounds_per_read.max").map(|v| format!("{v:.0}@{z}")))
+            .collect();
         claims.push(claim(
             "faastcc-rounds",
             &format!("{l}: most storage rounds for one read, by Zipf"),

@@ -40,13 +40,7 @@ pub fn render(s: &Summary) -> String {
         w.unfinished,
         100.0 * s.abort_rate
     );
-    let _ = writeln!(
-        out,
-        "  {:<16}{:.1} workflows/s over {}",
-        "throughput",
-        s.throughput_per_s,
-        format_duration(s.measured_ns)
-    );
+    let _ = writeln!(out, "  {:<16}{:.1} workflows/s over {}", "throughput", s.throughput_per_s, format_duration(s.measured_ns));
     out.push_str(&latency_line("workflow", &s.workflow_latency_ns));
     for (kind, stats) in &s.op_latency_ns {
         out.push_str(&latency_line(kind, stats));
@@ -63,11 +57,8 @@ pub fn render(s: &Summary) -> String {
         s.messages_dropped,
         kinds.join(", ")
     );
-    let nodes: Vec<String> = s
-        .nodes
-        .iter()
-        .map(|n| format!("{} {:.1}% (queue ≤ {})", n.name, 100.0 * n.utilisation, n.queue_depth_max))
-        .collect();
+    let nodes: Vec<String> =
+        s.nodes.iter().map(|n| format!("{} {:.1}% (queue ≤ {})", n.name, 100.0 * n.utilisation, n.queue_depth_max)).collect();
     let _ = writeln!(out, "  {:<16}{}", "utilisation", nodes.join(", "));
     for (name, stats) in &s.observations {
         let _ = writeln!(

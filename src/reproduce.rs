@@ -71,7 +71,8 @@ pub fn reproduce(options: &ReproduceOptions) -> Result<Reproduction, String> {
         let plan = SweepPlan::from_file(&file, options.quick).map_err(|e| e.to_string())?;
         let dir = options.out_dir.join("sweeps").join(if options.quick { format!("{name}-quick") } else { name.to_string() });
         eprintln!("reproduce: sweep {name} ({} points × {} seeds, {size} size) → {}", plan.points.len(), plan.seeds.len(), dir.display());
-        let o = SweepOptions { threads: options.threads, out_dir: dir.clone(), shard: None, fresh: options.fresh, progress: options.progress };
+        let o =
+            SweepOptions { threads: options.threads, out_dir: dir.clone(), shard: None, fresh: options.fresh, progress: options.progress };
         match sweep::run_sweep(&plan, &o) {
             Ok(outcome) => {
                 timings.push(SweepTiming { name: name.to_string(), runs: outcome.rows.len(), ran: outcome.ran, wall_s: outcome.wall_s });
@@ -161,7 +162,8 @@ fn render_report(
         }
         let _ = writeln!(md, "| claim | paper | simulated | reproduced | why |\n|---|---|---|---|---|");
         for c in mine {
-            let _ = writeln!(md, "| {} | {} | {} | {} | {} |", cell(&c.claim), cell(&c.paper), cell(&c.simulated), verdict(c), cell(&c.why));
+            let _ =
+                writeln!(md, "| {} | {} | {} | {} | {} |", cell(&c.claim), cell(&c.paper), cell(&c.simulated), verdict(c), cell(&c.why));
         }
         md.push('\n');
     }

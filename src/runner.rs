@@ -99,9 +99,9 @@ pub fn run(loaded: &LoadedScenario, options: &RunOptions) -> Result<RunReport, R
         Direct::NAME => run_model::<Direct>(loaded, options),
         Faastcc::NAME => run_model::<Faastcc>(loaded, options),
         HydroCache::NAME => run_model::<HydroCache>(loaded, options),
-        other => Err(loaded
-            .error("protocol.name", format!("unknown protocol {other:?}; known protocols: {}", PROTOCOLS.join(", ")))
-            .into()),
+        other => {
+            Err(loaded.error("protocol.name", format!("unknown protocol {other:?}; known protocols: {}", PROTOCOLS.join(", "))).into())
+        }
     }
 }
 
@@ -168,12 +168,8 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         ),
     };
     history.header(&header).map_err(|e| RunError::Io(format!("cannot write the history: {e}")))?;
-    let outputs = RunOutputs {
-        scenario: loaded.path.display().to_string(),
-        history,
-        trace,
-        check_invariants: loaded.scenario.checks.invariants,
-    };
+    let outputs =
+        RunOutputs { scenario: loaded.path.display().to_string(), history, trace, check_invariants: loaded.scenario.checks.invariants };
     let mut sim = Sim::new(model, config, outputs).map_err(|e: SetupError| loaded.error(&e.path, e.message))?;
     let summary = sim.run();
     if let Some(io) = sim.io_error() {
@@ -204,10 +200,12 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         let mut resolved = loaded.scenario.clone();
         resolved.seed = seed;
         resolved.protocol.mutants = mutant_list(&resolved.protocol.mutants, &options.extra_mutants);
-        let check_json = check.as_ref().map(|c| serde_json::json!({
-            "level": c.level.name(), "ok": c.ok, "violations": c.violation_count,
-            "anomalies": c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
-        }));
+        let check_json = check.as_ref().map(|c| {
+            serde_json::json!({
+                "level": c.level.name(), "ok": c.ok, "violations": c.violation_count,
+                "anomalies": c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
+            })
+        });
         let json = serde_json::json!({ "summary": summary, "check": check_json, "resolved_scenario": resolved });
         std::fs::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
             .map_err(|e| RunError::Io(format!("cannot write {}: {e}", files.summary.display())))?;

@@ -278,10 +278,11 @@ impl SweepPlan {
                 if names.is_empty() {
                     return Err(err(&format!("grid[{i}].param"), "an axis needs at least one path".into()));
                 }
-                let (values, origin) = match series.and_then(|(si, s)| s.values.get(&names[0]).map(|v| (v, format!("series[{si}].values.{}", names[0])))) {
-                    Some((v, o)) => (v, o),
-                    None => (&axis.values, axis_origin[i].clone()),
-                };
+                let (values, origin) =
+                    match series.and_then(|(si, s)| s.values.get(&names[0]).map(|v| (v, format!("series[{si}].values.{}", names[0])))) {
+                        Some((v, o)) => (v, o),
+                        None => (&axis.values, axis_origin[i].clone()),
+                    };
                 if values.is_empty() {
                     return Err(err(&origin, "an axis needs at least one value".into()));
                 }
@@ -335,12 +336,17 @@ impl SweepPlan {
             let (base_rel, base_field) = match (s.as_ref().and_then(|s| s.base.clone()), &spec.base) {
                 (Some(b), _) => (b, format!("series[{si}].base")),
                 (None, Some(b)) => (b.clone(), "base".to_string()),
-                (None, None) => return Err(err(if s.is_some() { &"series" } else { &"base" }, "no base scenario: give `base` or a base per series".into())),
+                (None, None) => {
+                    return Err(err(
+                        if s.is_some() { &"series" } else { &"base" },
+                        "no base scenario: give `base` or a base per series".into(),
+                    ));
+                }
             };
             let base_path = dir.join(&base_rel);
             if !bases.contains_key(&base_path) {
-                let loaded = LoadedScenario::from_file(&base_path)
-                    .map_err(|e| err(&base_field, format!("the base scenario is invalid: {e}")))?;
+                let loaded =
+                    LoadedScenario::from_file(&base_path).map_err(|e| err(&base_field, format!("the base scenario is invalid: {e}")))?;
                 bases.insert(base_path.clone(), loaded);
             }
             let base = &bases[&base_path];
@@ -381,7 +387,11 @@ impl SweepPlan {
                     for (ai, (names, rows, origin)) in axes.iter().enumerate() {
                         for (ni, name) in names.iter().enumerate() {
                             let v = &rows[picks[ai]][ni];
-                            let o = if names.len() == 1 { format!("{origin}[{}]", picks[ai]) } else { format!("{origin}[{}][{ni}]", picks[ai]) };
+                            let o = if names.len() == 1 {
+                                format!("{origin}[{}]", picks[ai])
+                            } else {
+                                format!("{origin}[{}][{ni}]", picks[ai])
+                            };
                             apply(&mut value, name, v, o)?;
                             params.insert(name.clone(), v.clone());
                         }
@@ -435,7 +445,12 @@ impl SweepPlan {
         match e {
             runner::RunError::Scenario(se) => {
                 let origin = origin_of(&point.origins, &se.field).unwrap_or_else(|| "base".to_string());
-                located(&self.path, &self.text, &origin, format!("point {} (seed aside): field `{}`: {}", point.index, se.field, se.message))
+                located(
+                    &self.path,
+                    &self.text,
+                    &origin,
+                    format!("point {} (seed aside): field `{}`: {}", point.index, se.field, se.message),
+                )
             }
             runner::RunError::Io(m) => located(&self.path, &self.text, "", m.clone()),
         }
@@ -672,8 +687,7 @@ pub struct AggRow {
 
 impl AggRow {
     pub fn to_json(&self) -> Value {
-        let metrics: Map<String, Value> =
-            self.metrics.iter().map(|(k, (m, c))| (k.clone(), json!({"mean": m, "ci95": c}))).collect();
+        let metrics: Map<String, Value> = self.metrics.iter().map(|(k, (m, c))| (k.clone(), json!({"mean": m, "ci95": c}))).collect();
         json!({
             "sweep": self.sweep, "point": self.point, "series": self.series, "params": self.params,
             "runs": self.runs, "failed_runs": self.failed_runs, "anomalies": self.anomalies, "metrics": metrics,
@@ -709,8 +723,8 @@ impl AggRow {
 /// Student's t quantile for a two-sided 95 % interval with `df` degrees of freedom.
 pub fn t95(df: usize) -> f64 {
     const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => 0.0,
@@ -1032,10 +1046,7 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
         std::fs::write(&journal_path, text).map_err(|e| format!("cannot write {}: {e}", journal_path.display()))?;
     }
     let journal = Mutex::new(
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&journal_path)
-            .map_err(|e| format!("cannot open {}: {e}", journal_path.display()))?,
+        std::fs::OpenOptions::new().append(true).open(&journal_path).map_err(|e| format!("cannot open {}: {e}", journal_path.display()))?,
     );
     let label = match options.shard {
         Some((i, n)) => format!("sweep {} (shard {i}/{n})", plan.spec.name),
@@ -1069,14 +1080,16 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                                 relabel(r, point)
                             }
                             None => {
-                                let run_options =
-                                    RunOptions { seed: Some(job.seed), ..Default::default() };
+                                let run_options = RunOptions { seed: Some(job.seed), ..Default::default() };
                                 match runner::run(&point.scenario, &run_options) {
                                     Ok(report) => {
                                         let row = row_of(plan, point, job.seed, &report);
                                         let line = row.to_json().to_string() + "\n";
                                         if let Err(e) = journal.lock().expect("not poisoned").write_all(line.as_bytes()) {
-                                            first_error.lock().expect("not poisoned").get_or_insert(format!("cannot append to the journal: {e}"));
+                                            first_error
+                                                .lock()
+                                                .expect("not poisoned")
+                                                .get_or_insert(format!("cannot append to the journal: {e}"));
                                             stop.store(true, Ordering::Relaxed);
                                         }
                                         counts.lock().expect("not poisoned").0 += 1;

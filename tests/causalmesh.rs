@@ -33,7 +33,14 @@ fn every_causalmesh_and_register_scenario_meets_its_expectation() {
             let Some(expect) = loaded.scenario.expect.clone() else { continue };
             let report = run(&loaded, None, &[]);
             let want_pass = expect.verdict == Verdict::Pass;
-            assert_eq!(report.passed(), want_pass, "{}: verdict; anomalies {:?}, invariant {:?}", path.display(), report.anomalies(), report.summary.invariant_violation);
+            assert_eq!(
+                report.passed(),
+                want_pass,
+                "{}: verdict; anomalies {:?}, invariant {:?}",
+                path.display(),
+                report.anomalies(),
+                report.summary.invariant_violation
+            );
             for a in &expect.anomalies {
                 assert!(report.anomalies().contains(a), "{}: expected {a}, found {:?}", path.display(), report.anomalies());
             }
@@ -180,21 +187,13 @@ fn first_catch(scenario: &LoadedScenario, mutant: &str, seeds: u64) -> Option<(u
 #[test]
 fn every_mutant_is_caught_within_300_seeds() {
     let mixed = roaming_scenario("causalmesh", MIXED, "ccv", "");
-    for mutant in [
-        "no_carry_local_writes",
-        "read_without_integration",
-        "reveal_at_head",
-        "nearest_deps_only",
-        "integrate_by_vc_dominance",
-    ] {
+    for mutant in ["no_carry_local_writes", "read_without_integration", "reveal_at_head", "nearest_deps_only", "integrate_by_vc_dominance"]
+    {
         let caught = first_catch(&mixed, mutant, 300);
         assert!(caught.is_some(), "{mutant} survived 300 seeds");
     }
-    let evicting = LoadedScenario::from_text(
-        Path::new("evicting.json"),
-        roaming_text_with(r#""db_flush": "sync", "c_cache_keys_max": 15"#),
-    )
-    .unwrap();
+    let evicting =
+        LoadedScenario::from_text(Path::new("evicting.json"), roaming_text_with(r#""db_flush": "sync", "c_cache_keys_max": 15"#)).unwrap();
     assert!(first_catch(&evicting, "evict_ignores_dependents", 300).is_some(), "evict_ignores_dependents survived");
     for seed in 0..seeds(300) {
         let r = run(&evicting, Some(seed), &[]);
@@ -230,8 +229,7 @@ fn fig17_inconsistency_window_grows_linearly_with_servers() {
     // Least-squares line through (n, window): R² close to 1.
     let xs: Vec<f64> = (3..=8).map(|n| n as f64).collect();
     let (mx, my) = (xs.iter().sum::<f64>() / 6.0, windows.iter().sum::<f64>() / 6.0);
-    let slope = xs.iter().zip(&windows).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>()
-        / xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+    let slope = xs.iter().zip(&windows).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
     let ss_res: f64 = xs.iter().zip(&windows).map(|(x, y)| (y - (my + slope * (x - mx))).powi(2)).sum();
     let ss_tot: f64 = windows.iter().map(|y| (y - my).powi(2)).sum();
     assert!(1.0 - ss_res / ss_tot > 0.99, "not linear: {windows:?}");
@@ -256,9 +254,11 @@ fn a_killed_branchs_in_flight_write_is_recorded_as_failed_and_read_from() {
     }
     // Some committed read returns a value that only a failed write wrote.
     let failed_values: Vec<&serde_json::Value> = failed.iter().map(|f| &f["ops"][0]["value"]).collect();
-    let read_of_failed = lines.iter().filter(|v| v["outcome"] == "ok").flat_map(|v| v["ops"].as_array().unwrap().iter()).any(|op| {
-        op["f"] == "r" && op["key"] == "x" && failed_values.contains(&&op["value"])
-    });
+    let read_of_failed = lines
+        .iter()
+        .filter(|v| v["outcome"] == "ok")
+        .flat_map(|v| v["ops"].as_array().unwrap().iter())
+        .any(|op| op["f"] == "r" && op["key"] == "x" && failed_values.contains(&&op["value"]));
     assert!(read_of_failed, "expected a committed read of a killed branch's write");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,10 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .output()
-        .expect("causim runs")
+    Command::new(env!("CARGO_BIN_EXE_causim")).args(args).output().expect("causim runs")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -44,10 +41,7 @@ fn a_violation_exits_1_with_an_explanation() {
     let out = text(&o.stdout);
     assert!(out.contains("FAIL: 1 violation of ccv"), "{out}");
     assert!(out.contains("WriteCOInitRead"), "{out}");
-    assert!(
-        out.contains("session c2 read the initial x after it had observed y=1 (written by c1)"),
-        "{out}"
-    );
+    assert!(out.contains("session c2 read the initial x after it had observed y=1 (written by c1)"), "{out}");
     assert!(out.contains("a contradiction!"), "{out}");
 }
 
@@ -55,19 +49,10 @@ fn a_violation_exits_1_with_an_explanation() {
 fn a_satisfied_level_exits_0() {
     let d = dir("ok");
     let h = fig6(&d);
-    for level in [
-        "well-formed",
-        "read-your-writes",
-        "monotonic-reads",
-        "rc",
-        "ra",
-    ] {
+    for level in ["well-formed", "read-your-writes", "monotonic-reads", "rc", "ra"] {
         let o = causim(&["check", &h, "--level", level]);
         assert_eq!(o.status.code(), Some(0), "{level}: {}", text(&o.stdout));
-        assert!(
-            text(&o.stdout).contains("OK: the history satisfies"),
-            "{level}"
-        );
+        assert!(text(&o.stdout).contains("OK: the history satisfies"), "{level}");
     }
 }
 
@@ -76,16 +61,7 @@ fn json_report_and_dot_file() {
     let d = dir("json");
     let h = fig6(&d);
     let dot = d.join("witness.dot");
-    let o = causim(&[
-        "check",
-        &h,
-        "--level",
-        "tcc",
-        "--format",
-        "json",
-        "--dot",
-        &dot.display().to_string(),
-    ]);
+    let o = causim(&["check", &h, "--level", "tcc", "--format", "json", "--dot", &dot.display().to_string()]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report is JSON");
     assert_eq!(v["ok"], false);
@@ -93,21 +69,8 @@ fn json_report_and_dot_file() {
     assert_eq!(v["violations"][0]["anomaly"], "COConflictCM");
     assert_eq!(v["violations"][0]["tap"], "TAP-m");
     assert_eq!(v["violations"][0]["popl17"], "WriteCOInitRead");
-    let kinds: Vec<&str> = v["violations"][0]["witness"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "SessionOrder",
-            "ReadsFrom",
-            "SessionOrder",
-            "AntiDependency"
-        ]
-    );
+    let kinds: Vec<&str> = v["violations"][0]["witness"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["SessionOrder", "ReadsFrom", "SessionOrder", "AntiDependency"]);
     let dot = std::fs::read_to_string(dot).unwrap();
     assert!(dot.starts_with("digraph causim {"), "{dot}");
     assert!(dot.contains("-> v1_0 [label=\"rw x\""), "{dot}");
@@ -117,24 +80,15 @@ fn json_report_and_dot_file() {
 fn bad_input_exits_2_naming_file_line_and_problem() {
     let d = dir("bad");
     let p = d.join("bad.jsonl");
-    std::fs::write(&p, "{\"session\":\"c1\",\"ops\":[]}\n{\"session\":\"c1\",\"ops\":[{\"f\":\"w\",\"key\":\"x\",\"value\":null}]}\n").unwrap();
+    std::fs::write(&p, "{\"session\":\"c1\",\"ops\":[]}\n{\"session\":\"c1\",\"ops\":[{\"f\":\"w\",\"key\":\"x\",\"value\":null}]}\n")
+        .unwrap();
     let o = causim(&["check", &p.display().to_string(), "--level", "cc"]);
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
-    assert!(
-        err.contains(&format!(
-            "{}:2: ops[0].value: a write's value must not be null",
-            p.display()
-        )),
-        "{err}"
-    );
+    assert!(err.contains(&format!("{}:2: ops[0].value: a write's value must not be null", p.display())), "{err}");
     let o = causim(&["check", "/nonexistent/history.jsonl", "--level", "cc"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("/nonexistent/history.jsonl: cannot open"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert!(text(&o.stderr).contains("/nonexistent/history.jsonl: cannot open"), "{}", text(&o.stderr));
 }
 
 #[test]
@@ -143,18 +97,10 @@ fn usage_errors_exit_2() {
     let h = fig6(&d);
     let o = causim(&["check", &h, "--level", "serializable"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("unknown level"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert!(text(&o.stderr).contains("unknown level"), "{}", text(&o.stderr));
     let o = causim(&["check", &h]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("--level is required"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert!(text(&o.stderr).contains("--level is required"), "{}", text(&o.stderr));
     let o = causim(&["check", &h, "--export", "elle", "x.json"]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -167,25 +113,10 @@ fn export_to_dbcop_and_plume_keeps_the_verdict() {
         let out = d.join(format!("fig6.{format}"));
         let o = causim(&["check", &h, "--export", format, &out.display().to_string()]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-        let o = causim(&[
-            "check",
-            &out.display().to_string(),
-            "--level",
-            "ccv",
-            "--input-format",
-            expect,
-        ]);
+        let o = causim(&["check", &out.display().to_string(), "--level", "ccv", "--input-format", expect]);
         assert_eq!(o.status.code(), Some(1), "{format}: {}", text(&o.stdout));
-        assert!(
-            text(&o.stdout).contains(&format!("({expect} format)")),
-            "{}",
-            text(&o.stdout)
-        );
-        assert!(
-            text(&o.stdout).contains("WriteCOInitRead"),
-            "{}",
-            text(&o.stdout)
-        );
+        assert!(text(&o.stdout).contains(&format!("({expect} format)")), "{}", text(&o.stdout));
+        assert!(text(&o.stdout).contains("WriteCOInitRead"), "{}", text(&o.stdout));
     }
 }
 
@@ -197,19 +128,10 @@ fn reads_standard_input() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(FIG6.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(FIG6.as_bytes()).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stdout).contains("NonMonotonicWrite"),
-        "{}",
-        text(&o.stdout)
-    );
+    assert!(text(&o.stdout).contains("NonMonotonicWrite"), "{}", text(&o.stdout));
 }
 
 /// Plume's TAP cases as the test data holds them (`checkers/tests/data/`).

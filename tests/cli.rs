@@ -3,7 +3,6 @@
 mod common;
 use common::*;
 
-
 #[test]
 fn every_command_has_help() {
     for args in [vec!["--help"], vec!["run", "--help"], vec!["check", "--help"], vec!["protocols", "--help"]] {
@@ -16,15 +15,7 @@ fn every_command_has_help() {
 #[test]
 fn run_writes_history_trace_and_summary_and_checks_determinism() {
     let out = temp_dir("cli", "run");
-    let o = causim(&[
-        "run",
-        "scenarios/register/stale-read.json",
-        "--out",
-        out.to_str().unwrap(),
-        "--seed",
-        "5",
-        "--check-determinism",
-    ]);
+    let o = causim(&["run", "scenarios/register/stale-read.json", "--out", out.to_str().unwrap(), "--seed", "5", "--check-determinism"]);
     let text = stdout(&o);
     assert!(o.status.success(), "{text}\n{}", stderr(&o));
     assert!(text.contains("causim run scenarios/register/stale-read.json  seed=5"), "{text}");
@@ -34,8 +25,7 @@ fn run_writes_history_trace_and_summary_and_checks_determinism() {
     assert_eq!(header["format"], "causim-history/1");
     assert_eq!(header["seed"], 5);
     assert!(std::fs::read_to_string(out.join("trace.jsonl")).unwrap().contains("\"ev\":\"deliver\""));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["summary"]["seed"], 5);
     assert_eq!(summary["resolved_scenario"]["scheduler"]["attempts_max"], 10, "defaults are written out");
 }

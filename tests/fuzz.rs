@@ -137,8 +137,20 @@ fn the_first_failure_does_not_depend_on_the_thread_count() {
 fn the_command_reports_and_writes_the_failure() {
     let dir = temp_dir("cli");
     let out = causim(&[
-        "fuzz", "--protocol", "causalmesh", "--mutant", "no_carry_local_writes", "--seeds", "200", "--oracle", "history", "--threads", "2",
-        "--out", dir.to_str().unwrap(), "--no-progress",
+        "fuzz",
+        "--protocol",
+        "causalmesh",
+        "--mutant",
+        "no_carry_local_writes",
+        "--seeds",
+        "200",
+        "--oracle",
+        "history",
+        "--threads",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--no-progress",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -148,7 +160,12 @@ fn the_command_reports_and_writes_the_failure() {
     assert!(dir.join("fuzz-causalmesh-no_carry_local_writes.proptest-regressions").exists());
     assert!(text.contains(&format!("replay with: causim run {}", shrunk.display())), "{text}");
     // The unshrunk original replays too (it failed first).
-    let out = causim(&["run", dir.join("fuzz-causalmesh-no_carry_local_writes-original.json").to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()]);
+    let out = causim(&[
+        "run",
+        dir.join("fuzz-causalmesh-no_carry_local_writes-original.json").to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "the original has no `expect`, so its anomaly fails the run");
     let ok = causim(&["fuzz", "--protocol", "causalmesh", "--seeds", "100", "--out", dir.to_str().unwrap(), "--no-progress"]);
     let text = String::from_utf8_lossy(&ok.stdout);

@@ -36,7 +36,8 @@ fn proptest_replays_every_regression_entry() {
         let seeds = fuzz::regression_seeds(&text);
         assert!(!seeds.is_empty(), "{}: no cc entries", path.display());
         // proptest reads (and may append to) its persistence file: give it a copy.
-        let copy = std::env::temp_dir().join(format!("causim-fuzz-reg-{}-{}", std::process::id(), path.file_name().unwrap().to_str().unwrap()));
+        let copy =
+            std::env::temp_dir().join(format!("causim-fuzz-reg-{}-{}", std::process::id(), path.file_name().unwrap().to_str().unwrap()));
         std::fs::copy(&path, &copy).unwrap();
         let copy: &'static str = Box::leak(copy.to_str().unwrap().to_string().into_boxed_str());
         let config = Config {

@@ -61,8 +61,7 @@ fn each_mutant_becomes_a_scenario_that_causim_run_replays_with_the_same_anomaly(
         assert!(o.status.success(), "{mutant}: causim run\n{text}\n{}", stderr(&o));
         assert!(text.contains("WriteCOInitRead"), "{mutant}:\n{text}");
         assert!(text.contains("as expected (fail)"), "{mutant}:\n{text}");
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(run_out.join("summary.json")).unwrap()).unwrap();
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_out.join("summary.json")).unwrap()).unwrap();
         assert_eq!(summary["summary"]["stopped_by"], "workload complete", "{mutant}: the replay followed its schedule");
         let names: Vec<&String> = summary["check"]["anomalies"].as_object().unwrap().keys().collect();
         assert_eq!(names, model.iter().collect::<Vec<_>>(), "{mutant}");
@@ -74,8 +73,21 @@ fn each_mutant_becomes_a_scenario_that_causim_run_replays_with_the_same_anomaly(
 fn the_correct_protocol_passes_and_tlc_agrees() {
     let dir = temp_dir("model-check", "correct");
     let o = causim(&[
-        "model-check", "causalmesh", "--servers", "2", "--keys", "2", "--clients", "2", "--ops", "1", "--tlc", "--threads", "1",
-        "--out", &dir.display().to_string(),
+        "model-check",
+        "causalmesh",
+        "--servers",
+        "2",
+        "--keys",
+        "2",
+        "--clients",
+        "2",
+        "--ops",
+        "1",
+        "--tlc",
+        "--threads",
+        "1",
+        "--out",
+        &dir.display().to_string(),
     ]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}\n{}", stderr(&o));
@@ -83,10 +95,7 @@ fn the_correct_protocol_passes_and_tlc_agrees() {
         assert_eq!(verdict_of(&out, property), "holds", "{out}");
     }
     assert!(verdict_of(&out, "a remote write becomes visible").starts_with("found"), "{out}");
-    for line in [
-        "tlc             every invariant holds",
-        "agreement: Stateright and TLC both pass",
-    ] {
+    for line in ["tlc             every invariant holds", "agreement: Stateright and TLC both pass"] {
         assert!(out.contains(line), "missing {line:?} in\n{out}");
     }
     assert!(out.contains(" states, ") && out.contains(" unique, depth "), "{out}");

@@ -4,7 +4,6 @@
 mod common;
 use common::*;
 
-
 #[test]
 fn reproduce_quick_draws_fig1_and_reports_the_papers_numbers() {
     let out = temp_dir("reproduce", "fig1");
@@ -12,7 +11,9 @@ fn reproduce_quick_draws_fig1_and_reports_the_papers_numbers() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "reproduce failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("sweep fig1-dax"), "{stdout}");
-    for f in ["figures/fig1.svg", "figures/fig1.png", "report.md", "sweeps/fig1-dax-quick/results.json", "sweeps/fig1-dax-quick/aggregate.csv"] {
+    for f in
+        ["figures/fig1.svg", "figures/fig1.png", "report.md", "sweeps/fig1-dax-quick/results.json", "sweeps/fig1-dax-quick/aggregate.csv"]
+    {
         let p = out.join(f);
         let len = std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).len();
         assert!(len > 0, "{} is empty", p.display());
@@ -26,7 +27,10 @@ fn reproduce_quick_draws_fig1_and_reports_the_papers_numbers() {
     assert!(report.contains("![fig1](figures/fig1.png)"), "{report}");
     assert!(report.contains("| claim | paper | simulated | reproduced | why |"), "{report}");
     // The paper's number row: Fig. 1's 5.4 % at 2 nodes, beside a simulated percentage.
-    let row = report.lines().find(|l| l.starts_with("| anomaly rate with 2 nodes | 5.4 % |")).unwrap_or_else(|| panic!("no paper row:\n{report}"));
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| anomaly rate with 2 nodes | 5.4 % |"))
+        .unwrap_or_else(|| panic!("no paper row:\n{report}"));
     assert!(row.matches('%').count() >= 2, "{row}");
     // Only the figure asked for.
     assert!(!report.contains("## fig17"), "{report}");

@@ -85,25 +85,22 @@ fn an_unknown_distribution_lists_the_known_ones() {
 #[test]
 fn an_unknown_protocol_lists_the_known_ones() {
     let e = error_of(&with(r#""name": "register""#, r#""name": "raft""#));
-    assert_eq!(e, "bad.json:3:24: field `protocol.name`: unknown protocol \"raft\"; known protocols: register, causalmesh, causalmesh_tcc, eventual, direct, faastcc, hydrocache");
+    assert_eq!(
+        e,
+        "bad.json:3:24: field `protocol.name`: unknown protocol \"raft\"; known protocols: register, causalmesh, causalmesh_tcc, eventual, direct, faastcc, hydrocache"
+    );
 }
 
 #[test]
 fn an_unknown_mutant_lists_the_known_ones() {
     let e = error_of(&with(r#""params": {"replication": "async"}"#, r#""params": {}, "mutants": ["no_acks"]"#));
-    assert_eq!(
-        e,
-        "bad.json:3:62: field `protocol.mutants[0]`: unknown mutant \"no_acks\" for protocol register; known mutants: early_ack"
-    );
+    assert_eq!(e, "bad.json:3:62: field `protocol.mutants[0]`: unknown mutant \"no_acks\" for protocol register; known mutants: early_ack");
 }
 
 #[test]
 fn a_bad_protocol_parameter_names_it() {
     let e = error_of(&with(r#""async""#, r#""eventually""#));
-    assert_eq!(
-        e,
-        "bad.json:3:62: field `protocol.params.replication`: unknown variant `eventually`, expected `async` or `sync`"
-    );
+    assert_eq!(e, "bad.json:3:62: field `protocol.params.replication`: unknown variant `eventually`, expected `async` or `sync`");
 }
 
 #[test]
@@ -129,10 +126,7 @@ fn an_unknown_machine_lists_the_known_ones() {
 fn a_generator_without_an_end_is_refused() {
     let generator = r#"{"generator": {"workflow": {"shape": "chain", "functions": 1}, "functions": [{"reads": 1}],
         "keys": {"count": 10}, "arrival": {"kind": "poisson", "rate_per_s": 100}}}"#;
-    let text = VALID.replace(
-        r#"{"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]}"#,
-        generator,
-    );
+    let text = VALID.replace(r#"{"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]}"#, generator);
     let e = error_of(&text);
     assert!(
         e.ends_with("field `workload.generator.workflows_max`: a generator needs workflows_max or duration_ns, or it would never stop"),

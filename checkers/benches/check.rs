@@ -31,39 +31,18 @@ fn params(c: &Case) -> GenParams {
         // By default about ten writes per key over the whole history: readers mostly see
         // recent writes of other sessions, so every read meets several chains. Plume's own
         // benchmark uses 10^9 keys instead, where almost every read sees the initial value.
-        keys: if c.keys > 0 {
-            c.keys
-        } else {
-            (c.txns * u64::from(c.ops) / 20).max(1)
-        },
+        keys: if c.keys > 0 { c.keys } else { (c.txns * u64::from(c.ops) / 20).max(1) },
         read_per_mille: 500,
         seed: 42,
     }
 }
 
 fn cases(quick: bool) -> Vec<Case> {
-    let case = |name, level, txns, ops, from_file, keys| Case {
-        name,
-        level,
-        txns,
-        ops,
-        from_file,
-        keys,
-    };
-    let mut v = vec![
-        case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
-        case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
-    ];
+    let case = |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys };
+    let mut v = vec![case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0), case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0)];
     if !quick {
         v.push(case("tcc 1M x 20", Level::Tcc, 1_000_000, 20, false, 0));
-        v.push(case(
-            "tcc 1M x 20 1e9 keys",
-            Level::Tcc,
-            1_000_000,
-            20,
-            false,
-            1_000_000_000,
-        ));
+        v.push(case("tcc 1M x 20 1e9 keys", Level::Tcc, 1_000_000, 20, false, 1_000_000_000));
         v.push(case("ccv 1M x 1", Level::Ccv, 1_000_000, 1, false, 0));
         v.push(case("file+tcc 1M x 20", Level::Tcc, 1_000_000, 20, true, 0));
     } else {
@@ -74,22 +53,14 @@ fn cases(quick: bool) -> Vec<Case> {
 
 fn status_kb(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    status.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 fn child(index: usize, quick: bool) {
     let case = &cases(quick)[index];
     let p = params(case);
     let (history, load_s, file_mb) = if case.from_file {
-        let path = std::env::temp_dir().join(format!(
-            "causim-bench-{}-{}-{}.jsonl",
-            case.txns, case.ops, p.keys
-        ));
+        let path = std::env::temp_dir().join(format!("causim-bench-{}-{}-{}.jsonl", case.txns, case.ops, p.keys));
         if !path.exists() {
             let f = std::fs::File::create(&path).expect("create the bench file");
             write_serial_jsonl(&p, f).expect("write the bench file");
@@ -136,36 +107,15 @@ fn main() {
     }
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    println!(
-        "causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads"
-    );
-    println!(
-        "(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,"
-    );
-    println!(
-        " wall and CPU seconds (all threads); RSS before the check; peak = process peak, including the load)"
-    );
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads");
+    println!("(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,");
+    println!(" wall and CPU seconds (all threads); RSS before the check; peak = process peak, including the load)");
     println!(
         "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>8} {:>8}",
-        "case",
-        "txns",
-        "ops",
-        "load s",
-        "check s",
-        "cpu s",
-        "ops/s",
-        "RSS MB",
-        "peak MB",
-        "file MB"
+        "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "peak MB", "file MB"
     );
     let exe = std::env::current_exe().expect("the bench binary knows its path");
     for i in 0..cases(quick).len() {

@@ -20,10 +20,5 @@ fn main() {
     };
     let format = ExportFormat::parse(&a[2]).expect("causim, dbcop or plume");
     let h = serial(&p);
-    write_history(
-        &h,
-        format,
-        std::fs::File::create(&a[1]).expect("create the file"),
-    )
-    .expect("write");
+    write_history(&h, format, std::fs::File::create(&a[1]).expect("create the file")).expect("write");
 }

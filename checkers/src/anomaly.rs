@@ -114,78 +114,39 @@ impl Anomaly {
     }
 
     pub fn parse(s: &str) -> Option<Anomaly> {
-        Anomaly::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name().eq_ignore_ascii_case(s))
+        Anomaly::ALL.iter().copied().find(|a| a.name().eq_ignore_ascii_case(s))
     }
 
     /// What the anomaly means, in one line.
     pub fn meaning(self) -> &'static str {
         match self {
-            Anomaly::ThinAirRead => {
-                "a read returns a value that no transaction wrote and that is not the initial value"
-            }
+            Anomaly::ThinAirRead => "a read returns a value that no transaction wrote and that is not the initial value",
             Anomaly::AbortedRead => "a read returns a value written by an aborted transaction",
             Anomaly::FutureRead => "a read returns a value its own transaction writes only later",
-            Anomaly::NotMyOwnWrite => {
-                "after writing a key, a transaction reads another transaction's value of it"
-            }
-            Anomaly::NotMyLastWrite => {
-                "a transaction reads its own earlier write of a key, not its latest one"
-            }
-            Anomaly::IntermediateRead => {
-                "a read returns a value another transaction overwrote before it ended"
-            }
+            Anomaly::NotMyOwnWrite => "after writing a key, a transaction reads another transaction's value of it",
+            Anomaly::NotMyLastWrite => "a transaction reads its own earlier write of a key, not its latest one",
+            Anomaly::IntermediateRead => "a read returns a value another transaction overwrote before it ended",
             Anomaly::IncompatibleOrder => {
                 "two reads of a list disagree on the order of its appends (neither is a prefix of the other), or one lists an element twice"
             }
-            Anomaly::CyclicCO => {
-                "session order and reads-from form a cycle: something was read before it was written"
-            }
-            Anomaly::MissedOwnWrite => {
-                "a session reads a value older than its own earlier write of the key"
-            }
-            Anomaly::NonMonotonicRead => {
-                "a session reads a value older than one it has already read"
-            }
-            Anomaly::NonMonotonicWrite => {
-                "a reader sees a session's later write but an older value than its earlier write"
-            }
-            Anomaly::MissedReadDependency => {
-                "a reader sees a write but an older value than one its writer had read before writing"
-            }
-            Anomaly::WriteCOInitRead => {
-                "a read returns the initial value although a write of the key is in its causal past"
-            }
-            Anomaly::WriteCORead => {
-                "a read returns a value overwritten by a write in its causal past"
-            }
-            Anomaly::CyclicCF => {
-                "the writes of a key cannot be put in one order that agrees with causality and with what was read"
-            }
-            Anomaly::WriteHBInitRead => {
-                "a session's view orders a write before a read of the initial value"
-            }
-            Anomaly::CyclicHB => {
-                "a session's view (causal order plus the write orders its reads imply) is cyclic"
-            }
-            Anomaly::NonMonoReadCO => {
-                "a transaction reads an older value after reading from a transaction that causally follows it"
-            }
+            Anomaly::CyclicCO => "session order and reads-from form a cycle: something was read before it was written",
+            Anomaly::MissedOwnWrite => "a session reads a value older than its own earlier write of the key",
+            Anomaly::NonMonotonicRead => "a session reads a value older than one it has already read",
+            Anomaly::NonMonotonicWrite => "a reader sees a session's later write but an older value than its earlier write",
+            Anomaly::MissedReadDependency => "a reader sees a write but an older value than one its writer had read before writing",
+            Anomaly::WriteCOInitRead => "a read returns the initial value although a write of the key is in its causal past",
+            Anomaly::WriteCORead => "a read returns a value overwritten by a write in its causal past",
+            Anomaly::CyclicCF => "the writes of a key cannot be put in one order that agrees with causality and with what was read",
+            Anomaly::WriteHBInitRead => "a session's view orders a write before a read of the initial value",
+            Anomaly::CyclicHB => "a session's view (causal order plus the write orders its reads imply) is cyclic",
+            Anomaly::NonMonoReadCO => "a transaction reads an older value after reading from a transaction that causally follows it",
             Anomaly::NonMonoReadCM => "a transaction's reads force a cyclic commit order",
-            Anomaly::NonRepeatableRead => {
-                "a transaction reads one key twice and gets values of different writes"
-            }
+            Anomaly::NonRepeatableRead => "a transaction reads one key twice and gets values of different writes",
             Anomaly::FracturedReadCO => {
                 "a transaction sees another's writes only in part (or misses its session's own), reading an older value"
             }
-            Anomaly::FracturedReadCM => {
-                "reads that see transactions in part force a cyclic commit order"
-            }
-            Anomaly::COConflictCM => {
-                "a transaction reads a value overwritten by a write in its causal past"
-            }
+            Anomaly::FracturedReadCM => "reads that see transactions in part force a cyclic commit order",
+            Anomaly::COConflictCM => "a transaction reads a value overwritten by a write in its causal past",
             Anomaly::ConflictCM => "causality and the commit order the reads imply form a cycle",
         }
     }
@@ -194,16 +155,8 @@ impl Anomaly {
     /// initial one (POPL'17 distinguishes WriteCOInitRead from WriteCORead).
     pub fn aliases(self, init: bool) -> Aliases {
         use Anomaly as A;
-        let co_read = if init {
-            "WriteCOInitRead"
-        } else {
-            "WriteCORead"
-        };
-        let (popl17, tap, elle): (
-            Option<&'static str>,
-            Option<&'static str>,
-            Option<&'static str>,
-        ) = match self {
+        let co_read = if init { "WriteCOInitRead" } else { "WriteCORead" };
+        let (popl17, tap, elle): (Option<&'static str>, Option<&'static str>, Option<&'static str>) = match self {
             A::ThinAirRead => (Some("ThinAirRead"), Some("TAP-a"), Some("garbage-read")),
             A::AbortedRead => (None, Some("TAP-b"), Some("G1a")),
             A::FutureRead => (Some("CyclicCO"), Some("TAP-c"), Some("future-read")),
@@ -216,11 +169,7 @@ impl Anomaly {
             A::NonMonotonicRead => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
             A::NonMonotonicWrite => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
             A::MissedReadDependency => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
-            A::WriteCOInitRead => (
-                Some("WriteCOInitRead"),
-                Some("TAP-m"),
-                Some("G-single-process"),
-            ),
+            A::WriteCOInitRead => (Some("WriteCOInitRead"), Some("TAP-m"), Some("G-single-process")),
             A::WriteCORead => (Some("WriteCORead"), Some("TAP-m"), Some("G-single-process")),
             A::CyclicCF => (Some("CyclicCF"), Some("TAP-n"), Some("cyclic-versions")),
             A::WriteHBInitRead => (Some("WriteHBInitRead"), None, None),
@@ -233,12 +182,7 @@ impl Anomaly {
             A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
             A::ConflictCM => (Some("CyclicCF"), Some("TAP-n"), Some("incompatible-order")),
         };
-        Aliases {
-            popl17,
-            tap,
-            tap_name: tap.map(tap_name),
-            elle,
-        }
+        Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }
 }
 

@@ -19,9 +19,7 @@
 
 use crate::anomaly::Anomaly;
 use crate::finding::{Detail, Finding, Hop, Sink, unit_hop, unit_hops};
-use crate::graph::{
-    Clocks, DenseRow, Extra, Gran, Units, WriteIndex, co_path, sccs, shortest_cycle,
-};
+use crate::graph::{Clocks, DenseRow, Extra, Gran, Units, WriteIndex, co_path, sccs, shortest_cycle};
 use crate::history::{History, KIND_WRITE_FINAL, NONE, RF_INIT};
 use crate::level::Level;
 use crate::wf::{ReadClass, Wf};
@@ -58,23 +56,11 @@ enum Scan {
 impl Ctx<'_> {
     /// The writer unit of a read (NONE for the initial value).
     fn writer(&self, o: usize) -> u32 {
-        if self.h.rf[o] == RF_INIT {
-            NONE
-        } else {
-            self.units.writer_unit_of_read(self.h, o)
-        }
+        if self.h.rf[o] == RF_INIT { NONE } else { self.units.writer_unit_of_read(self.h, o) }
     }
 
     /// Examine the last write of `key` of each chain in `row`'s past; push forced edges.
-    fn scan(
-        &self,
-        index: &WriteIndex,
-        row: &DenseRow,
-        key: u32,
-        uw: u32,
-        o: u32,
-        forced: &mut Vec<(u32, u32, u32)>,
-    ) -> Scan {
+    fn scan(&self, index: &WriteIndex, row: &DenseRow, key: u32, uw: u32, o: u32, forced: &mut Vec<(u32, u32, u32)>) -> Scan {
         let clocks = self.clocks;
         let writes = index.key(key);
         for run in writes.runs() {
@@ -120,8 +106,7 @@ impl Ctx<'_> {
                 txn.ops()
                     .rev()
                     .find(|o| self.h.ops[*o].kind == KIND_WRITE_FINAL && self.h.ops[*o].key == key)
-                    .expect("the write index only lists units that write the key")
-                    as u32
+                    .expect("the write index only lists units that write the key") as u32
             }
         }
     }
@@ -154,21 +139,8 @@ impl Ctx<'_> {
     fn shadow(&self, anomaly: Anomaly, o: u32, uw: u32, tv: u32, to_reader: Vec<Hop>) -> Finding {
         let key = self.h.ops[o as usize].key;
         let newer = self.write_op(tv, key);
-        let to_newer = if uw == NONE {
-            Vec::new()
-        } else {
-            self.witness(uw, tv)
-        };
-        Finding {
-            anomaly,
-            key: Some(key),
-            read: Some(o),
-            detail: Detail::Shadow {
-                newer,
-                to_newer,
-                to_reader,
-            },
-        }
+        let to_newer = if uw == NONE { Vec::new() } else { self.witness(uw, tv) };
+        Finding { anomaly, key: Some(key), read: Some(o), detail: Detail::Shadow { newer, to_newer, to_reader } }
     }
 }
 
@@ -180,21 +152,12 @@ impl Ctx<'_> {
 pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTreeSet<u32> {
     let units = cx.units;
     let index = WriteIndex::build(cx.h, units, cx.clocks);
-    let checked = |class: ReadClass| {
-        matches!(
-            class,
-            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
-        )
-    };
+    let checked = |class: ReadClass| matches!(class, ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable);
     let (found, forced) = parallel_scan(cx, &index, &checked);
     let mut stale = BTreeSet::new();
     for (o, uw, tv) in found {
         stale.insert(o);
-        let anomaly = if uw == NONE {
-            Anomaly::WriteCOInitRead
-        } else {
-            Anomaly::WriteCORead
-        };
+        let anomaly = if uw == NONE { Anomaly::WriteCOInitRead } else { Anomaly::WriteCORead };
         if sink.wants() {
             let u = units.unit_of_op[o as usize];
             let to_reader = cx.witness(tv, u);
@@ -215,11 +178,7 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
 /// Scan every checked read against the writes its unit can see, on a few threads (the work is
 /// read-only; results are merged in unit order, so the outcome does not depend on threads).
 /// Returns the stale reads (read, writer unit, newer unit) and the forced edges.
-fn parallel_scan(
-    cx: &Ctx<'_>,
-    index: &WriteIndex,
-    checked: &(dyn Fn(ReadClass) -> bool + Sync),
-) -> (Vec<Stale>, Vec<Forced>) {
+fn parallel_scan(cx: &Ctx<'_>, index: &WriteIndex, checked: &(dyn Fn(ReadClass) -> bool + Sync)) -> (Vec<Stale>, Vec<Forced>) {
     let n = cx.units.n;
     let h = cx.h;
     // The checked reads of one unit: (read, key, writer unit).
@@ -231,10 +190,7 @@ fn parallel_scan(
             }
         }
     };
-    let scan_unit = |row: &DenseRow,
-                     reads: &[(u32, u32, u32)],
-                     stale: &mut Vec<(u32, u32, u32)>,
-                     forced: &mut Vec<(u32, u32, u32)>| {
+    let scan_unit = |row: &DenseRow, reads: &[(u32, u32, u32)], stale: &mut Vec<(u32, u32, u32)>, forced: &mut Vec<(u32, u32, u32)>| {
         for &(o, key, uw) in reads {
             if let Scan::Stale(tv) = cx.scan(index, row, key, uw, o, forced) {
                 stale.push((o, uw, tv));
@@ -308,10 +264,7 @@ fn parallel_scan(
                 scope.spawn(move || work(i * chunk..((i + 1) * chunk).min(n)))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a scan thread panicked"))
-            .collect()
+        handles.into_iter().map(|h| h.join().expect("a scan thread panicked")).collect()
     });
     let mut stale = Vec::new();
     let mut forced = Vec::new();
@@ -357,8 +310,7 @@ pub(crate) struct SessionWrites {
 
 impl SessionWrites {
     pub(crate) fn build(h: &History, units: &Units, keys: &BTreeSet<u32>) -> SessionWrites {
-        let mut by_key: BTreeMap<u32, Vec<(u32, u32, u32)>> =
-            keys.iter().map(|k| (*k, Vec::new())).collect();
+        let mut by_key: BTreeMap<u32, Vec<(u32, u32, u32)>> = keys.iter().map(|k| (*k, Vec::new())).collect();
         for u in 0..units.n {
             let mut push = |k: u32| {
                 if let Some(list) = by_key.get_mut(&k)
@@ -413,11 +365,7 @@ impl PoClock {
         }
         for u in 0..units.n {
             let prev = units.prev[u];
-            let inherited = if prev == NONE {
-                NONE
-            } else {
-                src[prev as usize]
-            };
+            let inherited = if prev == NONE { NONE } else { src[prev as usize] };
             match units.after_preds.get(&(u as u32)) {
                 None => src[u] = inherited,
                 Some(targets) => {
@@ -469,18 +417,12 @@ impl TxnCheck<'_, '_> {
     /// The final write op of `key` in transaction `t`, if any.
     fn writes_key(&self, t: u32, key: u32) -> Option<u32> {
         let h = self.cx.h;
-        h.txns[t as usize]
-            .ops()
-            .rev()
-            .find(|o| h.ops[*o].kind == KIND_WRITE_FINAL && h.ops[*o].key == key)
-            .map(|o| o as u32)
+        h.txns[t as usize].ops().rev().find(|o| h.ops[*o].kind == KIND_WRITE_FINAL && h.ops[*o].key == key).map(|o| o as u32)
     }
 
     /// Reads of unit `u` checked at this level.
     fn checked(&self, class: ReadClass) -> bool {
-        class == ReadClass::External
-            || (class == ReadClass::NonRepeatable
-                && !self.level.forbids(Anomaly::NonRepeatableRead))
+        class == ReadClass::External || (class == ReadClass::NonRepeatable && !self.level.forbids(Anomaly::NonRepeatableRead))
     }
 
     /// Visible writes of `o`'s key at RC and RA visibility (not the full causal past):
@@ -504,16 +446,7 @@ impl TxnCheck<'_, '_> {
                 continue;
             }
             let vis = if (b as u32) < o { Vis::Rc } else { Vis::Ra };
-            out.push((
-                vis,
-                ub,
-                Hop::ReadsFrom {
-                    from: tb,
-                    to: t3,
-                    write: w,
-                    read: b as u32,
-                },
-            ));
+            out.push((vis, ub, Hop::ReadsFrom { from: tb, to: t3, write: w, read: b as u32 }));
         }
         // Earlier transactions in program order.
         let sw = self.session_writes.as_ref().expect("built before use");
@@ -569,10 +502,7 @@ impl TxnCheck<'_, '_> {
                     continue;
                 }
                 for (vis, v, _) in self.near_visible(o as u32) {
-                    if v == uw
-                        || clocks.before(uw as usize, v as usize)
-                        || clocks.before(v as usize, uw as usize)
-                    {
+                    if v == uw || clocks.before(uw as usize, v as usize) || clocks.before(v as usize, uw as usize) {
                         continue;
                     }
                     out.push((vis, v, uw, o as u32));
@@ -593,31 +523,15 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
         eprintln!("  write index: {:.3} s", t0.elapsed().as_secs_f64());
     }
-    let mut tc = TxnCheck {
-        cx,
-        level,
-        po: PoClock {
-            src: Vec::new(),
-            maps: BTreeMap::new(),
-        },
-        session_writes: None,
-    };
+    let mut tc = TxnCheck { cx, level, po: PoClock { src: Vec::new(), maps: BTreeMap::new() }, session_writes: None };
     let checked = |class: ReadClass| tc.checked(class);
     let t1 = (std::time::Instant::now(), crate::cpu_seconds());
     let (stale, forced) = parallel_scan(cx, &index, &checked);
     if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
-        eprintln!(
-            "  scan: {:.3} s wall, {:.2} s cpu",
-            t1.0.elapsed().as_secs_f64(),
-            crate::cpu_seconds() - t1.1
-        );
+        eprintln!("  scan: {:.3} s wall, {:.2} s cpu", t1.0.elapsed().as_secs_f64(), crate::cpu_seconds() - t1.1);
     }
     if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
-        eprintln!(
-            "  scan done: {} stale reads, {} forced edges (before dedup)",
-            stale.len(),
-            forced.len()
-        );
+        eprintln!("  scan done: {} stale reads, {} forced edges (before dedup)", stale.len(), forced.len());
     }
     let mut forced = forced;
     forced.extend_from_slice(cx.known);
@@ -669,28 +583,17 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
             return;
         }
     }
-    let all_keys: BTreeSet<u32> = (0..units.n)
-        .flat_map(|u| h.txns[units.txn[u] as usize].ops())
-        .filter(|o| h.ops[*o].is_read())
-        .map(|o| h.ops[o].key)
-        .collect();
+    let all_keys: BTreeSet<u32> =
+        (0..units.n).flat_map(|u| h.txns[units.txn[u] as usize].ops()).filter(|o| h.ops[*o].is_read()).map(|o| h.ops[o].key).collect();
     if !any_stale {
         tc.po = PoClock::build(units);
     }
     tc.session_writes = Some(SessionWrites::build(h, units, &all_keys));
     let near = tc.near_forced();
-    let rc: Vec<(u32, u32, u32)> = near
-        .iter()
-        .filter(|e| e.0 == Vis::Rc)
-        .map(|e| (e.1, e.2, e.3))
-        .chain(cx.known.iter().copied())
-        .collect();
-    let ra: Vec<(u32, u32, u32)> = near
-        .iter()
-        .filter(|e| e.0 <= Vis::Ra)
-        .map(|e| (e.1, e.2, e.3))
-        .chain(cx.known.iter().copied())
-        .collect();
+    let rc: Vec<(u32, u32, u32)> =
+        near.iter().filter(|e| e.0 == Vis::Rc).map(|e| (e.1, e.2, e.3)).chain(cx.known.iter().copied()).collect();
+    let ra: Vec<(u32, u32, u32)> =
+        near.iter().filter(|e| e.0 <= Vis::Ra).map(|e| (e.1, e.2, e.3)).chain(cx.known.iter().copied()).collect();
     let mut tiers: Vec<(Anomaly, &[Forced])> = vec![(Anomaly::NonMonoReadCM, &rc)];
     if level != Level::Rc {
         tiers.push((Anomaly::FracturedReadCM, &ra));
@@ -777,12 +680,7 @@ fn report_forced_cycles(cx: &Ctx<'_>, tiers: &[(Anomaly, &[Forced])], sink: &mut
                     _ => None,
                 });
                 let scc = txns_of(units, &part);
-                sink.push(Finding {
-                    anomaly: *anomaly,
-                    key,
-                    read: None,
-                    detail: Detail::Cycle { hops, scc },
-                });
+                sink.push(Finding { anomaly: *anomaly, key, read: None, detail: Detail::Cycle { hops, scc } });
             }
             break;
         }
@@ -802,14 +700,7 @@ pub(crate) fn txns_of(units: &Units, us: &[u32]) -> Vec<u32> {
 }
 
 /// CyclicCO: report the cycles among the units a topological sort left over.
-pub(crate) fn report_co_cycles(
-    h: &History,
-    wf: &Wf,
-    units: &Units,
-    succ: &(Vec<u32>, Vec<u32>),
-    left: &[bool],
-    sink: &mut Sink,
-) {
+pub(crate) fn report_co_cycles(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u32>), left: &[bool], sink: &mut Sink) {
     let succs = |u: usize, out: &mut Vec<u32>| {
         if units.next[u] != NONE {
             out.push(units.next[u]);
@@ -831,11 +722,6 @@ pub(crate) fn report_co_cycles(
             _ => None,
         });
         let scc = txns_of(units, &comp);
-        sink.push(Finding {
-            anomaly: Anomaly::CyclicCO,
-            key,
-            read: None,
-            detail: Detail::Cycle { hops, scc },
-        });
+        sink.push(Finding { anomaly: Anomaly::CyclicCO, key, read: None, detail: Detail::Cycle { hops, scc } });
     }
 }

@@ -60,11 +60,7 @@ pub(crate) fn check(cx: &Ctx<'_>, skip: &BTreeSet<u32>, work_max: u64, sink: &mu
     for u in 0..units.n {
         let o = units.op[u];
         last_unit[units.session[u] as usize] = u as u32;
-        if matches!(
-            cx.wf.class[o as usize],
-            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
-        ) && !skip.contains(&o)
-        {
+        if matches!(cx.wf.class[o as usize], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable) && !skip.contains(&o) {
             session_reads[units.session[u] as usize].push(u as u32);
         }
     }
@@ -75,12 +71,7 @@ pub(crate) fn check(cx: &Ctx<'_>, skip: &BTreeSet<u32>, work_max: u64, sink: &mu
         }
         let mut reads: Vec<u32> = session_reads[s].clone();
         for &(s2, bound) in po.others(last as usize) {
-            reads.extend(
-                session_reads[s2 as usize]
-                    .iter()
-                    .copied()
-                    .filter(|r| units.spos[*r as usize] < bound),
-            );
+            reads.extend(session_reads[s2 as usize].iter().copied().filter(|r| units.spos[*r as usize] < bound));
         }
         if reads.is_empty() {
             continue;
@@ -121,11 +112,7 @@ fn session_view(
             }
             let o = units.op[r as usize] as usize;
             let key = h.ops[o].key;
-            let w2 = if h.rf[o] == RF_INIT {
-                NONE
-            } else {
-                units.writer_unit(h, h.rf[o])
-            };
+            let w2 = if h.rf[o] == RF_INIT { NONE } else { units.writer_unit(h, h.rf[o]) };
             // Anchors: r itself (strict past) and the sources of added edges that reach r.
             let mut anchors: Vec<(u32, bool)> = vec![(r, false)];
             let reach = reaching_edges(clocks, &added, r, budget);
@@ -136,11 +123,7 @@ fn session_view(
             if w2 != NONE {
                 read_row.load(clocks, w2 as usize);
             }
-            let (w2_chain, w2_cpos) = if w2 == NONE {
-                (NONE, 0)
-            } else {
-                clocks.place(w2 as usize)
-            };
+            let (w2_chain, w2_cpos) = if w2 == NONE { (NONE, 0) } else { clocks.place(w2 as usize) };
             let writes = index.key(key);
             for (a, inclusive) in anchors {
                 let runs = writes.run_count();
@@ -158,11 +141,7 @@ fn session_view(
                     // Writes the one read already follows add nothing: skip the chain when
                     // all of its visible part is in the read write's causal past.
                     if w2 != NONE {
-                        let seen = if c == w2_chain {
-                            w2_cpos + 1
-                        } else {
-                            read_row.get(c)
-                        };
+                        let seen = if c == w2_chain { w2_cpos + 1 } else { read_row.get(c) };
                         if seen >= bound {
                             continue;
                         }
@@ -183,8 +162,7 @@ fn session_view(
                     let Some(path) = g_path(cx, &added, w1, r, budget) else {
                         return false;
                     };
-                    let txns: Vec<u32> =
-                        path.iter().flat_map(|hop| [hop.from(), hop.to()]).collect();
+                    let txns: Vec<u32> = path.iter().flat_map(|hop| [hop.from(), hop.to()]).collect();
                     if seen.insert((0, txns)) {
                         if sink.wants() {
                             let write = units.op[w1 as usize];
@@ -239,11 +217,7 @@ fn session_view(
                     }
                     break;
                 }
-                added.push(Added {
-                    from: w1,
-                    to: w2,
-                    read: r,
-                });
+                added.push(Added { from: w1, to: w2, read: r });
                 changed = true;
             }
         }
@@ -254,12 +228,7 @@ fn session_view(
 }
 
 /// Indices of added edges whose target reaches `r` (through causal order and added edges).
-fn reaching_edges(
-    clocks: &crate::graph::Clocks,
-    added: &[Added],
-    r: u32,
-    budget: &mut Budget,
-) -> Option<Vec<usize>> {
+fn reaching_edges(clocks: &crate::graph::Clocks, added: &[Added], r: u32, budget: &mut Budget) -> Option<Vec<usize>> {
     if added.is_empty() {
         return Some(Vec::new());
     }
@@ -290,13 +259,7 @@ fn reaching_edges(
 }
 
 /// Whether `a` reaches `b` in causal order plus added edges (`a ≠ b`).
-fn reaches(
-    clocks: &crate::graph::Clocks,
-    added: &[Added],
-    a: u32,
-    b: u32,
-    budget: &mut Budget,
-) -> Option<bool> {
+fn reaches(clocks: &crate::graph::Clocks, added: &[Added], a: u32, b: u32, budget: &mut Budget) -> Option<bool> {
     if clocks.before(a as usize, b as usize) {
         return Some(true);
     }
@@ -304,13 +267,7 @@ fn reaches(
 }
 
 /// A sequence of added edges leading from `a` to `b`, if any.
-fn edge_path(
-    clocks: &crate::graph::Clocks,
-    added: &[Added],
-    a: u32,
-    b: u32,
-    budget: &mut Budget,
-) -> Option<Option<Vec<usize>>> {
+fn edge_path(clocks: &crate::graph::Clocks, added: &[Added], a: u32, b: u32, budget: &mut Budget) -> Option<Option<Vec<usize>>> {
     let mut parent: BTreeMap<usize, usize> = BTreeMap::new();
     let mut queue: VecDeque<usize> = VecDeque::new();
     const ROOT: usize = usize::MAX;

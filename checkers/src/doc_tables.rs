@@ -7,20 +7,15 @@ use crate::level::Level;
 /// Markdown: one row per anomaly with its names elsewhere, its meaning and the levels that
 /// forbid it.
 pub fn anomaly_table() -> String {
-    let mut out = String::from(
-        "| anomaly | POPL'17 | Plume TAP | Elle / Adya (nearest) | meaning | forbidden by |\n|---|---|---|---|---|---|\n",
-    );
+    let mut out =
+        String::from("| anomaly | POPL'17 | Plume TAP | Elle / Adya (nearest) | meaning | forbidden by |\n|---|---|---|---|---|---|\n");
     for a in Anomaly::ALL {
         let al = a.aliases(false);
         let tap = match (al.tap, al.tap_name) {
             (Some(c), Some(n)) => format!("{c} {n}"),
             _ => "—".into(),
         };
-        let levels: Vec<&str> = Level::ALL
-            .iter()
-            .filter(|l| l.forbids(a))
-            .map(|l| l.name())
-            .collect();
+        let levels: Vec<&str> = Level::ALL.iter().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
         let levels = if levels.len() == Level::ALL.len() {
             "all levels".to_string()
         } else if levels.len() == Level::ALL.len() - 1 && !Level::WellFormed.forbids(a) {

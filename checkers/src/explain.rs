@@ -19,12 +19,7 @@ struct Namer<'a> {
 
 impl<'a> Namer<'a> {
     fn new(h: &'a History) -> Namer<'a> {
-        Namer {
-            h,
-            labels: BTreeMap::new(),
-            order: Vec::new(),
-            shown: BTreeMap::new(),
-        }
+        Namer { h, labels: BTreeMap::new(), order: Vec::new(), shown: BTreeMap::new() }
     }
 
     fn txn(&mut self, t: u32) {
@@ -45,13 +40,7 @@ impl<'a> Namer<'a> {
 
     fn hop(&mut self, hop: &Hop) {
         match hop {
-            Hop::Program {
-                from,
-                to,
-                from_op,
-                to_op,
-                ..
-            } => {
+            Hop::Program { from, to, from_op, to_op, .. } => {
                 self.txn(*from);
                 if let Some(o) = from_op {
                     self.op(*o);
@@ -156,11 +145,7 @@ impl<'a> Namer<'a> {
         let mut s = String::new();
         for (i, p) in parts.iter().enumerate() {
             if i > 0 {
-                s.push_str(if p == "…" || parts[i - 1] == "…" {
-                    " "
-                } else {
-                    ", then "
-                });
+                s.push_str(if p == "…" || parts[i - 1] == "…" { " " } else { ", then " });
             }
             s.push_str(p);
         }
@@ -171,10 +156,7 @@ impl<'a> Namer<'a> {
         let h = self.h;
         let txn = &h.txns[t as usize];
         let node = h.node_name(txn.node).map(str::to_string).or_else(|| {
-            self.shown.get(&t).and_then(|ops| {
-                ops.iter()
-                    .find_map(|o| h.op_nodes.get(o).map(|n| h.nodes[*n as usize].to_string()))
-            })
+            self.shown.get(&t).and_then(|ops| ops.iter().find_map(|o| h.op_nodes.get(o).map(|n| h.nodes[*n as usize].to_string())))
         });
         TxnRef {
             label: self.label(t),
@@ -188,21 +170,14 @@ impl<'a> Namer<'a> {
     }
 
     fn let_line(&self, r: &TxnRef) -> String {
-        let at = r
-            .node
-            .as_ref()
-            .map(|n| format!(" at {n}"))
-            .unwrap_or_default();
+        let at = r.node.as_ref().map(|n| format!(" at {n}")).unwrap_or_default();
         let outcome = match r.outcome {
             crate::history::Outcome::Ok => "",
             crate::history::Outcome::Aborted => ", aborted",
             crate::history::Outcome::Failed => ", failed",
         };
         let line = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-        format!(
-            "{} = {} {}{at} (id {}{line}{outcome})",
-            r.label, r.session, r.summary, r.id
-        )
+        format!("{} = {} {}{at} (id {}{line}{outcome})", r.label, r.session, r.summary, r.id)
     }
 
     fn op_ref(&self, o: u32) -> OpRef {
@@ -212,11 +187,7 @@ impl<'a> Namer<'a> {
         OpRef {
             txn: h.txns[t as usize].id,
             index: o - h.txns[t as usize].ops_start,
-            f: if op.is_read() {
-                OpKind::Read
-            } else {
-                OpKind::Write
-            },
+            f: if op.is_read() { OpKind::Read } else { OpKind::Write },
             key: h.key(op.key).clone(),
             value: h.op_value(o as usize),
         }
@@ -229,26 +200,14 @@ impl<'a> Namer<'a> {
         let (la, lb) = (self.label(a), self.label(b));
         let id = |t: u32| h.txns[t as usize].id;
         match hop {
-            Hop::Program {
-                from_op,
-                to_op,
-                after,
-                ..
-            } => {
+            Hop::Program { from_op, to_op, after, .. } => {
                 let because = match (from_op, to_op, after) {
-                    (_, _, true) => format!(
-                        "{lb} follows {la} in program order (an `after` link of its workflow)"
-                    ),
+                    (_, _, true) => format!("{lb} follows {la} in program order (an `after` link of its workflow)"),
                     (Some(x), Some(y), false) if a == b => {
                         format!("{la} {} before it {}", self.past(*x), self.past(*y))
                     }
                     (Some(x), Some(y), false) => {
-                        format!(
-                            "session {} {} before it {}",
-                            self.session(a),
-                            self.past(*x),
-                            self.past(*y)
-                        )
+                        format!("session {} {} before it {}", self.session(a), self.past(*x), self.past(*y))
                     }
                     _ => format!("session {} ran {la} before {lb}", self.session(a)),
                 };
@@ -278,25 +237,15 @@ impl<'a> Namer<'a> {
                 };
                 (format!("{la} < {lb}, because {because}."), edge)
             }
-            Hop::WriteOrder {
-                first,
-                second,
-                read,
-                ..
-            } => {
+            Hop::WriteOrder { first, second, read, .. } => {
                 let reader = h.op_txn[*read as usize];
-                let lr = self
-                    .labels
-                    .get(&reader)
-                    .map(|i| format!("T{i}"))
-                    .unwrap_or_else(|| format!("transaction {}", id(reader)));
+                let lr = self.labels.get(&reader).map(|i| format!("T{i}")).unwrap_or_else(|| format!("transaction {}", id(reader)));
                 let (fa, sa) = (self.assign(*first), self.assign(*second));
                 let because = match crate::lists::shows_order(h, *first, *second, *read) {
                     Some(true) => format!("{lr} read {}, a list in which {fa} comes before {sa}", self.assign(*read)),
-                    Some(false) => format!(
-                        "{lr} read {} and no read ever returned {sa}, so it was appended after everything read",
-                        self.assign(*read)
-                    ),
+                    Some(false) => {
+                        format!("{lr} read {} and no read ever returned {sa}, so it was appended after everything read", self.assign(*read))
+                    }
                     None => format!("{lr} read {sa} although {la}'s {fa} is visible to it, so {fa} must be ordered before {sa}"),
                 };
                 let edge = WitnessEdge {
@@ -325,19 +274,8 @@ fn between(h: &History, hops: &[Hop]) -> Vec<Hop> {
             continue;
         }
         if let (
-            Some(Hop::Program {
-                from,
-                to,
-                from_op,
-                to_op,
-                after: false,
-            }),
-            Hop::Program {
-                to: next_to,
-                to_op: next_op,
-                after: false,
-                ..
-            },
+            Some(Hop::Program { from, to, from_op, to_op, after: false }),
+            Hop::Program { to: next_to, to_op: next_op, after: false, .. },
         ) = (out.last_mut(), hop)
         {
             let session = |t: u32| h.txns[t as usize].session;
@@ -385,11 +323,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
                 nm.op(w);
             }
             let key = h.ops[r as usize].key;
-            let writes_of = |t: u32| {
-                h.txns[t as usize]
-                    .ops()
-                    .filter(move |o| h.ops[*o].is_write() && h.ops[*o].key == key)
-            };
+            let writes_of = |t: u32| h.txns[t as usize].ops().filter(move |o| h.ops[*o].is_write() && h.ops[*o].key == key);
             match f.anomaly {
                 Anomaly::NotMyOwnWrite | Anomaly::NotMyLastWrite => {
                     if let Some(o) = writes_of(t).rfind(|o| (*o as u32) < r) {
@@ -408,12 +342,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             contradiction = c;
             steps = st;
             if w != RF_INIT && w != RF_NONE && h.op_txn[w as usize] != t {
-                let hop = Hop::ReadsFrom {
-                    from: h.op_txn[w as usize],
-                    to: t,
-                    write: w,
-                    read: r,
-                };
+                let hop = Hop::ReadsFrom { from: h.op_txn[w as usize], to: t, write: w, read: r };
                 witness.push(nm.step(&hop).1);
             }
         }
@@ -429,11 +358,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             contradiction = c;
             steps = st;
         }
-        Detail::Shadow {
-            newer,
-            to_newer,
-            to_reader,
-        } => {
+        Detail::Shadow { newer, to_newer, to_reader } => {
             let (to_newer, to_reader) = (&between(h, to_newer), &between(h, to_reader));
             let r = read.expect("shadow findings name their read");
             let t3 = h.op_txn[r as usize];
@@ -458,15 +383,8 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             }
             let tv = h.op_txn[*newer as usize];
             let (lr, lv) = (nm.label(t3), nm.label(tv));
-            let old = if w == RF_INIT {
-                format!("the initial {}", h.key(h.ops[r as usize].key))
-            } else {
-                nm.assign(r)
-            };
-            let because = format!(
-                "{lr} read {old}, which {lv}'s {} overwrote",
-                nm.assign(*newer)
-            );
+            let old = if w == RF_INIT { format!("the initial {}", h.key(h.ops[r as usize].key)) } else { nm.assign(r) };
+            let because = format!("{lr} read {old}, which {lv}'s {} overwrote", nm.assign(*newer));
             contradiction = format!("However, {lr} < {lv}, because {because}: a contradiction!");
             witness.push(WitnessEdge {
                 from: id(t3),
@@ -544,11 +462,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
         tap_name: aliases.tap_name,
         elle: aliases.elle,
         level,
-        forbidden_by: Level::ALL
-            .iter()
-            .copied()
-            .filter(|l| l.forbids(f.anomaly))
-            .collect(),
+        forbidden_by: Level::ALL.iter().copied().filter(|l| l.forbids(f.anomaly)).collect(),
         meaning: f.anomaly.meaning(),
         transactions,
         key: f.key.map(|k| h.key(k).clone()),
@@ -557,11 +471,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
         cycle,
         scc: scc_ids,
         sentence,
-        explanation: Explanation {
-            lets,
-            steps,
-            contradiction,
-        },
+        explanation: Explanation { lets, steps, contradiction },
     }
 }
 
@@ -598,13 +508,7 @@ fn element_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, write: u32, v
 }
 
 /// Sentence, contradiction and steps for a read that is wrong by itself.
-fn read_story(
-    nm: &Namer<'_>,
-    anomaly: Anomaly,
-    r: u32,
-    t: u32,
-    detail: &Detail,
-) -> (String, String, Vec<String>) {
+fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail) -> (String, String, Vec<String>) {
     let h = nm.h;
     let lt = nm.label(t);
     let s = nm.session(t);
@@ -621,10 +525,7 @@ fn read_story(
                     "session {s} read {} in transaction {id}, but no transaction wrote that value and it is not the initial value ({key}={init}).",
                     nm.assign(r)
                 ),
-                format!(
-                    "However, no transaction writes {} and the initial {key} is {init}: a contradiction!",
-                    nm.assign(r)
-                ),
+                format!("However, no transaction writes {} and the initial {key} is {init}: a contradiction!", nm.assign(r)),
                 vec![format!("{lt} read {}.", nm.assign(r))],
             )
         }
@@ -637,26 +538,13 @@ fn read_story(
                     h.txns[tw as usize].id,
                     nm.session(tw)
                 ),
-                format!(
-                    "However, {} aborted, so its writes were never visible: a contradiction!",
-                    nm.label(tw)
-                ),
-                vec![format!(
-                    "{lt} read {}, which {} wrote.",
-                    nm.assign(r),
-                    nm.label(tw)
-                )],
+                format!("However, {} aborted, so its writes were never visible: a contradiction!", nm.label(tw)),
+                vec![format!("{lt} read {}, which {} wrote.", nm.assign(r), nm.label(tw))],
             )
         }
         Anomaly::FutureRead => (
-            format!(
-                "transaction {id} (session {s}) read {}, a value it writes itself only later.",
-                nm.assign(r)
-            ),
-            format!(
-                "However, {lt} writes {} only after that read: a contradiction!",
-                nm.assign(r)
-            ),
+            format!("transaction {id} (session {s}) read {}, a value it writes itself only later.", nm.assign(r)),
+            format!("However, {lt} writes {} only after that read: a contradiction!", nm.assign(r)),
             vec![format!("{lt} read {} before writing it.", nm.assign(r))],
         ),
         Anomaly::NotMyOwnWrite => {
@@ -665,22 +553,11 @@ fn read_story(
                 .rfind(|o| (*o as u32) < r && h.ops[*o].is_write() && h.ops[*o].key == op.key)
                 .map(|o| nm.assign(o as u32))
                 .unwrap_or_default();
-            let from = if w == RF_INIT {
-                "the initial value".to_string()
-            } else {
-                format!("{}'s write", nm.label(writer(w)))
-            };
+            let from = if w == RF_INIT { "the initial value".to_string() } else { format!("{}'s write", nm.label(writer(w))) };
             (
-                format!(
-                    "transaction {id} (session {s}) wrote {own} and then read {} ({from}) instead of its own write.",
-                    nm.assign(r)
-                ),
-                "However, a transaction reads its own latest write of a key: a contradiction!"
-                    .to_string(),
-                vec![format!(
-                    "{lt} wrote {own}, then read {} ({from}).",
-                    nm.assign(r)
-                )],
+                format!("transaction {id} (session {s}) wrote {own} and then read {} ({from}) instead of its own write.", nm.assign(r)),
+                "However, a transaction reads its own latest write of a key: a contradiction!".to_string(),
+                vec![format!("{lt} wrote {own}, then read {} ({from}).", nm.assign(r))],
             )
         }
         Anomaly::NotMyLastWrite => {
@@ -690,18 +567,9 @@ fn read_story(
                 .map(|o| nm.assign(o as u32))
                 .unwrap_or_default();
             (
-                format!(
-                    "transaction {id} (session {s}) read its own earlier write {} after overwriting it with {last}.",
-                    nm.assign(r)
-                ),
-                format!(
-                    "However, {lt}'s latest write of {key} before that read was {last}: a contradiction!"
-                ),
-                vec![format!(
-                    "{lt} wrote {} and then {last}, then read {}.",
-                    nm.assign(r),
-                    nm.assign(r)
-                )],
+                format!("transaction {id} (session {s}) read its own earlier write {} after overwriting it with {last}.", nm.assign(r)),
+                format!("However, {lt}'s latest write of {key} before that read was {last}: a contradiction!"),
+                vec![format!("{lt} wrote {} and then {last}, then read {}.", nm.assign(r), nm.assign(r))],
             )
         }
         Anomaly::IntermediateRead => {
@@ -723,35 +591,24 @@ fn read_story(
                     nm.label(tw),
                     nm.assign(r)
                 ),
-                vec![format!(
-                    "{lt} read {}, which {} wrote.",
-                    nm.assign(r),
-                    nm.label(tw)
-                )],
+                vec![format!("{lt} read {}, which {} wrote.", nm.assign(r), nm.label(tw))],
             )
         }
         Anomaly::NonRepeatableRead => {
-            let Detail::Repeat { first } = detail else {
-                unreachable!("NonRepeatableRead findings carry the first read")
-            };
+            let Detail::Repeat { first } = detail else { unreachable!("NonRepeatableRead findings carry the first read") };
             let src = |o: u32| {
                 let w = h.rf[o as usize];
-                if w == RF_INIT {
-                    "the initial value".to_string()
-                } else {
-                    format!("{}'s write", nm.label(writer(w)))
-                }
+                if w == RF_INIT { "the initial value".to_string() } else { format!("{}'s write", nm.label(writer(w))) }
             };
             (
                 format!("transaction {id} (session {s}) read {} and later {} in the same transaction.", nm.assign(*first), nm.assign(r)),
-                "However, a transaction that sees other transactions atomically reads each key from one snapshot: a contradiction!".to_string(),
+                "However, a transaction that sees other transactions atomically reads each key from one snapshot: a contradiction!"
+                    .to_string(),
                 vec![format!("{lt} read {} ({}), then {} ({}).", nm.assign(*first), src(*first), nm.assign(r), src(r))],
             )
         }
         Anomaly::IncompatibleOrder => {
-            let Detail::Repeat { first } = detail else {
-                unreachable!("IncompatibleOrder findings carry the read they disagree with")
-            };
+            let Detail::Repeat { first } = detail else { unreachable!("IncompatibleOrder findings carry the read they disagree with") };
             if *first == r {
                 (
                     format!("transaction {id} (session {s}) read {}, which lists an element twice.", nm.assign(r)),
@@ -767,7 +624,9 @@ fn read_story(
                         h.txns[tf as usize].id,
                         nm.assign(*first)
                     ),
-                    format!("However, every read of {key} returns a state of one list, and each state is a prefix of the next: a contradiction!"),
+                    format!(
+                        "However, every read of {key} returns a state of one list, and each state is a prefix of the next: a contradiction!"
+                    ),
                     vec![format!("{} read {}, and {lt} read {}.", nm.label(tf), nm.assign(*first), nm.assign(r))],
                 )
             }
@@ -776,13 +635,7 @@ fn read_story(
     }
 }
 
-fn shadow_sentence(
-    nm: &Namer<'_>,
-    anomaly: Anomaly,
-    r: u32,
-    newer: u32,
-    to_reader: &[Hop],
-) -> String {
+fn shadow_sentence(nm: &Namer<'_>, anomaly: Anomaly, r: u32, newer: u32, to_reader: &[Hop]) -> String {
     let h = nm.h;
     let t3 = h.op_txn[r as usize];
     let s3 = nm.session(t3);
@@ -803,47 +656,23 @@ fn shadow_sentence(
     };
     match anomaly {
         Anomaly::MissedOwnWrite => {
-            let value = if w == RF_INIT {
-                nm.assign(newer)
-            } else {
-                format!("the later value {}", nm.assign(newer))
-            };
+            let value = if w == RF_INIT { nm.assign(newer) } else { format!("the later value {}", nm.assign(newer)) };
             if tv == t3 || nm.h.txns[tv as usize].session == nm.h.txns[t3 as usize].session {
                 format!("session {s3} read {old}{by} after it had itself written {value}.")
             } else {
-                format!(
-                    "session {s3} read {old}{by} although {sv}, earlier in its program order, had written {value}."
-                )
+                format!("session {s3} read {old}{by} although {sv}, earlier in its program order, had written {value}.")
             }
         }
         Anomaly::NonMonotonicRead => {
-            format!(
-                "session {s3} read {old}{by} after it had already read the newer {} (written by {sv}).",
-                nm.assign(newer)
-            )
+            format!("session {s3} read {old}{by} after it had already read the newer {} (written by {sv}).", nm.assign(newer))
         }
         Anomaly::NonMonotonicWrite => {
-            let seen = to_reader
-                .iter()
-                .find_map(read_of)
-                .map(|o| nm.assign(o))
-                .unwrap_or_default();
-            let value = if w == RF_INIT {
-                nm.assign(newer)
-            } else {
-                format!("the later value {}", nm.assign(newer))
-            };
-            format!(
-                "session {s3} read {old}{by} after it had observed {seen}, which {sv} wrote after writing {value}."
-            )
+            let seen = to_reader.iter().find_map(read_of).map(|o| nm.assign(o)).unwrap_or_default();
+            let value = if w == RF_INIT { nm.assign(newer) } else { format!("the later value {}", nm.assign(newer)) };
+            format!("session {s3} read {old}{by} after it had observed {seen}, which {sv} wrote after writing {value}.")
         }
         Anomaly::MissedReadDependency => {
-            let seen = to_reader
-                .iter()
-                .filter_map(read_of)
-                .nth(1)
-                .map(|o| nm.assign(o))
-                .unwrap_or_default();
+            let seen = to_reader.iter().filter_map(read_of).nth(1).map(|o| nm.assign(o)).unwrap_or_default();
             format!(
                 "session {s3} read {old}{by} after it had observed {seen}, written by a session that had first read the {later}value {} (written by {sv}).",
                 nm.assign(newer)
@@ -877,9 +706,9 @@ fn shadow_sentence(
             });
             // Did the reader's own session read the newer value itself?
             let own = nm.h.txns[t3 as usize].session;
-            let read_newer = to_reader.iter().any(|hop| {
-                matches!(hop, Hop::ReadsFrom { write, to, .. } if *write == newer && nm.h.txns[*to as usize].session == own)
-            });
+            let read_newer = to_reader
+                .iter()
+                .any(|hop| matches!(hop, Hop::ReadsFrom { write, to, .. } if *write == newer && nm.h.txns[*to as usize].session == own));
             match observed {
                 Some(_) if read_newer => format!(
                     "session {s3} read {old}{by} after it had already read the {later}value {} (written by {sv}).",
@@ -908,18 +737,11 @@ fn shadow_sentence(
 fn cycle_sentence(nm: &Namer<'_>, anomaly: Anomaly, hops: &[Hop]) -> String {
     let h = nm.h;
     let list = |ts: &[u32]| -> String {
-        let ids: Vec<String> = ts
-            .iter()
-            .map(|t| h.txns[*t as usize].id.to_string())
-            .collect();
+        let ids: Vec<String> = ts.iter().map(|t| h.txns[*t as usize].id.to_string()).collect();
         match ids.len() {
             0 => "no transaction".to_string(),
             1 => format!("transaction {}", ids[0]),
-            _ => format!(
-                "transactions {} and {}",
-                ids[..ids.len() - 1].join(", "),
-                ids[ids.len() - 1]
-            ),
+            _ => format!("transactions {} and {}", ids[..ids.len() - 1].join(", "), ids[ids.len() - 1]),
         }
     };
     let mut all: Vec<u32> = hops.iter().map(Hop::from).collect();
@@ -928,14 +750,7 @@ fn cycle_sentence(nm: &Namer<'_>, anomaly: Anomaly, hops: &[Hop]) -> String {
     let mut readers: Vec<u32> = Vec::new();
     let mut keys: Vec<String> = Vec::new();
     for hop in hops {
-        if let Hop::WriteOrder {
-            from,
-            to,
-            first,
-            read,
-            ..
-        } = hop
-        {
+        if let Hop::WriteOrder { from, to, first, read, .. } = hop {
             for t in [*from, *to] {
                 if !writers.contains(&t) {
                     writers.push(t);
@@ -967,11 +782,7 @@ fn cycle_sentence(nm: &Namer<'_>, anomaly: Anomaly, hops: &[Hop]) -> String {
             list(&readers),
             keys.join(", "),
             list(&writers),
-            if all.len() > writers.len() {
-                ", given causality"
-            } else {
-                ""
-            }
+            if all.len() > writers.len() { ", given causality" } else { "" }
         ),
     }
 }

@@ -11,37 +11,18 @@ use std::collections::BTreeMap;
 pub(crate) enum Hop {
     /// Program order: the same session ran `from` before `to` (or `to` lists `from`, or a
     /// predecessor of it, in `after`). At operation granularity the ops are given.
-    Program {
-        from: u32,
-        to: u32,
-        from_op: Option<u32>,
-        to_op: Option<u32>,
-        after: bool,
-    },
+    Program { from: u32, to: u32, from_op: Option<u32>, to_op: Option<u32>, after: bool },
     /// Op `read` (in transaction `to`) read the value op `write` (in `from`) wrote.
-    ReadsFrom {
-        from: u32,
-        to: u32,
-        write: u32,
-        read: u32,
-    },
+    ReadsFrom { from: u32, to: u32, write: u32, read: u32 },
     /// Write op `first` (in `from`) must precede write op `second` (in `to`) of the same key,
     /// because op `read` read `second` although `first` is visible to it.
-    WriteOrder {
-        from: u32,
-        to: u32,
-        first: u32,
-        second: u32,
-        read: u32,
-    },
+    WriteOrder { from: u32, to: u32, first: u32, second: u32, read: u32 },
 }
 
 impl Hop {
     pub(crate) fn from(&self) -> u32 {
         match self {
-            Hop::Program { from, .. }
-            | Hop::ReadsFrom { from, .. }
-            | Hop::WriteOrder { from, .. } => *from,
+            Hop::Program { from, .. } | Hop::ReadsFrom { from, .. } | Hop::WriteOrder { from, .. } => *from,
         }
     }
     pub(crate) fn to(&self) -> u32 {
@@ -60,17 +41,10 @@ pub(crate) enum Detail {
     /// The read returned a value older than `newer` (a write op of the same key) although
     /// `newer` is visible to it through `to_reader`; `to_newer` shows the old value's write
     /// precedes `newer` (empty when the old value is the initial one).
-    Shadow {
-        newer: u32,
-        to_newer: Vec<Hop>,
-        to_reader: Vec<Hop>,
-    },
+    Shadow { newer: u32, to_newer: Vec<Hop>, to_reader: Vec<Hop> },
     /// A list read holds an element (before its last) that op `write` appended (NONE: no
     /// append wrote `value`).
-    Element {
-        write: u32,
-        value: crate::history::Val,
-    },
+    Element { write: u32, value: crate::history::Val },
     /// A cycle; `scc` is the strongly connected component (transactions) it lies in.
     Cycle { hops: Vec<Hop>, scc: Vec<u32> },
     /// WriteHBInitRead: the write `write` precedes the initial-value read in the session's
@@ -98,13 +72,7 @@ pub(crate) struct Sink {
 
 impl Sink {
     pub(crate) fn new(max: usize) -> Sink {
-        Sink {
-            max,
-            kept: Vec::new(),
-            counts: BTreeMap::new(),
-            total: 0,
-            notes: Vec::new(),
-        }
+        Sink { max, kept: Vec::new(), counts: BTreeMap::new(), total: 0, notes: Vec::new() }
     }
     /// Whether the next finding will be kept (so its witness is worth computing).
     pub(crate) fn wants(&self) -> bool {
@@ -123,13 +91,7 @@ impl Sink {
 }
 
 /// Turn a path of units into hops between transactions. `forced` labels extra edges.
-pub(crate) fn unit_hops(
-    h: &History,
-    wf: &Wf,
-    units: &Units,
-    path: &[u32],
-    forced: &BTreeMap<(u32, u32), (u32, u32, u32)>,
-) -> Vec<Hop> {
+pub(crate) fn unit_hops(h: &History, wf: &Wf, units: &Units, path: &[u32], forced: &BTreeMap<(u32, u32), (u32, u32, u32)>) -> Vec<Hop> {
     let mut hops = Vec::new();
     for pair in path.windows(2) {
         hops.push(unit_hop(h, wf, units, pair[0], pair[1], forced));
@@ -139,30 +101,13 @@ pub(crate) fn unit_hops(
 
 /// The hop for one edge `a → b` of units. `forced` maps (a, b) to (first write, second write,
 /// read) for forced write-order edges.
-pub(crate) fn unit_hop(
-    h: &History,
-    wf: &Wf,
-    units: &Units,
-    a: u32,
-    b: u32,
-    forced: &BTreeMap<(u32, u32), (u32, u32, u32)>,
-) -> Hop {
+pub(crate) fn unit_hop(h: &History, wf: &Wf, units: &Units, a: u32, b: u32, forced: &BTreeMap<(u32, u32), (u32, u32, u32)>) -> Hop {
     let (ta, tb) = (units.txn[a as usize], units.txn[b as usize]);
     let ops = |u: u32| {
-        if units.gran == Gran::Op {
-            Some(units.op[u as usize])
-        } else {
-            None
-        }
+        if units.gran == Gran::Op { Some(units.op[u as usize]) } else { None }
     };
     if units.next[a as usize] == b {
-        return Hop::Program {
-            from: ta,
-            to: tb,
-            from_op: ops(a),
-            to_op: ops(b),
-            after: false,
-        };
+        return Hop::Program { from: ta, to: tb, from_op: ops(a), to_op: ops(b), after: false };
     }
     // Reads-from: find a read of b that read a write of a.
     let reads: Vec<u32> = match units.gran {
@@ -174,29 +119,12 @@ pub(crate) fn unit_hop(
         if wf.class[r].observes() && h.rf[r] != crate::history::RF_INIT {
             let w = h.rf[r];
             if units.writer_unit(h, w) == a {
-                return Hop::ReadsFrom {
-                    from: ta,
-                    to: tb,
-                    write: w,
-                    read: r as u32,
-                };
+                return Hop::ReadsFrom { from: ta, to: tb, write: w, read: r as u32 };
             }
         }
     }
     if let Some((first, second, read)) = forced.get(&(a, b)) {
-        return Hop::WriteOrder {
-            from: ta,
-            to: tb,
-            first: *first,
-            second: *second,
-            read: *read,
-        };
+        return Hop::WriteOrder { from: ta, to: tb, first: *first, second: *second, read: *read };
     }
-    Hop::Program {
-        from: ta,
-        to: tb,
-        from_op: ops(a),
-        to_op: ops(b),
-        after: true,
-    }
+    Hop::Program { from: ta, to: tb, from_op: ops(a), to_op: ops(b), after: true }
 }

@@ -90,11 +90,7 @@ impl Units {
             Gran::Txn => {
                 let t = h.rf_txn[o] & crate::history::WRITER_TXN;
                 // Without aborted transactions, units are numbered like transactions.
-                if self.n == h.txns.len() {
-                    t
-                } else {
-                    self.unit_of_txn[t as usize]
-                }
+                if self.n == h.txns.len() { t } else { self.unit_of_txn[t as usize] }
             }
         }
     }
@@ -110,11 +106,7 @@ impl Units {
             n: 0,
             txn: Vec::with_capacity(cap),
             op: Vec::new(),
-            unit_of_op: if gran == Gran::Op {
-                vec![NONE; h.ops.len()]
-            } else {
-                Vec::new()
-            },
+            unit_of_op: if gran == Gran::Op { vec![NONE; h.ops.len()] } else { Vec::new() },
             unit_of_txn: vec![NONE; ntx],
             session: Vec::with_capacity(cap),
             spos: Vec::with_capacity(cap),
@@ -132,8 +124,7 @@ impl Units {
         // The last unit at or before each transaction in its session (target of `after`), and,
         // for transactions without units of their own, the `after` targets they pass on.
         let mut anchor = vec![NONE; ntx];
-        let mut anchor_more: std::collections::BTreeMap<usize, Vec<u32>> =
-            std::collections::BTreeMap::new();
+        let mut anchor_more: std::collections::BTreeMap<usize, Vec<u32>> = std::collections::BTreeMap::new();
         // `after` targets waiting for the next unit of their session.
         let mut carry: Vec<Vec<u32>> = vec![Vec::new(); h.sessions.len()];
         for (t, txn) in h.txns.iter().enumerate() {
@@ -200,10 +191,7 @@ impl Units {
                 }
             };
             for o in ops {
-                if wf.class[o].observes()
-                    && h.rf[o] != RF_INIT
-                    && (h.rf_txn[o] & crate::history::WRITER_TXN) as usize != t
-                {
+                if wf.class[o].observes() && h.rf[o] != RF_INIT && (h.rf_txn[o] & crate::history::WRITER_TXN) as usize != t {
                     let wu = u.writer_unit_of_read(h, o);
                     if wu != NONE {
                         preds.push(wu);
@@ -272,15 +260,9 @@ pub(crate) struct Extra<'a> {
 }
 
 /// A topological order of CO (plus extra edges), or the units left over by a cycle.
-pub(crate) fn topo_order(
-    units: &Units,
-    succ: &(Vec<u32>, Vec<u32>),
-    extra: Option<&Extra<'_>>,
-) -> Result<Vec<u32>, Vec<bool>> {
+pub(crate) fn topo_order(units: &Units, succ: &(Vec<u32>, Vec<u32>), extra: Option<&Extra<'_>>) -> Result<Vec<u32>, Vec<bool>> {
     let n = units.n;
-    let mut indeg: Vec<u32> = (0..n)
-        .map(|u| u32::from(units.prev[u] != NONE) + (units.pred_off[u + 1] - units.pred_off[u]))
-        .collect();
+    let mut indeg: Vec<u32> = (0..n).map(|u| u32::from(units.prev[u] != NONE) + (units.pred_off[u + 1] - units.pred_off[u])).collect();
     let mut extra_succ: Vec<Vec<u32>> = Vec::new();
     if let Some(x) = extra {
         extra_succ = vec![Vec::new(); n];
@@ -370,10 +352,7 @@ impl Transient {
                 pending[*t as usize] += 1;
             }
         }
-        Transient {
-            rows: crate::fxhash::map_with_capacity(64),
-            pending,
-        }
+        Transient { rows: crate::fxhash::map_with_capacity(64), pending }
     }
 
     /// `u` has been computed: release the rows of its predecessors it was the last to need.
@@ -420,9 +399,7 @@ impl Join {
     fn join(&mut self, units: &Units, clocks: &Clocks, transient: &Transient, u: usize) {
         self.touched.clear();
         let prev = units.prev[u];
-        let preds = std::iter::once(prev)
-            .filter(|p| *p != NONE)
-            .chain(units.preds(u).iter().copied());
+        let preds = std::iter::once(prev).filter(|p| *p != NONE).chain(units.preds(u).iter().copied());
         for (i, p) in preds.enumerate() {
             let pi = clocks.info[p as usize];
             if i > 0 && pi.chain != NONE && self.acc[pi.chain as usize] > pi.cpos {
@@ -431,10 +408,7 @@ impl Join {
             if pi.meta & NOT_STORED == 0 {
                 clocks.for_each_in_row(p as usize, |c, v| self.bump(c, v));
             } else {
-                let row = transient
-                    .rows
-                    .get(&p)
-                    .expect("an unstored row is kept until its successors are computed");
+                let row = transient.rows.get(&p).expect("an unstored row is kept until its successors are computed");
                 for &(c, v) in row {
                     self.bump(c, v);
                 }
@@ -461,23 +435,11 @@ impl Clocks {
     /// Compute clocks along a topological order of CO. Fails (with the units left over) if CO
     /// is cyclic. Rows of non-writing units are kept only while they fit in `reader_words_max`
     /// words (see [`Clocks::walk`]); rows of writing units are always kept.
-    pub(crate) fn compute(
-        units: &Units,
-        succ: &(Vec<u32>, Vec<u32>),
-        reader_words_max: usize,
-    ) -> Result<Clocks, Vec<bool>> {
+    pub(crate) fn compute(units: &Units, succ: &(Vec<u32>, Vec<u32>), reader_words_max: usize) -> Result<Clocks, Vec<bool>> {
         let order = topo_order(units, succ, None)?;
         let n = units.n;
         let mut clocks = Clocks {
-            info: vec![
-                UnitClock {
-                    off: 0,
-                    chain: NONE,
-                    cpos: 0,
-                    meta: NOT_STORED
-                };
-                n
-            ],
+            info: vec![UnitClock { off: 0, chain: NONE, cpos: 0, meta: NOT_STORED }; n],
             pos: vec![0; n],
             chain_len: Vec::new(),
             chain_off: Vec::new(),
@@ -485,10 +447,7 @@ impl Clocks {
             data: Vec::with_capacity(n * 4),
             all_stored: true,
         };
-        let mut join = Join {
-            acc: Vec::new(),
-            touched: Vec::new(),
-        };
+        let mut join = Join { acc: Vec::new(), touched: Vec::new() };
         let mut transient = Transient::new(units);
         let mut entries: Vec<(u32, u32)> = Vec::new();
         let mut last_write = vec![NONE; units.session_len.len()];
@@ -507,9 +466,7 @@ impl Clocks {
                 let is_tail = |p: u32| -> bool {
                     p != NONE && {
                         let pi = clocks.info[p as usize];
-                        pi.chain != NONE
-                            && pi.cpos + 1 == clocks.chain_len[pi.chain as usize]
-                            && acc[pi.chain as usize] == pi.cpos + 1
+                        pi.chain != NONE && pi.cpos + 1 == clocks.chain_len[pi.chain as usize] && acc[pi.chain as usize] == pi.cpos + 1
                     }
                 };
                 let own = last_write[units.session[u] as usize];
@@ -517,12 +474,7 @@ impl Clocks {
                     clocks.info[own as usize].chain
                 } else if let Some(p) = units.preds(u).iter().copied().find(|p| is_tail(*p)) {
                     clocks.info[p as usize].chain
-                } else if let Some(c) = join
-                    .touched
-                    .iter()
-                    .copied()
-                    .find(|c| acc[*c as usize] == clocks.chain_len[*c as usize])
-                {
+                } else if let Some(c) = join.touched.iter().copied().find(|c| acc[*c as usize] == clocks.chain_len[*c as usize]) {
                     c
                 } else {
                     clocks.chain_len.push(0);
@@ -545,20 +497,10 @@ impl Clocks {
                 if chain == NONE {
                     reader_words += clocks.data.len() - before;
                 }
-                clocks.info[u] = UnitClock {
-                    off,
-                    chain,
-                    cpos,
-                    meta,
-                };
+                clocks.info[u] = UnitClock { off, chain, cpos, meta };
             } else {
                 clocks.all_stored = false;
-                clocks.info[u] = UnitClock {
-                    off: 0,
-                    chain,
-                    cpos,
-                    meta: NOT_STORED,
-                };
+                clocks.info[u] = UnitClock { off: 0, chain, cpos, meta: NOT_STORED };
                 if transient.pending[u] > 0 {
                     transient.rows.insert(u as u32, entries.clone());
                 }
@@ -574,8 +516,7 @@ impl Clocks {
         for u in 0..n {
             let i = clocks.info[u];
             if i.chain != NONE {
-                clocks.chain_units[(clocks.chain_off[i.chain as usize] + i.cpos) as usize] =
-                    u as u32;
+                clocks.chain_units[(clocks.chain_off[i.chain as usize] + i.cpos) as usize] = u as u32;
             }
         }
         clocks.data.shrink_to_fit();
@@ -602,18 +543,10 @@ impl Clocks {
     /// Visit the units for which `want` holds, each with its clock as a dense row, in a
     /// topological order; rows that are not stored are recomputed on the way (and dropped as
     /// soon as their successors no longer need them).
-    pub(crate) fn walk(
-        &self,
-        units: &Units,
-        want: &dyn Fn(usize) -> bool,
-        f: &mut dyn FnMut(usize, &DenseRow),
-    ) {
+    pub(crate) fn walk(&self, units: &Units, want: &dyn Fn(usize) -> bool, f: &mut dyn FnMut(usize, &DenseRow)) {
         let mut order: Vec<u32> = (0..units.n as u32).collect();
         order.sort_unstable_by_key(|u| self.pos[*u as usize]);
-        let mut join = Join {
-            acc: vec![0; self.chain_count()],
-            touched: Vec::new(),
-        };
+        let mut join = Join { acc: vec![0; self.chain_count()], touched: Vec::new() };
         let mut transient = Transient::new(units);
         let mut row = DenseRow::new(self.chain_count());
         let mut entries: Vec<(u32, u32)> = Vec::new();
@@ -671,17 +604,10 @@ impl Clocks {
     pub(crate) fn bound(&self, u: usize, c: u32) -> u32 {
         let i = self.info[u];
         let off = i.off as usize;
-        assert!(
-            i.meta & NOT_STORED == 0,
-            "the clock of a unit whose clock is not stored"
-        );
+        assert!(i.meta & NOT_STORED == 0, "the clock of a unit whose clock is not stored");
         let len = (i.meta & !DENSE) as usize;
         if i.meta & DENSE != 0 {
-            if (c as usize) < len {
-                self.data[off + c as usize]
-            } else {
-                0
-            }
+            if (c as usize) < len { self.data[off + c as usize] } else { 0 }
         } else {
             let (mut lo, mut hi) = (0usize, len);
             while lo < hi {
@@ -718,21 +644,14 @@ impl Clocks {
     #[inline]
     pub(crate) fn bound_incl(&self, u: usize, c: u32) -> u32 {
         let i = self.info[u];
-        if i.chain == c {
-            i.cpos + 1
-        } else {
-            self.bound(u, c)
-        }
+        if i.chain == c { i.cpos + 1 } else { self.bound(u, c) }
     }
 
     /// Call `f(chain, count)` for each chain in the strict causal past of `u`, in chain order.
     #[inline]
     pub(crate) fn for_each_in_row(&self, u: usize, mut f: impl FnMut(u32, u32)) {
         let i = self.info[u];
-        assert!(
-            i.meta & NOT_STORED == 0,
-            "the clock of a unit whose clock is not stored"
-        );
+        assert!(i.meta & NOT_STORED == 0, "the clock of a unit whose clock is not stored");
         let off = i.off as usize;
         let len = (i.meta & !DENSE) as usize;
         if i.meta & DENSE != 0 {
@@ -776,8 +695,7 @@ impl Clocks {
     }
 
     pub(crate) fn units_of_chain(&self, c: u32) -> &[u32] {
-        &self.chain_units
-            [self.chain_off[c as usize] as usize..self.chain_off[c as usize + 1] as usize]
+        &self.chain_units[self.chain_off[c as usize] as usize..self.chain_off[c as usize + 1] as usize]
     }
 }
 
@@ -790,11 +708,7 @@ pub(crate) struct DenseRow {
 
 impl DenseRow {
     pub(crate) fn new(chains: usize) -> DenseRow {
-        DenseRow {
-            val: vec![0; chains],
-            touched: Vec::new(),
-            unit: NONE,
-        }
+        DenseRow { val: vec![0; chains], touched: Vec::new(), unit: NONE }
     }
     pub(crate) fn load(&mut self, clocks: &Clocks, u: usize) {
         if self.unit == u as u32 {
@@ -928,10 +842,7 @@ impl WriteIndex {
         let off = self.key_off[k as usize] as usize;
         let runs = self.blocks[off] as usize;
         let end = self.key_off[k as usize + 1] as usize;
-        KeyWrites {
-            runs: &self.blocks[off + 1..off + 1 + 2 * runs],
-            cpos: &self.blocks[off + 1 + 2 * runs..end],
-        }
+        KeyWrites { runs: &self.blocks[off + 1..off + 1 + 2 * runs], cpos: &self.blocks[off + 1 + 2 * runs..end] }
     }
 
     /// Ask the CPU to start fetching the offset of key `k`'s block.
@@ -983,8 +894,7 @@ impl KeyWrites<'_> {
     /// The last entry of the run with chain position `< bound`, as (position, unit).
     #[inline]
     pub(crate) fn last_before(&self, clocks: &Clocks, run: Run, bound: u32) -> Option<(u32, u32)> {
-        self.last_pos_before(run, bound)
-            .map(|p| (p, clocks.units_of_chain(run.0)[p as usize]))
+        self.last_pos_before(run, bound).map(|p| (p, clocks.units_of_chain(run.0)[p as usize]))
     }
 }
 
@@ -1010,11 +920,7 @@ pub(crate) fn sccs(n: usize, keep: &[bool], succs: &dyn Fn(usize, &mut Vec<u32>)
         next_index += 1;
         stack.push(root as u32);
         on_stack[root] = true;
-        frames.push((
-            root as u32,
-            buf.iter().copied().filter(|v| keep[*v as usize]).collect(),
-            0,
-        ));
+        frames.push((root as u32, buf.iter().copied().filter(|v| keep[*v as usize]).collect(), 0));
         while let Some(frame) = frames.last_mut() {
             let v = frame.0 as usize;
             if frame.2 < frame.1.len() {
@@ -1064,11 +970,7 @@ pub(crate) fn sccs(n: usize, keep: &[bool], succs: &dyn Fn(usize, &mut Vec<u32>)
 
 /// The shortest cycle inside a strongly connected component (as a list of units, the first
 /// repeated implicitly at the end). Breadth-first search from up to `sources_max` members.
-pub(crate) fn shortest_cycle(
-    comp: &[u32],
-    succs: &dyn Fn(usize, &mut Vec<u32>),
-    sources_max: usize,
-) -> Vec<u32> {
+pub(crate) fn shortest_cycle(comp: &[u32], succs: &dyn Fn(usize, &mut Vec<u32>), sources_max: usize) -> Vec<u32> {
     let member: std::collections::BTreeSet<u32> = comp.iter().copied().collect();
     let mut best: Option<Vec<u32>> = None;
     let mut buf = Vec::new();
@@ -1196,9 +1098,7 @@ fn prefetch<T>(p: &T) {
     // reference anyway.
     #[allow(unsafe_code)]
     unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            (p as *const T).cast::<i8>(),
-        );
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>((p as *const T).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;

@@ -70,13 +70,8 @@ impl fmt::Display for Key {
             Key::Str(s) => {
                 let simple = !s.is_empty()
                     && !s.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-                    && s.chars()
-                        .all(|c| c.is_alphanumeric() || "_-./:#@".contains(c));
-                if simple {
-                    write!(f, "{s}")
-                } else {
-                    write!(f, "{}", json_quote(s))
-                }
+                    && s.chars().all(|c| c.is_alphanumeric() || "_-./:#@".contains(c));
+                if simple { write!(f, "{s}") } else { write!(f, "{}", json_quote(s)) }
             }
         }
     }
@@ -122,32 +117,19 @@ struct ScalarVisitor {
 impl<'de> serde::de::Visitor<'de> for ScalarVisitor {
     type Value = Value;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.allow_null {
-            write!(f, "an integer, a string or null")
-        } else {
-            write!(f, "a string or an integer")
-        }
+        if self.allow_null { write!(f, "an integer, a string or null") } else { write!(f, "a string or an integer") }
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
         Ok(Value::Int(v))
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
-        i64::try_from(v).map(Value::Int).map_err(|_| {
-            E::custom(format!(
-                "integer {v} is out of range (at most {})",
-                i64::MAX
-            ))
-        })
+        i64::try_from(v).map(Value::Int).map_err(|_| E::custom(format!("integer {v} is out of range (at most {})", i64::MAX)))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
         Ok(Value::Str(v.into()))
     }
     fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
-        if self.allow_null {
-            Ok(Value::Null)
-        } else {
-            Err(E::invalid_type(serde::de::Unexpected::Unit, &self))
-        }
+        if self.allow_null { Ok(Value::Null) } else { Err(E::invalid_type(serde::de::Unexpected::Unit, &self)) }
     }
     fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
         self.visit_unit()
@@ -219,24 +201,10 @@ pub struct OpRecord {
 
 impl OpRecord {
     pub fn read(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
-        OpRecord {
-            f: OpKind::Read,
-            key: key.into(),
-            value: value.into(),
-            version: None,
-            node: None,
-            at_ns: None,
-        }
+        OpRecord { f: OpKind::Read, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
     }
     pub fn write(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
-        OpRecord {
-            f: OpKind::Write,
-            key: key.into(),
-            value: value.into(),
-            version: None,
-            node: None,
-            at_ns: None,
-        }
+        OpRecord { f: OpKind::Write, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
     }
 }
 
@@ -367,18 +335,10 @@ pub struct ParseError {
 
 impl ParseError {
     pub(crate) fn at(line: u64, problem: impl Into<String>) -> ParseError {
-        ParseError {
-            source: None,
-            line: Some(line),
-            problem: problem.into(),
-        }
+        ParseError { source: None, line: Some(line), problem: problem.into() }
     }
     pub(crate) fn whole(problem: impl Into<String>) -> ParseError {
-        ParseError {
-            source: None,
-            line: None,
-            problem: problem.into(),
-        }
+        ParseError { source: None, line: None, problem: problem.into() }
     }
     /// Attach the file name, for messages like `h.jsonl:17: …`.
     pub fn in_file(mut self, source: impl Into<String>) -> ParseError {
@@ -437,12 +397,7 @@ impl Op {
             Val::Int(i) => (TAG_INT, i),
             Val::Str(s) => (TAG_STR, i64::from(s)),
         };
-        Op {
-            payload,
-            key,
-            kind,
-            tag,
-        }
+        Op { payload, key, kind, tag }
     }
     #[inline]
     pub fn val(&self) -> Val {
@@ -563,20 +518,9 @@ impl History {
                 .collect();
             keys.sort_unstable();
             keys.dedup();
-            return keys
-                .into_iter()
-                .map(|k| {
-                    (
-                        self.keys[k as usize].clone(),
-                        self.value(self.initial_of(k)),
-                    )
-                })
-                .collect();
+            return keys.into_iter().map(|k| (self.keys[k as usize].clone(), self.value(self.initial_of(k)))).collect();
         }
-        self.initial
-            .iter()
-            .map(|(k, v)| (self.keys[*k as usize].clone(), self.value(*v)))
-            .collect()
+        self.initial.iter().map(|(k, v)| (self.keys[*k as usize].clone(), self.value(*v))).collect()
     }
 
     /// The transactions as records, in history order (for export or inspection).
@@ -592,18 +536,11 @@ impl History {
             .map(|o| {
                 let op = &self.ops[o];
                 OpRecord {
-                    f: if op.is_read() {
-                        OpKind::Read
-                    } else {
-                        OpKind::Write
-                    },
+                    f: if op.is_read() { OpKind::Read } else { OpKind::Write },
                     key: self.keys[op.key as usize].clone(),
                     value: self.op_value(o),
                     version: None,
-                    node: self
-                        .op_nodes
-                        .get(&(o as u32))
-                        .map(|n| self.nodes[*n as usize].to_string()),
+                    node: self.op_nodes.get(&(o as u32)).map(|n| self.nodes[*n as usize].to_string()),
                     at_ns: None,
                 }
             })
@@ -626,9 +563,7 @@ impl History {
 
     pub(crate) fn after_of(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
         let txn = &self.txns[t];
-        self.after[txn.after_start as usize..(txn.after_start + txn.after_len) as usize]
-            .iter()
-            .map(|a| *a as usize)
+        self.after[txn.after_start as usize..(txn.after_start + txn.after_len) as usize].iter().map(|a| *a as usize)
     }
 
     pub(crate) fn value(&self, v: Val) -> Value {
@@ -646,10 +581,7 @@ impl History {
 
     /// The initial value of key `k` (declared, or absent).
     pub(crate) fn initial_of(&self, k: u32) -> Val {
-        self.initial
-            .get(&k)
-            .copied()
-            .unwrap_or(self.default_initial)
+        self.initial.get(&k).copied().unwrap_or(self.default_initial)
     }
 
     pub(crate) fn key(&self, k: u32) -> &Key {
@@ -766,8 +698,7 @@ impl HistoryBuilder {
 
     /// Apply a header: initial values and informative fields.
     pub fn header(&mut self, header: &Header) -> Result<(), ParseError> {
-        self.header_info
-            .extend(header.info.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.header_info.extend(header.info.iter().map(|(k, v)| (k.clone(), v.clone())));
         for (k, v) in &header.initial {
             let key = self.key(k);
             let val = self.val(v);
@@ -776,26 +707,13 @@ impl HistoryBuilder {
         Ok(())
     }
 
-    pub(crate) fn declare_initial(
-        &mut self,
-        key: u32,
-        val: Val,
-        line: u64,
-    ) -> Result<(), ParseError> {
+    pub(crate) fn declare_initial(&mut self, key: u32, val: Val, line: u64) -> Result<(), ParseError> {
         if let Some((w, _)) = self.writes.get(&(key, val)) {
             let other = self.txns[self.op_txn[*w as usize] as usize].line;
-            return Err(ParseError::at(
-                line,
-                format!(
-                    "DuplicateWrite: the initial value of a key is also written at line {other}"
-                ),
-            ));
+            return Err(ParseError::at(line, format!("DuplicateWrite: the initial value of a key is also written at line {other}")));
         }
         if self.initial.insert(key, val).is_some() {
-            return Err(ParseError::at(
-                line,
-                "a key's initial value is declared twice",
-            ));
+            return Err(ParseError::at(line, "a key's initial value is declared twice"));
         }
         self.initial_line.insert(key, line);
         Ok(())
@@ -815,35 +733,19 @@ impl HistoryBuilder {
             let key = self.key(&op.key);
             let val = self.val(&op.value);
             let node = op.node.as_deref();
-            let kind = if op.f == OpKind::Read {
-                KIND_READ
-            } else {
-                KIND_WRITE_FINAL
-            };
-            self.push_op(kind, key, val, node)
-                .map_err(|p| ParseError::at(line, format!("ops[{i}]: {p}")))?;
+            let kind = if op.f == OpKind::Read { KIND_READ } else { KIND_WRITE_FINAL };
+            self.push_op(kind, key, val, node).map_err(|p| ParseError::at(line, format!("ops[{i}]: {p}")))?;
         }
         let times = match (rec.invoke_ns, rec.complete_ns) {
             (Some(a), Some(b)) => Some((a, b)),
             (None, None) => None,
             _ => {
-                return Err(ParseError::at(
-                    line,
-                    "invoke_ns and complete_ns must be given together",
-                ));
+                return Err(ParseError::at(line, "invoke_ns and complete_ns must be given together"));
             }
         };
         let session = self.session_index(&rec.session);
         let node = rec.node.as_deref().map_or(NONE, |n| self.node_index(n));
-        self.end_txn(TxnMeta {
-            id: rec.id,
-            session,
-            after: &rec.after,
-            node,
-            times,
-            outcome: rec.outcome,
-            line,
-        })
+        self.end_txn(TxnMeta { id: rec.id, session, after: &rec.after, node, times, outcome: rec.outcome, line })
     }
 
     pub(crate) fn key(&mut self, k: &Key) -> u32 {
@@ -866,13 +768,7 @@ impl HistoryBuilder {
         if (0..SMALL_KEYS_MAX).contains(&i) {
             let i = i as usize;
             if i >= self.small_keys.len() {
-                self.small_keys.resize(
-                    (i + 1)
-                        .next_power_of_two()
-                        .max(1024)
-                        .min(SMALL_KEYS_MAX as usize),
-                    NONE,
-                );
+                self.small_keys.resize((i + 1).next_power_of_two().max(1024).min(SMALL_KEYS_MAX as usize), NONE);
             }
             if self.small_keys[i] == NONE {
                 self.small_keys[i] = self.key_count;
@@ -933,29 +829,15 @@ impl HistoryBuilder {
 
     /// Append an operation to the current transaction. `kind` is `KIND_READ` or
     /// `KIND_WRITE_FINAL` (the builder works out overwritten writes itself).
-    pub(crate) fn push_op(
-        &mut self,
-        kind: u8,
-        key: u32,
-        val: Val,
-        node: Option<&str>,
-    ) -> Result<(), String> {
+    pub(crate) fn push_op(&mut self, kind: u8, key: u32, val: Val, node: Option<&str>) -> Result<(), String> {
         let node = node.map(|n| Self::intern_name(&mut self.nodes, n));
         self.push_op_node_index(kind, key, val, node)
     }
 
     #[inline]
-    pub(crate) fn push_op_node_index(
-        &mut self,
-        kind: u8,
-        key: u32,
-        val: Val,
-        node: Option<u32>,
-    ) -> Result<(), String> {
+    pub(crate) fn push_op_node_index(&mut self, kind: u8, key: u32, val: Val, node: Option<u32>) -> Result<(), String> {
         if kind != KIND_READ && val == Val::Null {
-            return Err(
-                "a write's value must not be null (null is the initial, absent state)".into(),
-            );
+            return Err("a write's value must not be null (null is the initial, absent state)".into());
         }
         if self.ops.len() >= OPS_MAX {
             return Err(format!("too many operations (at most {OPS_MAX})"));
@@ -972,38 +854,26 @@ impl HistoryBuilder {
         let line = meta.line;
         let t = self.txns.len() as u32;
         if t >= WRITER_TXN {
-            return Err(ParseError::at(
-                line,
-                format!("too many transactions (at most {WRITER_TXN})"),
-            ));
+            return Err(ParseError::at(line, format!("too many transactions (at most {WRITER_TXN})")));
         }
         let id = meta.id.unwrap_or(u64::from(t));
         if let Some(other) = self.ids.insert(id, t) {
             let other_line = self.txns[other as usize].line;
-            return Err(ParseError::at(
-                line,
-                format!("transaction id {id} is also used at line {other_line}"),
-            ));
+            return Err(ParseError::at(line, format!("transaction id {id} is also used at line {other_line}")));
         }
         let after_start = self.after.len() as u32;
         for a in meta.after {
             match self.ids.get(a) {
                 Some(x) if *x != t => self.after.push(*x),
                 _ => {
-                    return Err(ParseError::at(
-                        line,
-                        format!("after: id {a} does not refer to an earlier transaction line"),
-                    ));
+                    return Err(ParseError::at(line, format!("after: id {a} does not refer to an earlier transaction line")));
                 }
             }
         }
         let after_len = self.after.len() as u32 - after_start;
         if let Some((a, b)) = meta.times {
             if a > b {
-                return Err(ParseError::at(
-                    line,
-                    format!("invoke_ns {a} is later than complete_ns {b}"),
-                ));
+                return Err(ParseError::at(line, format!("invoke_ns {a} is later than complete_ns {b}")));
             }
             self.times.insert(t, (a, b));
         }
@@ -1013,38 +883,21 @@ impl HistoryBuilder {
         let end = self.ops.len();
         // Mark writes the transaction overwrites itself, and register the values written.
         self.mark_overwritten(start, end);
-        let aborted = if meta.outcome == Outcome::Aborted {
-            WRITER_ABORTED
-        } else {
-            0
-        };
+        let aborted = if meta.outcome == Outcome::Aborted { WRITER_ABORTED } else { 0 };
         for o in start..end {
             let op = self.ops[o];
             if op.is_read() {
                 continue;
             }
             let val = op.val();
-            let overwritten = if op.kind == KIND_WRITE_OVERWRITTEN {
-                WRITER_OVERWRITTEN
-            } else {
-                0
-            };
-            if let Some((prev, _)) = self
-                .writes
-                .insert((op.key, val), (o as u32, t | aborted | overwritten))
-            {
-                let other = if (prev as usize) >= start {
-                    line
-                } else {
-                    u64::from(self.txns[self.op_txn[prev as usize] as usize].line)
-                };
+            let overwritten = if op.kind == KIND_WRITE_OVERWRITTEN { WRITER_OVERWRITTEN } else { 0 };
+            if let Some((prev, _)) = self.writes.insert((op.key, val), (o as u32, t | aborted | overwritten)) {
+                let other = if (prev as usize) >= start { line } else { u64::from(self.txns[self.op_txn[prev as usize] as usize].line) };
                 let key = self.key_name(op.key);
                 let v = self.val_name(val);
                 return Err(ParseError::at(
                     line,
-                    format!(
-                        "DuplicateWrite: {key}={v} is written twice (also at line {other}); written values must be unique per key"
-                    ),
+                    format!("DuplicateWrite: {key}={v} is written twice (also at line {other}); written values must be unique per key"),
                 ));
             }
             if self.initial.get(&op.key) == Some(&val) {
@@ -1053,9 +906,7 @@ impl HistoryBuilder {
                 let l = self.initial_line[&op.key];
                 return Err(ParseError::at(
                     line,
-                    format!(
-                        "DuplicateWrite: {key}={v} is written, but it is also the initial value declared at line {l}"
-                    ),
+                    format!("DuplicateWrite: {key}={v} is written, but it is also the initial value declared at line {l}"),
                 ));
             }
         }
@@ -1086,10 +937,7 @@ impl HistoryBuilder {
                     continue;
                 }
                 let key = self.ops[o].key;
-                if self.ops[o + 1..end]
-                    .iter()
-                    .any(|p| p.is_write() && p.key == key)
-                {
+                if self.ops[o + 1..end].iter().any(|p| p.is_write() && p.key == key) {
                     self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
                 }
             }
@@ -1215,10 +1063,7 @@ impl HistoryBuilder {
         for (s, k) in str_keys {
             keys[k as usize] = Some(Key::Str(s));
         }
-        let keys = keys
-            .into_iter()
-            .map(|k| k.expect("every key index is assigned once"))
-            .collect();
+        let keys = keys.into_iter().map(|k| k.expect("every key index is assigned once")).collect();
         Ok(History {
             txns,
             ops,
@@ -1246,17 +1091,12 @@ fn drain_names(map: FxHashMap<Box<str>, u32>) -> Vec<Box<str>> {
     for (s, i) in map {
         out[i as usize] = Some(s);
     }
-    out.into_iter()
-        .map(|s| s.expect("names are numbered densely"))
-        .collect()
+    out.into_iter().map(|s| s.expect("names are numbered densely")).collect()
 }
 
 impl History {
     /// Build a history from records (and an optional header).
-    pub fn from_records(
-        header: Option<&Header>,
-        records: &[TxnRecord],
-    ) -> Result<History, ParseError> {
+    pub fn from_records(header: Option<&Header>, records: &[TxnRecord]) -> Result<History, ParseError> {
         let mut b = HistoryBuilder::new();
         if let Some(h) = header {
             b.header(h)?;

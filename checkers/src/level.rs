@@ -129,12 +129,7 @@ impl Level {
         use Anomaly as A;
         use Level as L;
         match anomaly {
-            A::ThinAirRead
-            | A::AbortedRead
-            | A::FutureRead
-            | A::NotMyOwnWrite
-            | A::NotMyLastWrite
-            | A::IntermediateRead => true,
+            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc),
             A::CyclicCO => self != L::WellFormed,
@@ -179,10 +174,7 @@ impl std::str::FromStr for Level {
     fn from_str(s: &str) -> Result<Level, String> {
         Level::parse(s).ok_or_else(|| {
             let names: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
-            format!(
-                "unknown level {s:?}; expected one of {} (or causal+ for ccv)",
-                names.join(", ")
-            )
+            format!("unknown level {s:?}; expected one of {} (or causal+ for ccv)", names.join(", "))
         })
     }
 }

@@ -63,14 +63,9 @@ mod wf;
 
 pub use anomaly::{Aliases, Anomaly, tap_name};
 pub use format::{ExportFormat, detect_format, read_history, read_history_path, write_history};
-pub use history::{
-    Header, History, HistoryBuilder, InputFormat, Key, OpKind, OpRecord, Outcome, ParseError,
-    TxnRecord, Value,
-};
+pub use history::{Header, History, HistoryBuilder, InputFormat, Key, OpKind, OpRecord, Outcome, ParseError, TxnRecord, Value};
 pub use level::Level;
-pub use report::{
-    EdgeKind, Explanation, HistorySummary, OpRef, Report, TxnRef, Violation, WitnessEdge,
-};
+pub use report::{EdgeKind, Explanation, HistorySummary, OpRef, Report, TxnRef, Violation, WitnessEdge};
 
 use finding::{Detail, Finding, Sink};
 use graph::{Clocks, Gran, Units};
@@ -94,12 +89,7 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions {
-            violations_max: 100,
-            cm_work_max: 2_000_000_000,
-            threads: 0,
-            clock_words_max: 48 << 20,
-        }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20 }
     }
 }
 
@@ -116,11 +106,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     let mut lap = |what: &str| {
         if timing {
             let cpu = cpu_seconds();
-            eprintln!(
-                "  {what}: {:.3} s wall, {:.2} s cpu",
-                clock.0.elapsed().as_secs_f64(),
-                cpu - clock.1
-            );
+            eprintln!("  {what}: {:.3} s wall, {:.2} s cpu", clock.0.elapsed().as_secs_f64(), cpu - clock.1);
             clock = (std::time::Instant::now(), cpu);
         }
     };
@@ -140,29 +126,15 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     lap("well-formedness");
     let mut complete = true;
     if level != Level::WellFormed {
-        let gran = if level.is_transactional() {
-            Gran::Txn
-        } else {
-            Gran::Op
-        };
+        let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(h, &wf, gran);
         let succ = units.successors();
         lap("units");
         // The causal-memory check reads the clocks of reads directly: keep them all.
-        let reader_words_max = if level == Level::Cm {
-            usize::MAX
-        } else {
-            options.clock_words_max
-        };
+        let reader_words_max = if level == Level::Cm { usize::MAX } else { options.clock_words_max };
         let clocks = Clocks::compute(&units, &succ, reader_words_max);
         if timing && let Ok(c) = &clocks {
-            eprintln!(
-                "  {} units, {} sessions, {} chains, {} clock entries",
-                units.n,
-                h.session_count(),
-                c.chain_count(),
-                c.entries()
-            );
+            eprintln!("  {} units, {} sessions, {} chains, {} clock entries", units.n, h.session_count(), c.chain_count(), c.entries());
         }
         lap("clocks");
         match clocks {
@@ -185,11 +157,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     known: &known,
                 };
                 match level {
-                    Level::ReadYourWrites
-                    | Level::MonotonicReads
-                    | Level::MonotonicWrites
-                    | Level::WritesFollowReads
-                    | Level::Session => {
+                    Level::ReadYourWrites | Level::MonotonicReads | Level::MonotonicWrites | Level::WritesFollowReads | Level::Session => {
                         session::check(&cx, level, &mut sink);
                     }
                     Level::Cc | Level::Ccv | Level::Cm => {
@@ -230,10 +198,7 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
         // Only whether it read another transaction's intermediate value remains to judge.
         if level == Level::RcPlume && also.is_some_and(|a| a.1) {
             let w = h.rf[o];
-            if *class == ReadClass::NotMyOwnWrite
-                && w != history::RF_INIT
-                && h.rf_txn[o] & history::WRITER_OVERWRITTEN != 0
-            {
+            if *class == ReadClass::NotMyOwnWrite && w != history::RF_INIT && h.rf_txn[o] & history::WRITER_OVERWRITTEN != 0 {
                 sink.push(Finding {
                     anomaly: Anomaly::IntermediateRead,
                     key: Some(h.ops[o].key),
@@ -250,24 +215,15 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
             ReadClass::NotMyOwnWrite => Anomaly::NotMyOwnWrite,
             ReadClass::NotMyLastWrite => Anomaly::NotMyLastWrite,
             ReadClass::Intermediate => Anomaly::IntermediateRead,
-            ReadClass::NonRepeatable if level.forbids(Anomaly::NonRepeatableRead) => {
-                Anomaly::NonRepeatableRead
-            }
+            ReadClass::NonRepeatable if level.forbids(Anomaly::NonRepeatableRead) => Anomaly::NonRepeatableRead,
             _ => continue,
         };
         let key = h.ops[o].key;
         let detail = match class {
-            ReadClass::NonRepeatable => Detail::Repeat {
-                first: wf.repeated[&(o as u32)],
-            },
+            ReadClass::NonRepeatable => Detail::Repeat { first: wf.repeated[&(o as u32)] },
             _ => Detail::Read,
         };
-        sink.push(Finding {
-            anomaly,
-            key: Some(key),
-            read: Some(o as u32),
-            detail,
-        });
+        sink.push(Finding { anomaly, key: Some(key), read: Some(o as u32), detail });
         // A read that ignores its own write after reading the key is also non-repeatable.
         if let Some(&(first, _)) = also.filter(|_| repeats) {
             sink.push(Finding {
@@ -281,11 +237,7 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
 }
 
 fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report {
-    let violations: Vec<Violation> = sink
-        .kept
-        .iter()
-        .map(|f| explain::violation(h, level, f))
-        .collect();
+    let violations: Vec<Violation> = sink.kept.iter().map(|f| explain::violation(h, level, f)).collect();
     Report {
         level,
         level_title: level.title(),
@@ -323,12 +275,7 @@ pub fn cpu_seconds() -> f64 {
     // Fields after the command name (which is parenthesised and may contain spaces).
     let rest = stat.rsplit_once(')').map_or("", |r| r.1);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
     (ticks(11) + ticks(12)) / 100.0
 }
@@ -338,7 +285,5 @@ pub(crate) fn threads(requested: usize) -> usize {
     if requested > 0 {
         return requested.min(64);
     }
-    std::thread::available_parallelism()
-        .map_or(1, |p| p.get())
-        .min(4)
+    std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
 }

@@ -57,9 +57,7 @@ impl ListReads {
     }
 
     fn iter(&self) -> impl Iterator<Item = (u32, &[Val])> + '_ {
-        self.reads
-            .iter()
-            .map(|&(o, s, l)| (o, &self.elems[s as usize..(s + l) as usize]))
+        self.reads.iter().map(|&(o, s, l)| (o, &self.elems[s as usize..(s + l) as usize]))
     }
 }
 
@@ -89,12 +87,7 @@ pub(crate) fn analyze(h: &History, wf: &Wf, lists: &ListReads) -> ListFacts {
             writes.insert((op.key, op.val()), o as u32);
         }
     }
-    let judged = |o: u32| {
-        matches!(
-            wf.class[o as usize],
-            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
-        )
-    };
+    let judged = |o: u32| matches!(wf.class[o as usize], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable);
     let mut findings = Vec::new();
     let mut by_key: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     // Everything a committed transaction read, judged or not: an append in it was observed.
@@ -133,10 +126,7 @@ pub(crate) fn analyze(h: &History, wf: &Wf, lists: &ListReads) -> ListFacts {
                     anomaly,
                     key: Some(key),
                     read: Some(o),
-                    detail: Detail::Element {
-                        write: w.unwrap_or(NONE),
-                        value: v,
-                    },
+                    detail: Detail::Element { write: w.unwrap_or(NONE), value: v },
                 });
                 break;
             }
@@ -157,10 +147,7 @@ pub(crate) fn analyze(h: &History, wf: &Wf, lists: &ListReads) -> ListFacts {
     for (&key, reads) in &by_key {
         let list = |o: u32| lists.of(o).expect("recorded");
         // The longest read (the first of them in op order).
-        let longest = reads
-            .iter()
-            .copied()
-            .fold(reads[0], |best, o| if list(o).len() > list(best).len() { o } else { best });
+        let longest = reads.iter().copied().fold(reads[0], |best, o| if list(o).len() > list(best).len() { o } else { best });
         let mut incompatible = None;
         for &o in reads {
             seen.clear();
@@ -174,12 +161,7 @@ pub(crate) fn analyze(h: &History, wf: &Wf, lists: &ListReads) -> ListFacts {
             }
         }
         if let Some((o, first)) = incompatible {
-            findings.push(Finding {
-                anomaly: Anomaly::IncompatibleOrder,
-                key: Some(key),
-                read: Some(o),
-                detail: Detail::Repeat { first },
-            });
+            findings.push(Finding { anomaly: Anomaly::IncompatibleOrder, key: Some(key), read: Some(o), detail: Detail::Repeat { first } });
             continue;
         }
         let elems: Vec<u32> = list(longest)
@@ -196,19 +178,13 @@ pub(crate) fn analyze(h: &History, wf: &Wf, lists: &ListReads) -> ListFacts {
         }
         // Committed appends no read returned come after everything read.
         for &w in &key_writes[&key] {
-            if !observed.contains_key(&(key, h.ops[w as usize].val()))
-                && h.txns[h.op_txn[w as usize] as usize].outcome == Outcome::Ok
-            {
+            if !observed.contains_key(&(key, h.ops[w as usize].val())) && h.txns[h.op_txn[w as usize] as usize].outcome == Outcome::Ok {
                 order.push((last, w, longest));
             }
         }
     }
     findings.sort_by_key(|f| (f.read, f.anomaly));
-    ListFacts {
-        findings,
-        order,
-        keys_ordered,
-    }
+    ListFacts { findings, order, keys_ordered }
 }
 
 /// Why `first` precedes `second` in the list order `read` shows, for explanations:

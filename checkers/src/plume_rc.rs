@@ -62,12 +62,7 @@ pub(crate) fn check(h: &History, wf: &Wf, sink: &mut Sink) {
                     detail: Detail::Shadow {
                         newer,
                         to_newer: Vec::new(),
-                        to_reader: vec![Hop::ReadsFrom {
-                            from: tb,
-                            to: t3 as u32,
-                            write: h.rf[b as usize],
-                            read: b,
-                        }],
+                        to_reader: vec![Hop::ReadsFrom { from: tb, to: t3 as u32, write: h.rf[b as usize], read: b }],
                     },
                 });
             }
@@ -77,9 +72,5 @@ pub(crate) fn check(h: &History, wf: &Wf, sink: &mut Sink) {
 
 /// The final write op of `key` in transaction `t`, if it writes the key.
 fn final_write(h: &History, t: u32, key: u32) -> Option<u32> {
-    h.txns[t as usize]
-        .ops()
-        .rev()
-        .find(|o| h.ops[*o].kind == KIND_WRITE_FINAL && h.ops[*o].key == key)
-        .map(|o| o as u32)
+    h.txns[t as usize].ops().rev().find(|o| h.ops[*o].kind == KIND_WRITE_FINAL && h.ops[*o].key == key).map(|o| o as u32)
 }

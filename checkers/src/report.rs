@@ -145,11 +145,7 @@ impl Report {
     /// The readable report.
     pub fn render_text(&self) -> String {
         let mut out = String::new();
-        let src = self
-            .source
-            .as_deref()
-            .map(|s| format!("{s}: "))
-            .unwrap_or_default();
+        let src = self.source.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
         let hs = &self.history;
         let _ = writeln!(
             out,
@@ -161,35 +157,16 @@ impl Report {
             hs.format.name()
         );
         let verdict = if self.ok {
-            format!(
-                "OK: the history satisfies {} ({}).",
-                self.level.name(),
-                self.level_title
-            )
+            format!("OK: the history satisfies {} ({}).", self.level.name(), self.level_title)
         } else if self.violation_count == 0 {
-            format!(
-                "UNKNOWN: no violation of {} ({}) found, but the check is incomplete.",
-                self.level.name(),
-                self.level_title
-            )
+            format!("UNKNOWN: no violation of {} ({}) found, but the check is incomplete.", self.level.name(), self.level_title)
         } else {
             let n = self.violation_count;
-            format!(
-                "FAIL: {n} violation{} of {} ({}).",
-                if n == 1 { "" } else { "s" },
-                self.level.name(),
-                self.level_title
-            )
+            format!("FAIL: {n} violation{} of {} ({}).", if n == 1 { "" } else { "s" }, self.level.name(), self.level_title)
         };
         let _ = writeln!(out, "{verdict}");
-        if !self.counts.is_empty()
-            && (self.counts.len() > 1 || self.violation_count as usize > self.violations.len())
-        {
-            let parts: Vec<String> = self
-                .counts
-                .iter()
-                .map(|(a, n)| format!("{a} ×{n}"))
-                .collect();
+        if !self.counts.is_empty() && (self.counts.len() > 1 || self.violation_count as usize > self.violations.len()) {
+            let parts: Vec<String> = self.counts.iter().map(|(a, n)| format!("{a} ×{n}")).collect();
             let _ = writeln!(out, "By anomaly: {}.", parts.join(", "));
         }
         for note in &self.notes {
@@ -200,11 +177,7 @@ impl Report {
             out.push_str(&v.render_text(i + 1));
         }
         if (self.violations.len() as u64) < self.violation_count {
-            let _ = writeln!(
-                out,
-                "\n… and {} more (raise the limit to list them).",
-                self.violation_count - self.violations.len() as u64
-            );
+            let _ = writeln!(out, "\n… and {} more (raise the limit to list them).", self.violation_count - self.violations.len() as u64);
         }
         out
     }
@@ -219,32 +192,17 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(out, "digraph causim {{");
         let _ = writeln!(out, "  rankdir=LR;");
-        let _ = writeln!(
-            out,
-            "  node [shape=box, fontname=\"monospace\", fontsize=10];"
-        );
+        let _ = writeln!(out, "  node [shape=box, fontname=\"monospace\", fontsize=10];");
         let _ = writeln!(out, "  edge [fontname=\"monospace\", fontsize=9];");
         let _ = writeln!(
             out,
             "  label={};",
-            dot_str(&format!(
-                "{} at level {}",
-                if self.ok {
-                    "no violation"
-                } else {
-                    "violations"
-                },
-                self.level
-            ))
+            dot_str(&format!("{} at level {}", if self.ok { "no violation" } else { "violations" }, self.level))
         );
         for (i, v) in self.violations.iter().enumerate() {
             let n = i + 1;
             let _ = writeln!(out, "  subgraph cluster_{n} {{");
-            let _ = writeln!(
-                out,
-                "    label={};",
-                dot_str(&format!("#{n} {} ({})", v.anomaly, v.level))
-            );
+            let _ = writeln!(out, "    label={};", dot_str(&format!("#{n} {} ({})", v.anomaly, v.level)));
             for t in &v.transactions {
                 let label = format!(
                     "{} (id {})\\n{}: {}{}",
@@ -252,17 +210,9 @@ impl Report {
                     t.id,
                     t.session,
                     t.summary,
-                    t.node
-                        .as_ref()
-                        .map(|n| format!("\\n@{n}"))
-                        .unwrap_or_default()
+                    t.node.as_ref().map(|n| format!("\\n@{n}")).unwrap_or_default()
                 );
-                let _ = writeln!(
-                    out,
-                    "    v{n}_{} [label={}];",
-                    t.id,
-                    dot_str(&label).replace("\\\\n", "\\n")
-                );
+                let _ = writeln!(out, "    v{n}_{} [label={}];", t.id, dot_str(&label).replace("\\\\n", "\\n"));
             }
             for e in &v.witness {
                 let (name, style) = match e.kind {
@@ -277,13 +227,7 @@ impl Report {
                     Some(k) => format!("{name} {k}"),
                     None => name.to_string(),
                 };
-                let _ = writeln!(
-                    out,
-                    "    v{n}_{} -> v{n}_{} [label={}, {style}];",
-                    e.from,
-                    e.to,
-                    dot_str(&label)
-                );
+                let _ = writeln!(out, "    v{n}_{} -> v{n}_{} [label={}, {style}];", e.from, e.to, dot_str(&label));
                 // A forced write order: show the read that forces it, reading the second
                 // write while the first is visible to it.
                 if let Some(via) = &e.via {
@@ -294,11 +238,7 @@ impl Report {
                         via.txn,
                         dot_str(&format!("wr {}", via.key))
                     );
-                    let _ = writeln!(
-                        out,
-                        "    v{n}_{} -> v{n}_{} [label=\"visible\", color=gray60, style=dotted];",
-                        e.from, via.txn
-                    );
+                    let _ = writeln!(out, "    v{n}_{} -> v{n}_{} [label=\"visible\", color=gray60, style=dotted];", e.from, via.txn);
                 }
             }
             let _ = writeln!(out, "  }}");
@@ -328,17 +268,8 @@ impl Violation {
         }
         let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
         let ids: Vec<String> = self.transactions.iter().map(|t| t.id.to_string()).collect();
-        let key = self
-            .key
-            .as_ref()
-            .map(|k| format!("; key {k}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    breaks {}; transactions {}{key}",
-            self.level,
-            ids.join(", ")
-        );
+        let key = self.key.as_ref().map(|k| format!("; key {k}")).unwrap_or_default();
+        let _ = writeln!(out, "    breaks {}; transactions {}{key}", self.level, ids.join(", "));
         let _ = writeln!(out, "    {}", self.sentence);
         let _ = writeln!(out, "    Let:");
         for l in &self.explanation.lets {
@@ -351,11 +282,7 @@ impl Violation {
         let _ = writeln!(out, "      - {}", self.explanation.contradiction);
         if self.cycle && self.scc.len() > self.transactions.len() {
             let shown: Vec<String> = self.scc.iter().take(20).map(u64::to_string).collect();
-            let more = if self.scc.len() > 20 {
-                format!(", … ({} in all)", self.scc.len())
-            } else {
-                String::new()
-            };
+            let more = if self.scc.len() > 20 { format!(", … ({} in all)", self.scc.len()) } else { String::new() };
             let _ = writeln!(
                 out,
                 "    The cycle lies in a strongly connected component of {} transactions: {}{more}.",

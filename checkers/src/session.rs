@@ -48,19 +48,10 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     debug_assert_eq!(units.gran, Gran::Op);
     let clocks = cx.clocks;
     let po = PoClock::build(units);
-    let checked = |o: usize| {
-        matches!(
-            cx.wf.class[o],
-            ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable
-        )
-    };
+    let checked = |o: usize| matches!(cx.wf.class[o], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable);
     let writer = |o: usize| -> u32 {
         let w = h.rf[o];
-        if w == RF_INIT {
-            NONE
-        } else {
-            units.writer_unit(h, w)
-        }
+        if w == RF_INIT { NONE } else { units.writer_unit(h, w) }
     };
     // Keys read by checked reads, and for each key the reads per session (deduplicated:
     // an entry that adds nothing over the previous one of its session is dropped).
@@ -87,10 +78,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
             continue;
         }
         last_kept.insert(slot, w);
-        reads
-            .entry(op.key)
-            .or_default()
-            .push((units.session[u], units.spos[u], u as u32, w));
+        reads.entry(op.key).or_default().push((units.session[u], units.spos[u], u as u32, w));
     }
     for list in reads.values_mut() {
         list.sort_unstable();
@@ -119,12 +107,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
         to_op: Some(op(b)),
         after: units.session[a as usize] != units.session[b as usize],
     };
-    let reads_from = |w: u32, r: u32| Hop::ReadsFrom {
-        from: txn(w),
-        to: txn(r),
-        write: op(w),
-        read: op(r),
-    };
+    let reads_from = |w: u32, r: u32| Hop::ReadsFrom { from: txn(w), to: txn(r), write: op(w), read: op(r) };
 
     for u in 0..units.n {
         let s = units.session[u] as usize;
@@ -140,8 +123,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
         if checked(o) {
             let key = h.ops[o].key;
             let uw = writer(o);
-            let stale =
-                |tv: u32| tv != uw && (uw == NONE || clocks.before(uw as usize, tv as usize));
+            let stale = |tv: u32| tv != uw && (uw == NONE || clocks.before(uw as usize, tv as usize));
             let mut po_sessions = vec![(units.session[u], units.spos[u])];
             po_sessions.extend(po.others(u).iter().copied());
             let mut found: Option<(Anomaly, u32, Vec<Hop>)> = None;
@@ -157,11 +139,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
                 'mr: for &(s2, bound) in &po_sessions {
                     for e in reads_before(key, s2, bound).iter().rev() {
                         if stale(e.3) {
-                            found = Some((
-                                Anomaly::NonMonotonicRead,
-                                e.3,
-                                vec![reads_from(e.3, e.2), program(e.2, u as u32)],
-                            ));
+                            found = Some((Anomaly::NonMonotonicRead, e.3, vec![reads_from(e.3, e.2), program(e.2, u as u32)]));
                             break 'mr;
                         }
                     }
@@ -171,15 +149,8 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
                 for &(s2, bound, beta) in &running[s] {
                     if let Some(tv) = sw.last_before(key, s2, bound).filter(|tv| stale(*tv)) {
                         let w2 = writer(op(beta) as usize);
-                        found = Some((
-                            Anomaly::NonMonotonicWrite,
-                            tv,
-                            vec![
-                                program(tv, w2),
-                                reads_from(w2, beta),
-                                program(beta, u as u32),
-                            ],
-                        ));
+                        found =
+                            Some((Anomaly::NonMonotonicWrite, tv, vec![program(tv, w2), reads_from(w2, beta), program(beta, u as u32)]));
                         break;
                     }
                 }
@@ -192,12 +163,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
                             found = Some((
                                 Anomaly::MissedReadDependency,
                                 e.3,
-                                vec![
-                                    reads_from(e.3, e.2),
-                                    program(e.2, w2),
-                                    reads_from(w2, beta),
-                                    program(beta, u as u32),
-                                ],
+                                vec![reads_from(e.3, e.2), program(e.2, w2), reads_from(w2, beta), program(beta, u as u32)],
                             ));
                             break 'wfr;
                         }
@@ -207,20 +173,12 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
             if let Some((anomaly, tv, to_reader)) = found {
                 if sink.wants() {
                     let newer = write_op(cx, tv);
-                    let to_newer = if uw == NONE {
-                        Vec::new()
-                    } else {
-                        cx_witness(cx, uw, tv)
-                    };
+                    let to_newer = if uw == NONE { Vec::new() } else { cx_witness(cx, uw, tv) };
                     sink.push(Finding {
                         anomaly,
                         key: Some(key),
                         read: Some(o as u32),
-                        detail: Detail::Shadow {
-                            newer,
-                            to_newer,
-                            to_reader,
-                        },
+                        detail: Detail::Shadow { newer, to_newer, to_reader },
                     });
                 } else {
                     sink.count(anomaly);
@@ -228,13 +186,10 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
             }
         }
         // This read makes the program-order past of its writer visible to what follows it.
-        if h.ops[o].is_read()
-            && (cx.wf.class[o].observes() || cx.wf.class[o] == ReadClass::Internal)
-        {
+        if h.ops[o].is_read() && (cx.wf.class[o].observes() || cx.wf.class[o] == ReadClass::Internal) {
             let w = writer(o);
             if w != NONE {
-                let mut contribution: Visible =
-                    vec![(units.session[w as usize], units.spos[w as usize], u as u32)];
+                let mut contribution: Visible = vec![(units.session[w as usize], units.spos[w as usize], u as u32)];
                 for &(s2, b) in po.others(w as usize) {
                     contribution.push((s2, b, u as u32));
                 }

@@ -11,10 +11,7 @@
 //! history.
 
 use crate::fxhash::{FxHashMap, map_with_capacity};
-use crate::history::{
-    History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, OpRecord, Outcome, TxnMeta,
-    TxnRecord, Val, Value,
-};
+use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, OpRecord, Outcome, TxnMeta, TxnRecord, Val, Value};
 use std::io::{self, Write};
 
 /// SplitMix64: tiny, fast, and good enough to generate workloads.
@@ -67,8 +64,7 @@ type GenOp = (bool, u64, Option<u64>);
 /// Run the serial workload, handing each transaction (session, ops) to `emit` in order.
 fn run_serial(p: &GenParams, mut emit: impl FnMut(u32, &[GenOp])) {
     let mut rng = SplitMix64::new(p.seed);
-    let mut store: FxHashMap<u64, u64> =
-        map_with_capacity((p.txns() * u64::from(p.ops_per_txn) / 2).min(1 << 24) as usize);
+    let mut store: FxHashMap<u64, u64> = map_with_capacity((p.txns() * u64::from(p.ops_per_txn) / 2).min(1 << 24) as usize);
     let mut left: Vec<u32> = vec![p.txns_per_session; p.sessions as usize];
     let mut live: Vec<u32> = (0..p.sessions).collect();
     let mut next_value: u64 = 1;
@@ -99,9 +95,7 @@ fn run_serial(p: &GenParams, mut emit: impl FnMut(u32, &[GenOp])) {
 /// A serial (hence serializable) history, built directly (no records in between).
 pub fn serial(p: &GenParams) -> History {
     let mut b = HistoryBuilder::new();
-    let sessions: Vec<u32> = (0..p.sessions)
-        .map(|s| b.session_index(&format!("s{s}")))
-        .collect();
+    let sessions: Vec<u32> = (0..p.sessions).map(|s| b.session_index(&format!("s{s}"))).collect();
     let mut line = 1u64;
     run_serial(p, |s, ops| {
         b.begin_txn();
@@ -109,19 +103,10 @@ pub fn serial(p: &GenParams) -> History {
             let k = b.key_int(key as i64);
             let v = value.map_or(Val::Null, |v| Val::Int(v as i64));
             let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-            b.push_op_node_index(kind, k, v, None)
-                .expect("generated operations are valid");
+            b.push_op_node_index(kind, k, v, None).expect("generated operations are valid");
         }
-        b.end_txn(TxnMeta {
-            id: None,
-            session: sessions[s as usize],
-            after: &[],
-            node: NONE,
-            times: None,
-            outcome: Outcome::Ok,
-            line,
-        })
-        .expect("generated transactions are valid");
+        b.end_txn(TxnMeta { id: None, session: sessions[s as usize], after: &[], node: NONE, times: None, outcome: Outcome::Ok, line })
+            .expect("generated transactions are valid");
         line += 1;
     });
     b.finish().expect("a generated history is valid")
@@ -169,11 +154,7 @@ fn record(id: u64, s: u32, ops: &[GenOp]) -> TxnRecord {
         .map(|&(write, key, value)| {
             let key = Key::Str(format!("k{key}").into());
             let value = value.map_or(Value::Null, |v| Value::Int(v as i64));
-            if write {
-                OpRecord::write(key, value)
-            } else {
-                OpRecord::read(key, value)
-            }
+            if write { OpRecord::write(key, value) } else { OpRecord::read(key, value) }
         })
         .collect();
     TxnRecord::new(format!("s{s}"), ops).with_id(id)
@@ -211,10 +192,7 @@ pub fn causal_records(p: &GenParams, sync_per_mille: u32) -> Vec<TxnRecord> {
         for _ in 0..p.ops_per_txn {
             let key = rng.below(p.keys);
             if rng.chance(p.read_per_mille) {
-                let value = own
-                    .get(&key)
-                    .copied()
-                    .or_else(|| latest(&writes, &snapshot, key));
+                let value = own.get(&key).copied().or_else(|| latest(&writes, &snapshot, key));
                 ops.push((false, key, value));
             } else {
                 let v = next_value;
@@ -261,9 +239,5 @@ fn merge_view(into: &mut Vec<bool>, from: &[bool]) {
 }
 
 fn latest(writes: &[(u64, u64)], view: &[bool], key: u64) -> Option<u64> {
-    view.iter()
-        .enumerate()
-        .rev()
-        .find(|(i, v)| **v && writes[*i].0 == key)
-        .map(|(i, _)| writes[i].1)
+    view.iter().enumerate().rev().find(|(i, v)| **v && writes[*i].0 == key).map(|(i, _)| writes[i].1)
 }

@@ -12,9 +12,7 @@
 //! when the value is an older own write) and listed in `also_repeats`, so that both names are
 //! reported where both are forbidden.
 
-use crate::history::{
-    History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN,
-};
+use crate::history::{History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,13 +40,7 @@ impl ReadClass {
     /// The read observed another transaction's write (so it adds a reads-from edge).
     #[inline]
     pub(crate) fn observes(self) -> bool {
-        matches!(
-            self,
-            ReadClass::External
-                | ReadClass::Intermediate
-                | ReadClass::NonRepeatable
-                | ReadClass::NotMyOwnWrite
-        )
+        matches!(self, ReadClass::External | ReadClass::Intermediate | ReadClass::NonRepeatable | ReadClass::NotMyOwnWrite)
     }
 }
 
@@ -126,9 +118,5 @@ pub(crate) fn analyze(h: &History) -> Wf {
             slot.3 = o as u32;
         }
     }
-    Wf {
-        class,
-        repeated,
-        also_repeats,
-    }
+    Wf { class, repeated, also_repeats }
 }

@@ -14,42 +14,12 @@ const CASES: &[(&str, &str, u64, &str)] = &[
         2,
         "is the line truncated?",
     ),
-    (
-        "not JSON",
-        "{\"session\":\"c1\",\"ops\":[]}\nhello\n",
-        2,
-        "malformed JSON at column 1",
-    ),
-    (
-        "not an object",
-        "[1,2]",
-        1,
-        "expected a transaction object, found an array",
-    ),
-    (
-        "session not a string",
-        "{\"session\":5,\"ops\":[]}",
-        1,
-        "session: expected a string, found the number 5",
-    ),
-    (
-        "missing session",
-        "{\"ops\":[]}",
-        1,
-        "missing field `session`",
-    ),
-    (
-        "missing ops",
-        "{\"session\":\"c1\"}",
-        1,
-        "missing field `ops`",
-    ),
-    (
-        "ops not an array",
-        "{\"session\":\"c1\",\"ops\":{}}",
-        1,
-        "ops: expected an array of operations, found an object",
-    ),
+    ("not JSON", "{\"session\":\"c1\",\"ops\":[]}\nhello\n", 2, "malformed JSON at column 1"),
+    ("not an object", "[1,2]", 1, "expected a transaction object, found an array"),
+    ("session not a string", "{\"session\":5,\"ops\":[]}", 1, "session: expected a string, found the number 5"),
+    ("missing session", "{\"ops\":[]}", 1, "missing field `session`"),
+    ("missing ops", "{\"session\":\"c1\"}", 1, "missing field `ops`"),
+    ("ops not an array", "{\"session\":\"c1\",\"ops\":{}}", 1, "ops: expected an array of operations, found an object"),
     (
         "bad op kind",
         "{\"session\":\"c1\",\"ops\":[{\"f\":\"x\",\"key\":\"k\",\"value\":1}]}",
@@ -68,24 +38,14 @@ const CASES: &[(&str, &str, u64, &str)] = &[
         1,
         "ops[0].value: expected an integer, a string or null, found true",
     ),
-    (
-        "missing value",
-        "{\"session\":\"c1\",\"ops\":[{\"f\":\"r\",\"key\":\"k\"}]}",
-        1,
-        "ops[0]: missing field `value`",
-    ),
+    ("missing value", "{\"session\":\"c1\",\"ops\":[{\"f\":\"r\",\"key\":\"k\"}]}", 1, "ops[0]: missing field `value`"),
     (
         "write of null",
         "{\"session\":\"c1\",\"ops\":[{\"f\":\"w\",\"key\":\"k\",\"value\":null}]}",
         1,
         "ops[0].value: a write's value must not be null",
     ),
-    (
-        "negative id",
-        "{\"id\":-1,\"session\":\"c1\",\"ops\":[]}",
-        1,
-        "id: expected a non-negative integer, found the number -1",
-    ),
+    ("negative id", "{\"id\":-1,\"session\":\"c1\",\"ops\":[]}", 1, "id: expected a non-negative integer, found the number -1"),
     (
         "bad outcome",
         "{\"session\":\"c1\",\"outcome\":\"maybe\",\"ops\":[]}",
@@ -110,18 +70,8 @@ const CASES: &[(&str, &str, u64, &str)] = &[
         1,
         "after: id 1 does not refer to an earlier transaction line",
     ),
-    (
-        "after not ids",
-        "{\"session\":\"c1\",\"after\":[\"a\"],\"ops\":[]}",
-        1,
-        "after[0]: expected a transaction id",
-    ),
-    (
-        "half an interval",
-        "{\"session\":\"c1\",\"invoke_ns\":5,\"ops\":[]}",
-        1,
-        "invoke_ns and complete_ns must be given together",
-    ),
+    ("after not ids", "{\"session\":\"c1\",\"after\":[\"a\"],\"ops\":[]}", 1, "after[0]: expected a transaction id"),
+    ("half an interval", "{\"session\":\"c1\",\"invoke_ns\":5,\"ops\":[]}", 1, "invoke_ns and complete_ns must be given together"),
     (
         "interval backwards",
         "{\"session\":\"c1\",\"invoke_ns\":9,\"complete_ns\":5,\"ops\":[]}",
@@ -134,12 +84,7 @@ const CASES: &[(&str, &str, u64, &str)] = &[
         2,
         "a header (a line with `format`) may only be the first line",
     ),
-    (
-        "unknown format",
-        "{\"format\":\"causim-history/9\"}",
-        1,
-        "format: unsupported history format \"causim-history/9\"",
-    ),
+    ("unknown format", "{\"format\":\"causim-history/9\"}", 1, "format: unsupported history format \"causim-history/9\""),
     (
         "bad initial",
         "{\"format\":\"causim-history/1\",\"initial\":{\"x\":[1]}}",
@@ -168,9 +113,7 @@ fn each_bad_history_is_an_error_naming_its_line_and_problem() {
             Ok(_) => failures.push(format!("{what}: accepted")),
             Err(e) => {
                 if e.line != Some(*line) || !e.problem.contains(fragment) {
-                    failures.push(format!(
-                        "{what}: got {e:?}, expected line {line} and {fragment:?}"
-                    ));
+                    failures.push(format!("{what}: got {e:?}, expected line {line} and {fragment:?}"));
                 }
             }
         }
@@ -184,26 +127,14 @@ fn file_errors_name_the_file() {
     std::fs::write(&path, "{\"session\":\"c1\",\"ops\":[]}\n{\"session\":").unwrap();
     let e = causim_checkers::read_history_path(&path, None).unwrap_err();
     let shown = e.to_string();
-    assert!(
-        shown.starts_with(&format!("{}:2: ", path.display())),
-        "{shown}"
-    );
-    let missing =
-        causim_checkers::read_history_path(std::path::Path::new("/nonexistent/h.jsonl"), None)
-            .unwrap_err();
-    assert!(
-        missing
-            .to_string()
-            .starts_with("/nonexistent/h.jsonl: cannot open"),
-        "{missing}"
-    );
+    assert!(shown.starts_with(&format!("{}:2: ", path.display())), "{shown}");
+    let missing = causim_checkers::read_history_path(std::path::Path::new("/nonexistent/h.jsonl"), None).unwrap_err();
+    assert!(missing.to_string().starts_with("/nonexistent/h.jsonl: cannot open"), "{missing}");
 }
 
 #[test]
 fn a_read_of_an_unwritten_value_is_an_anomaly_not_an_error() {
-    let text = format!(
-        "{HEADER}\n{{\"session\":\"c1\",\"ops\":[{{\"f\":\"r\",\"key\":\"x\",\"value\":3}}]}}\n"
-    );
+    let text = format!("{HEADER}\n{{\"session\":\"c1\",\"ops\":[{{\"f\":\"r\",\"key\":\"x\",\"value\":3}}]}}\n");
     let h = read_history(text.as_bytes(), None).expect("valid input");
     let report = check(&h, Level::WellFormed);
     assert_eq!(report.violations[0].anomaly.name(), "ThinAirRead");
@@ -247,13 +178,7 @@ fn random_bytes_never_panic() {
                 break;
             }
         }
-        for format in [
-            None,
-            Some(InputFormat::Causim),
-            Some(InputFormat::Dbcop),
-            Some(InputFormat::Plume),
-            Some(InputFormat::Elle),
-        ] {
+        for format in [None, Some(InputFormat::Causim), Some(InputFormat::Dbcop), Some(InputFormat::Plume), Some(InputFormat::Elle)] {
             if let Ok(h) = read_history(&b[..], format) {
                 for level in Level::ALL {
                     let _ = check(&h, level).render_text();
@@ -270,16 +195,8 @@ fn mangled_jepsen_dbcop_bincode_and_cobra_histories_never_panic() {
                {:type :ok, :f :txn, :process 1, :value [[:append 2 3] [:r 1 [1]] [:append 1 2]]}\n\
                {:type :fail, :f :txn, :process 2, :value [[:append 1 9]]}\n\
                {:type :ok, :f :txn, :process 3, :value [[:r 1 [1 2]] [:r 1 [1 2]]]}\n";
-    let bincode = std::fs::read(format!(
-        "{}/tests/data/plume-taps/dbcop/tap-h.bincode",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    let cobra = std::fs::read(format!(
-        "{}/tests/data/plume-taps/cobra/tap-h/T2.log",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let bincode = std::fs::read(format!("{}/tests/data/plume-taps/dbcop/tap-h.bincode", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let cobra = std::fs::read(format!("{}/tests/data/plume-taps/cobra/tap-h/T2.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let mut rng = causim_checkers::testgen::SplitMix64::new(11);
     for base in [edn.as_bytes(), &bincode[..], &cobra[..]] {
         for _ in 0..1500 {
@@ -297,13 +214,9 @@ fn mangled_jepsen_dbcop_bincode_and_cobra_histories_never_panic() {
                     break;
                 }
             }
-            for format in [
-                None,
-                Some(InputFormat::JepsenEdn),
-                Some(InputFormat::DbcopBincode),
-                Some(InputFormat::Elle),
-                Some(InputFormat::Cobra),
-            ] {
+            for format in
+                [None, Some(InputFormat::JepsenEdn), Some(InputFormat::DbcopBincode), Some(InputFormat::Elle), Some(InputFormat::Cobra)]
+            {
                 if let Ok(h) = read_history(&b[..], format) {
                     for level in Level::ALL {
                         let _ = check(&h, level).render_text();
@@ -316,11 +229,7 @@ fn mangled_jepsen_dbcop_bincode_and_cobra_histories_never_panic() {
 
 #[test]
 fn dbcop_bincode_errors_name_the_byte_and_the_place() {
-    let bytes = std::fs::read(format!(
-        "{}/tests/data/plume-taps/dbcop/tap-h.bincode",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let bytes = std::fs::read(format!("{}/tests/data/plume-taps/dbcop/tap-h.bincode", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let e = read_history(&bytes[..bytes.len() - 3], Some(InputFormat::DbcopBincode)).unwrap_err();
     assert!(e.problem.starts_with("dbcop bincode, byte"), "{e}");
     assert!(e.problem.contains("truncated"), "{e}");

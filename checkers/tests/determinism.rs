@@ -4,14 +4,7 @@ use causim_checkers::testgen::{GenParams, SplitMix64, causal_records};
 use causim_checkers::{CheckOptions, History, Level, OpKind, Value, check_with};
 
 fn medium_history_with_anomalies() -> History {
-    let p = GenParams {
-        sessions: 6,
-        txns_per_session: 600,
-        ops_per_txn: 4,
-        keys: 40,
-        read_per_mille: 600,
-        seed: 9,
-    };
+    let p = GenParams { sessions: 6, txns_per_session: 600, ops_per_txn: 4, keys: 40, read_per_mille: 600, seed: 9 };
     let mut records = causal_records(&p, 300);
     // Make a few reads return the initial value: stale reads of several kinds.
     let mut rng = SplitMix64::new(3);
@@ -32,11 +25,7 @@ fn reports_do_not_depend_on_threads_or_runs() {
     let h = medium_history_with_anomalies();
     assert!(h.txn_count() >= 2_000, "large enough for the parallel scan");
     for level in [Level::Rc, Level::Ra, Level::Tcc, Level::Ccv, Level::Session] {
-        let opts = |threads, clock_words_max| CheckOptions {
-            threads,
-            clock_words_max,
-            ..CheckOptions::default()
-        };
+        let opts = |threads, clock_words_max| CheckOptions { threads, clock_words_max, ..CheckOptions::default() };
         let one = check_with(&h, level, &opts(1, usize::MAX)).to_json();
         let three = check_with(&h, level, &opts(3, usize::MAX)).to_json();
         let again = check_with(&h, level, &opts(3, usize::MAX)).to_json();
@@ -47,10 +36,7 @@ fn reports_do_not_depend_on_threads_or_runs() {
         assert_eq!(one, recomputed, "{level}: stored clocks vs recomputed ones");
         assert_eq!(one, some, "{level}: some clocks stored");
         if matches!(level, Level::Tcc | Level::Ccv) {
-            assert!(
-                one.contains("\"ok\": false"),
-                "{level}: the injected stale reads are found"
-            );
+            assert!(one.contains("\"ok\": false"), "{level}: the injected stale reads are found");
         }
     }
 }

@@ -27,13 +27,7 @@ fn verdicts(h: &History) -> Vec<String> {
 
 /// The verdicts as `level=anomalies` for the levels that report something.
 fn failing(h: &History) -> String {
-    Level::ALL
-        .iter()
-        .zip(verdicts(h))
-        .filter(|(_, v)| v != "-")
-        .map(|(l, v)| format!("{l}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    Level::ALL.iter().zip(verdicts(h)).filter(|(_, v)| v != "-").map(|(l, v)| format!("{l}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 const REGISTER_EDN: &str = r#"
@@ -153,7 +147,10 @@ fn the_order_the_lists_show_joins_the_write_order_checks() {
 {:type :ok, :process 2, :value [[:r :y [1]]]}
 {:type :ok, :process 2, :value [[:r :x [1]]]}
 "#);
-    assert_eq!(failing(&h), "monotonic-writes=NonMonotonicWrite session=NonMonotonicWrite cc=WriteCORead ccv=WriteCORead cm=WriteCORead tcc=COConflictCM");
+    assert_eq!(
+        failing(&h),
+        "monotonic-writes=NonMonotonicWrite session=NonMonotonicWrite cc=WriteCORead ccv=WriteCORead cm=WriteCORead tcc=COConflictCM"
+    );
     let h = edn(r#"
 {:type :ok, :process 0, :value [[:append :x 1]]}
 {:type :ok, :process 1, :value [[:append :x 2]]}
@@ -213,12 +210,18 @@ fn transcribed_histories_of_elle_and_plume() {
 fn bad_jepsen_histories_are_located_errors() {
     let cases = [
         ("{:type :ok, :process 0, :value [[:r :x [1]]]}\n{:type :ok :process 0 :value [[:w :x 1]]}", "line 2: value[0]: a rw-register"),
-        ("{:type :ok, :process 0, :value [[:r :x [1]]]}\n{:type :done, :process 0}", "line 2: :type: expected :invoke, :ok, :fail or :info, found :done"),
+        (
+            "{:type :ok, :process 0, :value [[:r :x [1]]]}\n{:type :done, :process 0}",
+            "line 2: :type: expected :invoke, :ok, :fail or :info, found :done",
+        ),
         ("{:type :ok, :process 0, :value [[:inc :x 1]]}", "line 1: :value[0]: expected :r, :w or :append, found :inc"),
         ("{:type :ok, :process 0, :value [[:append :x 1.5]]}", "line 1: :value[0]: value: the number 1.5 is not a 64-bit integer"),
         ("{:type :ok, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 0, :value [[:append :x 1]]}", "line 2: DuplicateWrite"),
         ("{:type :ok, :process 0,\n :value [[:append :x 1]", "line 2: EDN, column"),
-        ("{:type :invoke, :process 0, :value []}\n{:type :invoke, :process 0, :value []}", "line 2: process 0 invokes again before its previous invocation (line 1) completed"),
+        (
+            "{:type :invoke, :process 0, :value []}\n{:type :invoke, :process 0, :value []}",
+            "line 2: process 0 invokes again before its previous invocation (line 1) completed",
+        ),
         ("[1 2]", "line 1: expected an operation map"),
     ];
     for (text, want) in cases {

@@ -23,37 +23,20 @@ fn every_litmus_history_is_judged_as_the_table_says_at_every_level() {
             let got = if names.is_empty() { "-".to_string() } else { names.join(" + ") };
             let want = lit.expect[i];
             if got != want {
-                failures.push(format!(
-                    "{} @ {}: expected {want}, got {got}",
-                    lit.name, level
-                ));
+                failures.push(format!("{} @ {}: expected {want}, got {got}", lit.name, level));
             }
             if report.ok != oracle.satisfies(*level) {
-                failures.push(format!(
-                    "{} @ {}: checker says ok={}, oracle says {}",
-                    lit.name,
-                    level,
-                    report.ok,
-                    oracle.satisfies(*level)
-                ));
+                failures.push(format!("{} @ {}: checker says ok={}, oracle says {}", lit.name, level, report.ok, oracle.satisfies(*level)));
             }
             for name in want.split(" + ").filter(|n| *n != "-") {
                 let a = Anomaly::parse(name).expect("table names are anomalies");
                 if !level.forbids(a) {
-                    failures.push(format!(
-                        "{} @ {}: {name} is reported but the level does not forbid it",
-                        lit.name, level
-                    ));
+                    failures.push(format!("{} @ {}: {name} is reported but the level does not forbid it", lit.name, level));
                 }
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -77,10 +60,7 @@ fn stale_read_after_real_time_order_is_allowed() {
 "#;
     let h = causim_checkers::read_history(text.as_bytes(), None).unwrap();
     for level in Level::ALL {
-        assert!(
-            check(&h, level).ok,
-            "{level} must allow a stale read across sessions"
-        );
+        assert!(check(&h, level).ok, "{level} must allow a stale read across sessions");
     }
 }
 
@@ -89,46 +69,20 @@ fn stale_read_after_real_time_order_is_allowed() {
 #[test]
 fn readme_litmus_table_is_current() {
     let mut table = String::from("| history | ");
-    table.push_str(
-        &COLUMNS
-            .iter()
-            .map(|l| l.name())
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
+    table.push_str(&COLUMNS.iter().map(|l| l.name()).collect::<Vec<_>>().join(" | "));
     table.push_str(" |\n|---|");
     table.push_str(&":-:|".repeat(COLUMNS.len()));
     table.push('\n');
     for lit in catalogue() {
-        let history = lit
-            .history
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join("; ");
-        let cells: Vec<&str> = lit
-            .expect
-            .iter()
-            .map(|e| if *e == "-" { "·" } else { e })
-            .collect();
-        table.push_str(&format!(
-            "| {} <br>`{}` | {} |\n",
-            lit.name,
-            history,
-            cells.join(" | ")
-        ));
+        let history = lit.history.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let cells: Vec<&str> = lit.expect.iter().map(|e| if *e == "-" { "·" } else { e }).collect();
+        table.push_str(&format!("| {} <br>`{}` | {} |\n", lit.name, history, cells.join(" | ")));
     }
     common::readme_section("litmus-table", &table);
 }
 
 #[test]
 fn readme_anomaly_tables_are_current() {
-    common::readme_section(
-        "anomaly-table",
-        &causim_checkers::doc_tables::anomaly_table(),
-    );
-    common::readme_section(
-        "forbids-matrix",
-        &causim_checkers::doc_tables::forbids_matrix(),
-    );
+    common::readme_section("anomaly-table", &causim_checkers::doc_tables::anomaly_table());
+    common::readme_section("forbids-matrix", &causim_checkers::doc_tables::forbids_matrix());
 }

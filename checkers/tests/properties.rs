@@ -9,33 +9,20 @@
 mod common;
 
 use causim_checkers::testgen::{GenParams, SplitMix64, causal_records, serial_records};
-use causim_checkers::{
-    CheckOptions, History, Key, Level, OpKind, Outcome, TxnRecord, Value, check, check_with,
-};
+use causim_checkers::{CheckOptions, History, Key, Level, OpKind, Outcome, TxnRecord, Value, check, check_with};
 use common::oracle::Oracle;
 use proptest::prelude::*;
 
 fn params(sessions: u32, txns: u32, ops: u32, keys: u64, reads: u32, seed: u64) -> GenParams {
-    GenParams {
-        sessions,
-        txns_per_session: txns,
-        ops_per_txn: ops,
-        keys,
-        read_per_mille: reads,
-        seed,
-    }
+    GenParams { sessions, txns_per_session: txns, ops_per_txn: ops, keys, read_per_mille: reads, seed }
 }
 
 fn agree(records: &[TxnRecord]) -> Result<(), TestCaseError> {
-    let h = History::from_records(None, records)
-        .map_err(|e| TestCaseError::fail(format!("bad input: {e}")))?;
+    let h = History::from_records(None, records).map_err(|e| TestCaseError::fail(format!("bad input: {e}")))?;
     let oracle = Oracle::new(records, &[]);
     for level in Level::ALL {
         let report = check(&h, level);
-        prop_assert!(
-            report.complete,
-            "the check at {level} must complete on a small history"
-        );
+        prop_assert!(report.complete, "the check at {level} must complete on a small history");
         prop_assert_eq!(
             report.ok,
             oracle.satisfies(level),
@@ -46,27 +33,11 @@ fn agree(records: &[TxnRecord]) -> Result<(), TestCaseError> {
             show(records)
         );
         // Recomputing the clocks of reads instead of storing them changes nothing.
-        let lean = check_with(
-            &h,
-            level,
-            &CheckOptions {
-                clock_words_max: 0,
-                ..CheckOptions::default()
-            },
-        );
-        prop_assert_eq!(
-            lean.to_json(),
-            report.to_json(),
-            "level {}: stored vs recomputed clocks",
-            level
-        );
+        let lean = check_with(&h, level, &CheckOptions { clock_words_max: 0, ..CheckOptions::default() });
+        prop_assert_eq!(lean.to_json(), report.to_json(), "level {}: stored vs recomputed clocks", level);
         // Whatever is reported must be forbidden by the level.
         for v in &report.violations {
-            prop_assert!(
-                level.forbids(v.anomaly),
-                "{} reported at {level}",
-                v.anomaly
-            );
+            prop_assert!(level.forbids(v.anomaly), "{} reported at {level}", v.anomaly);
         }
     }
     Ok(())
@@ -83,14 +54,7 @@ fn show(records: &[TxnRecord]) -> String {
         let after = if r.after.is_empty() {
             String::new()
         } else {
-            format!(
-                " after {}",
-                r.after
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
+            format!(" after {}", r.after.iter().map(u64::to_string).collect::<Vec<_>>().join(" "))
         };
         let ops: Vec<String> = r
             .ops
@@ -128,12 +92,8 @@ fn mutate(records: &mut [TxnRecord], rng: &mut SplitMix64) {
         0 | 1 if !reads.is_empty() => {
             let (t, i) = reads[rng.below(reads.len() as u64) as usize];
             let key = records[t].ops[i].key.clone();
-            let candidates: Vec<Value> = writes
-                .iter()
-                .map(|(wt, wi)| &records[*wt].ops[*wi])
-                .filter(|o| o.key == key)
-                .map(|o| o.value.clone())
-                .collect();
+            let candidates: Vec<Value> =
+                writes.iter().map(|(wt, wi)| &records[*wt].ops[*wi]).filter(|o| o.key == key).map(|o| o.value.clone()).collect();
             let pick = rng.below(candidates.len() as u64 + 1) as usize;
             records[t].ops[i].value = candidates.get(pick).cloned().unwrap_or(Value::Null);
         }
@@ -145,11 +105,7 @@ fn mutate(records: &mut [TxnRecord], rng: &mut SplitMix64) {
         // A transaction aborts or fails.
         3 => {
             let t = rng.below(n as u64) as usize;
-            records[t].outcome = if rng.chance(500) {
-                Outcome::Aborted
-            } else {
-                Outcome::Failed
-            };
+            records[t].outcome = if rng.chance(500) { Outcome::Aborted } else { Outcome::Failed };
         }
         // Two operations of a transaction swap.
         4 => {
@@ -172,11 +128,7 @@ fn mutate(records: &mut [TxnRecord], rng: &mut SplitMix64) {
         _ if !reads.is_empty() => {
             let (t, i) = reads[rng.below(reads.len() as u64) as usize];
             let key = records[t].ops[i].key.clone();
-            if let Some((wt, wi)) = writes
-                .iter()
-                .rev()
-                .find(|(wt, wi)| *wt > t && records[*wt].ops[*wi].key == key)
-            {
+            if let Some((wt, wi)) = writes.iter().rev().find(|(wt, wi)| *wt > t && records[*wt].ops[*wi].key == key) {
                 records[t].ops[i].value = records[*wt].ops[*wi].value.clone();
             }
         }
@@ -237,19 +189,8 @@ proptest! {
 fn integer_and_string_keys_differ() {
     // "1" and 1 are different keys: the read of key 1 sees nothing written.
     let records = vec![
-        TxnRecord::new(
-            "c1",
-            vec![causim_checkers::OpRecord::write(
-                Key::Str("1".into()),
-                Value::Int(5),
-            )],
-        )
-        .with_id(0),
-        TxnRecord::new(
-            "c2",
-            vec![causim_checkers::OpRecord::read(Key::Int(1), Value::Int(5))],
-        )
-        .with_id(1),
+        TxnRecord::new("c1", vec![causim_checkers::OpRecord::write(Key::Str("1".into()), Value::Int(5))]).with_id(0),
+        TxnRecord::new("c2", vec![causim_checkers::OpRecord::read(Key::Int(1), Value::Int(5))]).with_id(1),
     ];
     let h = History::from_records(None, &records).unwrap();
     let report = check(&h, Level::WellFormed);

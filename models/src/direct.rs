@@ -105,7 +105,15 @@ impl Node for DirectNode {
                     }
                     (op, reply) => unreachable!("{reply:?} does not answer {op:?}"),
                 };
-                out.record(TxnRecord { kind, node: Some(from), invoke_ns: c.invoked, complete_ns: now, outcome: Outcome::Ok, ops, note: None });
+                out.record(TxnRecord {
+                    kind,
+                    node: Some(from),
+                    invoke_ns: c.invoked,
+                    complete_ns: now,
+                    outcome: Outcome::Ok,
+                    ops,
+                    note: None,
+                });
                 c.next += 1;
                 c.issue(now, out);
             }
@@ -131,12 +139,8 @@ impl Protocol for Direct {
     /// The database, and the worker machines `S0 …` (named like the other protocols' cache
     /// servers, so scenarios compare), each with an idle host.
     fn fixed_nodes(&self) -> Vec<FixedNode<DirectNode>> {
-        let mut nodes = vec![FixedNode {
-            name: "db".into(),
-            machine: "db".into(),
-            hosts_workers: false,
-            node: DirectNode::Database(BTreeMap::new()),
-        }];
+        let mut nodes =
+            vec![FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: DirectNode::Database(BTreeMap::new()) }];
         nodes.extend((0..self.workers).map(|i| FixedNode {
             name: format!("S{i}"),
             machine: format!("S{i}"),

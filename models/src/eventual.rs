@@ -262,7 +262,12 @@ impl Protocol for Eventual {
                 })),
             })
             .collect();
-        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: EventualNode::Database(Database::default()) });
+        nodes.push(FixedNode {
+            name: "db".into(),
+            machine: "db".into(),
+            hosts_workers: false,
+            node: EventualNode::Database(Database::default()),
+        });
         nodes
     }
 
@@ -283,10 +288,7 @@ impl Model for Eventual {
 
     fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
         let params: EventualParams = parse_params(params)?;
-        params
-            .replication_lag
-            .validate()
-            .map_err(|(f, m)| ModelError { path: format!("params.replication_lag.{f}"), message: m })?;
+        params.replication_lag.validate().map_err(|(f, m)| ModelError { path: format!("params.replication_lag.{f}"), message: m })?;
         Ok(Eventual { nodes: topology.servers as usize, params })
     }
 }

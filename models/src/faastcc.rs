@@ -187,10 +187,7 @@ impl FaastccParams {
     /// Checks values the types cannot: `(field, message)`.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.partitions == 0 || self.partitions > tcc_store::PARTITIONS_MAX {
-            return Err((
-                "partitions",
-                format!("must be between 1 and {}, got {}", tcc_store::PARTITIONS_MAX, self.partitions),
-            ));
+            return Err(("partitions", format!("must be between 1 and {}, got {}", tcc_store::PARTITIONS_MAX, self.partitions)));
         }
         if self.push_period_ns == 0 {
             return Err(("push_period_ns", "must be positive".into()));
@@ -258,7 +255,11 @@ pub fn merge(intervals: impl IntoIterator<Item = Interval>) -> Interval {
 /// A cache's answer for one key.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Answer {
-    Version { value: Option<Value>, t: Ts, p: Ts },
+    Version {
+        value: Option<Value>,
+        t: Ts,
+        p: Ts,
+    },
     /// The store collected the version the interval needs (⊥).
     Collected,
 }
@@ -267,9 +268,18 @@ pub enum Answer {
 pub enum Msg {
     Store(StoreMsg),
     /// Library → its cache: `CACHE_READ_TX(keys, [lo, hi])`.
-    CacheRead { req: u64, keys: Vec<Key>, lo: Ts, hi: Ts },
+    CacheRead {
+        req: u64,
+        keys: Vec<Key>,
+        lo: Ts,
+        hi: Ts,
+    },
     /// `storage`: some key needed a storage round.
-    CacheReply { req: u64, answers: Vec<(Key, Answer)>, storage: bool },
+    CacheReply {
+        req: u64,
+        answers: Vec<(Key, Answer)>,
+        storage: bool,
+    },
 }
 
 impl From<StoreMsg> for Msg {
@@ -559,13 +569,7 @@ pub struct FaastccContext {
 
 impl FaastccContext {
     pub fn root() -> FaastccContext {
-        FaastccContext {
-            lo: ROOT_INTERVAL.0,
-            hi: ROOT_INTERVAL.1,
-            write_set: BTreeMap::new(),
-            ops: BTreeMap::new(),
-            started_ns: None,
-        }
+        FaastccContext { lo: ROOT_INTERVAL.0, hi: ROOT_INTERVAL.1, write_set: BTreeMap::new(), ops: BTreeMap::new(), started_ns: None }
     }
 
     /// The protocol metadata's size on the wire: two 8-byte timestamps (§6.4, Fig. 5).
@@ -575,11 +579,7 @@ impl FaastccContext {
 
     /// Eq. 3 and the union of write sets; `first_only` is the mutant `no_fanin_merge`.
     pub fn join(contexts: Vec<FaastccContext>, first_only: bool) -> FaastccContext {
-        let interval = if first_only {
-            (contexts[0].lo, contexts[0].hi)
-        } else {
-            merge(contexts.iter().map(|c| (c.lo, c.hi)))
-        };
+        let interval = if first_only { (contexts[0].lo, contexts[0].hi) } else { merge(contexts.iter().map(|c| (c.lo, c.hi))) };
         let mut joined = FaastccContext::root();
         (joined.lo, joined.hi) = interval;
         for c in contexts {
@@ -613,9 +613,17 @@ pub fn keep_last_writes(write_set: &mut BTreeMap<Key, Value>, ops: &BTreeMap<(Ti
 enum LibState {
     Running,
     /// A batch of reads (keys in program order) waits for the cache.
-    AwaitCache { req: u64, batch: Vec<Key> },
+    AwaitCache {
+        req: u64,
+        batch: Vec<Key>,
+    },
     /// Two-phase commit: the largest proposal so far and the partitions still to answer.
-    AwaitPrepared { ct: Ts, involved: Vec<usize>, left: usize, started_ns: Time },
+    AwaitPrepared {
+        ct: Ts,
+        involved: Vec<usize>,
+        left: usize,
+        started_ns: Time,
+    },
     Finished,
 }
 
@@ -881,9 +889,7 @@ impl Node for FaastccNode {
         match (self, msg) {
             (FaastccNode::Partition(p), Msg::Store(m)) => p.on_message(now, from, m, out),
             (FaastccNode::Cache(c), Msg::CacheRead { req, keys, lo, hi }) => c.on_read(now, from, req, keys, (lo, hi), out),
-            (FaastccNode::Cache(c), Msg::Store(StoreMsg::ReadReply { req, lst, entries })) => {
-                c.on_store_reply(now, req, lst, entries, out)
-            }
+            (FaastccNode::Cache(c), Msg::Store(StoreMsg::ReadReply { req, lst, entries })) => c.on_store_reply(now, req, lst, entries, out),
             (FaastccNode::Cache(c), Msg::Store(StoreMsg::Notify { seq, lst, entries })) => c.on_notify(now, from, seq, lst, entries, out),
             (FaastccNode::Function(l), Msg::CacheReply { req, answers, storage }) => {
                 l.used_storage |= storage;

@@ -317,29 +317,71 @@ pub enum Need {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     // cache ↔ database
-    Fetch { req: u64, keys: Vec<Key>, subscribe: bool },
-    FetchReply { req: u64, versions: Vec<(Key, HVersion)> },
+    Fetch {
+        req: u64,
+        keys: Vec<Key>,
+        subscribe: bool,
+    },
+    FetchReply {
+        req: u64,
+        versions: Vec<(Key, HVersion)>,
+    },
     /// A cache's periodic refresh: what changed since its last pull.
     Pull,
-    Notify { versions: Vec<(Key, HVersion)> },
+    Notify {
+        versions: Vec<(Key, HVersion)>,
+    },
     // sink ↔ database
-    WriteTx { deps: Deps, writes: Vec<(Key, Value)> },
-    WriteAck { seqs: Vec<(Key, Seq)> },
+    WriteTx {
+        deps: Deps,
+        writes: Vec<(Key, Value)>,
+    },
+    WriteAck {
+        seqs: Vec<(Key, Seq)>,
+    },
     // library ↔ its cache
-    Read { req: u64, wf: WfKey, keys: Vec<(Key, Need)> },
+    Read {
+        req: u64,
+        wf: WfKey,
+        keys: Vec<(Key, Need)>,
+    },
     /// Per key: the version, the storage rounds it took, and whether it came from another cache.
-    ReadReply { req: u64, versions: Vec<(Key, HVersion, u32, bool)> },
+    ReadReply {
+        req: u64,
+        versions: Vec<(Key, HVersion, u32, bool)>,
+    },
     // cache ↔ cache: a version pinned for a workflow upstream
-    PinnedRead { req: u64, wf: WfKey, key: Key, seq: Seq },
+    PinnedRead {
+        req: u64,
+        wf: WfKey,
+        key: Key,
+        seq: Seq,
+    },
     /// `None`: the workflow attempt is over (its pins were cleaned up); the reader is gone.
-    PinnedReply { req: u64, key: Key, version: Option<HVersion> },
+    PinnedReply {
+        req: u64,
+        key: Key,
+        version: Option<HVersion>,
+    },
     // Con: the coordinator ↔ every cache
-    ConPrepare { wf: WfKey },
-    ConPinned { wf: WfKey, cut: Cut },
-    ConInstall { wf: WfKey, cuts: Vec<Cut> },
-    ConInstalled { wf: WfKey },
+    ConPrepare {
+        wf: WfKey,
+    },
+    ConPinned {
+        wf: WfKey,
+        cut: Cut,
+    },
+    ConInstall {
+        wf: WfKey,
+        cuts: Vec<Cut>,
+    },
+    ConInstalled {
+        wf: WfKey,
+    },
     /// The workflow attempt is over: drop its pins and snapshot.
-    Cleanup { wf: WfKey },
+    Cleanup {
+        wf: WfKey,
+    },
 }
 
 impl Message for Msg {
@@ -574,8 +616,7 @@ impl HCache {
             Msg::Read { req, wf, keys } => self.on_read(now, from, req, wf, keys, out),
             Msg::FetchReply { req, versions } => self.on_fetch_reply(now, req, versions, out),
             Msg::Notify { versions } => {
-                let pending: BTreeMap<Key, HVersion> =
-                    versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k)).collect();
+                let pending: BTreeMap<Key, HVersion> = versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k)).collect();
                 if self.prewarm {
                     // Subscribed to every key, a pull returns every key changed since the last
                     // one: with what we merged before, that is the database's whole state at
@@ -682,14 +723,7 @@ impl HCache {
     }
 
     /// Starts merging `pending` (plus the database's latest `fetch`) into the cut.
-    fn integrate(
-        &mut self,
-        now: Time,
-        pending: BTreeMap<Key, HVersion>,
-        fetch: Vec<Key>,
-        read: Option<(u64, usize)>,
-        out: &mut Out,
-    ) {
+    fn integrate(&mut self, now: Time, pending: BTreeMap<Key, HVersion>, fetch: Vec<Key>, read: Option<(u64, usize)>, out: &mut Out) {
         let req = self.next_req;
         self.next_req += 1;
         self.integrations.insert(req, Integration { pending, rounds: 0, read });
@@ -887,9 +921,19 @@ fn conflict(reads: &BTreeMap<Key, (Seq, NodeId)>, key: Key, v: &HVersion) -> Opt
 enum HState {
     Running,
     /// Con: gathering every cache's snapshot, then installing the join.
-    ConGather { cuts: Vec<Option<Cut>>, left: usize, started_ns: Time },
-    ConInstall { left: usize, started_ns: Time },
-    AwaitCache { req: u64, batch: Vec<Key> },
+    ConGather {
+        cuts: Vec<Option<Cut>>,
+        left: usize,
+        started_ns: Time,
+    },
+    ConInstall {
+        left: usize,
+        started_ns: Time,
+    },
+    AwaitCache {
+        req: u64,
+        batch: Vec<Key>,
+    },
     AwaitWrite,
     Finished,
 }

@@ -433,10 +433,7 @@ mod tests {
         primary.on_message(1, NodeId::fixed(1), Msg::ReplicateAck { key: 7, version: 1 }, &mut out);
         assert!(out.effects.is_empty());
         primary.on_message(2, NodeId::fixed(2), Msg::ReplicateAck { key: 7, version: 1 }, &mut out);
-        assert_eq!(
-            out.effects,
-            vec![causim_sim::Effect::Send { to: CLIENT, msg: Msg::WriteAck { key: 7, version: 1 } }]
-        );
+        assert_eq!(out.effects, vec![causim_sim::Effect::Send { to: CLIENT, msg: Msg::WriteAck { key: 7, version: 1 } }]);
     }
 
     #[test]

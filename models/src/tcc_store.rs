@@ -158,18 +158,43 @@ pub struct Pushed {
 pub enum StoreMsg {
     /// `TCC_ReadTX(keys, snapshot)`; with each key, the timestamp of the version the reader
     /// already holds, if any.
-    Read { req: u64, snapshot: Ts, keys: Vec<(Key, Option<Ts>)>, subscribe: bool },
+    Read {
+        req: u64,
+        snapshot: Ts,
+        keys: Vec<(Key, Option<Ts>)>,
+        subscribe: bool,
+    },
     /// Per key in request order: the version, or `None` (⊥) when it was garbage-collected.
-    ReadReply { req: u64, lst: Ts, entries: Vec<(Key, Option<Found>)> },
-    Prepare { tx: TxId, lower_bound: Ts, writes: Vec<(Key, Value)> },
-    Prepared { tx: TxId, pt: Ts },
-    Commit { tx: TxId, ct: Ts },
+    ReadReply {
+        req: u64,
+        lst: Ts,
+        entries: Vec<(Key, Option<Found>)>,
+    },
+    Prepare {
+        tx: TxId,
+        lower_bound: Ts,
+        writes: Vec<(Key, Value)>,
+    },
+    Prepared {
+        tx: TxId,
+        pt: Ts,
+    },
+    Commit {
+        tx: TxId,
+        ct: Ts,
+    },
     /// A partition's local stable bound, to its peers.
-    Stabilize { vc: Ts },
+    Stabilize {
+        vc: Ts,
+    },
     /// The periodic push: the sender's `lst` and the new stable versions of subscribed keys.
     /// `seq` numbers the sender's pushes (every cache gets every push), so a cache can tell
     /// that it missed one.
-    Notify { seq: u64, lst: Ts, entries: Vec<Pushed> },
+    Notify {
+        seq: u64,
+        lst: Ts,
+        entries: Vec<Pushed>,
+    },
 }
 
 impl StoreMsg {
@@ -321,13 +346,7 @@ impl Partition {
         out.set_timer(StoreTimer::Push.into(), self.config.push_period_ns * (self.index as Time + 1) / m);
     }
 
-    pub fn on_message<M: From<StoreMsg>, T: From<StoreTimer>>(
-        &mut self,
-        now: Time,
-        from: NodeId,
-        msg: StoreMsg,
-        out: &mut Outbox<M, T>,
-    ) {
+    pub fn on_message<M: From<StoreMsg>, T: From<StoreTimer>>(&mut self, now: Time, from: NodeId, msg: StoreMsg, out: &mut Outbox<M, T>) {
         match msg {
             StoreMsg::Read { req, snapshot, keys, subscribe } => self.on_read(now, from, req, snapshot, keys, subscribe, out),
             StoreMsg::Prepare { tx, lower_bound, writes } => {
@@ -563,8 +582,14 @@ impl Partition {
             // Collection keeps the newest stable version, so the push always has one to carry
             // (were it skipped, caches would bump the promise of the version it replaced).
             let found = self.read_at(key, lst, lst, None).expect("garbage collection keeps the newest stable version");
-            let pushed =
-                Pushed { key, value: found.value, ts: found.ts, promise: found.promise, latest: found.latest, committed_ns: found.committed_ns };
+            let pushed = Pushed {
+                key,
+                value: found.value,
+                ts: found.ts,
+                promise: found.promise,
+                latest: found.latest,
+                committed_ns: found.committed_ns,
+            };
             if self.config.subscribe_all {
                 for list in per_cache.values_mut() {
                     list.push(pushed.clone());

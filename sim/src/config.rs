@@ -327,20 +327,14 @@ impl SimConfig {
             if let Some(heal) = p.heal_ns
                 && heal < p.start_ns
             {
-                return Err((
-                    format!("faults.partitions[{i}].heal_ns"),
-                    format!("heal_ns ({heal}) is before start_ns ({})", p.start_ns),
-                ));
+                return Err((format!("faults.partitions[{i}].heal_ns"), format!("heal_ns ({heal}) is before start_ns ({})", p.start_ns)));
             }
         }
         for (i, c) in f.crashes.iter().enumerate() {
             if let Some(r) = c.restart_ns
                 && r < c.at_ns
             {
-                return Err((
-                    format!("faults.crashes[{i}].restart_ns"),
-                    format!("restart_ns ({r}) is before at_ns ({})", c.at_ns),
-                ));
+                return Err((format!("faults.crashes[{i}].restart_ns"), format!("restart_ns ({r}) is before at_ns ({})", c.at_ns)));
             }
         }
         if self.limits.time_ns_max == 0 {

@@ -107,9 +107,7 @@ impl DurationDist {
         match *self {
             DurationDist::Constant { ns } => ns as f64,
             DurationDist::Uniform { min_ns, max_ns } => (min_ns as f64 + max_ns as f64) / 2.0,
-            DurationDist::Exponential { mean_ns, .. } | DurationDist::Lognormal { mean_ns, .. } => {
-                mean_ns as f64
-            }
+            DurationDist::Exponential { mean_ns, .. } | DurationDist::Lognormal { mean_ns, .. } => mean_ns as f64,
         }
     }
 
@@ -130,9 +128,7 @@ impl DurationDist {
     /// The log-normal's location: for X = exp(mu + sigma Z), E[X] = exp(mu + sigma²/2).
     fn lognormal_mu(&self) -> f64 {
         match *self {
-            DurationDist::Lognormal { mean_ns, sigma, min_ns, .. } => {
-                libm::log((mean_ns - min_ns) as f64) - sigma * sigma / 2.0
-            }
+            DurationDist::Lognormal { mean_ns, sigma, min_ns, .. } => libm::log((mean_ns - min_ns) as f64) - sigma * sigma / 2.0,
             _ => 0.0,
         }
     }
@@ -285,11 +281,7 @@ fn log1p_over_x(x: f64) -> f64 {
 }
 
 fn expm1_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        libm::expm1(x) / x
-    } else {
-        1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
-    }
+    if x.abs() > 1e-8 { libm::expm1(x) / x } else { 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x)) }
 }
 
 #[cfg(test)]

@@ -49,14 +49,7 @@ impl OpRecord {
     }
 
     pub fn write(key: Key, value: Value) -> OpRecord {
-        OpRecord {
-            kind: OpKind::Write,
-            key,
-            value: Some(value),
-            version: OpVersion::new(),
-            node: None,
-            at_ns: None,
-        }
+        OpRecord { kind: OpKind::Write, key, value: Some(value), version: OpVersion::new(), node: None, at_ns: None }
     }
 
     pub fn with_version(mut self, version: impl IntoIterator<Item = u64>) -> OpRecord {
@@ -141,10 +134,7 @@ pub struct Names {
 
 impl Names {
     pub fn new(node_names: &[String], key_names: &[String]) -> Names {
-        Names {
-            nodes: node_names.iter().map(|n| json_string(n)).collect(),
-            keys: key_names.iter().map(|k| json_string(k)).collect(),
-        }
+        Names { nodes: node_names.iter().map(|n| json_string(n)).collect(), keys: key_names.iter().map(|k| json_string(k)).collect() }
     }
 
     /// `"S0"`, with quotes.
@@ -289,14 +279,7 @@ impl HistoryWriter {
     }
 
     /// Writes one transaction with id `id`.
-    pub fn write(
-        &mut self,
-        id: u64,
-        session: SessionRef<'_>,
-        after: &[u64],
-        record: &TxnRecord,
-        names: &Names,
-    ) -> io::Result<()> {
+    pub fn write(&mut self, id: u64, session: SessionRef<'_>, after: &[u64], record: &TxnRecord, names: &Names) -> io::Result<()> {
         self.records += 1;
         self.hash_record(id, session, after, record);
         if self.out.is_none() {
@@ -493,13 +476,7 @@ mod tests {
             ops: [OpRecord::read(1, Some(1)).with_version([1, 1]), OpRecord::read(0, None)].into_iter().collect(),
             note: None,
         };
-        let session = SessionRef {
-            workflow_name: Some("c2"),
-            workflow_id: 1,
-            attempt: 1,
-            function: 0,
-            per_function: false,
-        };
+        let session = SessionRef { workflow_name: Some("c2"), workflow_id: 1, attempt: 1, function: 0, per_function: false };
         w.write(3, session, &[], &record, &names).unwrap();
         let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
@@ -544,13 +521,7 @@ mod tests {
 
     #[test]
     fn session_names_encode_attempt_and_function() {
-        let s = SessionRef {
-            workflow_name: None,
-            workflow_id: 17,
-            attempt: 2,
-            function: 3,
-            per_function: true,
-        };
+        let s = SessionRef { workflow_name: None, workflow_id: 17, attempt: 2, function: 3, per_function: true };
         assert_eq!(session_name(s), "w17#2/f3");
         let s = SessionRef { attempt: 1, per_function: false, ..s };
         assert_eq!(session_name(s), "w17");

@@ -237,7 +237,11 @@ mod tests {
     fn merging_equals_recording_everything_once() {
         let (mut a, mut b, mut all) = (Histogram::default(), Histogram::default(), Histogram::default());
         for v in 0..1000u64 {
-            if v % 3 == 0 { a.record(v * 7) } else { b.record(v * 7) }
+            if v % 3 == 0 {
+                a.record(v * 7)
+            } else {
+                b.record(v * 7)
+            }
             all.record(v * 7);
         }
         a.merge(&b);

@@ -83,13 +83,7 @@ pub trait Node: Clone + Debug + Eq + Hash {
 
     fn on_start(&mut self, now: Time, out: &mut Outbox<Self::Msg, Self::Timer>);
 
-    fn on_message(
-        &mut self,
-        now: Time,
-        from: NodeId,
-        msg: Self::Msg,
-        out: &mut Outbox<Self::Msg, Self::Timer>,
-    );
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Self::Msg, out: &mut Outbox<Self::Msg, Self::Timer>);
 
     fn on_timer(&mut self, now: Time, timer: Self::Timer, out: &mut Outbox<Self::Msg, Self::Timer>) {
         let _ = (now, timer, out);
@@ -113,18 +107,31 @@ pub trait Node: Clone + Debug + Eq + Hash {
 /// What a node asks its host to do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect<M, T> {
-    Send { to: NodeId, msg: M },
-    SetTimer { timer: T, after_ns: Time },
+    Send {
+        to: NodeId,
+        msg: M,
+    },
+    SetTimer {
+        timer: T,
+        after_ns: Time,
+    },
     /// A timer whose delay the host draws from `after` (its seeded protocol stream): how a
     /// node asks for a random delay without drawing randomness itself.
-    SetTimerSampled { timer: T, after: crate::dist::DurationDist },
-    CancelTimer { timer: T },
+    SetTimerSampled {
+        timer: T,
+        after: crate::dist::DurationDist,
+    },
+    CancelTimer {
+        timer: T,
+    },
     /// A function instance finished its operations; the host retires it and hands its workflow
     /// context to the next functions.
     FunctionDone,
     /// A function instance asks for its whole workflow to be aborted and retried from the start
     /// (for example a read transaction that cannot be served from one cut).
-    AbortWorkflow { reason: &'static str },
+    AbortWorkflow {
+        reason: &'static str,
+    },
 }
 
 /// A protocol-level step for the trace, named like the TLA+ spec's actions (`ClientWrite`,

@@ -48,14 +48,7 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue {
-            near: BinaryHeap::new(),
-            far: Vec::new(),
-            bound: u128::MAX,
-            slab: Vec::new(),
-            free: Vec::new(),
-            seq: 0,
-        }
+        EventQueue { near: BinaryHeap::new(), far: Vec::new(), bound: u128::MAX, slab: Vec::new(), free: Vec::new(), seq: 0 }
     }
 }
 
@@ -205,7 +198,13 @@ mod tests {
             assert_eq!(q.pop(), Some(expected));
             let now = expected.0;
             // Grow, hold, then drain the queue, with ties on purpose.
-            let pushes = if round < 100_000 { 2 } else if round < 200_000 { 1 } else { 0 };
+            let pushes = if round < 100_000 {
+                2
+            } else if round < 200_000 {
+                1
+            } else {
+                0
+            };
             for _ in 0..pushes {
                 let t = now + next() % 1_000;
                 push(&mut q, &mut reference, t);

@@ -43,9 +43,7 @@ pub const FUNCTIONS_PER_WORKFLOW_MAX: u32 = 1024;
 impl Dag {
     pub fn from_shape(shape: &WorkflowShape) -> Result<Dag, String> {
         let (n, edges): (u32, Vec<(u32, u32)>) = match shape {
-            WorkflowShape::Chain { functions } => {
-                (*functions, (1..*functions).map(|i| (i - 1, i)).collect())
-            }
+            WorkflowShape::Chain { functions } => (*functions, (1..*functions).map(|i| (i - 1, i)).collect()),
             WorkflowShape::FanOut { width, join } => {
                 if *width == 0 {
                     return Err("width must be at least 1".into());
@@ -96,17 +94,14 @@ impl Dag {
             list.sort_unstable();
             list.dedup();
         }
-        let is_chain = (0..n as usize).all(|f| {
-            preds[f].len() <= 1 && succs[f].len() <= 1 && (f == 0 || preds[f] == [f as u32 - 1])
-        });
+        let is_chain = (0..n as usize).all(|f| preds[f].len() <= 1 && succs[f].len() <= 1 && (f == 0 || preds[f] == [f as u32 - 1]));
         Ok(Dag { preds, succs, is_chain })
     }
 
     /// This DAG with one more function that every current leaf precedes (a dummy join sink).
     pub fn with_join_sink(&self) -> Dag {
         let n = self.len() as u32;
-        let mut edges: Vec<(u32, u32)> =
-            (0..n).flat_map(|a| self.succs(a).iter().map(move |&b| (a, b))).collect();
+        let mut edges: Vec<(u32, u32)> = (0..n).flat_map(|a| self.succs(a).iter().map(move |&b| (a, b))).collect();
         edges.extend((0..n).filter(|&f| self.is_sink(f)).map(|f| (f, n)));
         Dag::new(n + 1, &edges).expect("adding a sink keeps a DAG acyclic")
     }

@@ -182,8 +182,12 @@ pub enum Arrival {
         #[serde(default = "zero_dist")]
         think: DurationDist,
     },
-    Poisson { rate_per_s: f64 },
-    Constant { rate_per_s: f64 },
+    Poisson {
+        rate_per_s: f64,
+    },
+    Constant {
+        rate_per_s: f64,
+    },
 }
 
 fn zero_dist() -> DurationDist {
@@ -275,10 +279,7 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (Str
             return Err((format!("{path}.session"), "a session needs a non-empty name".into()));
         }
         if let Some(prev) = seen_sessions.insert(session.session.clone(), s_idx) {
-            return Err((
-                format!("{path}.session"),
-                format!("session name {:?} is already used by session [{prev}]", session.session),
-            ));
+            return Err((format!("{path}.session"), format!("session name {:?} is already used by session [{prev}]", session.session)));
         }
         let n = session.functions.len() as u32;
         let mut edges = Vec::new();
@@ -352,11 +353,7 @@ impl Generator {
         if config.functions.len() != 1 && config.functions.len() != dag.len() {
             return Err((
                 "functions".into(),
-                format!(
-                    "expected 1 entry (used for every function) or {} (one per function), got {}",
-                    dag.len(),
-                    config.functions.len()
-                ),
+                format!("expected 1 entry (used for every function) or {} (one per function), got {}", dag.len(), config.functions.len()),
             ));
         }
         for (i, f) in config.functions.iter().enumerate() {
@@ -380,10 +377,7 @@ impl Generator {
             }
         }
         if config.workflows_max.is_none() && config.duration_ns.is_none() {
-            return Err((
-                "workflows_max".into(),
-                "a generator needs workflows_max or duration_ns, or it would never stop".into(),
-            ));
+            return Err(("workflows_max".into(), "a generator needs workflows_max or duration_ns, or it would never stop".into()));
         }
         Ok(Generator { dag: std::sync::Arc::new(dag), zipf, config })
     }
@@ -514,10 +508,7 @@ fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), (&'stati
     }
     let uses_txns = f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0);
     if uses_txns && (f.read_txn_keys == 0 || f.read_txn_keys as u64 > key_count) {
-        return Err((
-            "read_txn_keys",
-            format!("must be between 1 and the key count ({key_count}), got {}", f.read_txn_keys),
-        ));
+        return Err(("read_txn_keys", format!("must be between 1 and the key count ({key_count}), got {}", f.read_txn_keys)));
     }
     Ok(())
 }
@@ -590,8 +581,7 @@ mod tests {
         assert_eq!(script.plans[1].ops[0], [OpSpec::Read(1), OpSpec::Read(0)]);
 
         let dup: Vec<ScriptSession> =
-            serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[]}]},{"session":"a","functions":[{"ops":[]}]}]"#)
-                .unwrap();
+            serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[]}]},{"session":"a","functions":[{"ops":[]}]}]"#).unwrap();
         let (path, msg) = compile_script(&dup).unwrap_err();
         assert_eq!(path, "[1].session");
         assert!(msg.contains("already used"));

@@ -53,15 +53,8 @@ fn partition_run(mode: &str) -> common::Finished {
     let mut probe = Probe::new(3);
     // Messages to S1 at 0.5 ms (before), 2 ms (during) and 6 ms (after) a partition of
     // {S0} | {S1} from 1 ms to 5 ms; S2 is not in the partition.
-    probe.bursts[0] = vec![
-        burst(MS / 2, 1, 0, 2),
-        burst(2 * MS, 1, 10, 2),
-        burst(2 * MS, 2, 50, 1),
-        burst(6 * MS, 1, 20, 1),
-    ];
-    let faults = format!(
-        r#"{{"partitions":[{{"groups":[["S0"],["S1"]],"start_ns":1000000,"heal_ns":5000000,"mode":"{mode}"}}]}}"#
-    );
+    probe.bursts[0] = vec![burst(MS / 2, 1, 0, 2), burst(2 * MS, 1, 10, 2), burst(2 * MS, 2, 50, 1), burst(6 * MS, 1, 20, 1)];
+    let faults = format!(r#"{{"partitions":[{{"groups":[["S0"],["S1"]],"start_ns":1000000,"heal_ns":5000000,"mode":"{mode}"}}]}}"#);
     run(probe, network_config(3, r#"{"dist":"constant","ns":100000}"#, "", &faults))
 }
 

@@ -43,9 +43,7 @@ fn main() {
     let threads: Vec<usize> = if cores > 1 { vec![1, cores] } else { vec![1] };
     for cfg in bounds {
         println!("\n{}\n", label(&cfg));
-        println!(
-            "| checker    | threads | generated    | unique/dist. | depth |   time s |  generated/s |     unique/s | verdict |"
-        );
+        println!("| checker    | threads | generated    | unique/dist. | depth |   time s |  generated/s |     unique/s | verdict |");
         println!("|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for &t in &threads {
             let model = cfg.clone().into_model().expect("valid bounds");

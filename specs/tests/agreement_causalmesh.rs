@@ -15,7 +15,7 @@
 //! state machine: Stateright steps are message deliveries, the spec's are whole operations).
 
 use causim_models::causalmesh::Chain;
-use causim_specs::causalmesh_model::{CAUSAL, REMOTE_VISIBLE, MeshConfig, MeshModel, anomalies, check, failing_properties, parse_scripts};
+use causim_specs::causalmesh_model::{CAUSAL, MeshConfig, MeshModel, REMOTE_VISIBLE, anomalies, check, failing_properties, parse_scripts};
 use causim_specs::causalmesh_replay::{replay, simulate};
 use causim_specs::causalmesh_tla::{self, english_name};
 use causim_specs::tlc::{TlcOptions, TlcRun, Verdict};

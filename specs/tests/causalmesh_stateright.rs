@@ -22,7 +22,11 @@ fn explore(cfg: &MeshConfig, threads: usize) -> (usize, Vec<&'static str>, impl 
 
 /// The counterexample (or example) to `property`, in words, and the anomalies the history
 /// checker finds in its last state.
-fn path(cfg: &MeshConfig, checker: &impl Checker<causim_specs::causalmesh_model::MeshModel>, property: &'static str) -> (Vec<String>, Vec<String>) {
+fn path(
+    cfg: &MeshConfig,
+    checker: &impl Checker<causim_specs::causalmesh_model::MeshModel>,
+    property: &'static str,
+) -> (Vec<String>, Vec<String>) {
     let p = checker.discovery(property).unwrap_or_else(|| panic!("no discovery for {property:?}"));
     let last = p.last_state().clone();
     (replay(cfg, "test", property, p).steps, anomalies(cfg, &last))
@@ -228,11 +232,9 @@ fn causalmesh_integration_by_vc_dominance_shows_a_stale_read_to_a_third_client()
     assert_eq!(unique, 2_024);
 
     // The same script with exact versions, and with the two-round chain: no anomaly.
-    for (chain, mutants, pinned) in [
-        (Chain::OneRound, vec![], 2_171),
-        (Chain::TwoRound, vec![], 15_945),
-        (Chain::TwoRound, vec!["integrate_by_vc_dominance"], 16_041),
-    ] {
+    for (chain, mutants, pinned) in
+        [(Chain::OneRound, vec![], 2_171), (Chain::TwoRound, vec![], 15_945), (Chain::TwoRound, vec!["integrate_by_vc_dominance"], 16_041)]
+    {
         let mut cfg = MeshConfig::scripted(2, 2, scripts.clone(), chain);
         for m in &mutants {
             cfg = cfg.mutant(m);

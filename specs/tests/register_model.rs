@@ -16,13 +16,8 @@ const CLIENT: usize = 2;
 /// Two replicas (S0 primary, S1 backup) and one client on S1's machine that writes x, then
 /// reads x at S1.
 fn model(early_ack: bool) -> ActorModel<NodeActor<RegisterNode>, (), ()> {
-    let protocol = Register {
-        servers: 2,
-        params: RegisterParams { replication: Replication::Sync, session_guarantees: false },
-        early_ack,
-    };
-    let replicas: Vec<NodeActor<RegisterNode>> =
-        protocol.fixed_nodes().into_iter().map(|f| NodeActor { initial: f.node }).collect();
+    let protocol = Register { servers: 2, params: RegisterParams { replication: Replication::Sync, session_guarantees: false }, early_ack };
+    let replicas: Vec<NodeActor<RegisterNode>> = protocol.fixed_nodes().into_iter().map(|f| NodeActor { initial: f.node }).collect();
     let client = protocol.spawn_function(FunctionStart {
         self_id: NodeId::fixed(CLIENT),
         workflow_id: 0,
@@ -42,9 +37,7 @@ fn model(early_ack: bool) -> ActorModel<NodeActor<RegisterNode>, (), ()> {
         .actors(replicas)
         .actor(NodeActor { initial: client })
         .init_network(Network::new_ordered([]))
-        .property(Expectation::Always, "reads see the session's own writes", |_, state| {
-            reads_see_own_writes(&state.actor_states[CLIENT])
-        })
+        .property(Expectation::Always, "reads see the session's own writes", |_, state| reads_see_own_writes(&state.actor_states[CLIENT]))
         .property(Expectation::Sometimes, "the session completes", |_, state| state.actor_states[CLIENT].done)
 }
 

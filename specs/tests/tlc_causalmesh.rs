@@ -111,11 +111,7 @@ fn causalmesh_mutant_no_carry_local_writes_is_caught_by_the_history() {
     // server-side invariant can see this (the lost dependency is recorded nowhere): only the
     // history-level property catches it, with every invariant listed or with it alone.
     for config in ["MC_no_carry_local_writes.cfg", "MC_no_carry_local_writes_history.cfg"] {
-        let run = expect_violation(
-            config,
-            "ReadsAreCausallyConsistent",
-            &["ClientWrite", "ClientWrite", "TailIntegrate", "ClientReadTxn"],
-        );
+        let run = expect_violation(config, "ReadsAreCausallyConsistent", &["ClientWrite", "ClientWrite", "TailIntegrate", "ClientReadTxn"]);
         assert!(final_history(&run).contains("InitVal"), "{}", final_history(&run));
     }
 }
@@ -125,11 +121,7 @@ fn causalmesh_mutant_reveal_at_head_is_caught() {
     // Goal: revealing at the head breaks the coverage lemma at the first write ...
     expect_violation("MC_reveal_at_head.cfg", "CoverageLemma", &["ClientWrite"]);
     // ... and clients see it: a read at the head, then a read at the other server.
-    let run = expect_violation(
-        "MC_reveal_at_head_history.cfg",
-        "ReadsAreCausallyConsistent",
-        &["ClientWrite", "ClientRead", "ClientRead"],
-    );
+    let run = expect_violation("MC_reveal_at_head_history.cfg", "ReadsAreCausallyConsistent", &["ClientWrite", "ClientRead", "ClientRead"]);
     assert!(final_history(&run).contains("InitVal"), "{}", final_history(&run));
 }
 

@@ -14,11 +14,16 @@ use std::time::Duration;
 /// Fig. 6 on two servers: c1 writes x at S0, then y at S1 (carrying x); later c2 reads y at S0
 /// (the tail of y's chain), then x and y together at S1, then x at S0 again.
 fn scenario(mutants: &[&str], chain: &str) -> Value {
-    sessions(mutants, chain, json!([{"on": "S0", "ops": [{"write": "x"}]}, {"on": "S1", "ops": [{"write": "y"}]}]), json!([
-        {"on": "S0", "at_ns": 2_000_000, "ops": [{"read": "y"}]},
-        {"on": "S1", "ops": [{"read_txn": ["x", "y"]}]},
-        {"on": "S0", "ops": [{"read": "x"}]},
-    ]))
+    sessions(
+        mutants,
+        chain,
+        json!([{"on": "S0", "ops": [{"write": "x"}]}, {"on": "S1", "ops": [{"write": "y"}]}]),
+        json!([
+            {"on": "S0", "at_ns": 2_000_000, "ops": [{"read": "y"}]},
+            {"on": "S1", "ops": [{"read_txn": ["x", "y"]}]},
+            {"on": "S0", "ops": [{"read": "x"}]},
+        ]),
+    )
 }
 
 /// c1 runs the functions `writer`, c2 the functions `reader`.
@@ -93,7 +98,11 @@ fn the_correct_protocols_trace_is_a_behaviour_of_the_spec() {
         assert_eq!(outcome.rejected_at, None, "{chain}: {:?} {:?}", outcome.steps, outcome.why);
         assert_eq!(outcome.verdict, Verdict::InvariantViolated { name: "TraceIncomplete".into() });
         // The reads saw the writes: the trace is not trivially accepted.
-        assert!(outcome.steps.iter().any(|s| s.starts_with("ClientRead: c2 reads y at S0 and gets c1's operation 2")), "{:?}", outcome.steps);
+        assert!(
+            outcome.steps.iter().any(|s| s.starts_with("ClientRead: c2 reads y at S0 and gets c1's operation 2")),
+            "{:?}",
+            outcome.steps
+        );
     }
 }
 

@@ -6,11 +6,7 @@ use std::process::{Command, Output};
 
 /// Runs `causim ARGS` from the repository root.
 pub fn causim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_causim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("causim runs")
+    Command::new(env!("CARGO_BIN_EXE_causim")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("causim runs")
 }
 
 /// Runs `causim ARGS`, which must succeed, and returns its standard output.

@@ -6,8 +6,7 @@
 //! parse, it is parsed again slowly, as a generic JSON value, to name the field at fault.
 
 use crate::history::{
-    Header, History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, Outcome, ParseError,
-    TxnMeta, Val, Value, json_quote,
+    Header, History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, Outcome, ParseError, TxnMeta, Val, Value, json_quote,
 };
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -22,9 +21,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
     let mut after = Vec::new();
     loop {
         buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
+        let n = r.read_until(b'\n', &mut buf).map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
         if n == 0 {
             return Ok(());
         }
@@ -75,8 +72,7 @@ fn looks_like_header(text: &[u8]) -> bool {
 }
 
 pub(crate) fn parse_header(text: &[u8]) -> Result<Header, String> {
-    let v: serde_json::Value =
-        serde_json::from_slice(text).map_err(|e| format!("malformed header: {e}"))?;
+    let v: serde_json::Value = serde_json::from_slice(text).map_err(|e| format!("malformed header: {e}"))?;
     let serde_json::Value::Object(m) = v else {
         return Err("the header must be a JSON object".into());
     };
@@ -86,15 +82,10 @@ pub(crate) fn parse_header(text: &[u8]) -> Result<Header, String> {
             "format" => match value.as_str() {
                 Some(FORMAT_NAME) => {}
                 Some(other) => {
-                    return Err(format!(
-                        "format: unsupported history format {}, expected \"{FORMAT_NAME}\"",
-                        json_quote(other)
-                    ));
+                    return Err(format!("format: unsupported history format {}, expected \"{FORMAT_NAME}\"", json_quote(other)));
                 }
                 None => {
-                    return Err(format!(
-                        "format: expected the string \"{FORMAT_NAME}\", found {value}"
-                    ));
+                    return Err(format!("format: expected the string \"{FORMAT_NAME}\", found {value}"));
                 }
             },
             "initial" => header.initial = parse_initial(&value)?,
@@ -119,22 +110,17 @@ fn parse_initial(v: &serde_json::Value) -> Result<Vec<(Key, Value)>, String> {
         }
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                let pair = item.as_array().filter(|p| p.len() == 2).ok_or_else(|| {
-                    format!(
-                        "initial[{i}]: expected a [key, value] pair, found {}",
-                        describe(item)
-                    )
-                })?;
+                let pair = item
+                    .as_array()
+                    .filter(|p| p.len() == 2)
+                    .ok_or_else(|| format!("initial[{i}]: expected a [key, value] pair, found {}", describe(item)))?;
                 let key = scalar_key(&pair[0]).map_err(|p| format!("initial[{i}][0]: {p}"))?;
                 let value = scalar_value(&pair[1]).map_err(|p| format!("initial[{i}][1]: {p}"))?;
                 out.push((key, value));
             }
         }
         other => {
-            return Err(format!(
-                "initial: expected an object or an array of [key, value] pairs, found {}",
-                describe(other)
-            ));
+            return Err(format!("initial: expected an object or an array of [key, value] pairs, found {}", describe(other)));
         }
     }
     Ok(out)
@@ -143,14 +129,10 @@ fn parse_initial(v: &serde_json::Value) -> Result<Vec<(Key, Value)>, String> {
 fn scalar_key(v: &serde_json::Value) -> Result<Key, String> {
     match v {
         serde_json::Value::String(s) => Ok(Key::Str(s.as_str().into())),
-        serde_json::Value::Number(n) => n
-            .as_i64()
-            .map(Key::Int)
-            .ok_or_else(|| format!("expected a string or a 64-bit integer key, found {n}")),
-        other => Err(format!(
-            "expected a string or an integer key, found {}",
-            describe(other)
-        )),
+        serde_json::Value::Number(n) => {
+            n.as_i64().map(Key::Int).ok_or_else(|| format!("expected a string or a 64-bit integer key, found {n}"))
+        }
+        other => Err(format!("expected a string or an integer key, found {}", describe(other))),
     }
 }
 
@@ -158,14 +140,10 @@ fn scalar_value(v: &serde_json::Value) -> Result<Value, String> {
     match v {
         serde_json::Value::Null => Ok(Value::Null),
         serde_json::Value::String(s) => Ok(Value::Str(s.as_str().into())),
-        serde_json::Value::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .ok_or_else(|| format!("expected an integer, a string or null, found {n}")),
-        other => Err(format!(
-            "expected an integer, a string or null, found {}",
-            describe(other)
-        )),
+        serde_json::Value::Number(n) => {
+            n.as_i64().map(Value::Int).ok_or_else(|| format!("expected an integer, a string or null, found {n}"))
+        }
+        other => Err(format!("expected an integer, a string or null, found {}", describe(other))),
     }
 }
 
@@ -183,18 +161,11 @@ pub(crate) fn describe(v: &serde_json::Value) -> String {
 // ---------------------------------------------------------------------------------------------
 // Fast path: deserialize a transaction line straight into the builder.
 
-fn parse_txn_line(
-    text: &[u8],
-    line: u64,
-    b: &mut HistoryBuilder,
-    after: &mut Vec<u64>,
-) -> Result<(), ParseError> {
+fn parse_txn_line(text: &[u8], line: u64, b: &mut HistoryBuilder, after: &mut Vec<u64>) -> Result<(), ParseError> {
     after.clear();
     b.begin_txn();
     let mut de = serde_json::Deserializer::from_slice(text);
-    let parsed = LineSeed { b, after }
-        .deserialize(&mut de)
-        .and_then(|m| de.end().map(|()| m));
+    let parsed = LineSeed { b, after }.deserialize(&mut de).and_then(|m| de.end().map(|()| m));
     let meta = match parsed {
         Ok(m) => m,
         Err(e) => return Err(ParseError::at(line, diagnose(text, &e))),
@@ -203,21 +174,10 @@ fn parse_txn_line(
         (Some(a), Some(c)) => Some((a, c)),
         (None, None) => None,
         _ => {
-            return Err(ParseError::at(
-                line,
-                "invoke_ns and complete_ns must be given together (both or neither)",
-            ));
+            return Err(ParseError::at(line, "invoke_ns and complete_ns must be given together (both or neither)"));
         }
     };
-    b.end_txn(TxnMeta {
-        id: meta.id,
-        session: meta.session,
-        after,
-        node: meta.node,
-        times,
-        outcome: meta.outcome,
-        line,
-    })
+    b.end_txn(TxnMeta { id: meta.id, session: meta.session, after, node: meta.node, times, outcome: meta.outcome, line })
 }
 
 struct LineMeta {
@@ -307,29 +267,18 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LineMeta, A::Error> {
         let LineSeed { b, after } = self;
-        let mut meta = LineMeta {
-            id: None,
-            session: NONE,
-            node: NONE,
-            invoke_ns: None,
-            complete_ns: None,
-            outcome: Outcome::Ok,
-        };
+        let mut meta = LineMeta { id: None, session: NONE, node: NONE, invoke_ns: None, complete_ns: None, outcome: Outcome::Ok };
         let mut saw_ops = false;
         while let Some(field) = map.next_key::<LineField>()? {
             match field {
                 LineField::Id => meta.id = Some(map.next_value()?),
-                LineField::Session => {
-                    meta.session = map.next_value_seed(StrSeed(|s: &str| b.session_index(s)))?
-                }
+                LineField::Session => meta.session = map.next_value_seed(StrSeed(|s: &str| b.session_index(s)))?,
                 LineField::After => {
                     let v: Vec<u64> = map.next_value()?;
                     after.extend(v);
                 }
                 LineField::Node => {
-                    meta.node = map
-                        .next_value_seed(OptSeed(StrSeed(|s: &str| b.node_index(s))))?
-                        .unwrap_or(NONE);
+                    meta.node = map.next_value_seed(OptSeed(StrSeed(|s: &str| b.node_index(s))))?.unwrap_or(NONE);
                 }
                 LineField::InvokeNs => meta.invoke_ns = Some(map.next_value()?),
                 LineField::CompleteNs => meta.complete_ns = Some(map.next_value()?),
@@ -339,9 +288,7 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
                     saw_ops = true;
                 }
                 LineField::Format => {
-                    return Err(de::Error::custom(
-                        "a header (a line with `format`) may only be the first line",
-                    ));
+                    return Err(de::Error::custom("a header (a line with `format`) may only be the first line"));
                 }
                 LineField::Other => {
                     map.next_value::<IgnoredAny>()?;
@@ -474,8 +421,7 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
         let kind = kind.ok_or_else(|| de::Error::missing_field("f"))?;
         let key = key.ok_or_else(|| de::Error::missing_field("key"))?;
         let val = val.ok_or_else(|| de::Error::missing_field("value"))?;
-        b.push_op_node_index(kind, key, val, node)
-            .map_err(de::Error::custom)
+        b.push_op_node_index(kind, key, val, node).map_err(de::Error::custom)
     }
 }
 
@@ -497,8 +443,7 @@ impl Visitor<'_> for KeySeed<'_> {
         Ok(self.b.key_int(v))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<u32, E> {
-        let v = i64::try_from(v)
-            .map_err(|_| E::custom(format!("key {v} is out of range (at most {})", i64::MAX)))?;
+        let v = i64::try_from(v).map_err(|_| E::custom(format!("key {v} is out of range (at most {})", i64::MAX)))?;
         Ok(self.b.key_int(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<u32, E> {
@@ -524,9 +469,7 @@ impl Visitor<'_> for ValSeed<'_> {
         Ok(Val::Int(v))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Val, E> {
-        i64::try_from(v)
-            .map(Val::Int)
-            .map_err(|_| E::custom(format!("value {v} is out of range (at most {})", i64::MAX)))
+        i64::try_from(v).map(Val::Int).map_err(|_| E::custom(format!("value {v} is out of range (at most {})", i64::MAX)))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Val, E> {
         Ok(self.b.val_str(v))
@@ -544,16 +487,8 @@ fn diagnose(text: &[u8], fast: &serde_json::Error) -> String {
     let v: serde_json::Value = match serde_json::from_slice(text) {
         Ok(v) => v,
         Err(e) => {
-            let hint = if e.is_eof() {
-                " (is the line truncated?)"
-            } else {
-                ""
-            };
-            return format!(
-                "malformed JSON at column {}: {}{hint}",
-                e.column(),
-                strip_position(&e.to_string())
-            );
+            let hint = if e.is_eof() { " (is the line truncated?)" } else { "" };
+            return format!("malformed JSON at column {}: {}{hint}", e.column(), strip_position(&e.to_string()));
         }
     };
     match validate_line(&v) {
@@ -572,10 +507,7 @@ fn strip_position(msg: &str) -> String {
 fn validate_line(v: &serde_json::Value) -> Option<String> {
     use serde_json::Value as J;
     let J::Object(m) = v else {
-        return Some(format!(
-            "expected a transaction object, found {}",
-            describe(v)
-        ));
+        return Some(format!("expected a transaction object, found {}", describe(v)));
     };
     if m.contains_key("format") {
         return Some("a header (a line with `format`) may only be the first line".into());
@@ -584,10 +516,7 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
         match m.get(name) {
             None => None,
             Some(J::Number(n)) if n.as_u64().is_some() => None,
-            Some(other) => Some(format!(
-                "{name}: expected a non-negative integer, found {}",
-                describe(other)
-            )),
+            Some(other) => Some(format!("{name}: expected a non-negative integer, found {}", describe(other))),
         }
     };
     for name in ["id", "invoke_ns", "complete_ns"] {
@@ -599,19 +528,13 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
         None => return Some("missing field `session`".into()),
         Some(J::String(_)) => {}
         Some(other) => {
-            return Some(format!(
-                "session: expected a string, found {}",
-                describe(other)
-            ));
+            return Some(format!("session: expected a string, found {}", describe(other)));
         }
     }
     match m.get("node") {
         None | Some(J::String(_) | J::Null) => {}
         Some(other) => {
-            return Some(format!(
-                "node: expected a string, found {}",
-                describe(other)
-            ));
+            return Some(format!("node: expected a string, found {}", describe(other)));
         }
     }
     match m.get("after") {
@@ -619,56 +542,38 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
         Some(J::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 if item.as_u64().is_none() {
-                    return Some(format!(
-                        "after[{i}]: expected a transaction id (non-negative integer), found {}",
-                        describe(item)
-                    ));
+                    return Some(format!("after[{i}]: expected a transaction id (non-negative integer), found {}", describe(item)));
                 }
             }
         }
         Some(other) => {
-            return Some(format!(
-                "after: expected an array of transaction ids, found {}",
-                describe(other)
-            ));
+            return Some(format!("after: expected an array of transaction ids, found {}", describe(other)));
         }
     }
     match m.get("outcome") {
         None => {}
         Some(J::String(s)) if matches!(s.as_str(), "ok" | "aborted" | "failed") => {}
         Some(other) => {
-            return Some(format!(
-                "outcome: expected \"ok\", \"aborted\" or \"failed\", found {}",
-                describe(other)
-            ));
+            return Some(format!("outcome: expected \"ok\", \"aborted\" or \"failed\", found {}", describe(other)));
         }
     }
     let ops = match m.get("ops") {
         None => return Some("missing field `ops`".into()),
         Some(J::Array(ops)) => ops,
         Some(other) => {
-            return Some(format!(
-                "ops: expected an array of operations, found {}",
-                describe(other)
-            ));
+            return Some(format!("ops: expected an array of operations, found {}", describe(other)));
         }
     };
     for (i, op) in ops.iter().enumerate() {
         let J::Object(o) = op else {
-            return Some(format!(
-                "ops[{i}]: expected an operation object, found {}",
-                describe(op)
-            ));
+            return Some(format!("ops[{i}]: expected an operation object, found {}", describe(op)));
         };
         let write = match o.get("f") {
             None => return Some(format!("ops[{i}]: missing field `f`")),
             Some(J::String(s)) if s == "r" => false,
             Some(J::String(s)) if s == "w" => true,
             Some(other) => {
-                return Some(format!(
-                    "ops[{i}].f: expected \"r\" or \"w\", found {}",
-                    describe(other)
-                ));
+                return Some(format!("ops[{i}].f: expected \"r\" or \"w\", found {}", describe(other)));
             }
         };
         match o.get("key") {
@@ -682,9 +587,7 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
         match o.get("value") {
             None => return Some(format!("ops[{i}]: missing field `value`")),
             Some(J::Null) if write => {
-                return Some(format!(
-                    "ops[{i}].value: a write's value must not be null (null is the initial, absent state)"
-                ));
+                return Some(format!("ops[{i}].value: a write's value must not be null (null is the initial, absent state)"));
             }
             Some(val) => {
                 if let Err(p) = scalar_value(val) {
@@ -695,10 +598,7 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
         match o.get("node") {
             None | Some(J::String(_) | J::Null) => {}
             Some(other) => {
-                return Some(format!(
-                    "ops[{i}].node: expected a string, found {}",
-                    describe(other)
-                ));
+                return Some(format!("ops[{i}].node: expected a string, found {}", describe(other)));
             }
         }
     }
@@ -724,10 +624,7 @@ pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
             let mut m = serde_json::Map::new();
             for (k, v) in &initial {
                 if let Key::Str(s) = k {
-                    m.insert(
-                        s.to_string(),
-                        serde_json::to_value(v).expect("values serialize"),
-                    );
+                    m.insert(s.to_string(), serde_json::to_value(v).expect("values serialize"));
                 }
             }
             serde_json::Value::Object(m)

@@ -31,8 +31,7 @@ const NULL_ID: u64 = 0xdead_beef;
 /// Read one client's log from `r` as session `client`.
 pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut data = Vec::new();
-    r.read_to_end(&mut data)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut data).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     read_client(&data, "T", b)
 }
 
@@ -66,9 +65,7 @@ fn read_client(data: &[u8], client: &str, b: &mut HistoryBuilder) -> Result<(), 
     let mut pos = 0usize;
     let err = |at: usize, problem: String| ParseError::whole(format!("Cobra log, byte {at}: {problem}"));
     let field = |pos: &mut usize| -> Result<u64, ParseError> {
-        let bytes = data
-            .get(*pos..*pos + 8)
-            .ok_or_else(|| err(*pos, "the file ends inside a record (is it truncated?)".into()))?;
+        let bytes = data.get(*pos..*pos + 8).ok_or_else(|| err(*pos, "the file ends inside a record (is it truncated?)".into()))?;
         *pos += 8;
         Ok(u64::from_be_bytes(bytes.try_into().expect("8 bytes")))
     };
@@ -127,14 +124,6 @@ fn read_client(data: &[u8], client: &str, b: &mut HistoryBuilder) -> Result<(), 
 }
 
 fn end(b: &mut HistoryBuilder, txn: u64, session: u32, at: usize, outcome: Outcome) -> Result<(), ParseError> {
-    b.end_txn(TxnMeta {
-        id: Some(txn),
-        session,
-        after: &[],
-        node: NONE,
-        times: None,
-        outcome,
-        line: 0,
-    })
-    .map_err(|e| ParseError::whole(format!("Cobra log, byte {at}: {}", e.problem)))
+    b.end_txn(TxnMeta { id: Some(txn), session, after: &[], node: NONE, times: None, outcome, line: 0 })
+        .map_err(|e| ParseError::whole(format!("Cobra log, byte {at}: {}", e.problem)))
 }

@@ -9,10 +9,7 @@
 //! format the same read is the anomaly ThinAirRead). `committed: false` means aborted.
 
 use super::{IntEncoding, sessions_in_order};
-use crate::history::{
-    History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, Outcome, ParseError, TxnMeta,
-    Val, Value,
-};
+use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, Outcome, ParseError, TxnMeta, Val, Value};
 use serde::Deserialize;
 use std::io::{self, BufRead, Write};
 
@@ -36,14 +33,11 @@ struct Wrapped {
 
 pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut text = Vec::new();
-    r.read_to_end(&mut text)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut text).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     let first = text.iter().find(|c| !c.is_ascii_whitespace()).copied();
     let sessions: Vec<Vec<Txn>> = match first {
         None => Vec::new(),
-        Some(b'{') => serde_json::from_slice::<Wrapped>(&text)
-            .map(|w| w.data)
-            .map_err(json_error)?,
+        Some(b'{') => serde_json::from_slice::<Wrapped>(&text).map(|w| w.data).map_err(json_error)?,
         Some(_) => serde_json::from_slice(&text).map_err(json_error)?,
     };
     let mut reads: Vec<(u32, Val, usize, usize, usize)> = Vec::new();
@@ -62,24 +56,10 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 if kind == KIND_READ && val != Val::Null {
                     reads.push((key, val, s, t, e));
                 }
-                b.push_op(kind, key, val, None)
-                    .map_err(|p| ParseError::whole(format!("{}: {p}", place(s, t, e))))?;
+                b.push_op(kind, key, val, None).map_err(|p| ParseError::whole(format!("{}: {p}", place(s, t, e))))?;
             }
-            let outcome = if txn.committed {
-                Outcome::Ok
-            } else {
-                Outcome::Aborted
-            };
-            b.end_txn(TxnMeta {
-                id: Some(id),
-                session,
-                after: &[],
-                node: NONE,
-                times: None,
-                outcome,
-                line: 0,
-            })
-            .map_err(|mut err| {
+            let outcome = if txn.committed { Outcome::Ok } else { Outcome::Aborted };
+            b.end_txn(TxnMeta { id: Some(id), session, after: &[], node: NONE, times: None, outcome, line: 0 }).map_err(|mut err| {
                 err.line = None;
                 err.problem = format!("{}: {}", place(s, t, usize::MAX), err.problem);
                 err
@@ -122,11 +102,7 @@ fn json_error(e: serde_json::Error) -> ParseError {
     if e.is_eof() {
         msg.push_str(" (is the file truncated?)");
     }
-    ParseError {
-        source: None,
-        line: Some(e.line() as u64),
-        problem: format!("column {}: {msg}", e.column()),
-    }
+    ParseError { source: None, line: Some(e.line() as u64), problem: format!("column {}: {msg}", e.column()) }
 }
 
 /// Write `h` as a wrapped dbcop history (the form `dbcop verify` reads).
@@ -160,11 +136,7 @@ pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
                 let op = &h.ops[o];
                 let kind = if op.is_read() { "Read" } else { "Write" };
                 let version = enc.value[o].map_or_else(|| "null".to_string(), |v| v.to_string());
-                write!(
-                    w,
-                    "{{\"{kind}\":{{\"variable\":{},\"version\":{version}}}}}",
-                    enc.key[op.key as usize]
-                )?;
+                write!(w, "{{\"{kind}\":{{\"variable\":{},\"version\":{version}}}}}", enc.key[op.key as usize])?;
             }
             write!(w, "],\"committed\":{}}}", txn.outcome != Outcome::Aborted)?;
         }

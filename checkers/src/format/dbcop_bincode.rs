@@ -33,18 +33,12 @@ impl Bytes<'_> {
         ParseError::whole(format!("dbcop bincode, byte {}: {what}: {problem}", self.pos))
     }
     fn u64(&mut self, what: &str) -> Result<u64, ParseError> {
-        let bytes = self
-            .b
-            .get(self.pos..self.pos + 8)
-            .ok_or_else(|| self.error(what, "the file ends here (is it truncated?)"))?;
+        let bytes = self.b.get(self.pos..self.pos + 8).ok_or_else(|| self.error(what, "the file ends here (is it truncated?)"))?;
         self.pos += 8;
         Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
     }
     fn bool(&mut self, what: &str) -> Result<bool, ParseError> {
-        let b = *self
-            .b
-            .get(self.pos)
-            .ok_or_else(|| self.error(what, "the file ends here (is it truncated?)"))?;
+        let b = *self.b.get(self.pos).ok_or_else(|| self.error(what, "the file ends here (is it truncated?)"))?;
         match b {
             0 | 1 => {
                 self.pos += 1;
@@ -59,7 +53,10 @@ impl Bytes<'_> {
         let left = (self.b.len() - self.pos) as u64;
         if n.saturating_mul(item_min as u64) > left {
             self.pos -= 8;
-            return Err(self.error(what, format!("a length of {n} does not fit in the {left} bytes left (is the file truncated, or not dbcop bincode?)")));
+            return Err(self.error(
+                what,
+                format!("a length of {n} does not fit in the {left} bytes left (is the file truncated, or not dbcop bincode?)"),
+            ));
         }
         Ok(n as usize)
     }
@@ -73,8 +70,7 @@ impl Bytes<'_> {
 
 pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut data = Vec::new();
-    r.read_to_end(&mut data)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut data).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     let mut bytes = Bytes { b: &data, pos: 0 };
     for field in ["params.id", "params.n_node", "params.n_variable", "params.n_transaction", "params.n_event"] {
         bytes.u64(field)?;
@@ -104,8 +100,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 };
                 let key = b.key_int(variable);
                 let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-                b.push_op(kind, key, Val::Int(value), None)
-                    .map_err(|p| bytes.error(&at(e), p))?;
+                b.push_op(kind, key, Val::Int(value), None).map_err(|p| bytes.error(&at(e), p))?;
             }
             let committed = bytes.bool(&format!("session {}, transaction {}: success", s + 1, t + 1))?;
             b.end_txn(TxnMeta {

@@ -42,10 +42,7 @@ impl Edn {
     /// The value of key `:name` in a map (records included).
     pub(crate) fn get(&self, name: &str) -> Option<&Edn> {
         match self {
-            Edn::Map(pairs) => pairs
-                .iter()
-                .find(|(k, _)| matches!(k, Edn::Keyword(s) if s == name))
-                .map(|(_, v)| v),
+            Edn::Map(pairs) => pairs.iter().find(|(k, _)| matches!(k, Edn::Keyword(s) if s == name)).map(|(_, v)| v),
             Edn::Tagged(_, inner) => inner.get(name),
             _ => None,
         }
@@ -90,12 +87,7 @@ pub(crate) struct Reader<'a> {
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a [u8]) -> Reader<'a> {
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-        Reader {
-            text,
-            pos: 0,
-            line: 1,
-            line_start: 0,
-        }
+        Reader { text, pos: 0, line: 1, line_start: 0 }
     }
 
     /// The next top-level form and the line it starts on, or `None` at the end.
@@ -289,10 +281,8 @@ impl<'a> Reader<'a> {
     fn hex4(&mut self) -> Result<char, ParseError> {
         let end = self.pos + 4;
         let digits = self.text.get(self.pos..end).ok_or_else(|| self.error("truncated \\u escape"))?;
-        let code = std::str::from_utf8(digits)
-            .ok()
-            .and_then(|d| u32::from_str_radix(d, 16).ok())
-            .ok_or_else(|| self.error("bad \\u escape"))?;
+        let code =
+            std::str::from_utf8(digits).ok().and_then(|d| u32::from_str_radix(d, 16).ok()).ok_or_else(|| self.error("bad \\u escape"))?;
         self.pos = end;
         Ok(char::from_u32(code).unwrap_or('\u{FFFD}'))
     }
@@ -376,10 +366,8 @@ mod tests {
 
     #[test]
     fn reads_the_rest_of_the_syntax() {
-        let forms = all(
-            "; a comment\n#_ {:skipped 1} (1 -2 +3 4N 5.5 1/2 \"a\\\"b\\u0041\" \\c \\newline sym ns/sym true false nil)\n\
-             #{:a :b} #inst \"2020-01-01\" #jepsen.history.Op{:index 0 :process :nemesis}",
-        );
+        let forms = all("; a comment\n#_ {:skipped 1} (1 -2 +3 4N 5.5 1/2 \"a\\\"b\\u0041\" \\c \\newline sym ns/sym true false nil)\n\
+             #{:a :b} #inst \"2020-01-01\" #jepsen.history.Op{:index 0 :process :nemesis}");
         assert_eq!(forms.len(), 4);
         let Edn::List(items) = &forms[0] else { panic!() };
         assert_eq!(items[0], Edn::Int(1));

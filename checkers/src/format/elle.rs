@@ -13,17 +13,12 @@ use std::io::BufRead;
 
 pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut text = Vec::new();
-    r.read_to_end(&mut text)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut text).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     let first = text.iter().find(|c| !c.is_ascii_whitespace()).copied();
     let mut ops: Vec<Op> = Vec::new();
     if first == Some(b'[') {
-        let all: Vec<J> = serde_json::from_slice(&text).map_err(|e| {
-            ParseError::at(
-                e.line() as u64,
-                format!("malformed JSON at column {}: {e}", e.column()),
-            )
-        })?;
+        let all: Vec<J> = serde_json::from_slice(&text)
+            .map_err(|e| ParseError::at(e.line() as u64, format!("malformed JSON at column {}: {e}", e.column())))?;
         for (i, v) in all.into_iter().enumerate() {
             if let Some(p) = parse_op(v, Place::Index(i))? {
                 ops.push(p);
@@ -37,15 +32,8 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 continue;
             }
             let v: J = serde_json::from_slice(line).map_err(|e| {
-                let hint = if e.is_eof() {
-                    " (is the line truncated?)"
-                } else {
-                    ""
-                };
-                ParseError::at(
-                    line_no,
-                    format!("malformed JSON at column {}: {e}{hint}", e.column()),
-                )
+                let hint = if e.is_eof() { " (is the line truncated?)" } else { "" };
+                ParseError::at(line_no, format!("malformed JSON at column {}: {e}{hint}", e.column()))
             })?;
             if let Some(p) = parse_op(v, Place::Line(line_no))? {
                 ops.push(p);
@@ -61,19 +49,13 @@ fn keyword(v: &J) -> Option<&str> {
 
 fn parse_op(v: J, place: Place) -> Result<Option<Op>, ParseError> {
     let J::Object(mut m) = v else {
-        return Err(place.error(format!(
-            "expected an operation object, found {}",
-            describe(&v)
-        )));
+        return Err(place.error(format!("expected an operation object, found {}", describe(&v))));
     };
     let process = match m.get("process") {
         Some(J::Number(n)) => n.to_string(),
         Some(J::String(s)) => s.strip_prefix(':').unwrap_or(s).to_string(),
         Some(other) => {
-            return Err(place.error(format!(
-                "process: expected an integer, found {}",
-                describe(other)
-            )));
+            return Err(place.error(format!("process: expected an integer, found {}", describe(other))));
         }
         None => return Err(place.error("missing field `process`")),
     };
@@ -81,19 +63,14 @@ fn parse_op(v: J, place: Place) -> Result<Option<Op>, ParseError> {
         return Ok(None);
     }
     let kind = match m.get("type").and_then(keyword) {
-        Some(k) => jepsen::parse_kind(k).ok_or_else(|| {
-            place.error(format!("type: expected invoke, ok, fail or info, found {k:?}"))
-        })?,
+        Some(k) => jepsen::parse_kind(k).ok_or_else(|| place.error(format!("type: expected invoke, ok, fail or info, found {k:?}")))?,
         None => return Err(place.error("missing or non-string field `type`")),
     };
     let time = match m.get("time") {
         None | Some(J::Null) => None,
         Some(J::Number(n)) => n.as_u64(),
         Some(other) => {
-            return Err(place.error(format!(
-                "time: expected an integer, found {}",
-                describe(other)
-            )));
+            return Err(place.error(format!("time: expected an integer, found {}", describe(other))));
         }
     };
     let value = match m.remove("value") {
@@ -106,19 +83,10 @@ fn parse_op(v: J, place: Place) -> Result<Option<Op>, ParseError> {
             Some(out)
         }
         Some(other) => {
-            return Err(place.error(format!(
-                "value: expected a list of [f, key, value] micro-operations, found {}",
-                describe(&other)
-            )));
+            return Err(place.error(format!("value: expected a list of [f, key, value] micro-operations, found {}", describe(&other))));
         }
     };
-    Ok(Some(Op {
-        kind,
-        process,
-        value,
-        time,
-        place,
-    }))
+    Ok(Some(Op { kind, process, value, time, place }))
 }
 
 fn parse_mop(item: J) -> Result<Mop, String> {
@@ -126,27 +94,18 @@ fn parse_mop(item: J) -> Result<Mop, String> {
         return Err(format!("expected [f, key, value], found {}", describe(&item)));
     };
     if parts.len() != 3 {
-        return Err(format!(
-            "expected [f, key, value] (3 elements), found {}",
-            parts.len()
-        ));
+        return Err(format!("expected [f, key, value] (3 elements), found {}", parts.len()));
     }
-    let f = keyword(&parts[0]).ok_or_else(|| {
-        format!("[0]: expected \"r\", \"w\" or \"append\", found {}", describe(&parts[0]))
-    })?;
+    let f = keyword(&parts[0]).ok_or_else(|| format!("[0]: expected \"r\", \"w\" or \"append\", found {}", describe(&parts[0])))?;
     let key = scalar(&parts[1]).map_err(|p| format!("key: {p}"))?;
     match f {
         "r" => Ok(Mop::Read(
             key,
             match &parts[2] {
                 J::Null => ReadValue::Nil,
-                J::Array(items) => ReadValue::List(
-                    items
-                        .iter()
-                        .map(scalar)
-                        .collect::<Result<_, _>>()
-                        .map_err(|p| format!("list element: {p}"))?,
-                ),
+                J::Array(items) => {
+                    ReadValue::List(items.iter().map(scalar).collect::<Result<_, _>>().map_err(|p| format!("list element: {p}"))?)
+                }
                 v => ReadValue::One(scalar(v).map_err(|p| format!("value: {p}"))?),
             },
         )),
@@ -162,14 +121,7 @@ fn parse_mop(item: J) -> Result<Mop, String> {
 fn scalar(v: &J) -> Result<Scalar, String> {
     match v {
         J::String(s) => Ok(Scalar::Str(s.clone())),
-        J::Number(x) => x
-            .as_i64()
-            .map(Scalar::Int)
-            .ok_or_else(|| format!("{x} is not a 64-bit integer")),
-        other => Err(format!(
-            "expected an integer or a string, found {}",
-            describe(other)
-        )),
+        J::Number(x) => x.as_i64().map(Scalar::Int).ok_or_else(|| format!("{x} is not a 64-bit integer")),
+        other => Err(format!("expected an integer or a string, found {}", describe(other))),
     }
 }
-

@@ -16,9 +16,7 @@
 
 use super::edn::{Edn, Reader};
 use crate::fxhash::{FxHashMap, map_with_capacity};
-use crate::history::{
-    HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val,
-};
+use crate::history::{HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
 use crate::lists::ListReads;
 use std::io::BufRead;
 
@@ -101,8 +99,7 @@ enum Workload {
 /// Read a Jepsen history in EDN: one operation map per top-level form, or one vector of them.
 pub(crate) fn read_edn(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     let mut text = Vec::new();
-    r.read_to_end(&mut text)
-        .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+    r.read_to_end(&mut text).map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
     let mut reader = Reader::new(&text);
     let mut ops = Vec::new();
     while let Some((line, form)) = reader.next_form()? {
@@ -139,7 +136,9 @@ fn edn_op(form: &Edn, place: Place) -> Result<Option<Op>, ParseError> {
         return Ok(None);
     }
     let kind = match form.get("type") {
-        Some(Edn::Keyword(k)) => parse_kind(k).ok_or_else(|| place.error(format!(":type: expected :invoke, :ok, :fail or :info, found :{k}")))?,
+        Some(Edn::Keyword(k)) => {
+            parse_kind(k).ok_or_else(|| place.error(format!(":type: expected :invoke, :ok, :fail or :info, found :{k}")))?
+        }
         Some(other) => return Err(place.error(format!(":type: expected a keyword, found {}", other.describe()))),
         None => return Err(place.error("missing :type")),
     };
@@ -151,9 +150,9 @@ fn edn_op(form: &Edn, place: Place) -> Result<Option<Op>, ParseError> {
     let value = match form.get("value") {
         None | Some(Edn::Nil) => None,
         Some(v) => {
-            let items = v.items().ok_or_else(|| {
-                place.error(format!(":value: expected a vector of micro-operations [f k v], found {}", v.describe()))
-            })?;
+            let items = v
+                .items()
+                .ok_or_else(|| place.error(format!(":value: expected a vector of micro-operations [f k v], found {}", v.describe())))?;
             let mut mops = Vec::with_capacity(items.len());
             for (n, item) in items.iter().enumerate() {
                 mops.push(edn_mop(item).map_err(|p| place.error(format!(":value[{n}]: {p}")))?);
@@ -161,13 +160,7 @@ fn edn_op(form: &Edn, place: Place) -> Result<Option<Op>, ParseError> {
             Some(mops)
         }
     };
-    Ok(Some(Op {
-        kind,
-        process,
-        value,
-        time,
-        place,
-    }))
+    Ok(Some(Op { kind, process, value, time, place }))
 }
 
 pub(crate) fn parse_kind(k: &str) -> Option<Kind> {
@@ -181,10 +174,7 @@ pub(crate) fn parse_kind(k: &str) -> Option<Kind> {
 }
 
 fn edn_mop(item: &Edn) -> Result<Mop, String> {
-    let parts = item
-        .items()
-        .filter(|p| p.len() == 3)
-        .ok_or_else(|| format!("expected [f k v], found {}", item.describe()))?;
+    let parts = item.items().filter(|p| p.len() == 3).ok_or_else(|| format!("expected [f k v], found {}", item.describe()))?;
     let f = match &parts[0] {
         Edn::Keyword(f) | Edn::Symbol(f) | Edn::Str(f) => f.as_str(),
         other => return Err(format!("expected :r, :w or :append, found {}", other.describe())),
@@ -194,13 +184,9 @@ fn edn_mop(item: &Edn) -> Result<Mop, String> {
         "r" => {
             let value = match &parts[2] {
                 Edn::Nil => ReadValue::Nil,
-                Edn::Vector(items) | Edn::List(items) => ReadValue::List(
-                    items
-                        .iter()
-                        .map(edn_scalar)
-                        .collect::<Result<_, _>>()
-                        .map_err(|p| format!("list element: {p}"))?,
-                ),
+                Edn::Vector(items) | Edn::List(items) => {
+                    ReadValue::List(items.iter().map(edn_scalar).collect::<Result<_, _>>().map_err(|p| format!("list element: {p}"))?)
+                }
                 v => ReadValue::One(edn_scalar(v).map_err(|p| format!("value: {p}"))?),
             };
             Ok(Mop::Read(key, value))
@@ -351,15 +337,7 @@ pub(crate) fn build(ops: Vec<Op>, b: &mut HistoryBuilder) -> Result<(), ParseErr
             (Some(a), Some(c)) if a <= c && done.kind != Kind::Invoke => Some((a, c)),
             _ => None,
         };
-        b.end_txn(TxnMeta {
-            id: Some(id as u64),
-            session,
-            after: &[],
-            node: NONE,
-            times,
-            outcome,
-            line: done.place.line(),
-        })?;
+        b.end_txn(TxnMeta { id: Some(id as u64), session, after: &[], node: NONE, times, outcome, line: done.place.line() })?;
     }
     if lists {
         b.set_lists(list_reads);

@@ -39,18 +39,12 @@ pub fn read_history(reader: impl Read, format: Option<InputFormat>) -> Result<Hi
 }
 
 /// Read, knowing the input is about `size` bytes (0: unknown).
-fn read_sized(
-    reader: impl Read,
-    format: Option<InputFormat>,
-    size: u64,
-) -> Result<History, ParseError> {
+fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Result<History, ParseError> {
     let mut r = BufReader::with_capacity(1 << 16, reader);
     let format = match format {
         Some(f) => f,
         None => {
-            let prefix = r
-                .fill_buf()
-                .map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
+            let prefix = r.fill_buf().map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
             detect_format(prefix).ok_or_else(|| {
                 ParseError::whole(
                     "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON or \
@@ -88,8 +82,7 @@ pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<His
         cobra::read_dir(path, &mut b).map_err(|e| e.in_file(&name))?;
         return b.finish().map_err(|e| e.in_file(name));
     }
-    let file = File::open(path)
-        .map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
+    let file = File::open(path).map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     read_sized(file, format, size).map_err(|e| e.in_file(name))
 }
@@ -115,10 +108,8 @@ pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
     };
     let text = &text[start..];
     // The first non-space byte after position `i`.
-    let after = |i: usize| {
-        text.get(i + 1..)
-            .and_then(|rest| rest.iter().position(|c| !c.is_ascii_whitespace() && *c != b',').map(|p| i + 1 + p))
-    };
+    let after =
+        |i: usize| text.get(i + 1..).and_then(|rest| rest.iter().position(|c| !c.is_ascii_whitespace() && *c != b',').map(|p| i + 1 + p));
     match text[0] {
         b'#' | b';' => Some(InputFormat::JepsenEdn),
         b'{' if after(0).is_some_and(|i| text[i] == b':') => Some(InputFormat::JepsenEdn),
@@ -133,17 +124,14 @@ pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
         }
         b'{' => {
             let first_line = text.split(|c| *c == b'\n').next().unwrap_or(text);
-            if let Ok(serde_json::Value::Object(m)) =
-                serde_json::from_slice::<serde_json::Value>(first_line)
-            {
+            if let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(first_line) {
                 if m.contains_key("format") || m.contains_key("session") || m.contains_key("ops") {
                     return Some(InputFormat::Causim);
                 }
                 if m.contains_key("data") || m.contains_key("params") {
                     return Some(InputFormat::Dbcop);
                 }
-                if m.contains_key("type") && (m.contains_key("process") || m.contains_key("value"))
-                {
+                if m.contains_key("type") && (m.contains_key("process") || m.contains_key("value")) {
                     return Some(InputFormat::Elle);
                 }
                 return Some(InputFormat::Causim);
@@ -232,29 +220,18 @@ impl IntEncoding {
         use crate::history::{Key, RF_INIT, RF_NONE, Val};
         let keys_ok = h.keys.iter().all(|k| matches!(k, Key::Int(i) if *i >= 0));
         let key: Vec<u64> = if keys_ok {
-            h.keys
-                .iter()
-                .map(|k| if let Key::Int(i) = k { *i as u64 } else { 0 })
-                .collect()
+            h.keys.iter().map(|k| if let Key::Int(i) = k { *i as u64 } else { 0 }).collect()
         } else {
             (0..h.keys.len() as u64).collect()
         };
-        let values_ok = h
-            .ops
-            .iter()
-            .filter(|o| o.is_write())
-            .all(|o| matches!(o.val(), Val::Int(i) if i >= 1));
+        let values_ok = h.ops.iter().filter(|o| o.is_write()).all(|o| matches!(o.val(), Val::Int(i) if i >= 1));
         let mut value = vec![None; h.ops.len()];
         let mut next = vec![1u64; h.keys.len()];
         let mut max_seen: u64 = 0;
         for (o, op) in h.ops.iter().enumerate() {
             if op.is_write() {
                 let v = if values_ok {
-                    if let Val::Int(i) = op.val() {
-                        i as u64
-                    } else {
-                        0
-                    }
+                    if let Val::Int(i) = op.val() { i as u64 } else { 0 }
                 } else {
                     let n = next[op.key as usize];
                     next[op.key as usize] += 1;

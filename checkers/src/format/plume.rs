@@ -15,9 +15,7 @@
 
 use super::{IntEncoding, sessions_in_order};
 use crate::fxhash::{FxHashMap, map_with_capacity};
-use crate::history::{
-    History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val,
-};
+use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
 use std::io::{self, BufRead, Write};
 
 /// Plume's transaction id for aborted transactions.
@@ -40,9 +38,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
     let mut aborted = 0u64;
     loop {
         buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
+        let n = r.read_until(b'\n', &mut buf).map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
         if n == 0 {
             break;
         }
@@ -51,8 +47,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         if text.is_empty() {
             continue;
         }
-        let (write, key, value, session, txn) =
-            parse_line(text).map_err(|p| ParseError::at(line_no, p))?;
+        let (write, key, value, session, txn) = parse_line(text).map_err(|p| ParseError::at(line_no, p))?;
         if txn < 0 && txn != ABORTED {
             return Err(ParseError::at(
                 line_no,
@@ -60,10 +55,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             ));
         }
         // A new transaction starts at a new id, or, for aborted lines, at a new session.
-        if current
-            .as_ref()
-            .is_some_and(|c| c.txn != txn || (txn == ABORTED && c.session != session))
-        {
+        if current.as_ref().is_some_and(|c| c.txn != txn || (txn == ABORTED && c.session != session)) {
             let c = current.take().expect("checked above");
             close(b, &mut sessions, &mut closed, &mut aborted, c)?;
         }
@@ -79,30 +71,20 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             Some(c) if c.session != session => {
                 return Err(ParseError::at(
                     line_no,
-                    format!(
-                        "transaction {txn} is in session {} on line {}, but in session {session} here",
-                        c.session, c.line
-                    ),
+                    format!("transaction {txn} is in session {} on line {}, but in session {session} here", c.session, c.line),
                 ));
             }
             Some(_) => {}
             None => {
                 b.begin_txn();
-                current = Some(Current {
-                    txn,
-                    session,
-                    line: line_no,
-                });
+                current = Some(Current { txn, session, line: line_no });
             }
         }
-        let k = i64::try_from(key)
-            .map_err(|_| ParseError::at(line_no, format!("key {key} is out of range")))?;
-        let v = i64::try_from(value)
-            .map_err(|_| ParseError::at(line_no, format!("value {value} is out of range")))?;
+        let k = i64::try_from(key).map_err(|_| ParseError::at(line_no, format!("key {key} is out of range")))?;
+        let v = i64::try_from(value).map_err(|_| ParseError::at(line_no, format!("value {value} is out of range")))?;
         let key = b.key_int(k);
         let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-        b.push_op(kind, key, Val::Int(v), None)
-            .map_err(|p| ParseError::at(line_no, p))?;
+        b.push_op(kind, key, Val::Int(v), None).map_err(|p| ParseError::at(line_no, p))?;
     }
     if let Some(c) = current.take() {
         close(b, &mut sessions, &mut closed, &mut aborted, c)?;
@@ -135,52 +117,28 @@ fn close(
         closed.insert(c.txn, c.line);
         (c.txn as u64, Outcome::Ok)
     };
-    b.end_txn(TxnMeta {
-        id: Some(id),
-        session,
-        after: &[],
-        node: NONE,
-        times: None,
-        outcome,
-        line: c.line,
-    })
+    b.end_txn(TxnMeta { id: Some(id), session, after: &[], node: NONE, times: None, outcome, line: c.line })
 }
 
 /// Parse `r(1,2,3,4)`; spaces around numbers are tolerated.
 fn parse_line(text: &[u8]) -> Result<(bool, u64, u64, u64, i64), String> {
-    let bad = || {
-        format!(
-            "expected r(key,value,session,txn) or w(key,value,session,txn), found {:?}",
-            String::from_utf8_lossy(text)
-        )
-    };
+    let bad = || format!("expected r(key,value,session,txn) or w(key,value,session,txn), found {:?}", String::from_utf8_lossy(text));
     let (write, rest) = match text.split_first() {
         Some((b'r', rest)) => (false, rest),
         Some((b'w', rest)) => (true, rest),
         _ => return Err(bad()),
     };
     let rest = rest.trim_ascii_start();
-    let inner = rest
-        .strip_prefix(b"(")
-        .and_then(|r| r.strip_suffix(b")"))
-        .ok_or_else(bad)?;
+    let inner = rest.strip_prefix(b"(").and_then(|r| r.strip_suffix(b")")).ok_or_else(bad)?;
     let mut fields = inner.split(|c| *c == b',');
     let mut next = |name: &str| -> Result<&[u8], String> {
-        fields
-            .next()
-            .map(<[u8]>::trim_ascii)
-            .ok_or_else(|| format!("missing {name} in {:?}", String::from_utf8_lossy(text)))
+        fields.next().map(<[u8]>::trim_ascii).ok_or_else(|| format!("missing {name} in {:?}", String::from_utf8_lossy(text)))
     };
     let num = |name: &str, f: &[u8]| -> Result<u64, String> {
         std::str::from_utf8(f)
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
-            .ok_or_else(|| {
-                format!(
-                    "{name}: expected a non-negative integer, found {:?}",
-                    String::from_utf8_lossy(f)
-                )
-            })
+            .ok_or_else(|| format!("{name}: expected a non-negative integer, found {:?}", String::from_utf8_lossy(f)))
     };
     let key = num("key", next("key")?)?;
     let value = num("value", next("value")?)?;
@@ -189,12 +147,7 @@ fn parse_line(text: &[u8]) -> Result<(bool, u64, u64, u64, i64), String> {
     let txn = std::str::from_utf8(txn_text)
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| {
-            format!(
-                "txn: expected an integer, found {:?}",
-                String::from_utf8_lossy(txn_text)
-            )
-        })?;
+        .ok_or_else(|| format!("txn: expected an integer, found {:?}", String::from_utf8_lossy(txn_text)))?;
     if fields.next().is_some() {
         return Err(bad());
     }
@@ -206,10 +159,7 @@ fn parse_line(text: &[u8]) -> Result<(bool, u64, u64, u64, i64), String> {
 pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
     let enc = IntEncoding::new(h);
     let sessions = sessions_in_order(h);
-    let ids_fit = h
-        .txns
-        .iter()
-        .all(|t| t.outcome == Outcome::Aborted || t.id <= i64::MAX as u64);
+    let ids_fit = h.txns.iter().all(|t| t.outcome == Outcome::Aborted || t.id <= i64::MAX as u64);
     for (s, txns) in sessions.iter().enumerate() {
         for t in txns {
             let txn = &h.txns[*t];

@@ -25,9 +25,7 @@ pub fn records(text: &str) -> Vec<TxnRecord> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (head, body) = line
-            .split_once(':')
-            .unwrap_or_else(|| panic!("no ':' in {line:?}"));
+        let (head, body) = line.split_once(':').unwrap_or_else(|| panic!("no ':' in {line:?}"));
         let mut words = head.split_whitespace();
         let mut session = words.next().expect("a session").to_string();
         let mut outcome = Outcome::Ok;
@@ -41,22 +39,15 @@ pub fn records(text: &str) -> Vec<TxnRecord> {
         let mut after = Vec::new();
         if let Some(w) = words.next() {
             assert_eq!(w, "after", "unexpected {w:?} in {line:?}");
-            after = words
-                .map(|a| a.parse().expect("after ids are integers"))
-                .collect();
+            after = words.map(|a| a.parse().expect("after ids are integers")).collect();
         }
         let ops = body
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(|op| {
-                let (f, rest) = op
-                    .split_once(' ')
-                    .unwrap_or_else(|| panic!("bad op {op:?}"));
-                let (k, v) = rest
-                    .trim()
-                    .split_once('=')
-                    .unwrap_or_else(|| panic!("bad op {op:?}"));
+                let (f, rest) = op.split_once(' ').unwrap_or_else(|| panic!("bad op {op:?}"));
+                let (k, v) = rest.trim().split_once('=').unwrap_or_else(|| panic!("bad op {op:?}"));
                 let key = Key::Str(k.trim().into());
                 let value = match v.trim() {
                     "_" => Value::Null,
@@ -70,12 +61,7 @@ pub fn records(text: &str) -> Vec<TxnRecord> {
             })
             .collect();
         let id = out.len() as u64;
-        out.push(
-            TxnRecord::new(session, ops)
-                .with_id(id)
-                .with_outcome(outcome)
-                .with_after(after),
-        );
+        out.push(TxnRecord::new(session, ops).with_id(id).with_outcome(outcome).with_after(after));
     }
     out
 }
@@ -87,34 +73,19 @@ pub fn history(text: &str) -> History {
 /// Compare `actual` with the snapshot file `tests/snapshots/<name>.txt`; with
 /// `CAUSIM_BLESS=1`, write it instead.
 pub fn snapshot(name: &str, actual: &str) {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "snapshots",
-        &format!("{name}.txt"),
-    ]
-    .iter()
-    .collect();
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "snapshots", &format!("{name}.txt")].iter().collect();
     if std::env::var("CAUSIM_BLESS").as_deref() == Ok("1") {
-        std::fs::create_dir_all(path.parent().expect("has a parent"))
-            .expect("create snapshots dir");
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("create snapshots dir");
         std::fs::write(&path, actual).expect("write snapshot");
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "missing snapshot {}; run with CAUSIM_BLESS=1 to create it",
-            path.display()
-        )
-    });
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing snapshot {}; run with CAUSIM_BLESS=1 to create it", path.display()));
     if expected != actual {
         let mut diff = String::new();
         for (i, (e, a)) in expected.lines().zip(actual.lines()).enumerate() {
             if e != a {
-                diff.push_str(&format!(
-                    "line {}:\n  expected: {e}\n  actual:   {a}\n",
-                    i + 1
-                ));
+                diff.push_str(&format!("line {}:\n  expected: {e}\n  actual:   {a}\n", i + 1));
             }
         }
         panic!(
@@ -133,22 +104,12 @@ pub fn readme_section(name: &str, content: &str) {
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "README.md"].iter().collect();
     let readme = std::fs::read_to_string(&path).expect("checkers/README.md exists");
     let (open, close) = (format!("<!-- {name} -->\n"), format!("<!-- /{name} -->"));
-    let start = readme
-        .find(&open)
-        .unwrap_or_else(|| panic!("README.md has no {open:?} marker"))
-        + open.len();
-    let end = readme[start..]
-        .find(&close)
-        .unwrap_or_else(|| panic!("README.md has no {close:?} marker"))
-        + start;
+    let start = readme.find(&open).unwrap_or_else(|| panic!("README.md has no {open:?} marker")) + open.len();
+    let end = readme[start..].find(&close).unwrap_or_else(|| panic!("README.md has no {close:?} marker")) + start;
     if std::env::var("CAUSIM_BLESS").as_deref() == Ok("1") {
         let updated = format!("{}{}{}", &readme[..start], content, &readme[end..]);
         std::fs::write(&path, updated).expect("write README.md");
         return;
     }
-    assert_eq!(
-        &readme[start..end],
-        content,
-        "README.md section {name} is stale; rerun with CAUSIM_BLESS=1"
-    );
+    assert_eq!(&readme[start..end], content, "README.md section {name} is stale; rerun with CAUSIM_BLESS=1");
 }

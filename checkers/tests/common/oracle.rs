@@ -26,10 +26,7 @@ struct Bits {
 
 impl Bits {
     fn new(n: usize) -> Bits {
-        Bits {
-            n,
-            rows: vec![vec![0; n.div_ceil(64).max(1)]; n],
-        }
+        Bits { n, rows: vec![vec![0; n.div_ceil(64).max(1)]; n] }
     }
     fn get(&self, a: usize, b: usize) -> bool {
         self.rows[a][b / 64] >> (b % 64) & 1 == 1
@@ -93,9 +90,7 @@ impl Oracle {
                 if op.f == OpKind::Read {
                     let s = match writes.get(&(op.key.clone(), op.value.clone())) {
                         Some(&(wt, wi)) => Src::Write(wt, wi),
-                        None if init.get(&op.key).cloned().unwrap_or(Value::Null) == op.value => {
-                            Src::Init
-                        }
+                        None if init.get(&op.key).cloned().unwrap_or(Value::Null) == op.value => Src::Init,
                         None => Src::Nothing,
                     };
                     src.insert((t, i), s);
@@ -103,11 +98,7 @@ impl Oracle {
             }
         }
         // Program order: session successor and `after` links, over all transactions.
-        let ids: BTreeMap<u64, usize> = txns
-            .iter()
-            .enumerate()
-            .map(|(t, r)| (r.id.unwrap_or(t as u64), t))
-            .collect();
+        let ids: BTreeMap<u64, usize> = txns.iter().enumerate().map(|(t, r)| (r.id.unwrap_or(t as u64), t)).collect();
         let mut po_txn = Bits::new(n);
         let mut last: BTreeMap<&str, usize> = BTreeMap::new();
         for (t, txn) in txns.iter().enumerate() {
@@ -119,13 +110,7 @@ impl Oracle {
             }
         }
         po_txn.close();
-        let mut o = Oracle {
-            txns,
-            src,
-            po_txn,
-            well_formed: true,
-            well_formed_plume: true,
-        };
+        let mut o = Oracle { txns, src, po_txn, well_formed: true, well_formed_plume: true };
         o.well_formed = o.check_well_formed(false);
         o.well_formed_plume = o.check_well_formed(true);
         o
@@ -149,13 +134,9 @@ impl Oracle {
                 if op.f != OpKind::Read {
                     continue;
                 }
-                let mut own_last = (0..i)
-                    .rev()
-                    .find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
+                let mut own_last = (0..i).rev().find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
                 let nearest = (0..i).rev().find(|j| txn.ops[*j].key == op.key);
-                let repeated = nearest.is_some_and(|j| {
-                    txn.ops[j].f == OpKind::Read && self.src[&(t, j)] != self.src[&(t, i)]
-                });
+                let repeated = nearest.is_some_and(|j| txn.ops[j].f == OpKind::Read && self.src[&(t, j)] != self.src[&(t, i)]);
                 if plume && repeated {
                     own_last = None;
                 }
@@ -175,10 +156,7 @@ impl Oracle {
                                 return false;
                             }
                             let w = &self.txns[wt];
-                            if w.ops[wi + 1..]
-                                .iter()
-                                .any(|o| o.f == OpKind::Write && o.key == op.key)
-                            {
+                            if w.ops[wi + 1..].iter().any(|o| o.f == OpKind::Write && o.key == op.key) {
                                 return false;
                             }
                         }
@@ -218,8 +196,7 @@ impl Oracle {
                 }
             }
         }
-        let index: BTreeMap<(usize, usize), usize> =
-            nodes.iter().enumerate().map(|(k, v)| (*v, k)).collect();
+        let index: BTreeMap<(usize, usize), usize> = nodes.iter().enumerate().map(|(k, v)| (*v, k)).collect();
         let n = nodes.len();
         let mut po = Bits::new(n);
         for a in 0..n {
@@ -318,10 +295,7 @@ impl Oracle {
                             }
                             if wfr {
                                 for &beta1 in &reads {
-                                    if key(beta1) == key(r)
-                                        && source(beta1) == Some(v)
-                                        && po.get(beta1, w2)
-                                    {
+                                    if key(beta1) == key(r) && source(beta1) == Some(v) && po.get(beta1, w2) {
                                         return false;
                                     }
                                 }
@@ -364,12 +338,7 @@ impl Oracle {
                 }
                 let Some(w2) = source(r2) else { continue };
                 for &w1 in writes {
-                    if w1 != w2
-                        && key(w1) == key(r2)
-                        && in_past(w1)
-                        && hb.get(w1, r2)
-                        && hb.set(w1, w2)
-                    {
+                    if w1 != w2 && key(w1) == key(r2) && in_past(w1) && hb.get(w1, r2) && hb.set(w1, w2) {
                         changed = true;
                     }
                 }
@@ -441,8 +410,7 @@ impl Oracle {
     fn transactional(&self, level: Level) -> bool {
         let live: Vec<usize> = (0..self.txns.len()).filter(|t| !self.aborted(*t)).collect();
         let n = live.len() + 1; // node 0 is the initial transaction
-        let node: BTreeMap<usize, usize> =
-            live.iter().enumerate().map(|(k, t)| (*t, k + 1)).collect();
+        let node: BTreeMap<usize, usize> = live.iter().enumerate().map(|(k, t)| (*t, k + 1)).collect();
         let mut co = Bits::new(n);
         for &a in &live {
             for &b in &live {
@@ -483,13 +451,7 @@ impl Oracle {
                     _ => continue,
                 };
                 for &t1 in &live {
-                    if t1 == t3
-                        || node[&t1] == tw
-                        || !self.txns[t1]
-                            .ops
-                            .iter()
-                            .any(|o| o.f == OpKind::Write && o.key == op.key)
-                    {
+                    if t1 == t3 || node[&t1] == tw || !self.txns[t1].ops.iter().any(|o| o.f == OpKind::Write && o.key == op.key) {
                         continue;
                     }
                     let read_from_t1 = |before: Option<usize>| {

@@ -563,7 +563,15 @@ mod tests {
     use super::*;
 
     fn rules() -> CacheRules {
-        CacheRules { transitive: true, by_dominance: false, evict_dependents: true, ring_size: 1, keys_max: None, prewarmed: true, keep_write_deps: false }
+        CacheRules {
+            transitive: true,
+            by_dominance: false,
+            evict_dependents: true,
+            ring_size: 1,
+            keys_max: None,
+            prewarmed: true,
+            keep_write_deps: false,
+        }
     }
 
     fn v(value: u64, vc: &[u32], deps: &[(Key, &[u32])]) -> Version {

@@ -132,15 +132,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(
-        server: NodeId,
-        function: u32,
-        rules: ClientRules,
-        ops: Vec<Op>,
-        ctx: MeshContext,
-        last: bool,
-        now: Time,
-    ) -> Client {
+    pub fn new(server: NodeId, function: u32, rules: ClientRules, ops: Vec<Op>, ctx: MeshContext, last: bool, now: Time) -> Client {
         // CausalMesh-TCC reads keys one at a time; a read transaction is its reads.
         let ops = if rules.tcc {
             ops.into_iter()
@@ -307,10 +299,7 @@ impl Client {
             return;
         }
         if let Some((_, dep)) = self.ctx.deps.iter().find(|(k, d)| *k == key && !d.le(&version.vc)) {
-            self.violation = Some(format!(
-                "a read of key {key} returned version {} although the session depends on {dep}",
-                version.vc
-            ));
+            self.violation = Some(format!("a read of key {key} returned version {} although the session depends on {dep}", version.vc));
         }
     }
 
@@ -428,12 +417,7 @@ mod tests {
         let ops: Vec<(OpKind, Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.kind, o.key, o.value)).collect();
         assert_eq!(
             ops,
-            vec![
-                (OpKind::Write, 0, Some(1)),
-                (OpKind::Read, 0, Some(1)),
-                (OpKind::Read, 0, Some(1)),
-                (OpKind::Write, 1, Some(1)),
-            ]
+            vec![(OpKind::Write, 0, Some(1)), (OpKind::Read, 0, Some(1)), (OpKind::Read, 0, Some(1)), (OpKind::Write, 1, Some(1)),]
         );
         assert_eq!(joined.txn_op_ids, vec![(0, 0), (1, 0), (2, 0), (2, 1)]);
     }

@@ -50,11 +50,7 @@ impl Database {
     /// The stored version of `key` written with VC `vc` (the initial state if there is none:
     /// a miss only asks for versions that were flushed before anyone could see them).
     fn exact(&self, key: Key, vc: &Vc) -> Version {
-        self.versions
-            .get(&key)
-            .and_then(|l| l.iter().find(|v| v.vc == *vc))
-            .cloned()
-            .unwrap_or_else(|| Version::initial(self.servers))
+        self.versions.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)).cloned().unwrap_or_else(|| Version::initial(self.servers))
     }
 
     pub fn latest(&self, key: Key) -> Option<&Version> {

@@ -284,12 +284,7 @@ impl CausalMesh {
                 message: format!("CausalMesh is modelled with up to {} servers, got {}", vc::VC_SERVERS_MAX, topology.servers),
             });
         }
-        Ok(CausalMesh {
-            servers: topology.servers as usize,
-            params,
-            tcc,
-            mutants: mutants.iter().map(|m| m.to_string()).collect(),
-        })
+        Ok(CausalMesh { servers: topology.servers as usize, params, tcc, mutants: mutants.iter().map(|m| m.to_string()).collect() })
     }
 
     fn server_rules(&self) -> ServerRules {
@@ -394,10 +389,7 @@ impl Protocol for CausalMesh {
                 icache += s.cache().i_cache_len();
             }
         }
-        vec![
-            ("metadata_bytes_final".into(), metadata as f64),
-            ("icache_versions_final".into(), icache as f64),
-        ]
+        vec![("metadata_bytes_final".into(), metadata as f64), ("icache_versions_final".into(), icache as f64)]
     }
 }
 

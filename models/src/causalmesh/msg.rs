@@ -11,37 +11,88 @@ pub type Writes = Vec<(Key, Version)>;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     // Client → server (Fig. 4).
-    ClientRead { key: Key, deps: Deps },
-    ClientReadTxn { keys: Vec<Key>, deps: Deps },
-    ClientWrite { key: Key, value: Value, deps: Deps, local: Writes },
+    ClientRead {
+        key: Key,
+        deps: Deps,
+    },
+    ClientReadTxn {
+        keys: Vec<Key>,
+        deps: Deps,
+    },
+    ClientWrite {
+        key: Key,
+        value: Value,
+        deps: Deps,
+        local: Writes,
+    },
     /// CausalMesh-TCC: read `key` consistently with the transaction's read set (Fig. 11):
     /// `read_set` names the write read so far of each key (to integrate them, and to choose a
     /// version consistent with them).
-    ClientReadTcc { key: Key, read_set: Deps },
+    ClientReadTcc {
+        key: Key,
+        read_set: Deps,
+    },
     /// CausalMesh-TCC: the workflow's buffered writes, sent once at its end (§7).
-    ClientCommit { writes: Vec<(Key, Value)>, deps: Deps },
+    ClientCommit {
+        writes: Vec<(Key, Value)>,
+        deps: Deps,
+    },
 
     // Server → client.
-    ReadReply { key: Key, version: Version },
-    ReadTxnReply { versions: Vec<(Key, Version)> },
-    WriteReply { key: Key, vc: Vc, deps: Deps },
-    ReadTccReply { key: Key, version: Option<Version> },
-    CommitReply { vc: Vc },
+    ReadReply {
+        key: Key,
+        version: Version,
+    },
+    ReadTxnReply {
+        versions: Vec<(Key, Version)>,
+    },
+    WriteReply {
+        key: Key,
+        vc: Vc,
+        deps: Deps,
+    },
+    ReadTccReply {
+        key: Key,
+        version: Option<Version>,
+    },
+    CommitReply {
+        vc: Vc,
+    },
 
     // Server → server.
     /// A write travelling its chain (Fig. 5). `carried`: the writer's carried local writes
     /// (one-round chain, Fig. 7 lines 29–30). `written_at_ns` is ghost state for the
     /// inconsistency-window metric and not counted in the size.
-    ServerWrite { head: u32, round: u8, writes: Writes, carried: Writes, written_at_ns: Time },
+    ServerWrite {
+        head: u32,
+        round: u8,
+        writes: Writes,
+        carried: Writes,
+        written_at_ns: Time,
+    },
     /// Dissemination from the tail: integrate these versions (§5.2, optional).
-    Integrate { writes: Vec<(Key, Vc)> },
+    Integrate {
+        writes: Vec<(Key, Vc)>,
+    },
 
     // Server ↔ database.
-    DbWrite { id: u64, writes: Writes, ack: bool },
-    DbWriteAck { id: u64 },
+    DbWrite {
+        id: u64,
+        writes: Writes,
+        ack: bool,
+    },
+    DbWriteAck {
+        id: u64,
+    },
     /// A cache miss after eviction: the stored version of `key` written with VC `vc`.
-    DbRead { key: Key, vc: Vc },
-    DbReadReply { key: Key, version: Version },
+    DbRead {
+        key: Key,
+        vc: Vc,
+    },
+    DbReadReply {
+        key: Key,
+        version: Version,
+    },
 }
 
 fn writes_bytes(w: &Writes) -> u64 {

@@ -117,12 +117,8 @@ impl Server {
 
     fn handle(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
         match msg {
-            Msg::ClientRead { .. } | Msg::ClientReadTxn { .. } | Msg::ClientReadTcc { .. } => {
-                self.serve_read(now, from, msg, out)
-            }
-            Msg::ClientWrite { key, value, deps, local } => {
-                self.client_write(now, from, vec![(key, value)], deps, local, out)
-            }
+            Msg::ClientRead { .. } | Msg::ClientReadTxn { .. } | Msg::ClientReadTcc { .. } => self.serve_read(now, from, msg, out),
+            Msg::ClientWrite { key, value, deps, local } => self.client_write(now, from, vec![(key, value)], deps, local, out),
             Msg::ClientCommit { writes, deps } => self.client_write(now, from, writes, deps, Vec::new(), out),
             Msg::ServerWrite { head, round, writes, carried, written_at_ns } => {
                 self.server_write(now, head as usize, round, writes, carried, written_at_ns, out)

@@ -59,15 +59,8 @@ pub(crate) struct FunctionState<C> {
 impl<C> WorkflowRun<C> {
     pub fn new(plan: WorkflowPlan, arrival_ns: Time, client: Option<u32>) -> WorkflowRun<C> {
         let n = plan.dag.len();
-        let mut run = WorkflowRun {
-            attempt: 1,
-            plan,
-            arrival_ns,
-            client,
-            functions: Vec::with_capacity(n),
-            running: SmallVec::new(),
-            remaining: n,
-        };
+        let mut run =
+            WorkflowRun { attempt: 1, plan, arrival_ns, client, functions: Vec::with_capacity(n), running: SmallVec::new(), remaining: n };
         run.reset();
         run
     }
@@ -169,9 +162,7 @@ impl Placer {
                 Some(prev) if candidates.contains(&prev) => prev,
                 _ => candidates[rng.below(candidates.len() as u64) as usize],
             },
-            PlacementPolicy::LeastLoaded => {
-                *candidates.iter().min_by_key(|&&m| (load(m), m)).expect("candidates are not empty")
-            }
+            PlacementPolicy::LeastLoaded => *candidates.iter().min_by_key(|&&m| (load(m), m)).expect("candidates are not empty"),
             PlacementPolicy::HashOfInput => {
                 let mut h = match ops.first() {
                     Some(OpSpec::Read(k) | OpSpec::Write(k)) => *k,

@@ -24,9 +24,7 @@ mod table;
 
 use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
-use crate::history::{
-    HistoryWriter, Key, Names, OpKind, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value, json_string,
-};
+use crate::history::{HistoryWriter, Key, Names, OpKind, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value, json_string};
 use crate::metrics::{Histogram, MessageCount, NodeSummary, Summary, WorkflowCounts};
 use crate::node::{Effect, Message, Node, NodeId, Outbox};
 use crate::protocol::{FunctionStart, Protocol};
@@ -37,10 +35,10 @@ use crate::trace::TraceWriter;
 use crate::workload::{Arrival, Generator, Op, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
 use cpu::{Cpu, Input};
 use flows::{Machine, Placer, WorkflowRun};
-use table::IdTable;
 use net::{Held, LinkCells, Network, Partition, fifo_delivery};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use table::IdTable;
 
 const TXN_KINDS: [TxnKind; 4] = [TxnKind::Read, TxnKind::Write, TxnKind::ReadTxn, TxnKind::WorkflowTxn];
 const OUTCOMES: [Outcome; 3] = [Outcome::Ok, Outcome::Aborted, Outcome::Failed];
@@ -81,28 +79,51 @@ pub struct RunOutputs {
 impl RunOutputs {
     /// No files: the history is only hashed, no trace, no invariant checks.
     pub fn hashing_only(scenario: &str) -> RunOutputs {
-        RunOutputs {
-            scenario: scenario.to_string(),
-            history: HistoryWriter::hashing_only(),
-            trace: None,
-            check_invariants: false,
-        }
+        RunOutputs { scenario: scenario.to_string(), history: HistoryWriter::hashing_only(), trace: None, check_invariants: false }
     }
 }
 
 enum Event<M, T> {
-    Deliver { from: NodeId, to: NodeId, msg: M },
-    Timer { node: NodeId, timer: T, generation: u64 },
-    CoreFree { node: usize },
-    ScriptStart { plan: usize },
-    ClientStart { client: u32 },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    Timer {
+        node: NodeId,
+        timer: T,
+        generation: u64,
+    },
+    CoreFree {
+        node: usize,
+    },
+    ScriptStart {
+        plan: usize,
+    },
+    ClientStart {
+        client: u32,
+    },
     Arrival,
-    Dispatch { workflow: u64, attempt: u32, function: u32 },
-    Retry { workflow: u64 },
-    Crash { node: usize },
-    Restart { node: usize },
-    PartitionStart { index: usize },
-    PartitionHeal { index: usize },
+    Dispatch {
+        workflow: u64,
+        attempt: u32,
+        function: u32,
+    },
+    Retry {
+        workflow: u64,
+    },
+    Crash {
+        node: usize,
+    },
+    Restart {
+        node: usize,
+    },
+    PartitionStart {
+        index: usize,
+    },
+    PartitionHeal {
+        index: usize,
+    },
     SettleEnd,
     /// The next step of a replay schedule (`replay.rs`).
     ReplayStep,
@@ -255,22 +276,12 @@ impl<P: Protocol> Sim<P> {
             })
         };
 
-        let mut network = Network::new(
-            machines.len(),
-            fixed.len(),
-            t.delay.clone(),
-            t.local_delay.clone(),
-            config.faults.loss_probability,
-        );
+        let mut network = Network::new(machines.len(), fixed.len(), t.delay.clone(), t.local_delay.clone(), config.faults.loss_probability);
         // Later overrides win; `*` stands for every machine (pairs of different machines only).
         let all: Vec<usize> = (0..machines.len()).collect();
         for (i, l) in t.links.iter().enumerate() {
             let ends = |name: &String, field: &str| -> Result<Vec<usize>, SetupError> {
-                if name == "*" {
-                    Ok(all.clone())
-                } else {
-                    Ok(vec![machine_index(name, format!("topology.links[{i}].{field}"))?])
-                }
+                if name == "*" { Ok(all.clone()) } else { Ok(vec![machine_index(name, format!("topology.links[{i}].{field}"))?]) }
             };
             let (froms, tos) = (ends(&l.from, "from")?, ends(&l.to, "to")?);
             for &a in &froms {
@@ -322,8 +333,7 @@ impl<P: Protocol> Sim<P> {
         }
         let (workload, key_names) = match &config.workload {
             WorkloadConfig::Script(sessions) => {
-                let script =
-                    compile_script(sessions).map_err(|(p, m)| SetupError::new(format!("workload.script{p}"), m))?;
+                let script = compile_script(sessions).map_err(|(p, m)| SetupError::new(format!("workload.script{p}"), m))?;
                 for (s, session) in sessions.iter().enumerate() {
                     for (f, func) in session.functions.iter().enumerate() {
                         if let Some(on) = &func.on {
@@ -338,16 +348,12 @@ impl<P: Protocol> Sim<P> {
                 (Workload::Script { plans: script.plans, started: 0 }, script.key_names)
             }
             WorkloadConfig::Generator(g) => {
-                let generator = Generator::new(g.clone())
-                    .map_err(|(p, m)| SetupError::new(format!("workload.generator.{p}"), m))?;
+                let generator = Generator::new(g.clone()).map_err(|(p, m)| SetupError::new(format!("workload.generator.{p}"), m))?;
                 let clients = match g.arrival {
                     Arrival::Closed { clients, .. } => clients,
                     _ => 0,
                 };
-                (
-                    Workload::Generator { generator: Box::new(generator), started: 0, clients_active: clients, open_done: false },
-                    Vec::new(),
-                )
+                (Workload::Generator { generator: Box::new(generator), started: 0, clients_active: clients, open_done: false }, Vec::new())
             }
         };
 
@@ -512,10 +518,7 @@ impl<P: Protocol> Sim<P> {
         }
         match &self.workload {
             Workload::Script { plans, .. } => {
-                let starts: Vec<Time> = plans
-                    .iter()
-                    .map(|p| p.dag.sources().map(|f| p.not_before_ns(f)).min().unwrap_or(0))
-                    .collect();
+                let starts: Vec<Time> = plans.iter().map(|p| p.dag.sources().map(|f| p.not_before_ns(f)).min().unwrap_or(0)).collect();
                 for (plan, at) in starts.into_iter().enumerate() {
                     self.queue.push(at, Event::ScriptStart { plan });
                 }
@@ -560,11 +563,7 @@ impl<P: Protocol> Sim<P> {
     // Messages and timers
 
     fn machine_of(&self, id: NodeId) -> Option<usize> {
-        if id.is_function() {
-            self.live_function(id).map(|s| self.functions[s].machine)
-        } else {
-            Some(self.fixed[id.index()].machine)
-        }
+        if id.is_function() { self.live_function(id).map(|s| self.functions[s].machine) } else { Some(self.fixed[id.index()].machine) }
     }
 
     /// The slot of a live function instance, if `id` still names one.
@@ -825,8 +824,7 @@ impl<P: Protocol> Sim<P> {
                 self.fixed[source.index()].node.check_invariants()
             };
             if let Err(why) = verdict {
-                self.invariant_violation =
-                    Some(format!("t={} {}: {why}", self.now, self.display_name(source)));
+                self.invariant_violation = Some(format!("t={} {}: {why}", self.now, self.display_name(source)));
                 if self.trace.is_some() {
                     let fields = format!("\"node\":{},\"violation\":{}", self.display_json(source), json_string(&why));
                     self.trace_event("invariant", &fields);
@@ -957,8 +955,7 @@ impl<P: Protocol> Sim<P> {
     fn launch_attempt(&mut self, workflow: u64) {
         let run = &self.workflows[workflow];
         let attempt = run.attempt;
-        let starts: Vec<(u32, Time)> =
-            run.plan.dag.sources().map(|f| (f, run.plan.not_before_ns(f).max(self.now))).collect();
+        let starts: Vec<(u32, Time)> = run.plan.dag.sources().map(|f| (f, run.plan.not_before_ns(f).max(self.now))).collect();
         for (function, at) in starts {
             self.queue.push(at, Event::Dispatch { workflow, attempt, function });
         }
@@ -997,8 +994,7 @@ impl<P: Protocol> Sim<P> {
             _ => {
                 let mut inbox = inbox;
                 inbox.sort_by_key(|(p, _)| *p);
-                Some(inbox.into_iter().map(|(_, c)| c).collect::<Vec<_>>())
-                    .map(|cs| self.protocol.join_contexts(cs))
+                Some(inbox.into_iter().map(|(_, c)| c).collect::<Vec<_>>()).map(|cs| self.protocol.join_contexts(cs))
             }
         };
         let context = context.unwrap_or_else(|| self.protocol.new_context());
@@ -1070,11 +1066,7 @@ impl<P: Protocol> Sim<P> {
         self.machines[machine].running += 1;
         self.workflows.get_mut(workflow).expect("live").running.push(id);
         if self.trace.is_some() {
-            let fields = format!(
-                "\"fn\":{},\"machine\":{}",
-                self.display_json(id),
-                json_string(&self.machines[machine].name)
-            );
+            let fields = format!("\"fn\":{},\"machine\":{}", self.display_json(id), json_string(&self.machines[machine].name));
             self.trace_event("place", &fields);
         }
         let mut out = self.take_outbox();
@@ -1117,11 +1109,7 @@ impl<P: Protocol> Sim<P> {
         // At a fan-out each successor gets its own copy of the context.
         let mut context = Some(context);
         for (i, &g) in succs.iter().enumerate() {
-            let ctx = if i + 1 == succs.len() {
-                context.take().expect("moved once, last")
-            } else {
-                context.clone().expect("still here")
-            };
+            let ctx = if i + 1 == succs.len() { context.take().expect("moved once, last") } else { context.clone().expect("still here") };
             let successor = &mut run.functions[g as usize];
             successor.inbox.push((function, ctx));
             successor.preds_left -= 1;
@@ -1244,9 +1232,9 @@ impl<P: Protocol> Sim<P> {
     /// Writes a history line; `latency` says whether the record's interval is an operation's
     /// latency for the summary.
     fn write_record_measured(&mut self, source: NodeId, record: TxnRecord, latency: bool) {
-        let slot = self.live_function(source).unwrap_or_else(|| {
-            panic!("only function instances record history; {} did", self.display_name(source))
-        });
+        let slot = self
+            .live_function(source)
+            .unwrap_or_else(|| panic!("only function instances record history; {} did", self.display_name(source)));
         let pending = &mut self.functions[slot].unrecorded_writes;
         if !pending.is_empty() {
             for op in &record.ops {
@@ -1269,13 +1257,8 @@ impl<P: Protocol> Sim<P> {
         run.functions[f].wrote_first = true;
         run.functions[f].last_record = Some(id);
         let run = &self.workflows[workflow];
-        let session = SessionRef {
-            workflow_name: run.plan.name.as_deref(),
-            workflow_id: workflow,
-            attempt: run.attempt,
-            function,
-            per_function,
-        };
+        let session =
+            SessionRef { workflow_name: run.plan.name.as_deref(), workflow_id: workflow, attempt: run.attempt, function, per_function };
         if let Err(e) = self.history.write(id, session, &after, &record, &self.names) {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));
             self.stop("output error");
@@ -1417,18 +1400,15 @@ impl<P: Protocol> Sim<P> {
                 name: f.name.clone(),
                 cores: f.cpu.cores(),
                 inputs: f.cpu.inputs,
-                utilisation: if sim_time == 0 {
-                    0.0
-                } else {
-                    f.cpu.busy_ns as f64 / (f.cpu.cores() as f64 * sim_time as f64)
-                },
+                utilisation: if sim_time == 0 { 0.0 } else { f.cpu.busy_ns as f64 / (f.cpu.cores() as f64 * sim_time as f64) },
                 queue_depth_max: f.cpu.queue_depth_max,
             })
             .collect();
-        let messages_total = m.messages.iter().map(|(_, c)| c).fold(MessageCount::default(), |acc, c| MessageCount {
-            count: acc.count + c.count,
-            bytes: acc.bytes + c.bytes,
-        });
+        let messages_total = m
+            .messages
+            .iter()
+            .map(|(_, c)| c)
+            .fold(MessageCount::default(), |acc, c| MessageCount { count: acc.count + c.count, bytes: acc.bytes + c.bytes });
         let fixed: Vec<&P::Node> = self.fixed.iter().map(|f| &f.node).collect();
         let protocol_metrics = self.protocol.final_metrics(&fixed).into_iter().collect();
         let mut stopped_by = self.stopped_by.clone().unwrap_or_default();

@@ -84,11 +84,7 @@ impl<M: Message> Replay<M> {
 /// Checks a schedule's names: fixed node names, and function names of scripted sessions
 /// (`sessions`: name and function count) or generated workflows. Errors are (JSON path,
 /// message).
-pub(crate) fn check_names(
-    config: &ReplayConfig,
-    nodes: &[String],
-    sessions: Option<&[(String, usize)]>,
-) -> Result<(), (String, String)> {
+pub(crate) fn check_names(config: &ReplayConfig, nodes: &[String], sessions: Option<&[(String, usize)]>) -> Result<(), (String, String)> {
     let function_ok = |name: &str| -> bool {
         let Some((base, index)) = name.rsplit_once("/f") else { return false };
         let Ok(index) = index.parse::<usize>() else { return false };

@@ -13,7 +13,6 @@ use causim_sim::trace::TraceWriter;
 use causim_sim::workload::Op;
 use causim_sim::{RunOutputs, Sim};
 
-
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     /// A numbered probe between servers.
@@ -225,7 +224,6 @@ impl Protocol for Probe {
 }
 
 pub use causim_sim::buffer::SharedBuffer as SharedBuf;
-
 
 /// Parses a `SimConfig` from JSON text.
 pub fn config(json: &str) -> SimConfig {
