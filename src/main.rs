@@ -10,14 +10,9 @@ mod reproduce_cmd;
 mod sweep_cmd;
 
 use causim::report;
-use causim::runner::{self, RunOptions};
-use causim::scenario::{LoadedScenario, Verdict};
-use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
-use causim_models::direct::Direct;
-use causim_models::eventual::Eventual;
-use causim_models::faastcc::Faastcc;
-use causim_models::hydrocache::HydroCache;
-use causim_models::{Model, register::Register};
+use causim_models::PROTOCOLS;
+use causim_pipeline::run::{self as pipeline, RunOptions};
+use causim_pipeline::scenario::{LoadedScenario, Verdict};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -103,22 +98,18 @@ fn main() -> ExitCode {
 }
 
 fn print_protocols() {
-    fn one<M: Model>() {
-        println!("{}", M::NAME);
-        if M::MUTANTS.is_empty() {
-            println!("  (no mutants)");
+    let mut text = String::new();
+    for e in PROTOCOLS {
+        text += &format!("{}: {}\n  histories must pass: {}\n", e.name, e.about, e.level.name());
+        if e.mutants.is_empty() {
+            text += "  (no mutants)\n";
         }
-        for (name, what) in M::MUTANTS {
-            println!("  mutant {name}: {what}");
+        for m in e.mutants {
+            text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
     }
-    one::<Register>();
-    one::<CausalMesh>();
-    one::<CausalMeshTcc>();
-    one::<Eventual>();
-    one::<Direct>();
-    one::<Faastcc>();
-    one::<HydroCache>();
+    // A closed pipe (`causim protocols | head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -154,7 +145,7 @@ fn run(args: RunArgs) -> ExitCode {
         ..Default::default()
     };
     let started = std::time::Instant::now();
-    let report = match runner::run(&loaded, &options) {
+    let report = match pipeline::run(&loaded, &options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -188,7 +179,7 @@ fn run(args: RunArgs) -> ExitCode {
     }
     let mut ok = true;
     if args.check_determinism {
-        match runner::check_determinism(&loaded, Some(seed), &args.mutants) {
+        match pipeline::check_determinism(&loaded, Some(seed), &args.mutants) {
             Ok(check) if check.holds() => {
                 println!(
                     "  {:<16}ok: two more runs gave history {} and trace {}",

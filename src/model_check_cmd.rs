@@ -16,9 +16,9 @@
 //! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
 //! disagrees), 2 bad arguments or a tool failure.
 
-use causim::runner::{self, RunOptions};
-use causim::scenario::LoadedScenario;
-use causim_models::causalmesh::Chain;
+use causim_models::causalmesh::{CausalMesh, Chain};
+use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::LoadedScenario;
 use causim_specs::causalmesh_model::{self as cm, MeshConfig};
 use causim_specs::causalmesh_replay::{replay, scenario_name};
 use causim_specs::stateright::{Checker, Model};
@@ -89,8 +89,10 @@ pub fn run(args: Cmd) -> ExitCode {
 }
 
 fn config(args: &Cmd) -> Result<MeshConfig, String> {
-    if args.protocol != "causalmesh" {
-        return Err(format!("model-check knows protocol causalmesh, not {:?}", args.protocol));
+    // Only CausalMesh has a Stateright model and a TLA+ spec so far.
+    let checkable = <CausalMesh as causim_models::Model>::ENTRY.name;
+    if args.protocol != checkable {
+        return Err(format!("model-check knows protocol {checkable}, not {:?}", args.protocol));
     }
     let chain = match args.chain.as_str() {
         "one_round" => Chain::OneRound,
@@ -205,7 +207,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             run.distinct_states as f64 / secs.max(1e-9)
         );
         let tlc_fails = run.verdict != tlc::Verdict::Ok;
-        if tlc_fails != !violated.is_empty() {
+        if tlc_fails == violated.is_empty() {
             println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
             code = ExitCode::from(1);
         } else {
@@ -219,7 +221,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
 fn replay_in_simulator(file: &Path, out: &Path) -> Result<(), String> {
     let loaded = LoadedScenario::from_file(file).map_err(|e| e.to_string())?;
     let options = RunOptions { out_dir: Some(out.to_path_buf()), trace: true, ..Default::default() };
-    let report = runner::run(&loaded, &options).map_err(|e| e.to_string())?;
+    let report = run::run(&loaded, &options).map_err(|e| e.to_string())?;
     let s = &report.summary;
     println!("  replayed in the simulator ({}): {} history records", s.stopped_by, s.history_records);
     if let Some(v) = &s.invariant_violation {

@@ -2,8 +2,8 @@
 //! correct protocol shows no anomaly over many seeds with roaming workflows, and every mutant
 //! is caught.
 
-use causim::runner::{self, RunOptions, RunReport};
-use causim::scenario::{LoadedScenario, Verdict};
+use causim_pipeline::run::{self, RunOptions, RunReport};
+use causim_pipeline::scenario::{LoadedScenario, Verdict};
 use std::path::{Path, PathBuf};
 
 fn load(path: &str) -> LoadedScenario {
@@ -12,13 +12,13 @@ fn load(path: &str) -> LoadedScenario {
 
 fn run(loaded: &LoadedScenario, seed: Option<u64>, mutants: &[&str]) -> RunReport {
     let options = RunOptions { seed, extra_mutants: mutants.iter().map(|m| m.to_string()).collect(), ..Default::default() };
-    runner::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()))
+    run::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()))
 }
 
 fn run_to_dir(path: &str, name: &str) -> (RunReport, PathBuf) {
     let dir = std::env::temp_dir().join(format!("causim-cm-{name}-{}", std::process::id()));
     let options = RunOptions { out_dir: Some(dir.clone()), trace: true, ..Default::default() };
-    (runner::run(&load(path), &options).unwrap(), dir)
+    (run::run(&load(path), &options).unwrap(), dir)
 }
 
 /// Goal: every scenario file meets its declared expectation (verdict and anomaly names).

@@ -53,5 +53,7 @@ fn a_bad_scenario_exits_2_with_its_location() {
 #[test]
 fn protocols_lists_mutants() {
     let o = causim(&["protocols"]);
-    assert!(stdout(&o).contains("register\n  mutant early_ack:"));
+    let out = stdout(&o);
+    assert!(out.contains("register: ") && out.contains("\n  mutant early_ack: "), "{out}");
+    assert!(out.contains("causalmesh_tcc: ") && out.contains("  histories must pass: tcc\n"), "{out}");
 }

@@ -199,7 +199,7 @@ fn bad_input_gets_a_clear_error() {
 /// error from `fuzz`), and `--time` stops the search.
 #[test]
 fn every_protocol_and_fault_model_makes_valid_scenarios() {
-    for protocol in causim_models::PROTOCOLS {
+    for protocol in causim_models::PROTOCOLS.iter().map(|e| e.name) {
         for faults in [fuzz::Faults::Safe, fuzz::Faults::All] {
             let mut o = FuzzOptions::new(protocol, &[]).unwrap();
             o.faults = faults;

@@ -7,9 +7,9 @@
 
 mod common;
 
-use causim::scenario::LoadedScenario;
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
+use causim_pipeline::scenario::LoadedScenario;
 use causim_sim::workload::WorkloadConfig;
 
 use common::{CheckedRun as Run, run_checked as run_loaded};

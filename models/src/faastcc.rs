@@ -100,34 +100,40 @@
 //!
 //! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
 
+use crate::catalogue::{self, Mutant, Profile, SeriesStyle};
 use crate::tcc_store::{self, Found, Partition, StoreConfig, StoreMsg, StoreTimer, TS_INF, Ts};
+use crate::{Model, metrics, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
 use causim_sim::history::{Key, OpKind, OpRecord, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::{MS, Time};
 use causim_sim::workload::Op;
+use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-pub const MUTANTS: &[(&str, &str)] = &[
-    (
-        "promise_off_by_one",
-        "the store promises a replaced version up to its successor's timestamp instead of one below \
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "promise_off_by_one",
+        about: "the store promises a replaced version up to its successor's timestamp instead of one below \
          it, so a cache serves the old version at the snapshot where a transaction replaced it, next \
          to that transaction's other writes (fractured read)",
-    ),
-    (
-        "no_interval_narrowing",
-        "the client library never narrows the snapshot interval after a read (Eq. 2), so a later \
+    },
+    Mutant {
+        name: "no_interval_narrowing",
+        about: "the client library never narrows the snapshot interval after a read (Eq. 2), so a later \
          function accepts any cached version, such as half of a transaction whose other half an \
          earlier function read before it (fractured read)",
-    ),
-    (
-        "no_fanin_merge",
-        "a function with several parents starts from its first parent's snapshot interval instead \
+    },
+    Mutant {
+        name: "no_fanin_merge",
+        about: "a function with several parents starts from its first parent's snapshot interval instead \
          of intersecting all of them (Eq. 3), so branches that read incompatible snapshots commit as \
          one transaction (fractured read)",
-    ),
+    },
 ];
 
 /// Scenario parameters (`protocol.params`), every field optional.
@@ -184,22 +190,25 @@ fn yes() -> bool {
 }
 
 impl FaastccParams {
-    /// Checks values the types cannot: `(field, message)`.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks values the types cannot; paths are relative to `params`.
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.partitions == 0 || self.partitions > tcc_store::PARTITIONS_MAX {
-            return Err(("partitions", format!("must be between 1 and {}, got {}", tcc_store::PARTITIONS_MAX, self.partitions)));
+            return Err(FieldError::new(
+                "partitions",
+                format!("must be between 1 and {}, got {}", tcc_store::PARTITIONS_MAX, self.partitions),
+            ));
         }
         if self.push_period_ns == 0 {
-            return Err(("push_period_ns", "must be positive".into()));
+            return Err(FieldError::new("push_period_ns", "must be positive"));
         }
         if self.stabilization_period_ns == 0 {
-            return Err(("stabilization_period_ns", "must be positive".into()));
+            return Err(FieldError::new("stabilization_period_ns", "must be positive"));
         }
         if self.versions_per_key_max == 0 {
-            return Err(("versions_per_key_max", "must be at least 1".into()));
+            return Err(FieldError::new("versions_per_key_max", "must be at least 1"));
         }
         if self.clock_skew_ns > 60_000 * MS {
-            return Err(("clock_skew_ns", format!("at most 60 s, got {}", self.clock_skew_ns)));
+            return Err(FieldError::new("clock_skew_ns", format!("at most 60 s, got {}", self.clock_skew_ns)));
         }
         Ok(())
     }
@@ -432,14 +441,14 @@ impl Cache {
         for ((key, entry), outcome) in entries.into_iter().zip(outcomes) {
             out.observe(
                 match outcome {
-                    Outcome4::Consistent => "cache_hit",
-                    Outcome4::Miss => "cache_miss",
-                    Outcome4::Stale => "cache_stale",
-                    Outcome4::Replaced => "cache_replaced",
+                    Outcome4::Consistent => metrics::CACHE_HIT,
+                    Outcome4::Miss => metrics::CACHE_MISS,
+                    Outcome4::Stale => metrics::CACHE_STALE,
+                    Outcome4::Replaced => metrics::CACHE_REPLACED,
                 },
                 1,
             );
-            out.observe("storage_rounds_per_read", u64::from(outcome != Outcome4::Consistent));
+            out.observe(metrics::STORAGE_ROUNDS_PER_READ, u64::from(outcome != Outcome4::Consistent));
             if outcome == Outcome4::Consistent {
                 let e = entry.expect("a hit has an entry");
                 answers.push((key, outcome, Some(Answer::Version { value: e.value, t: e.t, p: e.p })));
@@ -510,7 +519,7 @@ impl Cache {
         if seq != self.pushes_next[j] {
             // We missed a push (lost, or we were down): what we hold from this partition is its
             // key's newest version only up to the last push we saw. A new epoch starts.
-            out.observe("push_gaps", 1);
+            out.observe(metrics::PUSH_GAPS, 1);
             let end = self.bumped[j];
             self.frozen[j].push(end);
         }
@@ -536,7 +545,7 @@ impl Cache {
         let newer = old.is_none_or(|o| new.t > o.t);
         if newer || old.is_some_and(|o| new.t == o.t && new.p > o.p) {
             if newer && new.t > 0 {
-                out.observe("visibility_ns", now.saturating_sub(committed_ns));
+                out.observe(metrics::VISIBILITY_NS, now.saturating_sub(committed_ns));
             }
             self.entries.insert(key, new);
         }
@@ -601,10 +610,10 @@ impl FaastccContext {
 /// later write. Shared by HydroCache's join.
 pub fn keep_last_writes(write_set: &mut BTreeMap<Key, Value>, ops: &BTreeMap<(Time, u32, u32), OpRecord>) {
     for op in ops.values() {
-        if op.kind == OpKind::Write {
-            if let (Some(slot), Some(value)) = (write_set.get_mut(&op.key), op.value) {
-                *slot = value;
-            }
+        if op.kind == OpKind::Write
+            && let (Some(slot), Some(value)) = (write_set.get_mut(&op.key), op.value)
+        {
+            *slot = value;
         }
     }
 }
@@ -652,7 +661,7 @@ pub struct Library {
 impl Library {
     fn on_start(&mut self, now: Time, out: &mut Out) {
         if self.is_sink {
-            out.observe("metadata_bytes", self.ctx.metadata_bytes());
+            out.observe(metrics::METADATA_BYTES, self.ctx.metadata_bytes());
         }
         let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes() / 1024;
         if delay > 0 {
@@ -759,9 +768,9 @@ impl Library {
     }
 
     fn finish(&mut self, now: Time, out: &mut Out) {
-        out.observe("function_cache_only", u64::from(!self.used_storage));
+        out.observe(metrics::FUNCTION_CACHE_ONLY, u64::from(!self.used_storage));
         if !self.is_sink {
-            out.observe("metadata_bytes_hop", self.ctx.metadata_bytes());
+            out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes());
             self.state = LibState::Finished;
             out.function_done();
             return;
@@ -800,7 +809,7 @@ impl Library {
         for p in involved {
             out.send(self.partitions[p], StoreMsg::Commit { tx, ct }.into());
         }
-        out.observe("commit_ns", now - started_ns);
+        out.observe(metrics::COMMIT_NS, now - started_ns);
         self.commit_record(now, Some(ct), out);
     }
 
@@ -970,10 +979,6 @@ impl Protocol for Faastcc {
     type Node = FaastccNode;
     type Context = FaastccContext;
 
-    fn name(&self) -> &str {
-        "faastcc"
-    }
-
     fn fixed_nodes(&self) -> Vec<FixedNode<FaastccNode>> {
         let partitions = self.partition_ids();
         let caches = self.cache_ids();
@@ -1058,7 +1063,62 @@ impl Protocol for Faastcc {
                 FaastccNode::Function(_) => {}
             }
         }
-        vec![("cache_entries".into(), entries as f64), ("store_versions".into(), versions as f64)]
+        vec![(metrics::CACHE_ENTRIES.into(), entries as f64), (metrics::STORE_VERSIONS.into(), versions as f64)]
+    }
+}
+
+impl Model for Faastcc {
+    const ENTRY: catalogue::Entry = catalogue::Entry {
+        name: "faastcc",
+        about: "FaaSTCC (Middleware '21): snapshot intervals and promises over a Wren-like partitioned store; one TCC transaction per workflow",
+        level: Level::Tcc,
+        mutants: MUTANTS,
+        profile: Profile {
+            database: false,
+            read_txn: true,
+            workflow_txn: true,
+            observations: &[
+                metrics::METADATA_BYTES,
+                metrics::METADATA_BYTES_HOP,
+                metrics::FUNCTION_CACHE_ONLY,
+                metrics::STORAGE_ROUNDS_PER_READ,
+                metrics::COMMIT_NS,
+                metrics::PUSH_GAPS,
+                metrics::VISIBILITY_NS,
+                metrics::CACHE_HIT,
+                metrics::CACHE_MISS,
+                metrics::CACHE_STALE,
+                metrics::CACHE_REPLACED,
+            ],
+            final_metrics: &[metrics::CACHE_ENTRIES, metrics::STORE_VERSIONS],
+            hop_metadata: Some(metrics::METADATA_BYTES_HOP),
+            server_metadata: None,
+        },
+        series: &[SeriesStyle { label: "FaaSTCC", colour: (230, 159, 0) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: FaastccParams = parse_params(params)?;
+        params.validate().map_err(|e| e.within("params"))?;
+        Ok(Faastcc::new(topology.servers, params, mutants))
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3)
+            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms)| {
+                let mut p = serde_json::json!({
+                    "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
+                    "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
+                });
+                if let Some(v) = gc {
+                    p["versions_per_key_max"] = serde_json::json!(v);
+                }
+                if skew_ms > 0 {
+                    p["clock_skew_ns"] = serde_json::json!(skew_ms * 1_000_000);
+                }
+                p
+            })
+            .boxed()
     }
 }
 
@@ -1160,7 +1220,10 @@ mod tests {
         }
     }
 
-    fn store_reads(out: &Out) -> Vec<(Ts, Vec<(Key, Option<Ts>)>)> {
+    /// Each store read the outbox holds: (snapshot time, keys with the version each asks for).
+    type StoreRead = (Ts, Vec<(Key, Option<Ts>)>);
+
+    fn store_reads(out: &Out) -> Vec<StoreRead> {
         out.effects
             .iter()
             .filter_map(|e| match e {

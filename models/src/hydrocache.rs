@@ -134,22 +134,28 @@
 //!
 //! See [`MUTANTS`].
 
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, metrics, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
 use causim_sim::history::{Key, OpKind, OpRecord, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::{MS, Time};
 use causim_sim::workload::Op;
+use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-pub const MUTANTS: &[(&str, &str)] = &[(
-    "opt_without_validation",
-    "HydroCache-Opt never checks a function's reads against what the workflow read before, so a \
+pub const MUTANTS: &[Mutant] = &[Mutant {
+    name: "opt_without_validation",
+    about: "HydroCache-Opt never checks a function's reads against what the workflow read before, so a \
      function can read a version whose dependencies include a newer version of a key an earlier \
      function read, such as the other half of a transaction (fractured read)",
-)];
+}];
 
 /// A version of a key: its position in the key's order at the database (0 = initial).
 pub type Seq = u64;
@@ -294,9 +300,9 @@ fn yes() -> bool {
 }
 
 impl HydroParams {
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.refresh_period_ns == 0 {
-            return Err(("refresh_period_ns", "must be positive".into()));
+            return Err(FieldError::new("refresh_period_ns", "must be positive"));
         }
         Ok(())
     }
@@ -492,7 +498,7 @@ impl Db {
                 seqs.sort_unstable();
                 seqs.dedup_by_key(|e| e.0);
                 let all = Deps::from_sorted(merge_deps(&deps.0, &seqs));
-                out.observe("dependency_entries", all.len() as u64);
+                out.observe(metrics::DEPENDENCY_ENTRIES, all.len() as u64);
                 for &(k, v) in &writes {
                     let seq = seqs[seqs.binary_search_by_key(&k, |e| e.0).expect("assigned")].1;
                     self.latest.insert(k, HVersion { seq, value: Some(v), deps: all.clone(), written_ns: now });
@@ -623,7 +629,7 @@ impl HCache {
                     // the pull, which is causally closed. Nothing to check (the cut invariant,
                     // when checked, confirms it).
                     self.merge(now, pending, out);
-                    out.observe("refresh_rounds", 0);
+                    out.observe(metrics::REFRESH_ROUNDS, 0);
                 } else if !pending.is_empty() {
                     self.integrate(now, pending, Vec::new(), None, out);
                 }
@@ -672,7 +678,7 @@ impl HCache {
         if self.retired.contains(&wf) {
             // Sent by a function of an attempt that is over (killed by an abort): its pins are
             // gone, and so is the reader.
-            out.observe("retired_reads", 1);
+            out.observe(metrics::RETIRED_READS, 1);
             return;
         }
         let id = self.next_req;
@@ -688,7 +694,7 @@ impl HCache {
                         Some(v) => self.serve(id, item, v, 0, out),
                         None => {
                             assert_ne!(at, self.id, "we pinned every version we served");
-                            out.observe("remote_reads", 1);
+                            out.observe(metrics::REMOTE_READS, 1);
                             let req = self.next_req;
                             self.next_req += 1;
                             self.remote.insert(req, (id, item));
@@ -783,7 +789,7 @@ impl HCache {
                 }
                 self.serve(read, item, v, i.rounds, out);
             }
-            None => out.observe("refresh_rounds", i.rounds as u64),
+            None => out.observe(metrics::REFRESH_ROUNDS, i.rounds as u64),
         }
     }
 
@@ -796,7 +802,7 @@ impl HCache {
         for (k, v) in versions {
             if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
                 if v.seq > 0 {
-                    out.observe("visibility_ns", now.saturating_sub(v.written_ns));
+                    out.observe(metrics::VISIBILITY_NS, now.saturating_sub(v.written_ns));
                 }
                 cut.insert(k, v);
             }
@@ -969,7 +975,7 @@ pub struct HLib {
 impl HLib {
     fn on_start(&mut self, now: Time, out: &mut Out) {
         if self.is_sink {
-            out.observe("metadata_bytes", self.ctx.metadata_bytes(self.mode));
+            out.observe(metrics::METADATA_BYTES, self.ctx.metadata_bytes(self.mode));
         }
         let delay = self.metadata_ns_per_kb * self.ctx.metadata_bytes(self.mode) / 1024;
         if delay > 0 {
@@ -1078,12 +1084,12 @@ impl HLib {
             if upstream.is_none() && version.seq < self.dep(key) {
                 // An earlier key of this batch (read from another cache or the database) depends
                 // on a newer version than the one served: read the rest of the batch again.
-                out.observe("batch_rereads", 1);
+                out.observe(metrics::BATCH_REREADS, 1);
                 let asked = self.request(&batch[i..], out);
                 assert!(asked, "the key itself still needs the cache");
                 return false;
             }
-            out.observe("storage_rounds_per_read", rounds as u64);
+            out.observe(metrics::STORAGE_ROUNDS_PER_READ, rounds as u64);
             self.used_remote |= rounds > 0 || remote;
             if let Some((seq, _)) = upstream {
                 assert_eq!(version.seq, seq, "a key read upstream is read again at the same version");
@@ -1112,7 +1118,7 @@ impl HLib {
     }
 
     fn finish(&mut self, now: Time, out: &mut Out) {
-        out.observe("function_cache_only", u64::from(!self.used_remote));
+        out.observe(metrics::FUNCTION_CACHE_ONLY, u64::from(!self.used_remote));
         // Validation between functions (Opt), or the outside-snapshot corner of Con.
         if let Some((key, other)) = self.violation
             && !self.no_validation
@@ -1126,7 +1132,7 @@ impl HLib {
             self.ctx.reads_log.push((k, v.seq, v.deps));
         }
         if !self.is_sink {
-            out.observe("metadata_bytes_hop", self.ctx.metadata_bytes(self.mode));
+            out.observe(metrics::METADATA_BYTES_HOP, self.ctx.metadata_bytes(self.mode));
             self.state = HState::Finished;
             out.function_done();
             return;
@@ -1207,7 +1213,7 @@ impl HLib {
                 let HState::ConInstall { left, started_ns } = &mut self.state else { unreachable!("ConInstalled") };
                 *left -= 1;
                 if *left == 0 {
-                    out.observe("con_prepare_ns", now - *started_ns);
+                    out.observe(metrics::CON_PREPARE_NS, now - *started_ns);
                     self.ctx.con_ready = true;
                     self.state = HState::Running;
                     self.run(now, out);
@@ -1336,13 +1342,6 @@ impl Protocol for HydroCache {
     type Node = HydroNode;
     type Context = HydroContext;
 
-    fn name(&self) -> &str {
-        match self.params.mode {
-            Mode::Con => "hydrocache-con",
-            Mode::Opt => "hydrocache-opt",
-        }
-    }
-
     fn fixed_nodes(&self) -> Vec<FixedNode<HydroNode>> {
         let mut nodes: Vec<FixedNode<HydroNode>> = self
             .caches()
@@ -1443,7 +1442,55 @@ impl Protocol for HydroCache {
                 deps += c.cut_dependency_entries();
             }
         }
-        vec![("cache_entries".into(), keys as f64), ("cache_metadata_bytes".into(), (16 * deps) as f64)]
+        vec![(metrics::CACHE_ENTRIES.into(), keys as f64), (metrics::CACHE_METADATA_BYTES.into(), (16 * deps) as f64)]
+    }
+}
+
+impl Model for HydroCache {
+    const ENTRY: Entry = Entry {
+        name: "hydrocache",
+        about: "HydroCache (SIGMOD '20), -Con and -Opt: dependency-tracking caches; one TCC transaction per workflow",
+        level: Level::Tcc,
+        mutants: MUTANTS,
+        profile: Profile {
+            database: true,
+            read_txn: true,
+            workflow_txn: true,
+            observations: &[
+                metrics::DEPENDENCY_ENTRIES,
+                metrics::REFRESH_ROUNDS,
+                metrics::RETIRED_READS,
+                metrics::REMOTE_READS,
+                metrics::VISIBILITY_NS,
+                metrics::METADATA_BYTES,
+                metrics::METADATA_BYTES_HOP,
+                metrics::BATCH_REREADS,
+                metrics::STORAGE_ROUNDS_PER_READ,
+                metrics::FUNCTION_CACHE_ONLY,
+                metrics::CON_PREPARE_NS,
+            ],
+            final_metrics: &[metrics::CACHE_ENTRIES, metrics::CACHE_METADATA_BYTES],
+            hop_metadata: Some(metrics::METADATA_BYTES_HOP),
+            server_metadata: Some(metrics::CACHE_METADATA_BYTES),
+        },
+        series: &[
+            SeriesStyle { label: "HydroCache-Con", colour: (0, 158, 115) },
+            SeriesStyle { label: "HydroCache-Opt", colour: (204, 121, 167) },
+        ],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: HydroParams = parse_params(params)?;
+        params.validate().map_err(|e| e.within("params"))?;
+        Ok(HydroCache::new(topology.servers, params, mutants))
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (any::<bool>(), 1u64..120, any::<bool>())
+            .prop_map(|(opt, refresh_ms, no_prewarm)| {
+                serde_json::json!({"mode": if opt { "opt" } else { "con" }, "refresh_period_ns": refresh_ms * 1_000_000, "prewarm": !no_prewarm})
+            })
+            .boxed()
     }
 }
 

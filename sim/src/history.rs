@@ -245,6 +245,39 @@ impl Fnv64 {
     }
 }
 
+/// The format tag of the first line of every history this crate writes.
+pub const HISTORY_FORMAT: &str = "causim-history/1";
+
+/// The first line of a history: its format and where it came from. Fields are declared in
+/// alphabetical order, the order the header has always had on disk (its bytes are hashed).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HistoryHeader {
+    pub format: &'static str,
+    /// The protocol's catalogue name.
+    pub protocol: String,
+    /// The scenario file the run came from, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// A producer other than the simulator (`stateright`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl HistoryHeader {
+    /// The header of a simulated run of `scenario` with `seed`.
+    pub fn of_run(protocol: &str, scenario: &str, seed: u64) -> HistoryHeader {
+        HistoryHeader {
+            format: HISTORY_FORMAT,
+            protocol: protocol.to_string(),
+            scenario: Some(scenario.to_string()),
+            seed: Some(seed),
+            source: None,
+        }
+    }
+}
+
 /// Streams history lines to a writer (if any), hashing the history on the way.
 ///
 /// The hash covers the header's JSON and each record's content (every field, in a fixed
@@ -270,7 +303,7 @@ impl HistoryWriter {
         HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: Fnv64::default(), records: 0 }
     }
 
-    pub fn header(&mut self, header: &serde_json::Value) -> io::Result<()> {
+    pub fn header(&mut self, header: &HistoryHeader) -> io::Result<()> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, header).map_err(io::Error::other)?;
         self.line.push(b'\n');
@@ -505,7 +538,7 @@ mod tests {
         };
         let hash = |records: &[TxnRecord], to_file: bool| {
             let mut w = if to_file { HistoryWriter::new(Box::new(Shared::default())) } else { HistoryWriter::hashing_only() };
-            w.header(&serde_json::json!({"format": "causim-history/1"})).unwrap();
+            w.header(&HistoryHeader::of_run("test", "t.json", 1)).unwrap();
             for (id, r) in records.iter().enumerate() {
                 w.write(id as u64, session, &[], r, &names).unwrap();
             }

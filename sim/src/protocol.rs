@@ -51,9 +51,6 @@ pub trait Protocol {
     /// The client metadata a workflow carries from function to function.
     type Context: Clone + Debug;
 
-    /// A short name, such as `causalmesh`.
-    fn name(&self) -> &str;
-
     /// The fixed nodes, in `NodeId` order.
     fn fixed_nodes(&self) -> Vec<FixedNode<Self::Node>>;
 

@@ -58,13 +58,16 @@ pub fn variant(mutants: &[String]) -> Result<(&'static str, &'static str), Strin
     Ok((mutant, integration))
 }
 
+/// Files written beside a spec for one TLC run: (file name, contents).
+pub type GeneratedFiles = Vec<(String, String)>;
+
 /// The generated module name for scripted configs.
 pub const SCRIPT_MODULE: &str = "CausalMeshMC";
 
 /// A TLC config (and, for scripts, the module defining the script) for `cfg`'s bounds. With
 /// `symmetry`, clients and keys are interchangeable (free choice only: a script names them).
 /// Returns (module to run, config text, generated files).
-pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, Vec<(String, String)>), String> {
+pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, GeneratedFiles), String> {
     let (mutant, integration) = variant(&cfg.mutants)?;
     let chain = match cfg.chain {
         Chain::OneRound => "one_round",

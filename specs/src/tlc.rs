@@ -654,7 +654,7 @@ fn parse_trace(output: &str) -> Result<(Vec<TraceState>, Option<usize>), String>
 /// Parses TLC 2.15's text output, given its exit code, into a [`TlcRun`].
 pub fn parse_tlc_output(output: &str, exit_code: i32, wall_time: Duration) -> Result<TlcRun, TlcError> {
     let parse_err = |message: String| TlcError::Parse { message, output: output.to_string() };
-    if exit_code < 0 || exit_code >= exit_code::INFRASTRUCTURE_MIN {
+    if !(0..exit_code::INFRASTRUCTURE_MIN).contains(&exit_code) {
         return Err(TlcError::Infrastructure { exit_code, message: error_summary(output), output: output.to_string() });
     }
     let verdict = match exit_code {
