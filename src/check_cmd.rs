@@ -13,7 +13,7 @@ use std::process::ExitCode;
 /// Arguments of `causim check`.
 #[derive(Args, Debug)]
 #[command(after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
-session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc.\n\
+session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc, linearizable (per-key registers, real time).\n\
 Exit status: 0 satisfied, 1 violations found, 2 bad input or usage.")]
 pub struct CheckArgs {
     /// History file to check (`-` for standard input; a directory of Cobra client logs).
@@ -40,6 +40,9 @@ pub struct CheckArgs {
     /// Threads for the read scan (0: as many as the machine has, at most 4).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// `linearizable`: search steps per key before that key gets no verdict.
+    #[arg(long, value_name = "N", default_value_t = CheckOptions::default().lin_steps_max)]
+    pub lin_steps: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,7 +122,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let Some(level) = args.level else {
         return ExitCode::SUCCESS;
     };
-    let options = CheckOptions { violations_max: args.max, threads: args.threads, ..CheckOptions::default() };
+    let options =
+        CheckOptions { violations_max: args.max, threads: args.threads, lin_steps_max: args.lin_steps, ..CheckOptions::default() };
     let report = check_with(&history, level, &options).with_source(source);
     if let Some(path) = &args.dot
         && let Err(e) = write_file(path, |w| w.write_all(report.to_dot().as_bytes()))

@@ -361,7 +361,7 @@ impl FuzzCase {
             scheduler,
             workload: WorkloadConfig::Script(sessions),
             faults: FaultsConfig { partitions, crashes, loss_probability: self.loss_per_mille as f64 / 1000.0 },
-            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, settle_ns: 0 },
+            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, ..LimitsConfig::default() },
             replay: None,
             checks: ChecksConfig { invariants, level: Some(profile.level.name().to_string()) },
             expect: None,

@@ -80,6 +80,7 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
@@ -95,6 +96,24 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// A panic is a bug in causim; when it happens inside a run, say which run and how to replay it,
+/// so the report that follows can be reproduced.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        if let Some(run) = pipeline::run_in_progress() {
+            eprintln!(
+                "causim: this is a bug in causim, not in the scenario. It happened while running {} with seed {}; \
+                 replay it with:\n  {}",
+                run.scenario.display(),
+                run.seed,
+                run.replay_command()
+            );
+        }
+    }));
 }
 
 fn print_protocols() {

@@ -203,3 +203,76 @@ fn export_to_dbcop_bincode_keeps_the_verdict_and_a_list_history_is_refused_witho
     assert!(text(&o.stderr).contains("cannot export a list-append history as plume"), "{}", text(&o.stderr));
     assert!(!out.exists(), "a refused export leaves no file behind");
 }
+
+#[test]
+fn linearizable_judges_real_time_and_says_when_it_cannot() {
+    let d = dir("linearizable");
+    // x=2 completed at 30 before the read began at 40, which still returned x=1: a stale read
+    // that no level ignoring real time reports.
+    let stale = d.join("stale.jsonl");
+    std::fs::write(
+        &stale,
+        r#"{"id":0,"session":"c1","invoke_ns":0,"complete_ns":10,"ops":[{"f":"w","key":"x","value":1}]}
+{"id":1,"session":"c2","invoke_ns":20,"complete_ns":30,"ops":[{"f":"w","key":"x","value":2}]}
+{"id":2,"session":"c3","invoke_ns":40,"complete_ns":50,"ops":[{"f":"r","key":"x","value":1}]}
+"#,
+    )
+    .unwrap();
+    let stale = stale.display().to_string();
+    let o = causim(&["check", &stale, "--level", "linearizable"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("StaleRead") && out.contains("after the write of x=2 (session c2) had completed at 30"), "{out}");
+    assert_eq!(causim(&["check", &stale, "--level", "causal+"]).status.code(), Some(0));
+    // A linearizable history passes (by the alias too); with a budget of one step it gets no
+    // verdict: exit 2, and the note names the key and the option.
+    let fine = d.join("fine.jsonl");
+    std::fs::write(
+        &fine,
+        r#"{"id":0,"session":"c1","invoke_ns":0,"complete_ns":10,"ops":[{"f":"w","key":"x","value":1}]}
+{"id":1,"session":"c2","invoke_ns":5,"complete_ns":30,"ops":[{"f":"r","key":"x","value":null}]}
+{"id":2,"session":"c3","invoke_ns":40,"complete_ns":50,"ops":[{"f":"r","key":"x","value":1}]}
+"#,
+    )
+    .unwrap();
+    let fine = fine.display().to_string();
+    let o = causim(&["check", &fine, "--level", "linearizability"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let o = causim(&["check", &fine, "--level", "linearizable", "--lin-steps", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    let out = text(&o.stdout);
+    assert!(out.contains("got no linearizability verdict") && out.contains("--lin-steps): x"), "{out}");
+    // Without intervals there is nothing to judge: exit 2, not a pass.
+    let o = causim(&["check", &fig6(&d), "--level", "linearizable"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("no real-time intervals"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn help_lists_every_level_input_format_and_export_format_and_the_linearizable_budget() {
+    let o = causim(&["check", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = text(&o.stdout);
+    // "Levels: a, b (alias), …, z (a note, with commas).": each item's name.
+    let list = help.split("Levels: ").nth(1).and_then(|l| l.split(".\n").next()).expect("a level list");
+    let mut depth = 0;
+    let plain: String = list
+        .chars()
+        .filter(|c| {
+            depth += (*c == '(') as i32 - (*c == ')') as i32;
+            depth == 0 && *c != ')'
+        })
+        .collect();
+    let listed: Vec<&str> = plain.split(", ").filter_map(|item| item.split_whitespace().next()).collect();
+    let names: Vec<&str> = causim_checkers::Level::ALL.iter().map(|l| l.name()).collect();
+    assert_eq!(listed, names, "{help}");
+    for format in ["causim", "dbcop", "dbcop-bincode", "plume", "elle", "jepsen-edn", "cobra"] {
+        assert!(causim_checkers::InputFormat::parse(format).is_some());
+        assert!(help.contains(&format!(" {format},")) || help.contains(&format!(" {format}]")), "input format {format} missing:\n{help}");
+    }
+    for format in ["dbcop", "plume", "dbcop-bincode", "causim"] {
+        assert!(causim_checkers::ExportFormat::parse(format).is_some());
+        assert!(help.contains(&format!("`--export {format} FILE`")), "export format {format} missing:\n{help}");
+    }
+    assert!(help.contains("--lin-steps <N>"), "{help}");
+}

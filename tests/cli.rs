@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use std::path::Path;
 
 #[test]
 fn every_command_has_help() {
@@ -56,4 +57,24 @@ fn protocols_lists_mutants() {
     let out = stdout(&o);
     assert!(out.contains("register: ") && out.contains("\n  mutant early_ack: "), "{out}");
     assert!(out.contains("causalmesh_tcc: ") && out.contains("  histories must pass: tcc\n"), "{out}");
+}
+
+#[test]
+fn an_overloaded_node_stops_the_run_at_its_run_queue_limit() {
+    // Goal: offered load beyond a node's capacity stops the run with a named limit instead of
+    // growing its queue (and memory) without bound.
+    let dir = temp_dir("cli", "overload");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/register/default.json")).unwrap();
+    let mut scenario: serde_json::Value = serde_json::from_str(&text).unwrap();
+    scenario["name"] = "overload".into();
+    scenario["topology"]["service"] = serde_json::json!({"dist": "constant", "ns": 5_000_000});
+    scenario["limits"] = serde_json::json!({"run_queue_max": 40});
+    let path = dir.join("overload.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let out = dir.join("out");
+    let o = causim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-trace"]);
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let stopped = summary["summary"]["stopped_by"].as_str().unwrap_or_default().to_string();
+    assert!(stopped.starts_with("limit: run_queue_max (40 inputs wait at "), "stopped by {stopped:?}; {}", stderr(&o));
 }

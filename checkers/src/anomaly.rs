@@ -1,10 +1,12 @@
 //! The anomaly vocabulary, with the names other checkers use for the same thing.
 //!
 //! Our names are those of the literature where one exists: Plume's TAPs for the transactional
-//! levels, the POPL'17 bad patterns for the non-transactional causal levels, and a name after
-//! the broken guarantee for the four session guarantees. Each anomaly also carries its POPL'17
-//! name, its Plume TAP and the nearest Elle/Adya name; the Elle column is "reported as", not
-//! "defined as" (Elle reasons over inferred version orders and Adya cycles).
+//! levels, the POPL'17 bad patterns for the non-transactional causal levels, a name after the
+//! broken guarantee for the four session guarantees, and for the real-time anomalies of
+//! `linearizable` Jepsen's "stale read", Plume's FutureRead transposed to real time, and Herlihy
+//! & Wing's "not linearizable". Each anomaly also carries its POPL'17 name, its Plume TAP and
+//! the nearest Elle/Adya name; the Elle column is "reported as", not "defined as" (Elle reasons
+//! over inferred version orders and Adya cycles).
 
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -41,6 +43,10 @@ pub enum Anomaly {
     FracturedReadCM,
     COConflictCM,
     ConflictCM,
+    // Linearizability (real time, per key).
+    StaleRead,
+    RealtimeFutureRead,
+    NonLinearizable,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -57,7 +63,7 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 24] = [
+    pub const ALL: [Anomaly; 27] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
@@ -82,6 +88,9 @@ impl Anomaly {
         Anomaly::FracturedReadCM,
         Anomaly::COConflictCM,
         Anomaly::ConflictCM,
+        Anomaly::StaleRead,
+        Anomaly::RealtimeFutureRead,
+        Anomaly::NonLinearizable,
     ];
 
     pub fn name(self) -> &'static str {
@@ -110,6 +119,9 @@ impl Anomaly {
             Anomaly::FracturedReadCM => "FracturedReadCM",
             Anomaly::COConflictCM => "COConflictCM",
             Anomaly::ConflictCM => "ConflictCM",
+            Anomaly::StaleRead => "StaleRead",
+            Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
+            Anomaly::NonLinearizable => "NonLinearizable",
         }
     }
 
@@ -148,6 +160,13 @@ impl Anomaly {
             Anomaly::FracturedReadCM => "reads that see transactions in part force a cyclic commit order",
             Anomaly::COConflictCM => "a transaction reads a value overwritten by a write in its causal past",
             Anomaly::ConflictCM => "causality and the commit order the reads imply form a cycle",
+            Anomaly::StaleRead => {
+                "a read returns a value (or the initial value) that a later write had overwritten, in real time, before the read began"
+            }
+            Anomaly::RealtimeFutureRead => "a read completes before the write of the value it returns is invoked",
+            Anomaly::NonLinearizable => {
+                "no order of a key's reads and writes respects real time and has every read return the latest write"
+            }
         }
     }
 
@@ -181,6 +200,9 @@ impl Anomaly {
             A::FracturedReadCM => (Some("CyclicCF"), Some("TAP-l"), Some("G-single")),
             A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
             A::ConflictCM => (Some("CyclicCF"), Some("TAP-n"), Some("incompatible-order")),
+            A::StaleRead => (None, None, Some("G-single-realtime")),
+            A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
+            A::NonLinearizable => (None, None, None),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

@@ -9,27 +9,29 @@ use crate::level::Level;
 use crate::report::{EdgeKind, Explanation, OpRef, TxnRef, Violation, WitnessEdge};
 use std::collections::BTreeMap;
 
-struct Namer<'a> {
-    h: &'a History,
+pub(crate) struct Namer<'a> {
+    pub(crate) h: &'a History,
     labels: BTreeMap<u32, usize>,
     order: Vec<u32>,
     /// Ops worth showing per transaction.
     shown: BTreeMap<u32, Vec<u32>>,
+    /// Show each transaction's real-time interval (for the real-time level).
+    times: bool,
 }
 
 impl<'a> Namer<'a> {
     fn new(h: &'a History) -> Namer<'a> {
-        Namer { h, labels: BTreeMap::new(), order: Vec::new(), shown: BTreeMap::new() }
+        Namer { h, labels: BTreeMap::new(), order: Vec::new(), shown: BTreeMap::new(), times: false }
     }
 
-    fn txn(&mut self, t: u32) {
+    pub(crate) fn txn(&mut self, t: u32) {
         if !self.labels.contains_key(&t) {
             self.labels.insert(t, self.order.len() + 1);
             self.order.push(t);
         }
     }
 
-    fn op(&mut self, o: u32) {
+    pub(crate) fn op(&mut self, o: u32) {
         let t = self.h.op_txn[o as usize];
         self.txn(t);
         let list = self.shown.entry(t).or_default();
@@ -70,17 +72,17 @@ impl<'a> Namer<'a> {
         }
     }
 
-    fn label(&self, t: u32) -> String {
+    pub(crate) fn label(&self, t: u32) -> String {
         format!("T{}", self.labels[&t])
     }
 
-    fn session(&self, t: u32) -> &str {
+    pub(crate) fn session(&self, t: u32) -> &str {
         self.h.session_name(self.h.txns[t as usize].session)
     }
 
     /// `x=1`, `x=⊥`, `x=0 (initial)`; in list-append histories `x=[1 2]` for a read and
     /// `append(x, 2)` for a write.
-    fn assign(&self, o: u32) -> String {
+    pub(crate) fn assign(&self, o: u32) -> String {
         let h = self.h;
         let op = &h.ops[o as usize];
         let key = h.key(op.key);
@@ -149,6 +151,15 @@ impl<'a> Namer<'a> {
             }
             s.push_str(p);
         }
+        if self.times
+            && let Some((invoke, complete)) = h.times.get(&t)
+        {
+            if txn.outcome == crate::history::Outcome::Failed {
+                s.push_str(&format!(" from {invoke} on"));
+            } else {
+                s.push_str(&format!(" during [{invoke}, {complete}]"));
+            }
+        }
         s
     }
 
@@ -180,7 +191,7 @@ impl<'a> Namer<'a> {
         format!("{} = {} {}{at} (id {}{line}{outcome})", r.label, r.session, r.summary, r.id)
     }
 
-    fn op_ref(&self, o: u32) -> OpRef {
+    pub(crate) fn op_ref(&self, o: u32) -> OpRef {
         let h = self.h;
         let t = h.op_txn[o as usize];
         let op = &h.ops[o as usize];
@@ -303,6 +314,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
     let sentence: String;
     let mut cycle = false;
     let mut scc_ids: Vec<u64> = Vec::new();
+    let mut window_ids: Vec<u64> = Vec::new();
     let id = |t: u32| h.txns[t as usize].id;
     match &f.detail {
         Detail::Read | Detail::Repeat { .. } => {
@@ -421,6 +433,16 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             scc_ids.sort_unstable();
             sentence = cycle_sentence(&nm, f.anomaly, hops);
         }
+        Detail::Linear { window, proof } => {
+            nm.times = true;
+            let story =
+                crate::lin::explain::story(&mut nm, f.key.expect("linearizability findings name their key"), window, proof.as_ref());
+            steps = story.steps;
+            witness = story.witness;
+            contradiction = story.contradiction;
+            sentence = story.sentence;
+            window_ids = window.iter().map(|o| id(h.op_txn[*o as usize])).collect();
+        }
         Detail::HbInit { write, hops } => {
             let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");
@@ -470,6 +492,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
         witness,
         cycle,
         scc: scc_ids,
+        window: window_ids,
         sentence,
         explanation: Explanation { lets, steps, contradiction },
     }

@@ -50,6 +50,9 @@ pub(crate) enum Detail {
     /// WriteHBInitRead: the write `write` precedes the initial-value read in the session's
     /// view, through `hops`.
     HbInit { write: u32, hops: Vec<Hop> },
+    /// A key with no linearization: the smallest failing window found (op indices, by
+    /// invocation) and why it fails (None only if the window defies the characterization).
+    Linear { window: Vec<u32>, proof: Option<crate::lin::Proof> },
 }
 
 #[derive(Clone, Debug)]

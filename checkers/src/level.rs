@@ -9,8 +9,9 @@ use std::fmt;
 /// The non-transactional levels (session guarantees, `cc`, `ccv`, `cm`) judge each *operation*:
 /// a transaction is flattened into its operations, in program order, within its session, so
 /// these levels do not require a transaction's reads to come from one snapshot (use `ra` or
-/// `tcc` for that). The transactional levels (`rc`, `ra`, `tcc`) judge whole transactions, as
-/// Plume and Biswas & Enea do. Every level includes `well-formed`.
+/// `tcc` for that). The transactional levels (`rc`, `rc-plume`, `ra`, `tcc`) judge whole
+/// transactions, as Plume and Biswas & Enea do. `linearizable` alone judges real time: each key is a read/write
+/// register of single-operation transactions. Every level includes `well-formed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
     /// Reads see real, committed, final writes; a transaction reads its own writes.
@@ -41,10 +42,32 @@ pub enum Level {
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
     Tcc,
+    /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
+    /// real-time intervals of single-operation transactions.
+    Linearizable,
 }
 
 impl Level {
-    pub const ALL: [Level; 13] = [
+    pub const ALL: [Level; 14] = [
+        Level::WellFormed,
+        Level::ReadYourWrites,
+        Level::MonotonicReads,
+        Level::MonotonicWrites,
+        Level::WritesFollowReads,
+        Level::Session,
+        Level::Cc,
+        Level::Ccv,
+        Level::Cm,
+        Level::Rc,
+        Level::RcPlume,
+        Level::Ra,
+        Level::Tcc,
+        Level::Linearizable,
+    ];
+
+    /// The levels that ignore real time (all but `linearizable`): they judge any history, with
+    /// or without `invoke_ns`/`complete_ns`.
+    pub const UNTIMED: [Level; 13] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -76,6 +99,7 @@ impl Level {
             Level::RcPlume => "rc-plume",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
+            Level::Linearizable => "linearizable",
         }
     }
 
@@ -95,6 +119,7 @@ impl Level {
             Level::RcPlume => "read committed, as Plume's checker decides it",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
+            Level::Linearizable => "linearizability, per key",
         }
     }
 
@@ -115,6 +140,7 @@ impl Level {
             "rc-plume" | "plume-rc" => Level::RcPlume,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
+            "linearizable" | "linearizability" => Level::Linearizable,
             _ => return None,
         })
     }
@@ -124,6 +150,11 @@ impl Level {
         matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc)
     }
 
+    /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
+    pub fn is_timed(self) -> bool {
+        self == Level::Linearizable
+    }
+
     /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
     pub fn forbids(self, anomaly: Anomaly) -> bool {
         use Anomaly as A;
@@ -131,8 +162,8 @@ impl Level {
         match anomaly {
             A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
             // One order of appends per key: the levels with one order of writes.
-            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc),
-            A::CyclicCO => self != L::WellFormed,
+            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Linearizable),
+            A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
             A::NonMonotonicWrite => matches!(self, L::MonotonicWrites | L::Session),
@@ -147,6 +178,7 @@ impl Level {
                 matches!(self, L::Ra | L::Tcc)
             }
             A::COConflictCM | A::ConflictCM => self == L::Tcc,
+            A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
         }
     }
 

@@ -25,6 +25,10 @@
 //! characterisation for differentiated histories, Plume's TAP theorems for RC/RA/TCC). The
 //! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
 //! them; `cm` is complete unless its work budget runs out, which the report states.
+//! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
+//! whose search exceeds `lin_steps_max` gets no verdict, which the report states too. In
+//! list-append histories it judges each read by its list's last element (plus
+//! IncompatibleOrder), so it is sound there but not complete.
 //!
 //! # What the checker cannot see
 //!
@@ -36,9 +40,11 @@
 //! * Operations whose outcome is unknown are never used to *order* anything except through the
 //!   values others read from them.
 //! * A read of a value no recorded write produced is reported as ThinAirRead, not as a cycle.
-//! * Real-time order is recorded but not checked: the causal levels allow stale reads across
-//!   unrelated sessions. There is no serializability or snapshot-isolation level, so
-//!   anti-dependency cycles (write skew, lost update) are never reported.
+//! * Real-time order is checked only at `linearizable`, for keys whose operations are all
+//!   single-operation transactions with an `invoke_ns`/`complete_ns` interval (other keys get no
+//!   verdict, and the report says so); the causal levels allow stale reads across unrelated
+//!   sessions. There is no serializability or snapshot-isolation level, so anti-dependency
+//!   cycles between transactions (write skew, lost update) are never reported.
 //! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
 //!   skipped and the report says so.
 //! * Only the first `violations_max` violations get a witness; all are counted.
@@ -54,6 +60,7 @@ mod fxhash;
 mod graph;
 mod history;
 mod level;
+mod lin;
 mod lists;
 mod plume_rc;
 mod report;
@@ -85,11 +92,15 @@ pub struct CheckOptions {
     /// are recomputed while the reads are scanned (one sequential pass instead of a parallel
     /// one). Clocks of writes are always kept. The report never depends on it.
     pub clock_words_max: usize,
+    /// Work budget of the `linearizable` search per key, in linearization attempts (and again
+    /// for shrinking a failing key to its smallest window). A key that needs more gets no
+    /// verdict: the report says so and is not `complete`.
+    pub lin_steps_max: u64,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20 }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20, lin_steps_max: 10_000_000 }
     }
 }
 
@@ -122,10 +133,19 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
             "list-append history: each read is a read of its list's last element; the order of appends of {} key(s) was read off their longest reads",
             facts.keys_ordered
         ));
+        if level == Level::Linearizable {
+            sink.notes.push(
+                "linearizable judges each list read by its last element only: a read that misses an earlier append is not seen at this level"
+                    .to_string(),
+            );
+        }
     }
     lap("well-formedness");
     let mut complete = true;
-    if level != Level::WellFormed {
+    if level == Level::Linearizable {
+        complete = lin::check(h, &wf, options, &mut sink);
+        lap("linearizability");
+    } else if level != Level::WellFormed {
         let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(h, &wf, gran);
         let succ = units.successors();
@@ -168,7 +188,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }

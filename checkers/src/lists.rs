@@ -16,8 +16,8 @@
 //! * reads that are not prefixes of one another, or a read that lists an element twice, are
 //!   **IncompatibleOrder** (Elle's incompatible-order and duplicate-elements): no single order
 //!   of appends explains them. Forbidden where each key has one order of writes (`ccv`, `rc`,
-//!   `ra`, `tcc`); `cc`, `cm` and the session guarantees let replicas order concurrent appends
-//!   differently. A key with incompatible reads gets no known order;
+//!   `ra`, `tcc`, `linearizable`); `cc`, `cm` and the session guarantees let replicas order
+//!   concurrent appends differently. A key with incompatible reads gets no known order;
 //! * **every element**, not only the last, must come from an append of a transaction that did
 //!   not abort, and not from the reader's own later append: ThinAirRead, AbortedRead and
 //!   FutureRead (Elle's garbage reads, G1a and future reads) for the elements before the last.

@@ -109,7 +109,10 @@ fn reads_that_are_not_prefixes_of_one_another_are_incompatible_where_one_order_i
 {:type :ok, :process 2, :value [[:r :x [1 2]]]}
 {:type :ok, :process 3, :value [[:r :x [2 1]]]}
 "#);
-    assert_eq!(failing(&h), "ccv=IncompatibleOrder rc=IncompatibleOrder ra=IncompatibleOrder tcc=IncompatibleOrder");
+    assert_eq!(
+        failing(&h),
+        "ccv=IncompatibleOrder rc=IncompatibleOrder ra=IncompatibleOrder tcc=IncompatibleOrder linearizable=IncompatibleOrder"
+    );
     let v = &check(&h, Level::Tcc).violations[0];
     assert_eq!(v.sentence, "transaction 3 (session p3) read x=[2 1], but transaction 2 read x=[1 2]: neither is a prefix of the other.");
     // A list holding an element twice.
@@ -161,6 +164,38 @@ fn the_order_the_lists_show_joins_the_write_order_checks() {
     // [1] is a state without 2, though 2 comes after 1 (no read shows 2: it is last). Read
     // atomic does not see through process 1's session, so only the causal levels object.
     assert_eq!(failing(&h), "ccv=CyclicCF tcc=ConflictCM");
+}
+
+#[test]
+fn timed_single_append_histories_are_judged_at_linearizable() {
+    // Append 2 completed (t=30) before the read began (t=40), which still saw only [1]: no
+    // level ignoring real time objects, linearizable reports a stale read in list terms.
+    let h = edn(r#"
+{:type :invoke, :f :txn, :process 0, :time 0, :value [[:append :x 1]]}
+{:type :ok, :f :txn, :process 0, :time 10, :value [[:append :x 1]]}
+{:type :invoke, :f :txn, :process 1, :time 20, :value [[:append :x 2]]}
+{:type :ok, :f :txn, :process 1, :time 30, :value [[:append :x 2]]}
+{:type :invoke, :f :txn, :process 2, :time 40, :value [[:r :x nil]]}
+{:type :ok, :f :txn, :process 2, :time 50, :value [[:r :x [1]]]}
+"#);
+    assert_eq!(failing(&h), "linearizable=StaleRead");
+    let report = check(&h, Level::Linearizable);
+    assert!(report.complete);
+    assert_eq!(
+        report.violations[0].sentence,
+        "session p2's read of x returned [1] at [40, 50], after append(x, 2) (session p1) had completed at 30; that write was invoked at 20, after append(x, 1) had completed at 10."
+    );
+    // Overlapping, so either order is fine: linearizable passes.
+    let h = edn(r#"
+{:type :invoke, :f :txn, :process 0, :time 0, :value [[:append :x 1]]}
+{:type :invoke, :f :txn, :process 1, :time 5, :value [[:append :x 2]]}
+{:type :ok, :f :txn, :process 0, :time 30, :value [[:append :x 1]]}
+{:type :ok, :f :txn, :process 1, :time 30, :value [[:append :x 2]]}
+{:type :invoke, :f :txn, :process 2, :time 40, :value [[:r :x nil]]}
+{:type :ok, :f :txn, :process 2, :time 50, :value [[:r :x [2 1]]]}
+"#);
+    let report = check(&h, Level::Linearizable);
+    assert!(report.ok, "{}", report.render_text());
 }
 
 #[test]

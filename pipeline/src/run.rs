@@ -333,3 +333,20 @@ pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutan
     let b = run(loaded, &options)?.summary;
     Ok(DeterminismCheck { first: (a.history_hash, a.trace_hash), second: (b.history_hash, b.trace_hash) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_in_progress_names_its_replay_command_until_it_ends() {
+        assert_eq!(run_in_progress(), None);
+        let run = RunInProgress { scenario: "scenarios/x.json".into(), seed: 7, mutants: vec!["a".into(), "b".into()] };
+        {
+            let _guard = InProgress::start(run.clone());
+            assert_eq!(run_in_progress(), Some(run.clone()));
+            assert_eq!(run.replay_command(), "causim run scenarios/x.json --seed 7 --mutant a --mutant b");
+        }
+        assert_eq!(run_in_progress(), None, "the guard clears it, also when a run fails early");
+    }
+}

@@ -12,11 +12,14 @@
 //!   of the same key with a different source is not judged by the own-write rules, acyclic CO
 //!   over transactions, and no read of an initial value after a read of another key from a
 //!   transaction that writes it.
+//! * Linearizability: Herlihy & Wing's definition, by exhaustive search per key for an order
+//!   of the key's operations that extends real time and in which every read returns the
+//!   latest write.
 
 #![allow(dead_code)]
 
 use causim_checkers::{Key, Level, OpKind, Outcome, TxnRecord, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone)]
 struct Bits {
@@ -69,6 +72,7 @@ pub struct Oracle {
     well_formed: bool,
     /// Well-formed as Plume's checker judges it (for `rc-plume`).
     well_formed_plume: bool,
+    initial: BTreeMap<Key, Value>,
 }
 
 impl Oracle {
@@ -110,7 +114,7 @@ impl Oracle {
             }
         }
         po_txn.close();
-        let mut o = Oracle { txns, src, po_txn, well_formed: true, well_formed_plume: true };
+        let mut o = Oracle { txns, src, po_txn, well_formed: true, well_formed_plume: true, initial: init };
         o.well_formed = o.check_well_formed(false);
         o.well_formed_plume = o.check_well_formed(true);
         o
@@ -176,9 +180,43 @@ impl Oracle {
         }
         match level {
             Level::WellFormed => true,
+            Level::Linearizable => self.linearizable(),
             Level::Rc | Level::Ra | Level::Tcc => self.transactional(level),
             _ => self.operational(level),
         }
+    }
+
+    // ---- linearizability ----
+
+    /// Whether every key's history is linearizable. `failed` writes may take effect at any
+    /// time after their invocation, or never; `failed` reads and `aborted` operations are left
+    /// out. Without a verdict (a non-aborted transaction of several operations, or without an
+    /// interval): false.
+    fn linearizable(&self) -> bool {
+        let mut keys: BTreeMap<Key, Vec<RegisterOp>> = BTreeMap::new();
+        for txn in &self.txns {
+            if txn.outcome == Outcome::Aborted || txn.ops.is_empty() {
+                continue;
+            }
+            let (Some(inv), Some(cmp), [op]) = (txn.invoke_ns, txn.complete_ns, &txn.ops[..]) else {
+                return false;
+            };
+            let write = op.f == OpKind::Write;
+            if !write && txn.outcome != Outcome::Ok {
+                continue;
+            }
+            keys.entry(op.key.clone()).or_default().push(RegisterOp {
+                inv,
+                cmp: (txn.outcome == Outcome::Ok).then_some(cmp),
+                write,
+                value: op.value.clone(),
+            });
+        }
+        keys.iter().all(|(key, ops)| {
+            assert!(ops.len() <= 64, "the oracle handles at most 64 operations per key");
+            let start = self.initial.get(key).cloned().unwrap_or(Value::Null);
+            order_exists(ops, 0, &start, &mut BTreeSet::new())
+        })
     }
 
     // ---- operation level ----
@@ -482,4 +520,43 @@ fn guarantees(level: Level) -> [bool; 4] {
         Level::Session => [true; 4],
         other => panic!("{other} is not a session level"),
     }
+}
+
+struct RegisterOp {
+    inv: u64,
+    /// None: a `failed` write, whose interval never closes.
+    cmp: Option<u64>,
+    write: bool,
+    value: Value,
+}
+
+/// Whether the operations not in `placed` can follow, in some order extending real time, a
+/// prefix that left the register at `value`. Open-ended operations may stay unplaced (they go
+/// last, where a write changes nothing). `failed` holds (placed, value) states that lead nowhere.
+fn order_exists(ops: &[RegisterOp], placed: u64, value: &Value, failed: &mut BTreeSet<(u64, Value)>) -> bool {
+    let open = |o: usize| placed >> o & 1 == 0;
+    if (0..ops.len()).all(|o| !open(o) || ops[o].cmp.is_none()) {
+        return true;
+    }
+    if failed.contains(&(placed, value.clone())) {
+        return false;
+    }
+    for o in (0..ops.len()).filter(|o| open(*o)) {
+        // Real time: nothing still to place completed before `o` was invoked.
+        if (0..ops.len()).any(|p| p != o && open(p) && ops[p].cmp.is_some_and(|c| c < ops[o].inv)) {
+            continue;
+        }
+        let next = if ops[o].write {
+            &ops[o].value
+        } else if ops[o].value == *value {
+            value
+        } else {
+            continue;
+        };
+        if order_exists(ops, placed | 1 << o, next, failed) {
+            return true;
+        }
+    }
+    failed.insert((placed, value.clone()));
+    false
 }
