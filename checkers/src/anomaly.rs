@@ -20,6 +20,8 @@ pub enum Anomaly {
     NotMyOwnWrite,
     NotMyLastWrite,
     IntermediateRead,
+    // List-append histories: reads of one key that no single order of appends explains.
+    IncompatibleOrder,
     // Causality cycle (every level but well-formed).
     CyclicCO,
     // Session guarantees (operation level).
@@ -61,13 +63,14 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 26] = [
+    pub const ALL: [Anomaly; 27] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
         Anomaly::NotMyOwnWrite,
         Anomaly::NotMyLastWrite,
         Anomaly::IntermediateRead,
+        Anomaly::IncompatibleOrder,
         Anomaly::CyclicCO,
         Anomaly::MissedOwnWrite,
         Anomaly::NonMonotonicRead,
@@ -98,6 +101,7 @@ impl Anomaly {
             Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
             Anomaly::NotMyLastWrite => "NotMyLastWrite",
             Anomaly::IntermediateRead => "IntermediateRead",
+            Anomaly::IncompatibleOrder => "IncompatibleOrder",
             Anomaly::CyclicCO => "CyclicCO",
             Anomaly::MissedOwnWrite => "MissedOwnWrite",
             Anomaly::NonMonotonicRead => "NonMonotonicRead",
@@ -134,6 +138,9 @@ impl Anomaly {
             Anomaly::NotMyOwnWrite => "after writing a key, a transaction reads another transaction's value of it",
             Anomaly::NotMyLastWrite => "a transaction reads its own earlier write of a key, not its latest one",
             Anomaly::IntermediateRead => "a read returns a value another transaction overwrote before it ended",
+            Anomaly::IncompatibleOrder => {
+                "two reads of a list disagree on the order of its appends (neither is a prefix of the other), or one lists an element twice"
+            }
             Anomaly::CyclicCO => "session order and reads-from form a cycle: something was read before it was written",
             Anomaly::MissedOwnWrite => "a session reads a value older than its own earlier write of the key",
             Anomaly::NonMonotonicRead => "a session reads a value older than one it has already read",
@@ -175,6 +182,7 @@ impl Anomaly {
             A::NotMyOwnWrite => (None, Some("TAP-d"), Some("internal")),
             A::NotMyLastWrite => (None, Some("TAP-e"), Some("internal")),
             A::IntermediateRead => (None, Some("TAP-f"), Some("G1b")),
+            A::IncompatibleOrder => (None, None, Some("incompatible-order")),
             A::CyclicCO => (Some("CyclicCO"), Some("TAP-g"), Some("G1c-process")),
             A::MissedOwnWrite => (Some(co_read), Some("TAP-k"), Some("G-single-process")),
             A::NonMonotonicRead => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
@@ -187,7 +195,7 @@ impl Anomaly {
             A::CyclicHB => (Some("CyclicHB"), None, None),
             A::NonMonoReadCO => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
             A::NonMonoReadCM => (Some("CyclicCF"), Some("TAP-i"), Some("G-monotonic")),
-            A::NonRepeatableRead => (None, Some("TAP-j"), Some("G2-item")),
+            A::NonRepeatableRead => (None, Some("TAP-j"), Some("internal")),
             A::FracturedReadCO => (Some(co_read), Some("TAP-k"), Some("G-single")),
             A::FracturedReadCM => (Some("CyclicCF"), Some("TAP-l"), Some("G-single")),
             A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),

@@ -4,7 +4,7 @@
 
 use crate::anomaly::Anomaly;
 use crate::finding::{Detail, Finding, Hop};
-use crate::history::{History, OpKind, RF_INIT, RF_NONE};
+use crate::history::{History, NONE, OpKind, RF_INIT, RF_NONE, Value};
 use crate::level::Level;
 use crate::report::{EdgeKind, Explanation, OpRef, TxnRef, Violation, WitnessEdge};
 use std::collections::BTreeMap;
@@ -80,11 +80,20 @@ impl<'a> Namer<'a> {
         self.h.session_name(self.h.txns[t as usize].session)
     }
 
-    /// `x=1`, `x=⊥`, `x=0 (initial)`.
+    /// `x=1`, `x=⊥`, `x=0 (initial)`; in list-append histories `x=[1 2]` for a read and
+    /// `append(x, 2)` for a write.
     pub(crate) fn assign(&self, o: u32) -> String {
         let h = self.h;
         let op = &h.ops[o as usize];
         let key = h.key(op.key);
+        if let Some(lists) = &h.lists {
+            if op.is_write() {
+                return format!("append({key}, {})", h.op_value(o as usize));
+            }
+            let list = lists.of(o).unwrap_or(&[]);
+            let items: Vec<String> = list.iter().map(|v| h.value(*v).to_string()).collect();
+            return format!("{key}=[{}]", items.join(" "));
+        }
         let v = h.op_value(o as usize);
         if op.is_read() && h.rf[o as usize] == RF_INIT && h.initial.contains_key(&op.key) {
             format!("{key}={v} (initial)")
@@ -93,14 +102,22 @@ impl<'a> Namer<'a> {
         }
     }
 
-    /// `writes x=1` / `reads y=2`.
+    /// `writes x=1` / `reads y=2` (`does append(x, 1)` in list-append histories).
     fn op_text(&self, o: u32) -> String {
-        let verb = if self.h.ops[o as usize].is_read() { "reads" } else { "writes" };
+        let verb = match (self.h.ops[o as usize].is_read(), self.h.lists.is_some()) {
+            (true, _) => "reads",
+            (false, false) => "writes",
+            (false, true) => "does",
+        };
         format!("{verb} {}", self.assign(o))
     }
 
     fn past(&self, o: u32) -> String {
-        let verb = if self.h.ops[o as usize].is_read() { "read" } else { "wrote" };
+        let verb = match (self.h.ops[o as usize].is_read(), self.h.lists.is_some()) {
+            (true, _) => "read",
+            (false, false) => "wrote",
+            (false, true) => "did",
+        };
         format!("{verb} {}", self.assign(o))
     }
 
@@ -234,13 +251,14 @@ impl<'a> Namer<'a> {
             Hop::WriteOrder { first, second, read, .. } => {
                 let reader = h.op_txn[*read as usize];
                 let lr = self.labels.get(&reader).map(|i| format!("T{i}")).unwrap_or_else(|| format!("transaction {}", id(reader)));
-                let because = format!(
-                    "{lr} read {} although {la}'s {} is visible to it, so {} must be ordered before {}",
-                    self.assign(*second),
-                    self.assign(*first),
-                    self.assign(*first),
-                    self.assign(*second)
-                );
+                let (fa, sa) = (self.assign(*first), self.assign(*second));
+                let because = match crate::lists::shows_order(h, *first, *second, *read) {
+                    Some(true) => format!("{lr} read {}, a list in which {fa} comes before {sa}", self.assign(*read)),
+                    Some(false) => {
+                        format!("{lr} read {} and no read ever returned {sa}, so it was appended after everything read", self.assign(*read))
+                    }
+                    None => format!("{lr} read {sa} although {la}'s {fa} is visible to it, so {fa} must be ordered before {sa}"),
+                };
                 let edge = WitnessEdge {
                     from: id(a),
                     to: id(b),
@@ -339,6 +357,18 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
                 let hop = Hop::ReadsFrom { from: h.op_txn[w as usize], to: t, write: w, read: r };
                 witness.push(nm.step(&hop).1);
             }
+        }
+        Detail::Element { write, value } => {
+            let r = read.expect("element findings name their read");
+            let t = h.op_txn[r as usize];
+            nm.op(r);
+            if *write != NONE {
+                nm.op(*write);
+            }
+            let (s, c, st) = element_story(&nm, f.anomaly, r, t, *write, h.value(*value));
+            sentence = s;
+            contradiction = c;
+            steps = st;
         }
         Detail::Shadow { newer, to_newer, to_reader } => {
             let (to_newer, to_reader) = (&between(h, to_newer), &between(h, to_reader));
@@ -468,6 +498,38 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
     }
 }
 
+/// Sentence, contradiction and steps for a list read with a bad element before its last.
+fn element_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, write: u32, value: Value) -> (String, String, Vec<String>) {
+    let h = nm.h;
+    let (lt, s, id) = (nm.label(t), nm.session(t), h.txns[t as usize].id);
+    let key = h.key(h.ops[r as usize].key);
+    let read = nm.assign(r);
+    match anomaly {
+        Anomaly::ThinAirRead => (
+            format!("session {s} read {read} in transaction {id}, but no transaction appended {value} to {key}."),
+            format!("However, no transaction appends {value} to {key}, so no state of {key} holds it: a contradiction!"),
+            vec![format!("{lt} read {read}.")],
+        ),
+        Anomaly::AbortedRead => {
+            let tw = h.op_txn[write as usize];
+            (
+                format!(
+                    "session {s} read {read}, which holds {value}, appended by transaction {} of session {}, which aborted.",
+                    h.txns[tw as usize].id,
+                    nm.session(tw)
+                ),
+                format!("However, {} aborted, so its appends were never visible: a contradiction!", nm.label(tw)),
+                vec![format!("{lt} read {read}; {} did {}.", nm.label(tw), nm.assign(write))],
+            )
+        }
+        _ => (
+            format!("transaction {id} (session {s}) read {read}, which holds {value}, an element it appends itself only later."),
+            format!("However, {lt} does {} only after that read: a contradiction!", nm.assign(write)),
+            vec![format!("{lt} read {read} before doing {}.", nm.assign(write))],
+        ),
+    }
+}
+
 /// Sentence, contradiction and steps for a read that is wrong by itself.
 fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail) -> (String, String, Vec<String>) {
     let h = nm.h;
@@ -567,6 +629,30 @@ fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail)
                     .to_string(),
                 vec![format!("{lt} read {} ({}), then {} ({}).", nm.assign(*first), src(*first), nm.assign(r), src(r))],
             )
+        }
+        Anomaly::IncompatibleOrder => {
+            let Detail::Repeat { first } = detail else { unreachable!("IncompatibleOrder findings carry the read they disagree with") };
+            if *first == r {
+                (
+                    format!("transaction {id} (session {s}) read {}, which lists an element twice.", nm.assign(r)),
+                    "However, appended values are unique, so no state of a list holds one twice: a contradiction!".to_string(),
+                    vec![format!("{lt} read {}.", nm.assign(r))],
+                )
+            } else {
+                let tf = h.op_txn[*first as usize];
+                (
+                    format!(
+                        "transaction {id} (session {s}) read {}, but transaction {} read {}: neither is a prefix of the other.",
+                        nm.assign(r),
+                        h.txns[tf as usize].id,
+                        nm.assign(*first)
+                    ),
+                    format!(
+                        "However, every read of {key} returns a state of one list, and each state is a prefix of the next: a contradiction!"
+                    ),
+                    vec![format!("{} read {}, and {lt} read {}.", nm.label(tf), nm.assign(*first), nm.assign(r))],
+                )
+            }
         }
         _ => unreachable!("only well-formedness findings are read findings"),
     }

@@ -9,8 +9,8 @@ use std::fmt;
 /// The non-transactional levels (session guarantees, `cc`, `ccv`, `cm`) judge each *operation*:
 /// a transaction is flattened into its operations, in program order, within its session, so
 /// these levels do not require a transaction's reads to come from one snapshot (use `ra` or
-/// `tcc` for that). The transactional levels (`rc`, `ra`, `tcc`) judge whole transactions, as
-/// Plume and Biswas & Enea do. `linearizable` alone judges real time: each key is a read/write
+/// `tcc` for that). The transactional levels (`rc`, `rc-plume`, `ra`, `tcc`) judge whole
+/// transactions, as Plume and Biswas & Enea do. `linearizable` alone judges real time: each key is a read/write
 /// register of single-operation transactions. Every level includes `well-formed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
@@ -32,8 +32,12 @@ pub enum Level {
     Ccv,
     /// Causal memory (POPL'17 CM): CC where each session's view is consistent on its own.
     Cm,
-    /// Read committed (Plume RC, TAP-a…i).
+    /// Read committed (Biswas & Enea's axioms; Plume's paper: no TAP-a…i).
     Rc,
+    /// Read committed as Plume's checker decides it: well-formedness judged against the nearest
+    /// earlier operation on the key, CyclicCO, and the read-committed axiom for reads of
+    /// initial values only (see `checkers/README.md`).
+    RcPlume,
     /// Read atomic (Plume RA, TAP-a…l).
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
@@ -44,7 +48,7 @@ pub enum Level {
 }
 
 impl Level {
-    pub const ALL: [Level; 13] = [
+    pub const ALL: [Level; 14] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -55,6 +59,7 @@ impl Level {
         Level::Ccv,
         Level::Cm,
         Level::Rc,
+        Level::RcPlume,
         Level::Ra,
         Level::Tcc,
         Level::Linearizable,
@@ -62,7 +67,7 @@ impl Level {
 
     /// The levels that ignore real time (all but `linearizable`): they judge any history, with
     /// or without `invoke_ns`/`complete_ns`.
-    pub const UNTIMED: [Level; 12] = [
+    pub const UNTIMED: [Level; 13] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -73,6 +78,7 @@ impl Level {
         Level::Ccv,
         Level::Cm,
         Level::Rc,
+        Level::RcPlume,
         Level::Ra,
         Level::Tcc,
     ];
@@ -90,6 +96,7 @@ impl Level {
             Level::Ccv => "ccv",
             Level::Cm => "cm",
             Level::Rc => "rc",
+            Level::RcPlume => "rc-plume",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
             Level::Linearizable => "linearizable",
@@ -109,6 +116,7 @@ impl Level {
             Level::Ccv => "causal convergence (causal+)",
             Level::Cm => "causal memory",
             Level::Rc => "read committed",
+            Level::RcPlume => "read committed, as Plume's checker decides it",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
             Level::Linearizable => "linearizability, per key",
@@ -128,7 +136,8 @@ impl Level {
             "cc" | "causal" => Level::Cc,
             "ccv" | "causal+" | "causal-plus" | "causal-convergence" => Level::Ccv,
             "cm" | "causal-memory" => Level::Cm,
-            "rc" | "read-committed" => Level::Rc,
+            "rc" | "read-committed" | "rc-biswas-enea" => Level::Rc,
+            "rc-plume" | "plume-rc" => Level::RcPlume,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             "linearizable" | "linearizability" => Level::Linearizable,
@@ -138,7 +147,7 @@ impl Level {
 
     /// Whether the level judges whole transactions (rather than single operations).
     pub fn is_transactional(self) -> bool {
-        matches!(self, Level::Rc | Level::Ra | Level::Tcc)
+        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc)
     }
 
     /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
@@ -152,6 +161,8 @@ impl Level {
         use Level as L;
         match anomaly {
             A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
+            // One order of appends per key: the levels with one order of writes.
+            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
@@ -160,7 +171,9 @@ impl Level {
             A::WriteCOInitRead | A::WriteCORead => matches!(self, L::Cc | L::Ccv | L::Cm),
             A::CyclicCF => self == L::Ccv,
             A::WriteHBInitRead | A::CyclicHB => self == L::Cm,
-            A::NonMonoReadCO | A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
+            // rc-plume: NonMonoReadCO only for reads of initial values (Plume's RC mode).
+            A::NonMonoReadCO => matches!(self, L::Rc | L::RcPlume | L::Ra | L::Tcc),
+            A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
             A::NonRepeatableRead | A::FracturedReadCO | A::FracturedReadCM => {
                 matches!(self, L::Ra | L::Tcc)
             }

@@ -26,7 +26,9 @@
 //! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
 //! them; `cm` is complete unless its work budget runs out, which the report states.
 //! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
-//! whose search exceeds `lin_steps_max` gets no verdict, which the report states too.
+//! whose search exceeds `lin_steps_max` gets no verdict, which the report states too. In
+//! list-append histories it judges each read by its list's last element (plus
+//! IncompatibleOrder), so it is sound there but not complete.
 //!
 //! # What the checker cannot see
 //!
@@ -59,6 +61,8 @@ mod graph;
 mod history;
 mod level;
 mod lin;
+mod lists;
+mod plume_rc;
 mod report;
 mod session;
 pub mod testgen;
@@ -120,6 +124,22 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     let mut sink = Sink::new(options.violations_max);
     let wf = wf::analyze(h);
     well_formedness(h, &wf, level, &mut sink);
+    let list_facts = h.lists.as_ref().map(|l| lists::analyze(h, &wf, l));
+    if let Some(facts) = &list_facts {
+        for f in facts.findings_at(level) {
+            sink.push(f.clone());
+        }
+        sink.notes.push(format!(
+            "list-append history: each read is a read of its list's last element; the order of appends of {} key(s) was read off their longest reads",
+            facts.keys_ordered
+        ));
+        if level == Level::Linearizable {
+            sink.notes.push(
+                "linearizable judges each list read by its last element only: a read that misses an earlier append is not seen at this level"
+                    .to_string(),
+            );
+        }
+    }
     lap("well-formedness");
     let mut complete = true;
     if level == Level::Linearizable {
@@ -146,7 +166,16 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                 ));
             }
             Ok(clocks) => {
-                let cx = causal::Ctx { h, wf: &wf, units: &units, succ: &succ, clocks: &clocks, threads: threads(options.threads) };
+                let known = list_facts.as_ref().map_or_else(Vec::new, |f| known_order(h, &units, &f.order));
+                let cx = causal::Ctx {
+                    h,
+                    wf: &wf,
+                    units: &units,
+                    succ: &succ,
+                    clocks: &clocks,
+                    threads: threads(options.threads),
+                    known: &known,
+                };
                 match level {
                     Level::ReadYourWrites | Level::MonotonicReads | Level::MonotonicWrites | Level::WritesFollowReads | Level::Session => {
                         session::check(&cx, level, &mut sink);
@@ -158,6 +187,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                         }
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
+                    Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
                     Level::WellFormed | Level::Linearizable => unreachable!("handled above"),
                 }
                 lap("causal checks");
@@ -167,8 +197,37 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     build_report(h, level, sink, complete)
 }
 
+/// Known write orders (list-append version orders) between units, as forced edges:
+/// (unit of the first write, unit of the second, the read that shows the order).
+fn known_order(h: &History, units: &Units, order: &[(u32, u32, u32)]) -> Vec<(u32, u32, u32)> {
+    order
+        .iter()
+        .filter_map(|&(a, b, read)| {
+            let (ua, ub) = (units.writer_unit(h, a), units.writer_unit(h, b));
+            (ua != history::NONE && ub != history::NONE && ua != ub).then_some((ua, ub, read))
+        })
+        .collect()
+}
+
 fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
+    let repeats = level.forbids(Anomaly::NonRepeatableRead);
     for (o, class) in wf.class.iter().enumerate() {
+        let also = wf.also_repeats.get(&(o as u32));
+        // Plume's checker compares a read with the nearest earlier operation on its key only:
+        // after an own read, it calls the read non-repeatable, which its RC allows.
+        // Only whether it read another transaction's intermediate value remains to judge.
+        if level == Level::RcPlume && also.is_some_and(|a| a.1) {
+            let w = h.rf[o];
+            if *class == ReadClass::NotMyOwnWrite && w != history::RF_INIT && h.rf_txn[o] & history::WRITER_OVERWRITTEN != 0 {
+                sink.push(Finding {
+                    anomaly: Anomaly::IntermediateRead,
+                    key: Some(h.ops[o].key),
+                    read: Some(o as u32),
+                    detail: Detail::Read,
+                });
+            }
+            continue;
+        }
         let anomaly = match class {
             ReadClass::ThinAir => Anomaly::ThinAirRead,
             ReadClass::Aborted => Anomaly::AbortedRead,
@@ -185,6 +244,15 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
             _ => Detail::Read,
         };
         sink.push(Finding { anomaly, key: Some(key), read: Some(o as u32), detail });
+        // A read that ignores its own write after reading the key is also non-repeatable.
+        if let Some(&(first, _)) = also.filter(|_| repeats) {
+            sink.push(Finding {
+                anomaly: Anomaly::NonRepeatableRead,
+                key: Some(key),
+                read: Some(o as u32),
+                detail: Detail::Repeat { first },
+            });
+        }
     }
 }
 

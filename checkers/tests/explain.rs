@@ -20,12 +20,15 @@ fn one_explanation_per_anomaly() {
             }
             seen.push(want);
             let report = check(&h, COLUMNS[i]);
-            let v = &report.violations[0];
             out.push_str(&format!("=== {} — {} at {}\n", lit.name, want, COLUMNS[i]));
             for line in lit.history.lines() {
                 out.push_str(&format!("    | {line}\n"));
             }
-            out.push_str(&v.render_text(1));
+            // The first violation of each anomaly the cell names.
+            for (k, name) in want.split(" + ").enumerate() {
+                let v = report.violations.iter().find(|v| v.anomaly.name() == name).expect("the cell's anomaly is reported");
+                out.push_str(&v.render_text(k + 1));
+            }
             out.push('\n');
         }
     }
@@ -41,7 +44,10 @@ fn one_explanation_per_anomaly() {
             for line in lit.history.lines() {
                 out.push_str(&format!("    | {line}\n"));
             }
-            out.push_str(&report.violations[0].render_text(1));
+            for (k, name) in want.split(" + ").enumerate() {
+                let v = report.violations.iter().find(|v| v.anomaly.name() == name).expect("the cell's anomaly is reported");
+                out.push_str(&v.render_text(k + 1));
+            }
             out.push('\n');
         }
     }

@@ -96,6 +96,22 @@ impl Teller {
         nm.session(nm.h.op_txn[o.op as usize]).to_string()
     }
 
+    /// "the write of x=1", or "append(x, 1)" in a list-append history.
+    fn write_of(nm: &Namer<'_>, o: &RegOp) -> String {
+        if nm.h.lists.is_some() { nm.assign(o.op) } else { format!("the write of {}", nm.assign(o.op)) }
+    }
+
+    /// What a read returned: "1", or the list "[1 2]" in a list-append history.
+    fn returned(nm: &Namer<'_>, read: &RegOp) -> String {
+        match &nm.h.lists {
+            Some(lists) => {
+                let items: Vec<String> = lists.of(read.op).unwrap_or(&[]).iter().map(|v| nm.h.value(*v).to_string()).collect();
+                format!("[{}]", items.join(" "))
+            }
+            None => nm.h.op_value(read.op as usize).to_string(),
+        }
+    }
+
     fn future_read(mut self, nm: &mut Namer<'_>, write: &RegOp, read: &RegOp) -> Story {
         nm.op(write.op);
         nm.op(read.op);
@@ -103,11 +119,12 @@ impl Teller {
         let (lw, lr) = (Self::lab(nm, write.op), Self::lab(nm, read.op));
         let because = format!("{lr} read {}, which {lw} wrote", nm.assign(read.op));
         self.witness.push(self.edge(nm, EdgeKind::ReadsFrom, write.op, read.op, &because));
-        let value = nm.assign(read.op);
         let sentence = format!(
-            "session {}'s read of {value} completed at {}, before the write of {value} (session {}) was invoked at {}.",
+            "session {}'s read of {} completed at {}, before {} (session {}) was invoked at {}.",
             Self::session(nm, read),
+            nm.assign(read.op),
             read.cmp,
+            Self::write_of(nm, write),
             Self::session(nm, write),
             write.inv
         );
@@ -132,19 +149,19 @@ impl Teller {
         let because = format!("{lr} read {old_text}, which {ln}'s {} overwrote", nm.assign(newer.op));
         self.witness.push(self.edge(nm, EdgeKind::AntiDependency, read.op, newer.op, &because));
         let returned = match old {
-            Some(_) => format!("{key} returned {}", nm.h.op_value(read.op as usize)),
-            None => format!("{key} returned the initial value {}", nm.h.op_value(read.op as usize)),
+            Some(_) => format!("{key} returned {}", Self::returned(nm, read)),
+            None => format!("{key} returned the initial value {}", Self::returned(nm, read)),
         };
         let before = match old {
-            Some(w) => format!("; that write was invoked at {}, after the write of {value} had completed at {}", newer.inv, w.cmp),
+            Some(w) => format!("; that write was invoked at {}, after {} had completed at {}", newer.inv, Self::write_of(nm, w), w.cmp),
             None => String::new(),
         };
         let sentence = format!(
-            "session {}'s read of {returned} at [{}, {}], after the write of {} (session {}) had completed at {}{before}.",
+            "session {}'s read of {returned} at [{}, {}], after {} (session {}) had completed at {}{before}.",
             Self::session(nm, read),
             read.inv,
             read.cmp,
-            nm.assign(newer.op),
+            Self::write_of(nm, newer),
             Self::session(nm, newer),
             newer.cmp
         );

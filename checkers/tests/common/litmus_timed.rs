@@ -10,7 +10,8 @@ pub const COLUMNS: [Level; 2] = [Level::Ccv, Level::Linearizable];
 pub struct TimedLitmus {
     pub name: &'static str,
     pub history: &'static str,
-    /// One entry per column: the anomaly reported first, `-` for none, `?` for no verdict.
+    /// One entry per column: every anomaly reported (` + ` between several), `-` for none, `?`
+    /// for no verdict.
     pub expect: [&'static str; 2],
 }
 

@@ -109,7 +109,7 @@ pub fn snapshot(name: &str, actual: &str) {
     }
 }
 
-pub const ALL_LEVELS: [Level; 12] = Level::UNTIMED;
+pub const ALL_LEVELS: [Level; 13] = Level::UNTIMED;
 
 /// Compare the README section between `<!-- name -->` and `<!-- /name -->` with `content`;
 /// with `CAUSIM_BLESS=1`, rewrite it.

@@ -8,6 +8,10 @@
 //!   path shapes documented on `Level`.
 //! * Transaction levels: Biswas & Enea's axioms — the level holds iff CO plus the write orders
 //!   its axiom forces is acyclic (with an initial transaction before everything).
+//! * `rc-plume` (Plume's checker in RC mode): well-formedness where a read that follows a read
+//!   of the same key with a different source is not judged by the own-write rules, acyclic CO
+//!   over transactions, and no read of an initial value after a read of another key from a
+//!   transaction that writes it.
 //! * Linearizability: Herlihy & Wing's definition, by exhaustive search per key for an order
 //!   of the key's operations that extends real time and in which every read returns the
 //!   latest write.
@@ -66,6 +70,8 @@ pub struct Oracle {
     /// Program order between transactions (transitive), over all transactions.
     po_txn: Bits,
     well_formed: bool,
+    /// Well-formed as Plume's checker judges it (for `rc-plume`).
+    well_formed_plume: bool,
     initial: BTreeMap<Key, Value>,
 }
 
@@ -108,8 +114,9 @@ impl Oracle {
             }
         }
         po_txn.close();
-        let mut o = Oracle { txns, src, po_txn, well_formed: true, initial: init };
-        o.well_formed = o.check_well_formed();
+        let mut o = Oracle { txns, src, po_txn, well_formed: true, well_formed_plume: true, initial: init };
+        o.well_formed = o.check_well_formed(false);
+        o.well_formed_plume = o.check_well_formed(true);
         o
     }
 
@@ -120,7 +127,9 @@ impl Oracle {
         self.txns[t].outcome == Outcome::Aborted
     }
 
-    fn check_well_formed(&self) -> bool {
+    /// With `plume`, a read whose nearest earlier operation on its key is a read of another
+    /// source is a repeated read, not judged by the own-write rules.
+    fn check_well_formed(&self, plume: bool) -> bool {
         for (t, txn) in self.txns.iter().enumerate() {
             if !self.ok(t) {
                 continue;
@@ -129,11 +138,16 @@ impl Oracle {
                 if op.f != OpKind::Read {
                     continue;
                 }
-                let own_last = (0..i).rev().find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
+                let mut own_last = (0..i).rev().find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
+                let nearest = (0..i).rev().find(|j| txn.ops[*j].key == op.key);
+                let repeated = nearest.is_some_and(|j| txn.ops[j].f == OpKind::Read && self.src[&(t, j)] != self.src[&(t, i)]);
+                if plume && repeated {
+                    own_last = None;
+                }
                 match self.src[&(t, i)] {
                     Src::Nothing => return false,
                     Src::Write(wt, wi) if wt == t => {
-                        if wi > i || own_last != Some(wi) {
+                        if wi > i || (own_last.is_some() && own_last != Some(wi)) {
                             return false;
                         }
                     }
@@ -158,6 +172,9 @@ impl Oracle {
     }
 
     pub fn satisfies(&self, level: Level) -> bool {
+        if level == Level::RcPlume {
+            return self.well_formed_plume && self.rc_plume();
+        }
         if !self.well_formed {
             return false;
         }
@@ -385,6 +402,48 @@ impl Oracle {
     }
 
     // ---- transaction level ----
+
+    /// Plume's RC mode: acyclic CO over transactions, and no read of an initial value of `x`
+    /// after a read of another key from a transaction that writes `x`.
+    fn rc_plume(&self) -> bool {
+        let live: Vec<usize> = (0..self.txns.len()).filter(|t| !self.aborted(*t)).collect();
+        let node: BTreeMap<usize, usize> = live.iter().enumerate().map(|(k, t)| (*t, k)).collect();
+        let mut co = Bits::new(live.len());
+        for &a in &live {
+            for &b in &live {
+                if a != b && self.po_txn.get(a, b) {
+                    co.set(node[&a], node[&b]);
+                }
+            }
+        }
+        for &t in &live {
+            if !self.ok(t) {
+                continue;
+            }
+            let txn = &self.txns[t];
+            for (i, op) in txn.ops.iter().enumerate() {
+                match self.src.get(&(t, i)) {
+                    Some(Src::Write(wt, _)) if *wt != t && !self.aborted(*wt) => {
+                        co.set(node[wt], node[&t]);
+                    }
+                    Some(Src::Init) => {
+                        let stale = (0..i).any(|j| {
+                            txn.ops[j].f == OpKind::Read
+                                && txn.ops[j].key != op.key
+                                && matches!(self.src[&(t, j)], Src::Write(wt, _) if wt != t
+                                    && self.txns[wt].ops.iter().any(|w| w.f == OpKind::Write && w.key == op.key))
+                        });
+                        if stale {
+                            return false;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        co.close();
+        !co.cyclic()
+    }
 
     fn transactional(&self, level: Level) -> bool {
         let live: Vec<usize> = (0..self.txns.len()).filter(|t| !self.aborted(*t)).collect();
