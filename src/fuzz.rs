@@ -338,7 +338,8 @@ impl FuzzCase {
                                 0 => ScriptOp::Read(key(k)),
                                 1 => ScriptOp::Write(key(k)),
                                 _ => {
-                                    let other = if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
+                                    let other =
+                                        if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
                                     ScriptOp::ReadTxn(vec![key(k), key(other)])
                                 }
                             })
@@ -360,7 +361,7 @@ impl FuzzCase {
             scheduler,
             workload: WorkloadConfig::Script(sessions),
             faults: FaultsConfig { partitions, crashes, loss_probability: self.loss_per_mille as f64 / 1000.0 },
-            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, settle_ns: 0 },
+            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, ..LimitsConfig::default() },
             replay: None,
             checks: ChecksConfig { invariants, level: Some(profile.level.name().to_string()) },
             expect: None,
@@ -581,7 +582,7 @@ pub fn judge(scenario: &Scenario) -> Result<Verdict, String> {
         })),
         Ok(Err(run::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
         Ok(Err(e @ run::RunError::Io { .. })) => Ok(Verdict::Fail(Failed { broken: Some(e.to_string()), ..Failed::default() })),
-        Ok(Err(e @ run::RunError::Option { .. })) => Err(format!("the fuzzer passed a bad option: {e}")),
+        Ok(Err(e @ (run::RunError::Option { .. } | run::RunError::Output(_)))) => Err(format!("the fuzzer passed a bad option: {e}")),
         Err(panic) => {
             let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             Ok(Verdict::Fail(Failed { panic: Some(msg.unwrap_or_default()), ..Failed::default() }))

@@ -10,3 +10,4 @@ pub mod progress;
 pub mod report;
 pub mod reproduce;
 pub mod sweep;
+pub mod view;

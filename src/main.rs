@@ -8,6 +8,7 @@ mod model_check_cmd;
 mod plot_cmd;
 mod reproduce_cmd;
 mod sweep_cmd;
+mod view_cmd;
 
 use causim::report;
 use causim_models::PROTOCOLS;
@@ -52,6 +53,8 @@ enum Command {
     ModelCheck(model_check_cmd::Cmd),
     /// List the protocols and their mutants.
     Protocols,
+    /// Draw a run as a space-time diagram in one HTML page, with the anomalies' witnesses on it.
+    View(view_cmd::Cmd),
 }
 
 #[derive(Args)]
@@ -77,9 +80,13 @@ struct RunArgs {
     /// `expect` is not enforced then, since it describes the scenario as written.
     #[arg(long = "mutant", value_name = "NAME")]
     mutants: Vec<String>,
+    /// Also write view.html: the run as a space-time diagram (see `causim view`).
+    #[arg(long)]
+    view: bool,
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
@@ -90,11 +97,36 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz_cmd::run(args),
         Command::Reproduce(args) => reproduce_cmd::run(args),
         Command::ModelCheck(args) => model_check_cmd::run(args),
+        Command::View(args) => view_cmd::run(args),
         Command::Protocols => {
             print_protocols();
             ExitCode::SUCCESS
         }
     }
+}
+
+/// A panic is a bug in causim; when it happens inside a run, say which run and how to replay it,
+/// so the report that follows can be reproduced.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // `causim run … | head` closes the pipe: print! panics with this message. End quietly,
+        // as a program killed by SIGPIPE does (status 128 + 13), rather than report a bug.
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+        if let Some(run) = pipeline::run_in_progress() {
+            eprintln!(
+                "causim: this is a bug in causim, not in the scenario. It happened while running {} with seed {}; \
+                 replay it with:\n  {}",
+                run.scenario.display(),
+                run.seed,
+                run.replay_command()
+            );
+        }
+    }));
 }
 
 fn print_protocols() {
@@ -108,8 +140,7 @@ fn print_protocols() {
             text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
     }
-    // A closed pipe (`causim protocols | head`) is not an error worth a panic.
-    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+    print!("{text}");
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -161,6 +192,9 @@ fn run(args: RunArgs) -> ExitCode {
             println!("  {:<16}{}", "wrote", t.display());
         }
         println!("  {:<16}{}", "wrote", files.summary.display());
+        if args.view && !view_cmd::after_run(files.summary.parent().unwrap_or(Path::new("."))) {
+            return ExitCode::from(2);
+        }
     }
     if let Some(files) = &report.files
         && let Some(trace_path) = &files.trace

@@ -233,6 +233,7 @@ impl SweepPlan {
     pub fn from_text(path: &Path, text: String, quick: bool) -> Result<SweepPlan, ScenarioError> {
         let mut spec: SweepSpec = parse_located(path, &text)?;
         let err = |field: &str, message: String| located(path, &text, field, message);
+        causim_pipeline::scenario::check_output_name(&spec.name).map_err(|m| err("name", m))?;
         if let Some(f) = &spec.format
             && f != SWEEP_FORMAT
         {

@@ -186,6 +186,8 @@ fn bad_input_gets_a_clear_error() {
         (&["fuzz", "--protocol", "causalmesh", "--time", "0"][..], "--time must be a positive"),
         (&["fuzz", "--protocol", "causalmesh", "--seeds", "0"][..], "--seeds must be at least 1"),
         (&["fuzz", "--protocol", "causalmesh", "--threads", "0"][..], "--threads must be at least 1"),
+        // A file where the folder should be is found before fuzzing, not after a failure.
+        (&["fuzz", "--protocol", "causalmesh", "--out", "Cargo.toml"][..], "--out Cargo.toml: cannot create the folder"),
     ] {
         let out = causim(args);
         let err = String::from_utf8_lossy(&out.stderr);

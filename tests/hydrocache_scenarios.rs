@@ -10,7 +10,6 @@ mod common;
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
 use causim_pipeline::scenario::LoadedScenario;
-use causim_sim::workload::WorkloadConfig;
 
 use common::{CheckedRun as Run, run_checked as run_loaded};
 
@@ -65,11 +64,7 @@ fn hydrocache_opt_without_validation_is_caught_by_the_tcc_checker_and_the_invari
 }
 
 fn shortened(file: &str, workflows: u64) -> LoadedScenario {
-    let mut loaded = load(file);
-    let WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("{file} is generated") };
-    g.workflows_max = Some(workflows);
-    g.warmup_ns = 0;
-    loaded
+    common::shortened(load(file), workflows)
 }
 
 #[test]

@@ -6,12 +6,15 @@
 //!   the file, line, column and field;
 //! - [`run`]: the protocol from the catalogue (`causim_models::catalogue`), the engine, the
 //!   history, trace and summary files, the history check and the determinism self-check;
+//! - [`output`]: a run's output folder, replaced only as a whole and only by a run that
+//!   succeeded;
 //! - [`locate`]: where a JSON path sits in a file's text.
 //!
 //! **Architecture invariant:** no protocol is named here: a scenario's `protocol.name` reaches
 //! its model only through the catalogue's visitor.
 
 pub mod locate;
+pub mod output;
 pub mod run;
 pub mod scenario;
 

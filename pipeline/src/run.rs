@@ -1,6 +1,7 @@
 //! Runs a loaded scenario: the protocol from the catalogue, the engine, the outputs (history,
 //! trace, summary), the history check, and the determinism self-check.
 
+use crate::output::{OutputError, Staged};
 use crate::scenario::{LoadedScenario, ScenarioError};
 use causim_models::catalogue::{self, Visitor};
 use causim_models::{Model, check_mutants};
@@ -42,6 +43,12 @@ pub struct OutputFiles {
     pub summary: PathBuf,
 }
 
+impl OutputFiles {
+    fn in_dir(dir: &Path, trace: bool) -> OutputFiles {
+        OutputFiles { history: dir.join("history.jsonl"), trace: trace.then(|| dir.join("trace.jsonl")), summary: dir.join("summary.json") }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RunReport {
     pub summary: Summary,
@@ -76,6 +83,8 @@ pub enum RunError {
     Option { option: String, message: String },
     /// Reading or writing a file failed.
     Io { what: String, source: std::io::Error },
+    /// The output folder exists and is not a run folder (it is kept as it is).
+    Output(OutputError),
 }
 
 impl RunError {
@@ -91,6 +100,7 @@ impl std::fmt::Display for RunError {
             RunError::Scenario(e) => write!(f, "{e}"),
             RunError::Option { option, message } => write!(f, "{option}: {message}"),
             RunError::Io { what, source } => write!(f, "{what}: {source}"),
+            RunError::Output(e) => write!(f, "{e}"),
         }
     }
 }
@@ -99,8 +109,17 @@ impl std::error::Error for RunError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             RunError::Scenario(e) => Some(e),
-            RunError::Option { .. } => None,
+            RunError::Option { .. } | RunError::Output(_) => None,
             RunError::Io { source, .. } => Some(source),
+        }
+    }
+}
+
+impl From<OutputError> for RunError {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Io(what, source) => RunError::Io { what, source },
+            e => RunError::Output(e),
         }
     }
 }
@@ -212,14 +231,11 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     // Without an output folder, a history that must be checked is kept in memory.
     let (history_memory, trace_memory) = (SharedBuffer::default(), SharedBuffer::default());
     let keep_history = level.is_some() || options.keep_history;
-    let (mut history, trace, files) = match &options.out_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(RunError::io(format!("cannot create {}", dir.display())))?;
-            let files = OutputFiles {
-                history: dir.join("history.jsonl"),
-                trace: options.trace.then(|| dir.join("trace.jsonl")),
-                summary: dir.join("summary.json"),
-            };
+    // Outputs go to a fresh folder that replaces `out_dir` only when the run succeeded.
+    let staged = options.out_dir.as_deref().map(Staged::begin).transpose()?;
+    let (mut history, trace, files) = match &staged {
+        Some(staged) => {
+            let files = OutputFiles::in_dir(staged.dir(), options.trace);
             let history = HistoryWriter::new(Box::new(BufWriter::new(create(&files.history)?)));
             let trace = match &files.trace {
                 Some(p) => Some(TraceWriter::new(Box::new(BufWriter::new(create(p)?)))),
@@ -274,9 +290,15 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
         }
         _ => None,
     };
-    if let Some(files) = &files {
-        write_summary(loaded, options, files, &summary, seed, check.as_ref())?;
-    }
+    let files = match (files, staged) {
+        (Some(files), Some(staged)) => {
+            write_summary(loaded, options, &files, &summary, seed, check.as_ref())?;
+            let target = staged.target().to_path_buf();
+            staged.commit()?;
+            Some(OutputFiles::in_dir(&target, options.trace))
+        }
+        _ => None,
+    };
     let history = if options.keep_history { history_bytes } else { None };
     Ok(RunReport { summary, files, seed, check, history, trace: trace_bytes })
 }
@@ -332,4 +354,21 @@ pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutan
     let a = run(loaded, &options)?.summary;
     let b = run(loaded, &options)?.summary;
     Ok(DeterminismCheck { first: (a.history_hash, a.trace_hash), second: (b.history_hash, b.trace_hash) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_in_progress_names_its_replay_command_until_it_ends() {
+        assert_eq!(run_in_progress(), None);
+        let run = RunInProgress { scenario: "scenarios/x.json".into(), seed: 7, mutants: vec!["a".into(), "b".into()] };
+        {
+            let _guard = InProgress::start(run.clone());
+            assert_eq!(run_in_progress(), Some(run.clone()));
+            assert_eq!(run.replay_command(), "causim run scenarios/x.json --seed 7 --mutant a --mutant b");
+        }
+        assert_eq!(run_in_progress(), None, "the guard clears it, also when a run fails early");
+    }
 }

@@ -174,6 +174,7 @@ impl LoadedScenario {
     pub fn from_text(path: &Path, text: String) -> Result<LoadedScenario, ScenarioError> {
         let scenario: Scenario = parse_located(path, &text)?;
         let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
+        check_output_name(&loaded.scenario.name).map_err(|m| loaded.error("name", m))?;
         if let Some(level) = &loaded.scenario.checks.level
             && causim_checkers::Level::parse(level).is_none()
         {
@@ -207,6 +208,22 @@ impl LoadedScenario {
     pub fn error(&self, field: &str, message: impl Into<String>) -> ScenarioError {
         located(&self.path, &self.text, field, message)
     }
+}
+
+/// Longest `name` a scenario or sweep may have.
+pub const NAME_LEN_MAX: usize = 128;
+
+/// A scenario's or sweep's `name` becomes its output folder (`out/<name>`), so it must be one
+/// plain path component: letters, digits, `.`, `_`, `+` and `-`, not starting with `.`
+/// (which also rules out `.` and `..`), at most [`NAME_LEN_MAX`] bytes.
+pub fn check_output_name(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-');
+    if name.is_empty() || name.len() > NAME_LEN_MAX || name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(format!(
+            "{name:?} cannot name an output folder: use 1 to {NAME_LEN_MAX} letters, digits, '.', '_', '+' or '-', not starting with '.'"
+        ));
+    }
+    Ok(())
 }
 
 /// The level names `checks.level` accepts.
@@ -272,6 +289,16 @@ mod tests {
     #[test]
     fn position_suffixes_are_stripped() {
         assert_eq!(strip_position("missing field `x` at line 3 column 1"), "missing field `x`");
+    }
+
+    #[test]
+    fn a_name_is_one_plain_path_component() {
+        for ok in ["fig6", "register-default", "fuzz-causalmesh_tcc-tcc_ignores_cut", "a.b+c"] {
+            assert_eq!(check_output_name(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", ".", "..", "../x", "/abs", "a/b", "a\\b", ".hidden", "new\nline", "sp ace", &"x".repeat(129)] {
+            assert!(check_output_name(bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

@@ -254,11 +254,21 @@ pub struct LimitsConfig {
     /// convergence can be observed). Default 0.
     #[serde(default)]
     pub settle_ns: Time,
+    /// Stop when inputs waiting for a core at one node reach this many: the offered load
+    /// exceeds the node's capacity, and the queue would otherwise grow with the run (memory
+    /// with it). Default 10^6.
+    #[serde(default = "default_run_queue_max")]
+    pub run_queue_max: u64,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { time_ns_max: default_time_max(), events_max: default_events_max(), settle_ns: 0 }
+        LimitsConfig {
+            time_ns_max: default_time_max(),
+            events_max: default_events_max(),
+            settle_ns: 0,
+            run_queue_max: default_run_queue_max(),
+        }
     }
 }
 
@@ -279,6 +289,9 @@ fn default_time_max() -> Time {
 }
 fn default_events_max() -> u64 {
     10_000_000_000
+}
+fn default_run_queue_max() -> u64 {
+    1_000_000
 }
 fn default_replay_step_ns() -> Time {
     1_000
@@ -361,6 +374,9 @@ impl SimConfig {
                     format!("restart_ns ({r}) is before at_ns ({})", c.at_ns),
                 ));
             }
+        }
+        if self.limits.run_queue_max == 0 {
+            return Err(FieldError::new("limits.run_queue_max", "must be positive"));
         }
         if self.limits.time_ns_max == 0 {
             return Err(FieldError::new("limits.time_ns_max", "must be positive"));

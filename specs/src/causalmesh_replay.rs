@@ -34,6 +34,9 @@ pub struct Replay {
     pub scenario: Scenario,
     /// The counterexample's steps in words (`c1/f0 → S0: ClientWrite`).
     pub steps: Vec<String>,
+    /// Which of `steps` are message deliveries, in the order of the scenario's replay schedule
+    /// (`replay.deliveries[i]` is `steps[delivery_steps[i]]`); the others are sessions' choices.
+    pub delivery_steps: Vec<usize>,
     /// The anomalies the history checker finds in the counterexample's last state (empty when
     /// the violated property is not about the history).
     pub anomalies: Vec<String>,
@@ -48,6 +51,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
     let mut requested: Vec<usize> = vec![0; cfg.clients];
     let mut deliveries = Vec::new();
     let mut steps = Vec::new();
+    let mut delivery_steps = Vec::new();
     let session_of = |actor: usize| -> Option<usize> { (actor > cfg.servers).then(|| actor - cfg.servers - 1) };
     for (state, action) in &pairs {
         let Some(action) = action else { continue };
@@ -72,6 +76,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
                     let started = state.actor_states[usize::from(*src)].session().expect("a session").started;
                     requested[j] = requested[j].max(started);
                 }
+                delivery_steps.push(steps.len());
                 steps.push(format!("{from} → {to}: {}", describe(msg)));
                 deliveries.push(ReplayDelivery { from, to, msg: Some(msg.kind().to_string()) });
             }
@@ -153,7 +158,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
         checks: ChecksConfig { invariants: true, level: Some("ccv".to_string()) },
         expect,
     };
-    Replay { scenario, steps, anomalies: found }
+    Replay { scenario, steps, delivery_steps, anomalies: found }
 }
 
 /// A message in a few words.

@@ -136,5 +136,12 @@ pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, Ge
 /// Runs TLC on `cfg`'s bounds (one worker unless `options` say otherwise).
 pub fn run(cfg: &MeshConfig, symmetry: bool, options: &TlcOptions) -> Result<TlcRun, String> {
     let (module, text, files) = tlc_input(cfg, symmetry)?;
-    run_tlc_with_files(&spec_dir("causalmesh"), &module, &text, &files, options).map_err(|e| e.to_string())
+    run_tlc_with_files(
+        &spec_dir(<causim_models::causalmesh::CausalMesh as causim_models::Model>::ENTRY.name),
+        &module,
+        &text,
+        &files,
+        options,
+    )
+    .map_err(|e| e.to_string())
 }

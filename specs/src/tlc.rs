@@ -224,7 +224,8 @@ impl TlcOptions {
     }
 }
 
-/// The directory holding a spec of this crate, e.g. `spec_dir("causalmesh")`.
+/// The directory holding a protocol's specs in this crate, named as the protocol is in the
+/// catalogue (`specs/causalmesh`).
 pub fn spec_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
@@ -843,7 +844,13 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
     fn a_missing_jar_is_an_error_not_a_panic() {
         let mut options = TlcOptions::with_workers(1);
         options.jar = Some(PathBuf::from("/nonexistent/tla2tools.jar"));
-        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_exact_two_round.cfg", &options).unwrap_err();
+        let err = run_tlc(
+            &spec_dir(<causim_models::causalmesh::CausalMesh as causim_models::Model>::ENTRY.name),
+            "CausalMesh",
+            "MC_exact_two_round.cfg",
+            &options,
+        )
+        .unwrap_err();
         assert!(matches!(err, TlcError::JarNotFound { .. }), "{err}");
     }
 }

@@ -479,7 +479,7 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
     }
     let run_once = |relax: Option<usize>| {
         let (module, cfg) = tla(b, relax);
-        run_tlc_with_files(&spec_dir("causalmesh"), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
+        run_tlc_with_files(&spec_dir(CausalMesh::ENTRY.name), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
             .map_err(|e| e.to_string())
     };
     let run = run_once(None)?;

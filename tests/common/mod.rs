@@ -127,3 +127,14 @@ pub fn seed_sweep(system: &str, file: &str, n: u64) -> (u64, u64) {
     }
     (aborts, workflows)
 }
+
+/// `loaded` with its generated workload cut to its first `workflows` workflows and no warm-up,
+/// so a paper-sized workload runs in a test's time.
+pub fn shortened(mut loaded: causim_pipeline::scenario::LoadedScenario, workflows: u64) -> causim_pipeline::scenario::LoadedScenario {
+    let causim_sim::workload::WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else {
+        panic!("{}: the workload is not generated", loaded.path.display())
+    };
+    g.workflows_max = Some(g.workflows_max.map_or(workflows, |w| w.min(workflows)));
+    g.warmup_ns = 0;
+    loaded
+}

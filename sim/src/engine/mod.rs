@@ -253,7 +253,8 @@ impl<P: Protocol> Sim<P> {
                 self.stop("limit: time_ns_max");
                 break;
             }
-            debug_assert!(time >= self.now);
+            // Events never go back in time: everything the engine schedules is at `now` or later.
+            assert!(time >= self.now, "event at {time} ns scheduled before now ({} ns)", self.now);
             self.now = time;
             self.events += 1;
             self.handle(event);
@@ -564,6 +565,10 @@ impl<P: Protocol> Sim<P> {
             Some(core) => self.run_input(node, core, input),
             None => {
                 cpu.enqueue(input);
+                if cpu.queue.len() as u64 >= self.config.limits.run_queue_max {
+                    let reason = format!("limit: run_queue_max ({} inputs wait at {})", cpu.queue.len(), self.fixed[node].name);
+                    self.stop(&reason);
+                }
                 self.schedule_wakeup(node);
             }
         }
