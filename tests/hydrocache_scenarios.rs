@@ -83,7 +83,7 @@ fn hydrocache_paper_workloads_run_clean_con_never_aborts_and_opt_carries_the_dep
         opt_meta.push(opt.summary.observations["metadata_bytes"].p50);
     }
     // (The paper's trend, shrinking with skew, needs the long runs: in 800 workflows the maps
-    // have not saturated yet. See the module docs of `models/src/hydrocache.rs`.)
+    // have not saturated yet. See the module docs of `models/src/hydrocache/mod.rs`.)
     assert!(opt_meta.iter().all(|&m| m > 16 * 16), "Opt's median dependency maps: {opt_meta:?} bytes");
     for mode in ["con", "opt"] {
         let file = format!("{mode}-causalmesh-micro.json");
