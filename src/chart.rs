@@ -4,6 +4,7 @@
 //! Figures are described as data (`Figure`, `Panel`, `Series`) by `plot.rs` and drawn here, so
 //! the figure logic never touches plotters and every figure looks alike.
 
+use causim_models::catalogue;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
@@ -94,26 +95,26 @@ pub struct Figure {
     pub notes: Vec<String>,
 }
 
-/// Series colours by system, the same in every figure.
+/// Series colours, the same in every figure: black for the paper's numbers, a protocol's own
+/// colour (from the catalogue) for its series, a mutant's by its place in its protocol's list
+/// (checked first, so "CausalMesh no_carry_local_writes" is the mutant's; the correct protocol
+/// takes the first palette colour), else a colour derived from the label.
 pub fn color_of(label: &str) -> RGBColor {
     let l = label.to_lowercase();
-    let table: [(&str, RGBColor); 14] = [
-        ("paper", RGBColor(0, 0, 0)),
-        ("causalmesh-tcc", RGBColor(86, 180, 233)),
-        ("causalmesh", RGBColor(0, 114, 178)),
-        ("faastcc", RGBColor(230, 159, 0)),
-        ("hydrocache-con", RGBColor(0, 158, 115)),
-        ("hydrocache-opt", RGBColor(204, 121, 167)),
-        ("hydrocache", RGBColor(0, 158, 115)),
-        ("eventual", RGBColor(120, 120, 120)),
-        ("direct", RGBColor(40, 40, 40)),
-        ("correct", RGBColor(0, 114, 178)),
-        ("simulated", RGBColor(0, 114, 178)),
-        ("no_carry", RGBColor(213, 94, 0)),
-        ("reveal_at_head", RGBColor(0, 158, 115)),
-        ("read_without", RGBColor(230, 159, 0)),
-    ];
-    table.iter().find(|(k, _)| l.contains(k)).map_or_else(|| palette(label), |(_, c)| *c)
+    if l.contains("paper") {
+        return RGBColor(0, 0, 0);
+    }
+    if let Some(i) = catalogue::mutant_index(label) {
+        return palette_at(i + 1);
+    }
+    if let Some(style) = catalogue::series_style(label) {
+        let (r, g, b) = style.colour;
+        return RGBColor(r, g, b);
+    }
+    if l.contains("correct") || l.contains("simulated") {
+        return palette_at(0);
+    }
+    palette(label)
 }
 
 /// Distinct colours for series that are not systems (mutants, say), by position.
@@ -562,7 +563,7 @@ fn log_tick_label(v: f64, decades: f64, last: &std::cell::RefCell<String>) -> St
 }
 
 fn log_label(v: f64, decades: f64) -> bool {
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return false;
     }
     let m = v / 10f64.powf(v.log10().floor());

@@ -13,10 +13,10 @@ use std::process::ExitCode;
 /// Arguments of `causim check`.
 #[derive(Args, Debug)]
 #[command(after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
-session, cc, ccv (causal+), cm, rc, ra, tcc.\n\
+session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc, linearizable (per-key registers, real time).\n\
 Exit status: 0 satisfied, 1 violations found, 2 bad input or usage.")]
 pub struct CheckArgs {
-    /// History file to check (`-` for standard input).
+    /// History file to check (`-` for standard input; a directory of Cobra client logs).
     pub history: PathBuf,
     /// Consistency level to check (required unless only --export is asked for).
     #[arg(long, short = 'l', value_parser = parse_level)]
@@ -30,8 +30,8 @@ pub struct CheckArgs {
     /// Format of the history file (detected from its first bytes when omitted).
     #[arg(long, value_enum)]
     pub input_format: Option<InputFormatArg>,
-    /// Write the history in another format: `--export dbcop FILE`, `--export plume FILE` or
-    /// `--export causim FILE`.
+    /// Write the history in another format: `--export dbcop FILE`, `--export plume FILE`,
+    /// `--export dbcop-bincode FILE` or `--export causim FILE`.
     #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
     pub export: Option<Vec<String>>,
     /// Violations to list in full (all are counted).
@@ -40,6 +40,9 @@ pub struct CheckArgs {
     /// Threads for the read scan (0: as many as the machine has, at most 4).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// `linearizable`: search steps per key before that key gets no verdict.
+    #[arg(long, value_name = "N", default_value_t = CheckOptions::default().lin_steps_max)]
+    pub lin_steps: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -54,6 +57,9 @@ pub enum InputFormatArg {
     Dbcop,
     Plume,
     Elle,
+    JepsenEdn,
+    DbcopBincode,
+    Cobra,
 }
 
 impl From<InputFormatArg> for InputFormat {
@@ -63,6 +69,9 @@ impl From<InputFormatArg> for InputFormat {
             InputFormatArg::Dbcop => InputFormat::Dbcop,
             InputFormatArg::Plume => InputFormat::Plume,
             InputFormatArg::Elle => InputFormat::Elle,
+            InputFormatArg::JepsenEdn => InputFormat::JepsenEdn,
+            InputFormatArg::DbcopBincode => InputFormat::DbcopBincode,
+            InputFormatArg::Cobra => InputFormat::Cobra,
         }
     }
 }
@@ -82,7 +91,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Some(v) => match ExportFormat::parse(&v[0]) {
             Some(f) => Some((f, PathBuf::from(&v[1]))),
             None => {
-                return fail(format!("--export: unknown format {:?}; expected dbcop, plume or causim", v[0]));
+                return fail(format!("--export: unknown format {:?}; expected dbcop, dbcop-bincode, plume or causim", v[0]));
             }
         },
     };
@@ -113,7 +122,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let Some(level) = args.level else {
         return ExitCode::SUCCESS;
     };
-    let options = CheckOptions { violations_max: args.max, threads: args.threads, ..CheckOptions::default() };
+    let options =
+        CheckOptions { violations_max: args.max, threads: args.threads, lin_steps_max: args.lin_steps, ..CheckOptions::default() };
     let report = check_with(&history, level, &options).with_source(source);
     if let Some(path) = &args.dot
         && let Err(e) = write_file(path, |w| w.write_all(report.to_dot().as_bytes()))
@@ -139,7 +149,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
-    let mut file = std::fs::File::create(path)?;
-    write(&mut file)?;
-    file.flush()
+    let result = std::fs::File::create(path).and_then(|mut file| {
+        write(&mut file)?;
+        file.flush()
+    });
+    if result.is_err() {
+        // Leave no empty or partial file behind (e.g. a list-append history cannot be exported).
+        let _ = std::fs::remove_file(path);
+    }
+    result
 }

@@ -32,12 +32,22 @@
 //! protocols do not claim to tolerate (a dropped chain message stalls a CausalMesh write; a
 //! crash loses a cache's state).
 
-use crate::runner::{self, RunOptions};
-use crate::scenario::LoadedScenario;
+use causim_checkers::Level;
+use causim_models::Model;
+use causim_models::catalogue::{self, Visitor};
+use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::{
+    ChecksConfig, Expectation, LoadedScenario, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict as ExpectedVerdict,
+};
+use causim_sim::config::{
+    CrashConfig, FaultsConfig, LimitsConfig, LinkOverride, PartitionConfig, PartitionMode, PlacementPolicy, SchedulerConfig, TopologyConfig,
+};
+use causim_sim::dist::DurationDist;
+use causim_sim::workload::{ScriptFunction, ScriptOp, ScriptSession, WorkloadConfig};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -69,88 +79,48 @@ impl Faults {
     }
 }
 
-/// What the fuzzer needs to know about a protocol.
+/// What the fuzzer needs to know about a protocol: its catalogue entry's profile and level,
+/// and the model's parameter strategy.
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub protocol: String,
     /// History check level.
-    pub level: &'static str,
+    pub level: Level,
     /// The protocol has a machine `db` (links to it get the storage delay).
     pub db: bool,
     /// Workloads may contain read transactions.
     pub read_txn: bool,
     /// A workflow is one transaction (its history record spans its functions).
     pub workflow_txn: bool,
+    params: fn() -> BoxedStrategy<Value>,
 }
 
 impl Profile {
-    /// The profile of a known protocol, or an error naming the known ones.
+    /// The profile of a catalogue protocol, or an error naming the known ones.
     pub fn of(protocol: &str) -> Result<Profile, String> {
-        if !causim_models::PROTOCOLS.contains(&protocol) {
-            return Err(format!("unknown protocol {protocol:?}; known protocols: {}", causim_models::PROTOCOLS.join(", ")));
+        struct Params;
+        impl Visitor for Params {
+            type Output = fn() -> BoxedStrategy<Value>;
+            fn visit<M: Model>(self) -> Self::Output {
+                M::fuzz_params
+            }
         }
-        let (level, db, read_txn) = match protocol {
-            "causalmesh" => ("ccv", true, true),
-            "causalmesh_tcc" => ("tcc", true, true),
-            "faastcc" => ("tcc", false, true),
-            "hydrocache" => ("tcc", true, true),
-            "eventual" => ("read-your-writes", true, false),
-            "direct" => ("ccv", true, false),
-            _ => ("read-your-writes", false, false),
+        let (Some(entry), Some(params)) = (catalogue::find(protocol), catalogue::visit(protocol, Params)) else {
+            return Err(format!("unknown protocol {protocol:?}; known protocols: {}", catalogue::names()));
         };
-        let workflow_txn = matches!(protocol, "causalmesh_tcc" | "faastcc" | "hydrocache");
-        Ok(Profile { protocol: protocol.to_string(), level, db, read_txn, workflow_txn })
+        Ok(Profile {
+            protocol: protocol.to_string(),
+            level: entry.level,
+            db: entry.profile.database,
+            read_txn: entry.profile.read_txn,
+            workflow_txn: entry.profile.workflow_txn,
+            params,
+        })
     }
 
-    /// Protocol parameters worth varying, as JSON.
+    /// Protocol parameters worth varying, as JSON (the model's strategy).
     fn params(&self) -> BoxedStrategy<Value> {
-        match self.protocol.as_str() {
-            "causalmesh" | "causalmesh_tcc" => {
-                let tcc = self.protocol == "causalmesh_tcc";
-                // Shrinks towards async flushes, no eviction, one-round chains, no dissemination.
-                (any::<bool>(), prop::option::weighted(0.3, 4usize..8), any::<bool>(), any::<bool>(), 1usize..4)
-                    .prop_map(move |(sync, evict, two_round, disseminate, ring)| {
-                        let mut p = json!({"db_flush": if sync || evict.is_some() { "sync" } else { "async" }});
-                        if two_round {
-                            p["chain"] = json!("two_round");
-                        }
-                        if disseminate {
-                            p["disseminate"] = json!(true);
-                        }
-                        if let Some(n) = evict {
-                            p["c_cache_keys_max"] = json!(n);
-                        }
-                        if tcc {
-                            p["ring_size"] = json!(ring);
-                        }
-                        p
-                    })
-                    .boxed()
-            }
-            "faastcc" => (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3)
-                .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms)| {
-                    let mut p = json!({
-                        "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
-                        "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
-                    });
-                    if let Some(v) = gc {
-                        p["versions_per_key_max"] = json!(v);
-                    }
-                    if skew_ms > 0 {
-                        p["clock_skew_ns"] = json!(skew_ms * 1_000_000);
-                    }
-                    p
-                })
-                .boxed(),
-            "hydrocache" => (any::<bool>(), 1u64..120, any::<bool>())
-                .prop_map(|(opt, refresh_ms, no_prewarm)| {
-                    json!({"mode": if opt { "opt" } else { "con" }, "refresh_period_ns": refresh_ms * 1_000_000, "prewarm": !no_prewarm})
-                })
-                .boxed(),
-            "eventual" => (100_000u64..20_000_000).prop_map(|m| json!({"replication_lag": {"dist": "exponential", "mean_ns": m}})).boxed(),
-            "register" => any::<bool>().prop_map(|s| json!({"replication": if s { "sync" } else { "async" }})).boxed(),
-            _ => Just(json!({})).boxed(),
-        }
+        (self.params)()
     }
 }
 
@@ -290,55 +260,64 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
         .boxed()
 }
 
-fn dist(kind: u8, mean: u64, sigma_tenths: u32) -> Value {
+fn dist(kind: u8, mean: u64, sigma_tenths: u32) -> DurationDist {
     match kind {
-        0 => json!({"dist": "constant", "ns": mean}),
-        1 => json!({"dist": "uniform", "min_ns": mean / 4, "max_ns": mean + mean * 3 / 4}),
-        2 => json!({"dist": "exponential", "mean_ns": mean, "min_ns": mean / 10}),
-        _ => json!({"dist": "lognormal", "mean_ns": mean, "sigma": sigma_tenths as f64 / 10.0, "min_ns": mean / 10}),
+        0 => DurationDist::Constant { ns: mean },
+        1 => DurationDist::Uniform { min_ns: mean / 4, max_ns: mean + mean * 3 / 4 },
+        2 => DurationDist::Exponential { mean_ns: mean, min_ns: mean / 10 },
+        _ => DurationDist::Lognormal { mean_ns: mean, sigma: sigma_tenths as f64 / 10.0, min_ns: mean / 10, max_ns: None },
     }
 }
 
 impl FuzzCase {
-    /// The scenario this case describes (`causim-scenario/1` JSON).
-    pub fn scenario(&self, profile: &Profile, mutants: &[String], name: &str) -> Value {
+    /// The scenario this case describes.
+    pub fn scenario(&self, profile: &Profile, mutants: &[String], name: &str) -> Scenario {
         self.scenario_with(profile, mutants, name, true)
     }
 
     /// The scenario, with or without the protocol's invariant checks.
-    pub fn scenario_with(&self, profile: &Profile, mutants: &[String], name: &str, invariants: bool) -> Value {
+    pub fn scenario_with(&self, profile: &Profile, mutants: &[String], name: &str, invariants: bool) -> Scenario {
         let n = self.servers;
         let m = |i: u32| format!("S{}", i % n);
-        let mut links: Vec<Value> = Vec::new();
+        let mut topology = TopologyConfig::new(n, dist(self.delay.0, self.delay.1, self.delay.2));
+        topology.local_delay = DurationDist::constant(5000);
         if profile.db {
-            links.push(json!({"from": "*", "to": "db", "delay": {"dist": "constant", "ns": self.db_delay_ns}, "both_ways": true}));
+            let delay = DurationDist::constant(self.db_delay_ns);
+            topology.links.push(LinkOverride { from: "*".into(), to: "db".into(), delay, both_ways: true });
         }
         for &(a, b, mean) in &self.links {
             if a % n != b % n {
-                links.push(json!({"from": m(a), "to": m(b), "delay": {"dist": "exponential", "mean_ns": mean}}));
+                let delay = DurationDist::Exponential { mean_ns: mean, min_ns: 0 };
+                topology.links.push(LinkOverride { from: m(a), to: m(b), delay, both_ways: false });
             }
         }
-        let partitions: Vec<Value> = self
+        let partitions: Vec<PartitionConfig> = self
             .partitions
             .iter()
             .filter_map(|&(mask, start, dur, drop)| {
                 let side: Vec<String> = (0..n).filter(|i| mask >> i & 1 == 1).map(m).collect();
                 let rest: Vec<String> = (0..n).filter(|i| mask >> i & 1 == 0).map(m).collect();
-                (!side.is_empty() && !rest.is_empty()).then(|| {
-                    json!({"groups": [side, rest], "start_ns": start, "heal_ns": start + dur, "mode": if drop { "drop" } else { "hold" }})
+                (!side.is_empty() && !rest.is_empty()).then(|| PartitionConfig {
+                    groups: vec![side, rest],
+                    start_ns: start,
+                    heal_ns: Some(start + dur),
+                    mode: if drop { PartitionMode::Drop } else { PartitionMode::Hold },
                 })
             })
             .collect();
-        let crashes: Vec<Value> =
-            self.crashes.iter().map(|&(s, at, down)| json!({"node": m(s), "at_ns": at, "restart_ns": at + down})).collect();
-        let policy = ["random", "round_robin", "sticky", "least_loaded"][self.policy as usize % 4];
-        let mut scheduler = json!({"policy": policy, "dispatch": {"dist": "exponential", "mean_ns": self.dispatch_mean_ns}, "attempts_max": 50,
-            "retry_backoff": {"dist": "uniform", "min_ns": 100000, "max_ns": 2000000}});
-        if policy == "sticky" {
-            scheduler["migrate_probability"] = json!(0.5);
-        }
-        let key = |k: u8| KEY_NAMES[k as usize % KEY_NAMES.len()];
-        let sessions: Vec<Value> = self
+        let crashes: Vec<CrashConfig> =
+            self.crashes.iter().map(|&(s, at, down)| CrashConfig { node: m(s), at_ns: at, restart_ns: Some(at + down) }).collect();
+        let policy = [PlacementPolicy::Random, PlacementPolicy::RoundRobin, PlacementPolicy::Sticky, PlacementPolicy::LeastLoaded]
+            [self.policy as usize % 4];
+        let scheduler = SchedulerConfig {
+            policy,
+            migrate_probability: (policy == PlacementPolicy::Sticky).then_some(0.5),
+            dispatch: DurationDist::Exponential { mean_ns: self.dispatch_mean_ns, min_ns: 0 },
+            attempts_max: 50,
+            retry_backoff: DurationDist::Uniform { min_ns: 100_000, max_ns: 2_000_000 },
+        };
+        let key = |k: u8| KEY_NAMES[k as usize % KEY_NAMES.len()].to_string();
+        let sessions: Vec<ScriptSession> = self
             .sessions
             .iter()
             .enumerate()
@@ -346,58 +325,47 @@ impl FuzzCase {
                 let count = s.functions.len();
                 let fan = s.fan_out && count >= 3;
                 let mut at = s.start_ticks * self.tick_ns;
-                let functions: Vec<Value> = s
+                let functions = s
                     .functions
                     .iter()
                     .enumerate()
                     .map(|(fi, f)| {
                         at += f.wait_ticks * self.tick_ns;
-                        let ops: Vec<Value> = f
+                        let ops = f
                             .ops
                             .iter()
                             .map(|&(kind, k, d)| match kind {
-                                0 => json!({"read": key(k)}),
-                                1 => json!({"write": key(k)}),
+                                0 => ScriptOp::Read(key(k)),
+                                1 => ScriptOp::Write(key(k)),
                                 _ => {
-                                    let other = if d as usize % KEY_NAMES.len() == 0 { k.wrapping_add(1) } else { k.wrapping_add(d) };
-                                    json!({"read_txn": [key(k), key(other)]})
+                                    let other =
+                                        if (d as usize).is_multiple_of(KEY_NAMES.len()) { k.wrapping_add(1) } else { k.wrapping_add(d) };
+                                    ScriptOp::ReadTxn(vec![key(k), key(other)])
                                 }
                             })
                             .collect();
-                        let mut fj = json!({"ops": ops});
-                        if let Some(o) = f.on {
-                            fj["on"] = json!(m(o));
-                        }
-                        if at > 0 {
-                            fj["at_ns"] = json!(at);
-                        }
-                        if fan && fi > 0 {
-                            let after: Vec<usize> = if fi == count - 1 { (1..count - 1).collect() } else { vec![0] };
-                            fj["after"] = json!(after);
-                        }
-                        fj
+                        let after = (fan && fi > 0).then(|| if fi == count - 1 { (1..count as u32 - 1).collect() } else { vec![0] });
+                        ScriptFunction { on: f.on.map(m), at_ns: at, after, ops }
                     })
                     .collect();
-                json!({"session": format!("c{}", si + 1), "functions": functions})
+                ScriptSession { session: format!("c{}", si + 1), functions }
             })
             .collect();
-        json!({
-            "format": "causim-scenario/1",
-            "name": name,
-            "protocol": {"name": profile.protocol, "params": self.params, "mutants": mutants},
-            "seed": self.seed,
-            "topology": {
-                "servers": n,
-                "delay": dist(self.delay.0, self.delay.1, self.delay.2),
-                "local_delay": {"dist": "constant", "ns": 5000},
-                "links": links,
-            },
-            "scheduler": scheduler,
-            "workload": {"script": sessions},
-            "faults": {"partitions": partitions, "crashes": crashes, "loss_probability": self.loss_per_mille as f64 / 1000.0},
-            "limits": {"time_ns_max": 60_000_000_000u64, "events_max": 20_000_000u64},
-            "checks": {"invariants": invariants, "level": profile.level},
-        })
+        Scenario {
+            format: Some(SCENARIO_FORMAT.to_string()),
+            name: name.to_string(),
+            description: None,
+            protocol: ProtocolSection { name: profile.protocol.clone(), params: self.params.clone(), mutants: mutants.to_vec() },
+            seed: self.seed,
+            topology,
+            scheduler,
+            workload: WorkloadConfig::Script(sessions),
+            faults: FaultsConfig { partitions, crashes, loss_probability: self.loss_per_mille as f64 / 1000.0 },
+            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, ..LimitsConfig::default() },
+            replay: None,
+            checks: ChecksConfig { invariants, level: Some(profile.level.name().to_string()) },
+            expect: None,
+        }
     }
 
     /// Operations (script steps) in the workload.
@@ -597,14 +565,13 @@ fn install_quiet_hook() {
 
 /// Runs a scenario; a panic inside the simulation counts as a failure. `Err`: the scenario
 /// is not valid (a fuzzer bug, or a parameter the protocol rejects).
-pub fn judge(scenario: &Value) -> Result<Verdict, String> {
+pub fn judge(scenario: &Scenario) -> Result<Verdict, String> {
     install_quiet_hook();
-    let text = serde_json::to_string_pretty(scenario).expect("serializes");
     let loaded =
-        LoadedScenario::from_text(Path::new("fuzz-case.json"), text).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
+        LoadedScenario::from_scenario(Path::new("fuzz-case.json"), scenario).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
     let options = RunOptions::default();
     CATCHING.with(|c| c.set(true));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner::run(&loaded, &options)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&loaded, &options)));
     CATCHING.with(|c| c.set(false));
     match outcome {
         Ok(Ok(report)) if report.passed() => Ok(Verdict::Pass),
@@ -613,8 +580,9 @@ pub fn judge(scenario: &Value) -> Result<Verdict, String> {
             invariant: report.summary.invariant_violation.clone(),
             ..Failed::default()
         })),
-        Ok(Err(runner::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
-        Ok(Err(runner::RunError::Io(e))) => Ok(Verdict::Fail(Failed { broken: Some(e), ..Failed::default() })),
+        Ok(Err(run::RunError::Scenario(e))) => Err(format!("the fuzzer made a scenario the protocol rejects: {e}")),
+        Ok(Err(e @ run::RunError::Io { .. })) => Ok(Verdict::Fail(Failed { broken: Some(e.to_string()), ..Failed::default() })),
+        Ok(Err(e @ (run::RunError::Option { .. } | run::RunError::Output(_)))) => Err(format!("the fuzzer passed a bad option: {e}")),
         Err(panic) => {
             let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             Ok(Verdict::Fail(Failed { panic: Some(msg.unwrap_or_default()), ..Failed::default() }))
@@ -675,9 +643,9 @@ impl FuzzOptions {
     /// bar); checks the protocol and mutant names.
     pub fn new(protocol: &str, mutants: &[&str]) -> Result<FuzzOptions, String> {
         let profile = Profile::of(protocol)?;
-        let known = mutants_of(protocol);
+        let entry = catalogue::find(protocol).expect("the profile found it");
         let mutants: Vec<String> = mutants.iter().map(|m| m.to_string()).collect();
-        causim_models::check_mutants(protocol, &mutants, known).map_err(|e| e.message)?;
+        causim_models::check_mutants(entry, &mutants).map_err(|e| e.message)?;
         Ok(FuzzOptions {
             profile,
             mutants,
@@ -714,22 +682,6 @@ impl FuzzOptions {
             name.push_str(m);
         }
         name
-    }
-}
-
-/// The mutant catalogue of a protocol (`(name, description)`).
-pub fn mutants_of(protocol: &str) -> &'static [(&'static str, &'static str)] {
-    use causim_models::Model;
-    use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
-    match protocol {
-        causim_models::register::Register::NAME => causim_models::register::Register::MUTANTS,
-        CausalMesh::NAME => CausalMesh::MUTANTS,
-        CausalMeshTcc::NAME => CausalMeshTcc::MUTANTS,
-        causim_models::eventual::Eventual::NAME => causim_models::eventual::Eventual::MUTANTS,
-        causim_models::direct::Direct::NAME => causim_models::direct::Direct::MUTANTS,
-        causim_models::faastcc::Faastcc::NAME => causim_models::faastcc::Faastcc::MUTANTS,
-        causim_models::hydrocache::HydroCache::NAME => causim_models::hydrocache::HydroCache::MUTANTS,
-        _ => &[],
     }
 }
 
@@ -959,7 +911,7 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let name = options.failure_name();
     let mut shrunk = f.shrunk.scenario_with(&options.profile, &options.mutants, &name, options.invariants);
-    shrunk["description"] = json!(format!(
+    shrunk.description = Some(format!(
         "Found by `{}` (case {}, proptest regression seed cc {}) and shrunk in {} runs: {}. {}.",
         options.command(),
         f.index,
@@ -968,12 +920,12 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         f.shrunk_verdict,
         f.shrunk.size()
     ));
-    shrunk["expect"] = json!({"verdict": "fail", "anomalies": f.shrunk_verdict.anomalies});
+    shrunk.expect = Some(Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone() });
     let shrunk_path = dir.join(format!("{name}.json"));
     write(&shrunk_path, serde_json::to_string_pretty(&shrunk).expect("serializes") + "\n")?;
     let mut original = f.original.scenario_with(&options.profile, &options.mutants, &format!("{name}-original"), options.invariants);
-    original["description"] =
-        json!(format!("The unshrunk case {} of `{}`: {}. {}.", f.index, options.command(), f.original_verdict, f.original.size()));
+    original.description =
+        Some(format!("The unshrunk case {} of `{}`: {}. {}.", f.index, options.command(), f.original_verdict, f.original.size()));
     let original_path = dir.join(format!("{name}-original.json"));
     write(&original_path, serde_json::to_string_pretty(&original).expect("serializes") + "\n")?;
     // proptest's regression file format: `cc <ChaCha seed in hex> # comment`; our header line
@@ -1010,7 +962,7 @@ pub fn write_case(options: &FuzzOptions, index: u64, dir: &Path) -> Result<PathB
     let case = generate(&strategy, options.fuzz_seed, index)?.current();
     let name = format!("fuzz-case-{index}");
     let mut scenario = case.scenario_with(&options.profile, &options.mutants, &name, options.invariants);
-    scenario["description"] = json!(format!("Case {index} of `{}`, as generated. {}.", options.command(), case.size()));
+    scenario.description = Some(format!("Case {index} of `{}`, as generated. {}.", options.command(), case.size()));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
     write(&path, serde_json::to_string_pretty(&scenario).expect("serializes") + "\n")?;

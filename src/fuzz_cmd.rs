@@ -78,6 +78,11 @@ pub fn run(args: Cmd) -> ExitCode {
     };
     options.fuzz_seed = args.fuzz_seed;
     options.fan_out = !args.no_fan_out;
+    // Checked before fuzzing, so a failure found is never lost to an unusable folder.
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("error: --out {}: cannot create the folder: {e}", args.out.display());
+        return ExitCode::from(2);
+    }
     if let Some(i) = args.write_case {
         return match fuzz::write_case(&options, i, &args.out) {
             Ok(path) => {

@@ -1,14 +1,13 @@
-//! `causim`: the library behind the command-line tool. It reads scenario files, builds a
-//! simulation from `causim-sim` and `causim-models`, runs it, and reports.
+//! `causim`: the library behind the command-line tool: the user's loop around runs (sweeps,
+//! figures, the reproduction report, the fuzzer) and the console reports. A single run is
+//! `causim_pipeline`'s.
 
 pub mod account;
 pub mod chart;
 pub mod fuzz;
-pub mod locate;
 pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod reproduce;
-pub mod runner;
-pub mod scenario;
 pub mod sweep;
+pub mod view;

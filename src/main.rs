@@ -8,16 +8,12 @@ mod model_check_cmd;
 mod plot_cmd;
 mod reproduce_cmd;
 mod sweep_cmd;
+mod view_cmd;
 
 use causim::report;
-use causim::runner::{self, RunOptions};
-use causim::scenario::{LoadedScenario, Verdict};
-use causim_models::causalmesh::{CausalMesh, CausalMeshTcc};
-use causim_models::direct::Direct;
-use causim_models::eventual::Eventual;
-use causim_models::faastcc::Faastcc;
-use causim_models::hydrocache::HydroCache;
-use causim_models::{Model, register::Register};
+use causim_models::PROTOCOLS;
+use causim_pipeline::run::{self as pipeline, RunOptions};
+use causim_pipeline::scenario::{LoadedScenario, Verdict};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,6 +53,8 @@ enum Command {
     ModelCheck(model_check_cmd::Cmd),
     /// List the protocols and their mutants.
     Protocols,
+    /// Draw a run as a space-time diagram in one HTML page, with the anomalies' witnesses on it.
+    View(view_cmd::Cmd),
 }
 
 #[derive(Args)]
@@ -82,9 +80,13 @@ struct RunArgs {
     /// `expect` is not enforced then, since it describes the scenario as written.
     #[arg(long = "mutant", value_name = "NAME")]
     mutants: Vec<String>,
+    /// Also write view.html: the run as a space-time diagram (see `causim view`).
+    #[arg(long)]
+    view: bool,
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run(args),
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz_cmd::run(args),
         Command::Reproduce(args) => reproduce_cmd::run(args),
         Command::ModelCheck(args) => model_check_cmd::run(args),
+        Command::View(args) => view_cmd::run(args),
         Command::Protocols => {
             print_protocols();
             ExitCode::SUCCESS
@@ -102,23 +105,42 @@ fn main() -> ExitCode {
     }
 }
 
-fn print_protocols() {
-    fn one<M: Model>() {
-        println!("{}", M::NAME);
-        if M::MUTANTS.is_empty() {
-            println!("  (no mutants)");
+/// A panic is a bug in causim; when it happens inside a run, say which run and how to replay it,
+/// so the report that follows can be reproduced.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // `causim run … | head` closes the pipe: print! panics with this message. End quietly,
+        // as a program killed by SIGPIPE does (status 128 + 13), rather than report a bug.
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
         }
-        for (name, what) in M::MUTANTS {
-            println!("  mutant {name}: {what}");
+        default(info);
+        if let Some(run) = pipeline::run_in_progress() {
+            eprintln!(
+                "causim: this is a bug in causim, not in the scenario. It happened while running {} with seed {}; \
+                 replay it with:\n  {}",
+                run.scenario.display(),
+                run.seed,
+                run.replay_command()
+            );
+        }
+    }));
+}
+
+fn print_protocols() {
+    let mut text = String::new();
+    for e in PROTOCOLS {
+        text += &format!("{}: {}\n  histories must pass: {}\n", e.name, e.about, e.level.name());
+        if e.mutants.is_empty() {
+            text += "  (no mutants)\n";
+        }
+        for m in e.mutants {
+            text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
     }
-    one::<Register>();
-    one::<CausalMesh>();
-    one::<CausalMeshTcc>();
-    one::<Eventual>();
-    one::<Direct>();
-    one::<Faastcc>();
-    one::<HydroCache>();
+    print!("{text}");
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -154,7 +176,7 @@ fn run(args: RunArgs) -> ExitCode {
         ..Default::default()
     };
     let started = std::time::Instant::now();
-    let report = match runner::run(&loaded, &options) {
+    let report = match pipeline::run(&loaded, &options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -170,6 +192,9 @@ fn run(args: RunArgs) -> ExitCode {
             println!("  {:<16}{}", "wrote", t.display());
         }
         println!("  {:<16}{}", "wrote", files.summary.display());
+        if args.view && !view_cmd::after_run(files.summary.parent().unwrap_or(Path::new("."))) {
+            return ExitCode::from(2);
+        }
     }
     if let Some(files) = &report.files
         && let Some(trace_path) = &files.trace
@@ -188,7 +213,7 @@ fn run(args: RunArgs) -> ExitCode {
     }
     let mut ok = true;
     if args.check_determinism {
-        match runner::check_determinism(&loaded, Some(seed), &args.mutants) {
+        match pipeline::check_determinism(&loaded, Some(seed), &args.mutants) {
             Ok(check) if check.holds() => {
                 println!(
                     "  {:<16}ok: two more runs gave history {} and trace {}",

@@ -9,18 +9,20 @@
 //! It prints the states explored, the unique states, the depth and the time, and each
 //! property's verdict. A violated property's counterexample is written as a scenario file that
 //! `causim run` replays message by message (`replay` section), and the command replays it at
-//! once to show what the simulator and the history checker make of it. `--tlc` also runs TLC on
-//! the TLA+ spec with the same bounds; `--validate-trace DIR` checks a simulator run's trace
-//! against the spec instead; `--serve` opens Stateright's Explorer instead of checking.
+//! once to show what the simulator and the history checker make of it, and draws the replay
+//! (`view.html` beside its run files, each step of the counterexample numbered on it). `--tlc`
+//! also runs TLC on the TLA+ spec with the same bounds; `--validate-trace DIR` checks a
+//! simulator run's trace against the spec instead; `--serve` opens Stateright's Explorer
+//! instead of checking.
 //!
 //! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
 //! disagrees), 2 bad arguments or a tool failure.
 
-use causim::runner::{self, RunOptions};
-use causim::scenario::LoadedScenario;
-use causim_models::causalmesh::Chain;
+use causim_models::causalmesh::{CausalMesh, Chain};
+use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::LoadedScenario;
 use causim_specs::causalmesh_model::{self as cm, MeshConfig};
-use causim_specs::causalmesh_replay::{replay, scenario_name};
+use causim_specs::causalmesh_replay::{Replay, replay, scenario_name};
 use causim_specs::stateright::{Checker, Model};
 use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
@@ -89,8 +91,10 @@ pub fn run(args: Cmd) -> ExitCode {
 }
 
 fn config(args: &Cmd) -> Result<MeshConfig, String> {
-    if args.protocol != "causalmesh" {
-        return Err(format!("model-check knows protocol causalmesh, not {:?}", args.protocol));
+    // Only CausalMesh has a Stateright model and a TLA+ spec so far.
+    let checkable = <CausalMesh as causim_models::Model>::ENTRY.name;
+    if args.protocol != checkable {
+        return Err(format!("model-check knows protocol {checkable}, not {:?}", args.protocol));
     }
     let chain = match args.chain.as_str() {
         "one_round" => Chain::OneRound,
@@ -180,7 +184,11 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         let text = serde_json::to_string_pretty(&r.scenario).expect("JSON") + "\n";
         std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         println!("  wrote {}", file.display());
-        replay_in_simulator(&file, &dir.join(&name))?;
+        let run_dir = dir.join(&name);
+        replay_in_simulator(&file, &run_dir)?;
+        write_counterexample(&run_dir, property, &r, &file)?;
+        let page = causim::view::write(&run_dir, None, None).map_err(|e| e.to_string())?;
+        println!("  see it: {} (the replay as a space-time diagram, its steps numbered)", page.display());
     }
     if args.tlc {
         let mut options = tlc::TlcOptions::with_workers(1);
@@ -205,7 +213,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             run.distinct_states as f64 / secs.max(1e-9)
         );
         let tlc_fails = run.verdict != tlc::Verdict::Ok;
-        if tlc_fails != !violated.is_empty() {
+        if tlc_fails == violated.is_empty() {
             println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
             code = ExitCode::from(1);
         } else {
@@ -219,7 +227,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
 fn replay_in_simulator(file: &Path, out: &Path) -> Result<(), String> {
     let loaded = LoadedScenario::from_file(file).map_err(|e| e.to_string())?;
     let options = RunOptions { out_dir: Some(out.to_path_buf()), trace: true, ..Default::default() };
-    let report = runner::run(&loaded, &options).map_err(|e| e.to_string())?;
+    let report = run::run(&loaded, &options).map_err(|e| e.to_string())?;
     let s = &report.summary;
     println!("  replayed in the simulator ({}): {} history records", s.stopped_by, s.history_records);
     if let Some(v) = &s.invariant_violation {
@@ -232,6 +240,29 @@ fn replay_in_simulator(file: &Path, out: &Path) -> Result<(), String> {
     }
     println!("  replay it with: causim run {}", file.display());
     Ok(())
+}
+
+/// `counterexample.json` beside the replay's run files: the property and the steps in words,
+/// each delivery tied to its place in the scenario's replay schedule, for `causim view`.
+fn write_counterexample(run_dir: &Path, property: &str, r: &Replay, scenario: &Path) -> Result<(), String> {
+    let steps: Vec<serde_json::Value> = r
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, text)| match r.delivery_steps.iter().position(|&s| s == i) {
+            Some(d) => serde_json::json!({"step": text, "delivery": d}),
+            None => serde_json::json!({"step": text}),
+        })
+        .collect();
+    let value = serde_json::json!({
+        "format": "causim-counterexample/1",
+        "property": property,
+        "scenario": scenario.display().to_string(),
+        "steps": steps,
+    });
+    let path = run_dir.join("counterexample.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&value).expect("JSON") + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// `--validate-trace DIR`: the simulator run's trace as a TLA+ behaviour, checked by TLC.

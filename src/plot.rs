@@ -7,15 +7,22 @@
 
 use crate::chart::{Corner, Figure, HLine, Panel, Pt, Series, Style, color_of, palette_at};
 use crate::sweep::{AggRow, Results, Row, mean_ci};
+use causim_models::catalogue::{self, Entry};
+use causim_models::direct::Direct;
+use causim_models::faastcc::Faastcc;
+use causim_models::{Model, metrics};
 use plotters::style::RGBColor;
 use std::collections::BTreeMap;
+
+/// Draws a figure and states its claims from a sweep's results.
+type BuildFigure = fn(&Results) -> Result<(Figure, Vec<Claim>), String>;
 
 /// A figure: its name, the sweep that feeds it, and what it shows.
 pub struct FigureDef {
     pub name: &'static str,
     pub sweep: &'static str,
     pub about: &'static str,
-    build: fn(&Results) -> Result<(Figure, Vec<Claim>), String>,
+    build: BuildFigure,
 }
 
 impl FigureDef {
@@ -56,14 +63,14 @@ pub const FIGURES: &[FigureDef] = &[
     FigureDef {
         name: "metadata",
         sweep: "micro-load",
-        about: "CausalMesh Fig. 14 and issue 7: metadata carried per function hop and held by cache servers",
+        about: "CausalMesh Fig. 14: metadata carried per function hop and held by cache servers, every system",
         build: metadata,
     },
-    FigureDef { name: "aborts", sweep: "micro-load", about: "Issue 7: abort rate vs offered load, every system", build: aborts },
+    FigureDef { name: "aborts", sweep: "micro-load", about: "Abort rate vs offered load, every system", build: aborts },
     FigureDef {
         name: "visibility",
         sweep: "micro-load",
-        about: "Issue 7 and CausalMesh Fig. 12: visibility delay of a write, every system",
+        about: "CausalMesh Fig. 12: visibility delay of a write, every system",
         build: visibility,
     },
     FigureDef {
@@ -243,7 +250,7 @@ const FIG17_PAPER: [(f64, f64); 6] = [(3.0, 1259.0), (4.0, 1586.0), (5.0, 2030.0
 
 fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let label = labels(results).into_iter().next().ok_or("no series")?;
-    let sim = line(results, &label, "topology.servers", "obs.visibility_ns.p50", 1e-3);
+    let sim = line(results, &label, "topology.servers", &metrics::observed(metrics::VISIBILITY_NS, "p50"), 1e-3);
     if sim.len() < 2 {
         return Err("fig17: need at least two server counts".into());
     }
@@ -279,7 +286,7 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         y_label: "marginal inconsistency window (µs)".into(),
         categories: Some(cats),
         series: vec![
-            Series { label: "simulated".into(), color: color_of("causalmesh"), style: Style::Bars, points: marg.clone() },
+            Series { label: "simulated".into(), color: color_of("CausalMesh"), style: Style::Bars, points: marg.clone() },
             Series { label: "paper".into(), color: RGBColor(120, 120, 120), style: Style::Bars, points: paper_marg },
         ],
         hlines: vec![
@@ -337,8 +344,14 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 // ---------------------------------------------------------------------------------------------
 // CausalMesh Fig. 13: latency vs load
 
-fn is_direct(l: &str) -> bool {
-    l.to_lowercase().starts_with("direct")
+/// The catalogue entry of the protocol a series ran.
+fn entry_of(results: &Results, label: &str) -> Option<&'static Entry> {
+    rows_of(results, label).first().and_then(|r| catalogue::find(&r.protocol))
+}
+
+/// The series that ran without a cache (the latency floor).
+fn is_direct(results: &Results, label: &str) -> bool {
+    entry_of(results, label).is_some_and(|e| e.name == Direct::ENTRY.name)
 }
 
 fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
@@ -350,7 +363,7 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let mut s = Vec::new();
         let mut hlines = Vec::new();
         for label in labels(results) {
-            if is_direct(&label) {
+            if is_direct(results, &label) {
                 if let Some(r) = rows_of(results, &label)
                     .into_iter()
                     .min_by(|a, b| param(a, RATE).unwrap_or(0.0).total_cmp(&param(b, RATE).unwrap_or(0.0)))
@@ -364,13 +377,13 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         }
         s.push(Series {
             label: "paper: CausalMesh".into(),
-            color: color_of("causalmesh"),
+            color: color_of("CausalMesh"),
             style: Style::Markers,
             points: paper_cm.iter().map(|&(x, y)| Pt::new(x, y)).collect(),
         });
         s.push(Series {
             label: "paper: FaaSTCC".into(),
-            color: color_of("faastcc"),
+            color: color_of("FaaSTCC"),
             style: Style::Markers,
             points: vec![Pt::new(paper_ft.0, paper_ft.1)],
         });
@@ -634,31 +647,28 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Metadata (CausalMesh Fig. 14, issue 7)
+// Metadata (CausalMesh Fig. 14)
 
-/// The observation that measures the metadata a system carries from function to function.
-fn hop_metric(label: &str) -> &'static str {
-    if label.to_lowercase().starts_with("causalmesh") { "obs.context_bytes" } else { "obs.metadata_bytes_hop" }
+/// The observation that measures the metadata a series' protocol carries from function to
+/// function (its catalogue profile says which).
+fn hop_metric(results: &Results, label: &str) -> Option<&'static str> {
+    entry_of(results, label)?.profile.hop_metadata
 }
 
-/// Cache-server metadata in bytes per server, by the final protocol metric each model reports.
-fn server_metadata(r: &AggRow, label: &str) -> Option<f64> {
+/// Cache-server metadata in bytes per server, by the final metric the protocol's profile names.
+fn server_metadata(results: &Results, r: &AggRow, label: &str) -> Option<f64> {
     let servers = r.mean("servers").unwrap_or(3.0);
-    let l = label.to_lowercase();
-    if l.starts_with("causalmesh") {
-        r.mean("pm.metadata_bytes_final").map(|b| b / servers)
-    } else if l.starts_with("hydrocache") {
-        r.mean("pm.cache_metadata_bytes").map(|b| b / servers)
-    } else {
-        None
-    }
+    let name = entry_of(results, label)?.profile.server_metadata?;
+    r.mean(&metrics::final_metric(name)).map(|b| b / servers)
 }
 
 const FIG14_PAPER_KB: [(&str, f64); 5] =
     [("CausalMesh", 35.1), ("CausalMesh-TCC", 69.9), ("HydroCache-Con", 45.3), ("HydroCache-Opt", 99.8), ("FaaSTCC", 28.8)];
 
+/// The series of caching systems: those whose protocol carries metadata between functions
+/// (not the no-cache and eventually consistent baselines).
 fn systems(results: &Results) -> Vec<String> {
-    labels(results).into_iter().filter(|l| !is_direct(l) && !l.to_lowercase().starts_with("eventual")).collect()
+    labels(results).into_iter().filter(|l| hop_metric(results, l).is_some()).collect()
 }
 
 fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
@@ -669,11 +679,11 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let mut claims = Vec::new();
     for (i, l) in sys.iter().enumerate() {
         let Some(r) = nearest(results, l, RATE, 1000.0) else { continue };
-        let m = hop_metric(l);
-        if let (Some(p50), Some(p99)) = (r.mean(&format!("{m}.p50")), r.mean(&format!("{m}.p99"))) {
+        let m = hop_metric(results, l).expect("systems carry metadata");
+        if let (Some(p50), Some(p99)) = (r.mean(&metrics::observed(m, "p50")), r.mean(&metrics::observed(m, "p99"))) {
             med.push(Pt { x: i as f64, y: p50.max(1.0), lo: p50.max(1.0), hi: p99.max(1.0) });
         }
-        if let Some(b) = server_metadata(r, l) {
+        if let Some(b) = server_metadata(results, r, l) {
             srv.push(Pt::new(i as f64, b / 1024.0));
             if let Some((_, kb)) = FIG14_PAPER_KB.iter().find(|(n, _)| n == l) {
                 claims.push(claim(
@@ -693,7 +703,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         if let Some((_, kb)) = FIG14_PAPER_KB.iter().find(|(n, _)| n == l) {
             pap.push(Pt::new(i as f64, *kb));
         }
-        if let Some(p50) = r.mean(&format!("{m}.p50")) {
+        if let Some(p50) = r.mean(&metrics::observed(m, "p50")) {
             claims.push(claim(
                 "metadata",
                 &format!("{l}: metadata carried per function hop (median)"),
@@ -719,7 +729,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let cats: Vec<String> = sys.clone();
     let fig = Figure {
         name: "metadata".into(),
-        title: "Metadata — per function hop (issue 7) and per cache server (CausalMesh Fig. 14)".into(),
+        title: "Metadata — per function hop and per cache server (CausalMesh Fig. 14)".into(),
         panels: vec![
             Panel {
                 title: "(a) carried from function to function".into(),
@@ -739,7 +749,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_log: true,
                 categories: Some(cats),
                 series: vec![
-                    Series { label: "simulated, end of run".into(), color: color_of("causalmesh"), style: Style::Bars, points: srv },
+                    Series { label: "simulated, end of run".into(), color: color_of("CausalMesh"), style: Style::Bars, points: srv },
                     Series { label: "paper, Fig. 14".into(), color: RGBColor(120, 120, 120), style: Style::Bars, points: pap },
                 ],
                 legend_at: Some(Corner::UpperLeft),
@@ -754,7 +764,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Aborts and visibility (issue 7)
+// Aborts and visibility
 
 fn aborts(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let sys = systems(results);
@@ -809,7 +819,9 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let mut claims = Vec::new();
     for (i, l) in sys.iter().enumerate() {
         let Some(r) = nearest(results, l, RATE, 1000.0) else { continue };
-        if let (Some(a), Some(b)) = (r.mean("obs.visibility_ns.p50"), r.mean("obs.visibility_ns.p99")) {
+        if let (Some(a), Some(b)) =
+            (r.mean(&metrics::observed(metrics::VISIBILITY_NS, "p50")), r.mean(&metrics::observed(metrics::VISIBILITY_NS, "p99")))
+        {
             p50.push(Pt { x: i as f64, y: a / 1e6, lo: a / 1e6, hi: b / 1e6 });
             claims.push(claim(
                 "visibility",
@@ -837,8 +849,8 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             series: vec![Series { label: "simulated (median, p99 whisker)".into(), color: RGBColor(90, 90, 90), style: Style::Bars, points: p50 }],
             category_colors: Some(sys.iter().map(|c| color_of(c)).collect()),
             hlines: vec![
-                HLine { y: 50.0, label: "FaaSTCC push period (50 ms)".into(), color: color_of("faastcc") },
-                HLine { y: 100.0, label: "HydroCache refresh period (100 ms)".into(), color: color_of("hydrocache-con") },
+                HLine { y: 50.0, label: "FaaSTCC push period (50 ms)".into(), color: color_of("FaaSTCC") },
+                HLine { y: 100.0, label: "HydroCache refresh period (100 ms)".into(), color: color_of("HydroCache-Con") },
             ],
             legend_at: Some(Corner::UpperLeft),
             ..Default::default()
@@ -940,11 +952,16 @@ fn dynamic_label(results: &Results) -> Option<String> {
 }
 
 fn faastcc_label(results: &Results) -> Option<String> {
-    labels(results).into_iter().find(|l| l.to_lowercase().starts_with("faastcc"))
+    labels(results).into_iter().find(|l| entry_of(results, l).is_some_and(|e| e.name == Faastcc::ENTRY.name))
 }
 
 fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
-    let (cats, s) = bars_by_zipf(results, "obs.metadata_bytes_hop.p50", Some("obs.metadata_bytes_hop.p99"), 1.0);
+    let (cats, s) = bars_by_zipf(
+        results,
+        &metrics::observed(metrics::METADATA_BYTES_HOP, "p50"),
+        Some(&metrics::observed(metrics::METADATA_BYTES_HOP, "p99")),
+        1.0,
+    );
     let fig = Figure {
         name: "faastcc-metadata".into(),
         title: "FaaSTCC Fig. 5 — metadata passed between functions".into(),
@@ -970,7 +987,7 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     };
     let mut claims = Vec::new();
     if let Some(f) = faastcc_label(results) {
-        let v = value_at(results, &f, 1.0, "obs.metadata_bytes_hop.p50");
+        let v = value_at(results, &f, 1.0, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50"));
         claims.push(claim(
             "faastcc-metadata",
             "FaaSTCC metadata per hop",
@@ -981,9 +998,10 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         ));
         if let Some(d) = dynamic_label(results) {
             for (z, paper_kb, paper_ratio) in [(1.0, "72 KB", 4500.0), (1.5, "> 13 KB", 850.0)] {
-                if let (Some(h), Some(fv)) =
-                    (value_at(results, &d, z, "obs.metadata_bytes_hop.p50"), value_at(results, &f, z, "obs.metadata_bytes_hop.p50"))
-                {
+                if let (Some(h), Some(fv)) = (
+                    value_at(results, &d, z, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50")),
+                    value_at(results, &f, z, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50")),
+                ) {
                     let ratio = h / fv.max(1.0);
                     claims.push(claim(
                         "faastcc-metadata",
@@ -1001,8 +1019,8 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 }
 
 fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
-    let (cats, mean) = bars_by_zipf(results, "obs.storage_rounds_per_read.mean", None, 1.0);
-    let (_, max) = bars_by_zipf(results, "obs.storage_rounds_per_read.max", None, 1.0);
+    let (cats, mean) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "mean"), None, 1.0);
+    let (_, max) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"), None, 1.0);
     let fig = Figure {
         name: "faastcc-rounds".into(),
         title: "FaaSTCC Fig. 6 — storage rounds to read a consistent snapshot".into(),
@@ -1033,7 +1051,10 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     };
     let mut claims = Vec::new();
     if let Some(f) = faastcc_label(results) {
-        let m = zipf_cats(results).iter().filter_map(|z| value_at(results, &f, *z, "obs.storage_rounds_per_read.max")).fold(0.0, f64::max);
+        let m = zipf_cats(results)
+            .iter()
+            .filter_map(|z| value_at(results, &f, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max")))
+            .fold(0.0, f64::max);
         claims.push(claim(
             "faastcc-rounds",
             "FaaSTCC storage rounds per read",
@@ -1046,7 +1067,9 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     for l in labels(results).into_iter().filter(|l| l.to_lowercase().starts_with("hydro")) {
         let ms: Vec<String> = zipf_cats(results)
             .iter()
-            .filter_map(|z| value_at(results, &l, *z, "obs.storage_rounds_per_read.max").map(|v| format!("{v:.0}@{z}")))
+            .filter_map(|z| {
+                value_at(results, &l, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max")).map(|v| format!("{v:.0}@{z}"))
+            })
             .collect();
         claims.push(claim(
             "faastcc-rounds",
@@ -1112,17 +1135,17 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                     },
                 ));
             }
-            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms")) {
-                if z == 1.0 {
-                    claims.push(claim(
-                        "faastcc-latency",
-                        "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
-                        "≈ 6×",
-                        format!("{:.1}×", a / b),
-                        Some((3.0..=12.0).contains(&(a / b))),
-                        "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
-                    ));
-                }
+            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms"))
+                && z == 1.0
+            {
+                claims.push(claim(
+                    "faastcc-latency",
+                    "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
+                    "≈ 6×",
+                    format!("{:.1}×", a / b),
+                    Some((3.0..=12.0).contains(&(a / b))),
+                    "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
+                ));
             }
         }
     }
@@ -1168,4 +1191,38 @@ pub fn generic(results: &Results, x: &str, y: &str, x_log: bool, y_log: bool) ->
         panels: vec![Panel { title: String::new(), x_label: x.into(), y_label: y.into(), x_log, y_log, series: s, ..Default::default() }],
         notes: vec!["Mean over seeds with 95 % CI.".into()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A figure reads protocol metrics through `metrics::NAME` constants; each must be one some
+    /// catalogue protocol reports, or the figure would draw an empty series.
+    #[test]
+    fn every_metric_a_figure_reads_is_reported_by_some_protocol() {
+        let file = include_str!("plot.rs");
+        let source = &file[..file.find("#[cfg(test)]").expect("the tests module")];
+        let mut read = 0;
+        for (at, _) in source.match_indices("metrics::") {
+            let ident: String =
+                source[at + 9..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit()).collect();
+            if ident.is_empty() {
+                continue;
+            }
+            let (_, name) = metrics::ALL.iter().find(|(id, _)| *id == ident).unwrap_or_else(|| panic!("metrics::{ident} is not a metric"));
+            assert!(catalogue::PROTOCOLS.iter().any(|e| e.reports(name)), "figures read {name}, which no protocol reports");
+            read += 1;
+        }
+        assert!(read >= 5, "the scan found only {read} metric reads");
+    }
+
+    #[test]
+    fn figures_have_unique_names_and_their_sweeps_exist() {
+        for (i, f) in FIGURES.iter().enumerate() {
+            assert!(FIGURES[..i].iter().all(|o| o.name != f.name), "figure {} twice", f.name);
+            let file = format!("{}/scenarios/sweeps/{}.json", env!("CARGO_MANIFEST_DIR"), f.sweep);
+            assert!(std::path::Path::new(&file).is_file(), "figure {} reads sweep {}, but {file} is missing", f.name, f.sweep);
+        }
+    }
 }

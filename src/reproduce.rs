@@ -9,8 +9,16 @@ use crate::sweep::{self, SweepOptions, SweepPlan};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The sweeps, in the order they run (cheapest first, so a quick look comes early).
-pub const SWEEPS: &[&str] = &["fig1-dax", "fig17-visibility", "delay-mutants", "micro-load", "faastcc-zipf", "scale-servers"];
+/// The sweeps the figures read, each once, in the order of the first figure that reads it.
+pub fn sweeps() -> Vec<&'static str> {
+    let mut out: Vec<&str> = Vec::new();
+    for f in FIGURES {
+        if !out.contains(&f.sweep) {
+            out.push(f.sweep);
+        }
+    }
+    out
+}
 
 #[derive(Clone, Debug)]
 pub struct ReproduceOptions {
@@ -58,7 +66,7 @@ pub fn reproduce(options: &ReproduceOptions) -> Result<Reproduction, String> {
             return Err(format!("unknown figure {o:?}; figures: {}", FIGURES.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")));
         }
     }
-    let sweeps: Vec<&str> = SWEEPS.iter().copied().filter(|s| wanted.iter().any(|f| f.sweep == *s)).collect();
+    let sweeps: Vec<&str> = sweeps().into_iter().filter(|s| wanted.iter().any(|f| f.sweep == *s)).collect();
     let size = if options.quick { "quick" } else { "default" };
     let mut timings = Vec::new();
     let mut errors = Vec::new();

@@ -38,8 +38,9 @@
 //! threads in any order and their rows sorted by (point, seed) before anything is written, so
 //! outputs are byte-identical whatever the thread count, the shard split or a resumption.
 
-use crate::runner::{self, RunOptions, RunReport};
-use crate::scenario::{LoadedScenario, ScenarioError, located, parse_located};
+use causim_pipeline::run::{self, RunOptions, RunReport};
+use causim_pipeline::scenario::{LoadedScenario, ScenarioError, located, parse_located};
+use causim_sim::error::FieldError;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -196,6 +197,9 @@ pub struct Point {
     origins: Vec<(String, String)>,
 }
 
+/// A grid axis resolved for one series: (its parameter paths, its values, its display name).
+type ResolvedAxis = (Vec<String>, Vec<Vec<Value>>, String);
+
 /// A sweep file resolved into points and seeds.
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
@@ -220,8 +224,8 @@ impl SweepPlan {
             file: path.to_path_buf(),
             line: None,
             column: None,
-            field: String::new(),
-            message: format!("cannot read the sweep file: {e}"),
+            error: FieldError::new("", "cannot read the sweep file"),
+            io: Some(std::sync::Arc::new(e)),
         })?;
         SweepPlan::from_text(path, text, quick)
     }
@@ -229,6 +233,7 @@ impl SweepPlan {
     pub fn from_text(path: &Path, text: String, quick: bool) -> Result<SweepPlan, ScenarioError> {
         let mut spec: SweepSpec = parse_located(path, &text)?;
         let err = |field: &str, message: String| located(path, &text, field, message);
+        causim_pipeline::scenario::check_output_name(&spec.name).map_err(|m| err("name", m))?;
         if let Some(f) = &spec.format
             && f != SWEEP_FORMAT
         {
@@ -271,7 +276,7 @@ impl SweepPlan {
             return Err(err("seeds", "a sweep needs at least one seed".into()));
         }
         // Grid axes: check shapes (per series, which may replace an axis's values).
-        let build_axes = |series: Option<(usize, &SeriesSpec)>| -> Result<Vec<(Vec<String>, Vec<Vec<Value>>, String)>, ScenarioError> {
+        let build_axes = |series: Option<(usize, &SeriesSpec)>| -> Result<Vec<ResolvedAxis>, ScenarioError> {
             let mut axes = Vec::new();
             for (i, axis) in spec.grid.iter().enumerate() {
                 let names = axis.param.names();
@@ -338,7 +343,7 @@ impl SweepPlan {
                 (None, Some(b)) => (b.clone(), "base".to_string()),
                 (None, None) => {
                     return Err(err(
-                        if s.is_some() { &"series" } else { &"base" },
+                        if s.is_some() { "series" } else { "base" },
                         "no base scenario: give `base` or a base per series".into(),
                     ));
                 }
@@ -416,8 +421,8 @@ impl SweepPlan {
                         None => base_path.display().to_string(),
                     };
                     let scenario = LoadedScenario::from_text(Path::new(&label), text).map_err(|e| {
-                        let origin = origin_of(&origins, &e.field).unwrap_or(base_field.clone());
-                        err(&origin, format!("the resolved scenario is invalid: field `{}`: {}", e.field, e.message))
+                        let origin = origin_of(&origins, &e.error.path).unwrap_or(base_field.clone());
+                        err(&origin, format!("the resolved scenario is invalid: field `{}`: {}", e.error.path, e.error.message))
                     })?;
                     points.push(Point {
                         index: points.len(),
@@ -441,18 +446,18 @@ impl SweepPlan {
     }
 
     /// An error found while running a point, located at the override that caused it.
-    pub fn run_error(&self, point: &Point, e: &runner::RunError) -> ScenarioError {
+    pub fn run_error(&self, point: &Point, e: &run::RunError) -> ScenarioError {
         match e {
-            runner::RunError::Scenario(se) => {
-                let origin = origin_of(&point.origins, &se.field).unwrap_or_else(|| "base".to_string());
+            run::RunError::Scenario(se) => {
+                let origin = origin_of(&point.origins, &se.error.path).unwrap_or_else(|| "base".to_string());
                 located(
                     &self.path,
                     &self.text,
                     &origin,
-                    format!("point {} (seed aside): field `{}`: {}", point.index, se.field, se.message),
+                    format!("point {} (seed aside): field `{}`: {}", point.index, se.error.path, se.error.message),
                 )
             }
-            runner::RunError::Io(m) => located(&self.path, &self.text, "", m.clone()),
+            other => located(&self.path, &self.text, "", other.to_string()),
         }
     }
 }
@@ -554,6 +559,8 @@ pub struct Row {
     pub sweep: String,
     pub point: usize,
     pub series: Option<String>,
+    /// The protocol's catalogue name.
+    pub protocol: String,
     pub params: BTreeMap<String, Value>,
     pub seed: u64,
     pub scenario_hash: String,
@@ -566,7 +573,7 @@ pub struct Row {
 impl Row {
     pub fn to_json(&self) -> Value {
         json!({
-            "sweep": self.sweep, "point": self.point, "series": self.series, "params": self.params,
+            "sweep": self.sweep, "point": self.point, "series": self.series, "protocol": self.protocol, "params": self.params,
             "seed": self.seed, "scenario_hash": self.scenario_hash, "passed": self.passed,
             "invariant_violation": self.invariant_violation, "anomalies": self.anomalies, "metrics": self.metrics,
         })
@@ -577,6 +584,7 @@ impl Row {
             sweep: v["sweep"].as_str()?.to_string(),
             point: v["point"].as_u64()? as usize,
             series: v["series"].as_str().map(String::from),
+            protocol: v["protocol"].as_str()?.to_string(),
             params: v["params"].as_object()?.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             seed: v["seed"].as_u64()?,
             scenario_hash: v["scenario_hash"].as_str()?.to_string(),
@@ -654,6 +662,7 @@ pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) ->
         sweep: plan.spec.name.clone(),
         point: point.index,
         series: point.series.clone(),
+        protocol: point.scenario.scenario.protocol.name.clone(),
         params: point.params.clone(),
         seed,
         scenario_hash: point.hash.clone(),
@@ -678,6 +687,8 @@ pub struct AggRow {
     pub sweep: String,
     pub point: usize,
     pub series: Option<String>,
+    /// The protocol's catalogue name.
+    pub protocol: String,
     pub params: BTreeMap<String, Value>,
     pub runs: usize,
     pub failed_runs: usize,
@@ -689,7 +700,7 @@ impl AggRow {
     pub fn to_json(&self) -> Value {
         let metrics: Map<String, Value> = self.metrics.iter().map(|(k, (m, c))| (k.clone(), json!({"mean": m, "ci95": c}))).collect();
         json!({
-            "sweep": self.sweep, "point": self.point, "series": self.series, "params": self.params,
+            "sweep": self.sweep, "point": self.point, "series": self.series, "protocol": self.protocol, "params": self.params,
             "runs": self.runs, "failed_runs": self.failed_runs, "anomalies": self.anomalies, "metrics": metrics,
         })
     }
@@ -699,6 +710,7 @@ impl AggRow {
             sweep: v["sweep"].as_str()?.to_string(),
             point: v["point"].as_u64()? as usize,
             series: v["series"].as_str().map(String::from),
+            protocol: v["protocol"].as_str()?.to_string(),
             params: v["params"].as_object()?.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             runs: v["runs"].as_u64()? as usize,
             failed_runs: v["failed_runs"].as_u64()? as usize,
@@ -780,6 +792,7 @@ pub fn aggregate(rows: &[Row]) -> Vec<AggRow> {
             sweep: group[0].sweep.clone(),
             point: group[0].point,
             series: group[0].series.clone(),
+            protocol: group[0].protocol.clone(),
             params: group[0].params.clone(),
             runs: group.len(),
             failed_runs: group.iter().filter(|r| !r.passed).count(),
@@ -850,14 +863,14 @@ fn number_text(x: f64) -> String {
 pub fn runs_csv(rows: &[Row]) -> String {
     let params = union(rows.iter().map(|r| r.params.keys()));
     let metrics = union(rows.iter().map(|r| r.metrics.keys()));
-    let mut head = vec!["sweep".to_string(), "point".into(), "series".into()];
+    let mut head = vec!["sweep".to_string(), "point".into(), "series".into(), "protocol".into()];
     head.extend(params.iter().cloned());
     head.extend(["seed".into(), "passed".into(), "anomalies".into(), "invariant_violation".into()]);
     head.extend(metrics.iter().cloned());
     head.push("scenario_hash".into());
     let mut out = head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",") + "\n";
     for r in rows {
-        let mut f = vec![r.sweep.clone(), r.point.to_string(), r.series.clone().unwrap_or_default()];
+        let mut f = vec![r.sweep.clone(), r.point.to_string(), r.series.clone().unwrap_or_default(), r.protocol.clone()];
         f.extend(params.iter().map(|p| r.params.get(p).map(value_text).unwrap_or_default()));
         f.push(r.seed.to_string());
         f.push(r.passed.to_string());
@@ -873,7 +886,7 @@ pub fn runs_csv(rows: &[Row]) -> String {
 pub fn aggregate_csv(rows: &[AggRow]) -> String {
     let params = union(rows.iter().map(|r| r.params.keys()));
     let metrics = union(rows.iter().map(|r| r.metrics.keys()));
-    let mut head = vec!["sweep".to_string(), "point".into(), "series".into()];
+    let mut head = vec!["sweep".to_string(), "point".into(), "series".into(), "protocol".into()];
     head.extend(params.iter().cloned());
     head.extend(["runs".into(), "failed_runs".into(), "anomalies".into()]);
     for m in &metrics {
@@ -882,7 +895,7 @@ pub fn aggregate_csv(rows: &[AggRow]) -> String {
     }
     let mut out = head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(",") + "\n";
     for r in rows {
-        let mut f = vec![r.sweep.clone(), r.point.to_string(), r.series.clone().unwrap_or_default()];
+        let mut f = vec![r.sweep.clone(), r.point.to_string(), r.series.clone().unwrap_or_default(), r.protocol.clone()];
         f.extend(params.iter().map(|p| r.params.get(p).map(value_text).unwrap_or_default()));
         f.push(r.runs.to_string());
         f.push(r.failed_runs.to_string());
@@ -1081,7 +1094,7 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                             }
                             None => {
                                 let run_options = RunOptions { seed: Some(job.seed), ..Default::default() };
-                                match runner::run(&point.scenario, &run_options) {
+                                match run::run(&point.scenario, &run_options) {
                                     Ok(report) => {
                                         let row = row_of(plan, point, job.seed, &report);
                                         let line = row.to_json().to_string() + "\n";
@@ -1196,13 +1209,14 @@ mod tests {
     #[test]
     fn journal_rows_read_back_identically() {
         let mut metrics = BTreeMap::new();
-        for (i, x) in [198.21074921473766, 0.1 + 0.2, 1.0 / 3.0, 7.102231477, 1e-300, 123456789.123456789].into_iter().enumerate() {
+        for (i, x) in [198.21074921473766, 0.1 + 0.2, 1.0 / 3.0, 7.102231477, 1e-300, 123_456_789.123_456_79].into_iter().enumerate() {
             metrics.insert(format!("m{i}"), x);
         }
         let row = Row {
             sweep: "s".into(),
             point: 3,
             series: Some("a".into()),
+            protocol: <causim_models::register::Register as causim_models::Model>::ENTRY.name.into(),
             params: BTreeMap::from([("p".to_string(), json!(1.25))]),
             seed: 7,
             scenario_hash: "h".into(),

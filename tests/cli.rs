@@ -2,6 +2,8 @@
 
 mod common;
 use common::*;
+use std::path::Path;
+use std::process::Command;
 
 #[test]
 fn every_command_has_help() {
@@ -53,5 +55,105 @@ fn a_bad_scenario_exits_2_with_its_location() {
 #[test]
 fn protocols_lists_mutants() {
     let o = causim(&["protocols"]);
-    assert!(stdout(&o).contains("register\n  mutant early_ack:"));
+    let out = stdout(&o);
+    assert!(out.contains("register: ") && out.contains("\n  mutant early_ack: "), "{out}");
+    assert!(out.contains("causalmesh_tcc: ") && out.contains("  histories must pass: tcc\n"), "{out}");
+}
+
+#[test]
+fn an_overloaded_node_stops_the_run_at_its_run_queue_limit() {
+    // Goal: offered load beyond a node's capacity stops the run with a named limit instead of
+    // growing its queue (and memory) without bound.
+    let dir = temp_dir("cli", "overload");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/register/default.json")).unwrap();
+    let mut scenario: serde_json::Value = serde_json::from_str(&text).unwrap();
+    scenario["name"] = "overload".into();
+    scenario["topology"]["service"] = serde_json::json!({"dist": "constant", "ns": 5_000_000});
+    scenario["limits"] = serde_json::json!({"run_queue_max": 40});
+    let path = dir.join("overload.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let out = dir.join("out");
+    let o = causim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-trace"]);
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let stopped = summary["summary"]["stopped_by"].as_str().unwrap_or_default().to_string();
+    assert!(stopped.starts_with("limit: run_queue_max (40 inputs wait at "), "stopped by {stopped:?}; {}", stderr(&o));
+}
+
+/// The register default scenario with `edit` applied, written to `dir/file`.
+fn scenario_file(dir: &Path, file: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/register/default.json")).unwrap();
+    let mut scenario: serde_json::Value = serde_json::from_str(&text).unwrap();
+    scenario["workload"]["generator"]["workflows_max"] = 50.into();
+    scenario["workload"]["generator"]["warmup_ns"] = 0.into();
+    edit(&mut scenario);
+    let path = dir.join(file);
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_name_that_is_not_one_plain_folder_name_is_refused_and_nothing_is_written() {
+    let dir = temp_dir("cli", "names");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, bad) in ["../escape", "/abs", "..", "", "a/b", "new\nline"].into_iter().enumerate() {
+        let path = scenario_file(&dir, &format!("s{i}.json"), |s| s["name"] = bad.into());
+        let o = Command::new(env!("CARGO_BIN_EXE_causim")).args(["run", &path]).current_dir(&dir).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("field `name`") && stderr(&o).contains("cannot name an output folder"), "{bad:?}: {}", stderr(&o));
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(left.iter().all(|n| n.ends_with(".json")), "written: {left:?}");
+    assert!(!dir.parent().unwrap().join("escape").exists());
+}
+
+#[test]
+fn a_failed_run_leaves_the_previous_run_whole_and_a_foreign_folder_is_never_replaced() {
+    let dir = temp_dir("cli", "replace");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run");
+    let good = scenario_file(&dir, "good.json", |_| {});
+    ok(&["run", &good, "--out", out.to_str().unwrap()]);
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    // Fails when the engine validates it, after the output folder was chosen.
+    let bad = scenario_file(&dir, "bad.json", |s| s["limits"] = serde_json::json!({"time_ns_max": 0}));
+    let o = causim(&["run", &bad, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("limits.time_ns_max"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(out.join("history.jsonl")).unwrap(), history, "the good run's history is intact");
+    assert!(out.join("summary.json").exists() && out.join("trace.jsonl").exists());
+    // A folder of the user's is refused, not replaced.
+    let mine = dir.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "keep").unwrap();
+    let o = causim(&["run", &good, "--out", mine.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a causim run folder"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(mine.join("notes.txt")).unwrap(), "keep");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(left.iter().all(|n| !n.starts_with('.')), "staging folders left behind: {left:?}");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // Goal: `causim … | head -1` ends like any program whose reader went away, with no panic.
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_causim"))
+        // 118 KB of step-by-step account: more than a pipe holds, so writing must fail.
+        .args(["run", "scenarios/faastcc/fuzz-chain.json", "--account", "--out"])
+        .arg(temp_dir("cli", "pipe"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 8];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(141), "{err}");
 }

@@ -7,10 +7,9 @@
 
 mod common;
 
-use causim::scenario::LoadedScenario;
 use causim_models::Model;
 use causim_models::faastcc::Faastcc;
-use causim_sim::workload::WorkloadConfig;
+use causim_pipeline::scenario::LoadedScenario;
 
 use common::{CheckedRun as Run, run_checked as run_loaded};
 
@@ -130,11 +129,7 @@ fn faastcc_mutants_are_caught_by_the_tcc_checker_and_by_the_invariants() {
 }
 
 fn shortened(file: &str, workflows: u64) -> LoadedScenario {
-    let mut loaded = load(file);
-    let WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("{file} is generated") };
-    g.workflows_max = Some(workflows);
-    g.warmup_ns = 0;
-    loaded
+    common::shortened(load(file), workflows)
 }
 
 #[test]

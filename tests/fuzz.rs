@@ -186,6 +186,8 @@ fn bad_input_gets_a_clear_error() {
         (&["fuzz", "--protocol", "causalmesh", "--time", "0"][..], "--time must be a positive"),
         (&["fuzz", "--protocol", "causalmesh", "--seeds", "0"][..], "--seeds must be at least 1"),
         (&["fuzz", "--protocol", "causalmesh", "--threads", "0"][..], "--threads must be at least 1"),
+        // A file where the folder should be is found before fuzzing, not after a failure.
+        (&["fuzz", "--protocol", "causalmesh", "--out", "Cargo.toml"][..], "--out Cargo.toml: cannot create the folder"),
     ] {
         let out = causim(args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -199,7 +201,7 @@ fn bad_input_gets_a_clear_error() {
 /// error from `fuzz`), and `--time` stops the search.
 #[test]
 fn every_protocol_and_fault_model_makes_valid_scenarios() {
-    for protocol in causim_models::PROTOCOLS {
+    for protocol in causim_models::PROTOCOLS.iter().map(|e| e.name) {
         for faults in [fuzz::Faults::Safe, fuzz::Faults::All] {
             let mut o = FuzzOptions::new(protocol, &[]).unwrap();
             o.faults = faults;

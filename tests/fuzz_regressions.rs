@@ -5,8 +5,8 @@
 //! meets its `expect` when run.
 
 use causim::fuzz::{self, Verdict};
-use causim::runner::{self, RunOptions};
-use causim::scenario::{LoadedScenario, Verdict as Expected};
+use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::{LoadedScenario, Verdict as Expected};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestError, TestRunner};
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ fn every_shrunk_scenario_meets_its_expectation() {
         let expect = loaded.scenario.expect.clone().unwrap_or_else(|| panic!("{}: no expect", path.display()));
         assert_eq!(expect.verdict, Expected::Fail, "{}", path.display());
         assert!(!expect.anomalies.is_empty(), "{}: a shrunk scenario names its anomaly", path.display());
-        let report = runner::run(&loaded, &RunOptions::default()).unwrap();
+        let report = run::run(&loaded, &RunOptions::default()).unwrap();
         assert!(!report.passed(), "{}", path.display());
         for a in &expect.anomalies {
             assert!(report.anomalies().contains(a), "{}: expected {a}, found {:?}", path.display(), report.anomalies());
@@ -91,7 +91,7 @@ fn every_shrunk_scenario_meets_its_expectation() {
         // Without its mutants the scenario passes.
         let mut correct = loaded.clone();
         correct.scenario.protocol.mutants.clear();
-        let report = runner::run(&correct, &RunOptions::default()).unwrap();
+        let report = run::run(&correct, &RunOptions::default()).unwrap();
         assert!(report.passed(), "{}: fails without the mutant: {:?}", path.display(), report.anomalies());
     }
 }

@@ -7,10 +7,9 @@
 
 mod common;
 
-use causim::scenario::LoadedScenario;
 use causim_models::Model;
 use causim_models::hydrocache::HydroCache;
-use causim_sim::workload::WorkloadConfig;
+use causim_pipeline::scenario::LoadedScenario;
 
 use common::{CheckedRun as Run, run_checked as run_loaded};
 
@@ -65,11 +64,7 @@ fn hydrocache_opt_without_validation_is_caught_by_the_tcc_checker_and_the_invari
 }
 
 fn shortened(file: &str, workflows: u64) -> LoadedScenario {
-    let mut loaded = load(file);
-    let WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("{file} is generated") };
-    g.workflows_max = Some(workflows);
-    g.warmup_ns = 0;
-    loaded
+    common::shortened(load(file), workflows)
 }
 
 #[test]
@@ -88,7 +83,7 @@ fn hydrocache_paper_workloads_run_clean_con_never_aborts_and_opt_carries_the_dep
         opt_meta.push(opt.summary.observations["metadata_bytes"].p50);
     }
     // (The paper's trend, shrinking with skew, needs the long runs: in 800 workflows the maps
-    // have not saturated yet. See the module docs of `models/src/hydrocache.rs`.)
+    // have not saturated yet. See the module docs of `models/src/hydrocache/mod.rs`.)
     assert!(opt_meta.iter().all(|&m| m > 16 * 16), "Opt's median dependency maps: {opt_meta:?} bytes");
     for mode in ["con", "opt"] {
         let file = format!("{mode}-causalmesh-micro.json");

@@ -1,8 +1,8 @@
 //! Malformed scenario files: each kind gets an error naming the file, line, column, field and
 //! what was expected — never a panic. These messages are documented in the README.
 
-use causim::runner::{self, RunError, RunOptions};
-use causim::scenario::LoadedScenario;
+use causim_pipeline::run::{self, RunError, RunOptions};
+use causim_pipeline::scenario::LoadedScenario;
 use std::path::Path;
 
 const VALID: &str = r#"{
@@ -18,7 +18,7 @@ fn error_of(text: &str) -> String {
         Ok(l) => l,
         Err(e) => return e.to_string(),
     };
-    match runner::run(&loaded, &RunOptions::default()) {
+    match run::run(&loaded, &RunOptions::default()) {
         Err(RunError::Scenario(e)) => e.to_string(),
         Err(e) => panic!("not a scenario error: {e}"),
         Ok(_) => panic!("scenario unexpectedly ran"),
@@ -33,7 +33,7 @@ fn with(from: &str, to: &str) -> String {
 #[test]
 fn the_valid_base_scenario_runs() {
     let loaded = LoadedScenario::from_text(Path::new("ok.json"), VALID.to_string()).unwrap();
-    let report = runner::run(&loaded, &RunOptions::default()).unwrap();
+    let report = run::run(&loaded, &RunOptions::default()).unwrap();
     assert_eq!(report.summary.workflows.completed, 1);
 }
 

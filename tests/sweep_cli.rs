@@ -30,8 +30,8 @@ fn check_sweep_file(sweep: &str, file: &str) {
     let root = temp_dir("sweep", sweep);
     let one = root.join("t1");
     let two = root.join("t2");
-    ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "1", "--out", one.to_str().unwrap()]);
-    ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", two.to_str().unwrap()]);
+    ok(&["sweep", file, "--quick", "--no-progress", "--threads", "1", "--out", one.to_str().unwrap()]);
+    ok(&["sweep", file, "--quick", "--no-progress", "--threads", "2", "--out", two.to_str().unwrap()]);
     assert_same(&one, &two, &format!("{sweep}: 1 vs 2 threads"));
     let rows = read(&one, "runs.csv").lines().count() - 1;
     assert!(rows > 0, "{sweep}: no runs");
@@ -41,7 +41,7 @@ fn check_sweep_file(sweep: &str, file: &str) {
         for i in 0..n {
             let d = root.join(format!("shard-{i}-of-{n}"));
             let shard = format!("{i}/{n}");
-            ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "1", "--shard", &shard, "--out", d.to_str().unwrap()]);
+            ok(&["sweep", file, "--quick", "--no-progress", "--threads", "1", "--shard", &shard, "--out", d.to_str().unwrap()]);
             shards.push(d);
         }
         let merged = root.join(format!("merged-{n}"));
@@ -56,18 +56,18 @@ fn check_sweep_file(sweep: &str, file: &str) {
 
     // Resumption: keep half the journal, run again; the runs kept are not done again.
     let resumed = root.join("resumed");
-    ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
+    ok(&["sweep", file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
     let journal = read(&resumed, "runs.jsonl");
     let lines: Vec<&str> = journal.lines().collect();
     let kept = lines.len() / 2;
     std::fs::write(resumed.join("runs.jsonl"), lines[..kept].iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let out = ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
+    let out = ok(&["sweep", file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
     assert!(out.contains(&format!("skipped {kept} already done")), "{sweep}: resumption: {out}");
     assert_same(&one, &resumed, &format!("{sweep}: resumed vs one run"));
 
     // A journal written by another build of causim (other models) is not resumed.
     std::fs::write(resumed.join("build.txt"), "another build\n").unwrap();
-    let out = ok(&["sweep", &file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
+    let out = ok(&["sweep", file, "--quick", "--no-progress", "--threads", "2", "--out", resumed.to_str().unwrap()]);
     assert!(out.contains("skipped 0 already done"), "{sweep}: another build's journal was resumed: {out}");
     assert_same(&one, &resumed, &format!("{sweep}: rerun after a build change vs one run"));
     let _ = std::fs::remove_dir_all(&root);

@@ -1,13 +1,16 @@
 //! Checker benchmark: generated (seeded, serial) histories of 10 K, 100 K and 1 M
 //! transactions of 20 operations, checked at `tcc`; plus `ccv` on a one-operation-per-
-//! transaction history and the cost of reading the history from a `causim-history/1` file.
+//! transaction history and the cost of reading the history from a `causim-history/1` file;
+//! plus `linearizable` on real-time register histories (16 clients with overlapping intervals,
+//! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys).
 //!
-//! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only).
+//! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only, and
+//! words to run only the cases whose names contain one of them: `-- lin`).
 //! Each measurement runs in a fresh child process so that its peak memory (VmHWM from
 //! /proc/self/status) is its own.
 
-use causim_checkers::testgen::{GenParams, serial, write_serial_jsonl};
-use causim_checkers::{Level, check, read_history_path};
+use causim_checkers::testgen::{GenParams, RegisterParams, register_records, serial, write_serial_jsonl};
+use causim_checkers::{History, Level, OpKind, Outcome, TxnRecord, Value, check, read_history_path};
 use std::process::Command;
 use std::time::Instant;
 
@@ -19,6 +22,45 @@ struct Case {
     from_file: bool,
     /// Key space; 0 means "about ten writes per key" (contended).
     keys: u64,
+    /// `linearizable` rows: the longest operation, in ns (clients wait up to 500 ns between
+    /// two), so the number of operations in flight at once.
+    duration_ns: u64,
+    /// `linearizable` rows: make one read, halfway, return an older value (the check must fail
+    /// and shrink the key to a smallest failing window).
+    broken: bool,
+}
+
+/// Make the first read after the middle that read a committed write return the value of the
+/// committed write of its key two before that one (in invocation order).
+fn break_one_read(records: &mut [TxnRecord]) {
+    let is = |r: &TxnRecord, f: OpKind| r.ops[0].f == f && r.outcome == Outcome::Ok;
+    for t in records.len() / 2..records.len() {
+        let op = records[t].ops[0].clone();
+        if !is(&records[t], OpKind::Read) || op.value == Value::Null {
+            continue;
+        }
+        let writes: Vec<usize> = (0..t).filter(|u| is(&records[*u], OpKind::Write) && records[*u].ops[0].key == op.key).collect();
+        if let Some(at) = writes.iter().position(|u| records[*u].ops[0].value == op.value)
+            && at >= 2
+        {
+            records[t].ops[0].value = records[writes[at - 2]].ops[0].value.clone();
+            return;
+        }
+    }
+}
+
+/// The real-time register workload of the `linearizable` rows: `txns` single operations.
+fn register_params(c: &Case) -> RegisterParams {
+    RegisterParams {
+        clients: 16,
+        ops: c.txns,
+        keys: c.keys,
+        read_per_mille: 500,
+        failed_per_mille: 10,
+        duration_ns: c.duration_ns,
+        think_ns: 500,
+        seed: 42,
+    }
 }
 
 const SESSIONS: u32 = 25;
@@ -38,13 +80,25 @@ fn params(c: &Case) -> GenParams {
 }
 
 fn cases(quick: bool) -> Vec<Case> {
-    let case = |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys };
-    let mut v = vec![case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0), case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0)];
+    let case =
+        |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys, duration_ns: 1_000, broken: false };
+    let mut v = vec![
+        case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
+        case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
+        case("lin 25K, 1e3 keys", Level::Linearizable, 25_000, 1, false, 1_000),
+        case("lin 100K, 1e3 keys", Level::Linearizable, 100_000, 1, false, 1_000),
+    ];
     if !quick {
         v.push(case("tcc 1M x 20", Level::Tcc, 1_000_000, 20, false, 0));
         v.push(case("tcc 1M x 20 1e9 keys", Level::Tcc, 1_000_000, 20, false, 1_000_000_000));
         v.push(case("ccv 1M x 1", Level::Ccv, 1_000_000, 1, false, 0));
         v.push(case("file+tcc 1M x 20", Level::Tcc, 1_000_000, 20, true, 0));
+        v.push(case("lin 400K, 1e3 keys", Level::Linearizable, 400_000, 1, false, 1_000));
+        v.push(case("lin 100K, 10 keys", Level::Linearizable, 100_000, 1, false, 10));
+        // Operations 100 times longer than the pauses between them on one key: about 16
+        // always in flight, so there is no quiescent point to split the search at.
+        v.push(Case { duration_ns: 50_000, ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1) });
+        v.push(Case { duration_ns: 50_000, broken: true, ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1) });
     } else {
         v.push(case("file+tcc 100K x 20", Level::Tcc, 100_000, 20, true, 0));
     }
@@ -69,22 +123,42 @@ fn child(index: usize, quick: bool) {
         let start = Instant::now();
         let h = read_history_path(&path, None).expect("the generated file parses");
         (h, start.elapsed().as_secs_f64(), size)
+    } else if case.level == Level::Linearizable {
+        let start = Instant::now();
+        let mut records = register_records(&register_params(case));
+        if case.broken {
+            break_one_read(&mut records);
+        }
+        let h = History::from_records(None, &records).expect("a generated history is valid");
+        (h, start.elapsed().as_secs_f64(), 0.0)
     } else {
         let start = Instant::now();
         let h = serial(&p);
         (h, start.elapsed().as_secs_f64(), 0.0)
     };
     let rss_before = status_kb("VmRSS:");
+    // The peak so far is the load's; reset it (Linux: clear_refs 5) so that the peak after the
+    // check is the check's own (with the history it holds). None if the kernel refuses.
+    let load_peak = status_kb("VmHWM:");
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let start = Instant::now();
     let cpu = causim_checkers::cpu_seconds();
     let report = check(&history, case.level);
     let check_s = start.elapsed().as_secs_f64();
     let check_cpu = causim_checkers::cpu_seconds() - cpu;
-    assert!(report.ok, "a serial history must pass {}", case.level);
+    if case.broken {
+        let window = report.violations.first().map_or(0, |v| v.window.len());
+        assert!(!report.ok && report.complete && window > 0, "the broken read must be found");
+        eprintln!("  ({}: a window of {window} operations)", report.violations[0].anomaly);
+    } else {
+        assert!(report.ok, "a generated history must pass {}: {:?}", case.level, report.notes);
+    }
     let hwm = status_kb("VmHWM:");
+    let check_peak = if reset { format!("{:.0}", hwm as f64 / 1024.0) } else { "-".into() };
+    let hwm = hwm.max(load_peak);
     let ops = history.op_count() as f64;
     println!(
-        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>8.0} {:>8.0}",
+        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>9} {:>8.0} {:>8.0}",
         case.name,
         history.txn_count(),
         history.op_count(),
@@ -93,6 +167,7 @@ fn child(index: usize, quick: bool) {
         check_cpu,
         ops / check_s,
         rss_before as f64 / 1024.0,
+        check_peak,
         hwm as f64 / 1024.0,
         file_mb
     );
@@ -111,14 +186,21 @@ fn main() {
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!("causim-checkers benchmark: {cores} cores, {cpu}; serial histories, {SESSIONS} sessions, seed 42, 50% reads");
+    println!("(lin rows: real-time register histories, 16 clients, one operation per transaction, 50% reads, 1% failed writes)");
     println!("(load = generate in memory, or parse the JSONL file for file+ rows; check = the level's check alone,");
-    println!(" wall and CPU seconds (all threads); RSS before the check; peak = process peak, including the load)");
+    println!(" wall and CPU seconds (all threads); RSS before the check; chk peak = peak RSS during the check;");
+    println!(" peak = process peak, including the load)");
     println!(
-        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>8} {:>8}",
-        "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "peak MB", "file MB"
+        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>9} {:>8} {:>8}",
+        "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "chk peak", "peak MB", "file MB"
     );
+    // Words other than options (cargo passes `--bench`) select cases by name.
+    let words: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with("--")).collect();
     let exe = std::env::current_exe().expect("the bench binary knows its path");
-    for i in 0..cases(quick).len() {
+    for (i, case) in cases(quick).iter().enumerate() {
+        if !words.is_empty() && !words.iter().any(|w| case.name.contains(w.as_str())) {
+            continue;
+        }
         let mut cmd = Command::new(&exe);
         cmd.env("CAUSIM_BENCH_CHILD", i.to_string());
         if quick {

@@ -1,10 +1,12 @@
 //! The anomaly vocabulary, with the names other checkers use for the same thing.
 //!
 //! Our names are those of the literature where one exists: Plume's TAPs for the transactional
-//! levels, the POPL'17 bad patterns for the non-transactional causal levels, and a name after
-//! the broken guarantee for the four session guarantees. Each anomaly also carries its POPL'17
-//! name, its Plume TAP and the nearest Elle/Adya name; the Elle column is "reported as", not
-//! "defined as" (Elle reasons over inferred version orders and Adya cycles).
+//! levels, the POPL'17 bad patterns for the non-transactional causal levels, a name after the
+//! broken guarantee for the four session guarantees, and for the real-time anomalies of
+//! `linearizable` Jepsen's "stale read", Plume's FutureRead transposed to real time, and Herlihy
+//! & Wing's "not linearizable". Each anomaly also carries its POPL'17 name, its Plume TAP and
+//! the nearest Elle/Adya name; the Elle column is "reported as", not "defined as" (Elle reasons
+//! over inferred version orders and Adya cycles).
 
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -18,6 +20,8 @@ pub enum Anomaly {
     NotMyOwnWrite,
     NotMyLastWrite,
     IntermediateRead,
+    // List-append histories: reads of one key that no single order of appends explains.
+    IncompatibleOrder,
     // Causality cycle (every level but well-formed).
     CyclicCO,
     // Session guarantees (operation level).
@@ -39,6 +43,10 @@ pub enum Anomaly {
     FracturedReadCM,
     COConflictCM,
     ConflictCM,
+    // Linearizability (real time, per key).
+    StaleRead,
+    RealtimeFutureRead,
+    NonLinearizable,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -55,13 +63,14 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 23] = [
+    pub const ALL: [Anomaly; 27] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
         Anomaly::NotMyOwnWrite,
         Anomaly::NotMyLastWrite,
         Anomaly::IntermediateRead,
+        Anomaly::IncompatibleOrder,
         Anomaly::CyclicCO,
         Anomaly::MissedOwnWrite,
         Anomaly::NonMonotonicRead,
@@ -79,6 +88,9 @@ impl Anomaly {
         Anomaly::FracturedReadCM,
         Anomaly::COConflictCM,
         Anomaly::ConflictCM,
+        Anomaly::StaleRead,
+        Anomaly::RealtimeFutureRead,
+        Anomaly::NonLinearizable,
     ];
 
     pub fn name(self) -> &'static str {
@@ -89,6 +101,7 @@ impl Anomaly {
             Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
             Anomaly::NotMyLastWrite => "NotMyLastWrite",
             Anomaly::IntermediateRead => "IntermediateRead",
+            Anomaly::IncompatibleOrder => "IncompatibleOrder",
             Anomaly::CyclicCO => "CyclicCO",
             Anomaly::MissedOwnWrite => "MissedOwnWrite",
             Anomaly::NonMonotonicRead => "NonMonotonicRead",
@@ -106,6 +119,9 @@ impl Anomaly {
             Anomaly::FracturedReadCM => "FracturedReadCM",
             Anomaly::COConflictCM => "COConflictCM",
             Anomaly::ConflictCM => "ConflictCM",
+            Anomaly::StaleRead => "StaleRead",
+            Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
+            Anomaly::NonLinearizable => "NonLinearizable",
         }
     }
 
@@ -122,6 +138,9 @@ impl Anomaly {
             Anomaly::NotMyOwnWrite => "after writing a key, a transaction reads another transaction's value of it",
             Anomaly::NotMyLastWrite => "a transaction reads its own earlier write of a key, not its latest one",
             Anomaly::IntermediateRead => "a read returns a value another transaction overwrote before it ended",
+            Anomaly::IncompatibleOrder => {
+                "two reads of a list disagree on the order of its appends (neither is a prefix of the other), or one lists an element twice"
+            }
             Anomaly::CyclicCO => "session order and reads-from form a cycle: something was read before it was written",
             Anomaly::MissedOwnWrite => "a session reads a value older than its own earlier write of the key",
             Anomaly::NonMonotonicRead => "a session reads a value older than one it has already read",
@@ -141,6 +160,13 @@ impl Anomaly {
             Anomaly::FracturedReadCM => "reads that see transactions in part force a cyclic commit order",
             Anomaly::COConflictCM => "a transaction reads a value overwritten by a write in its causal past",
             Anomaly::ConflictCM => "causality and the commit order the reads imply form a cycle",
+            Anomaly::StaleRead => {
+                "a read returns a value (or the initial value) that a later write had overwritten, in real time, before the read began"
+            }
+            Anomaly::RealtimeFutureRead => "a read completes before the write of the value it returns is invoked",
+            Anomaly::NonLinearizable => {
+                "no order of a key's reads and writes respects real time and has every read return the latest write"
+            }
         }
     }
 
@@ -156,6 +182,7 @@ impl Anomaly {
             A::NotMyOwnWrite => (None, Some("TAP-d"), Some("internal")),
             A::NotMyLastWrite => (None, Some("TAP-e"), Some("internal")),
             A::IntermediateRead => (None, Some("TAP-f"), Some("G1b")),
+            A::IncompatibleOrder => (None, None, Some("incompatible-order")),
             A::CyclicCO => (Some("CyclicCO"), Some("TAP-g"), Some("G1c-process")),
             A::MissedOwnWrite => (Some(co_read), Some("TAP-k"), Some("G-single-process")),
             A::NonMonotonicRead => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
@@ -168,11 +195,14 @@ impl Anomaly {
             A::CyclicHB => (Some("CyclicHB"), None, None),
             A::NonMonoReadCO => (Some(co_read), Some("TAP-h"), Some("G-monotonic")),
             A::NonMonoReadCM => (Some("CyclicCF"), Some("TAP-i"), Some("G-monotonic")),
-            A::NonRepeatableRead => (None, Some("TAP-j"), Some("G2-item")),
+            A::NonRepeatableRead => (None, Some("TAP-j"), Some("internal")),
             A::FracturedReadCO => (Some(co_read), Some("TAP-k"), Some("G-single")),
             A::FracturedReadCM => (Some("CyclicCF"), Some("TAP-l"), Some("G-single")),
             A::COConflictCM => (Some(co_read), Some("TAP-m"), Some("G-single-process")),
             A::ConflictCM => (Some("CyclicCF"), Some("TAP-n"), Some("incompatible-order")),
+            A::StaleRead => (None, None, Some("G-single-realtime")),
+            A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
+            A::NonLinearizable => (None, None, None),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

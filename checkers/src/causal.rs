@@ -53,6 +53,9 @@ pub(crate) struct Ctx<'a> {
     pub clocks: &'a Clocks,
     /// Threads for the read scan (the result does not depend on it).
     pub threads: usize,
+    /// Write orders the history shows directly (list-append version orders), as forced edges
+    /// that every tier of the write-order cycle check includes.
+    pub known: &'a [Forced],
 }
 
 /// The outcome of scanning one read against the writes its unit can see.
@@ -176,6 +179,8 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
         }
     }
     if convergence {
+        let mut forced = forced;
+        forced.extend_from_slice(cx.known);
         let edges = dedup_forced(forced);
         report_forced_cycles(cx, &[(Anomaly::CyclicCF, &edges)], sink);
     }
@@ -540,6 +545,8 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
         eprintln!("  scan done: {} stale reads, {} forced edges (before dedup)", stale.len(), forced.len());
     }
+    let mut forced = forced;
+    forced.extend_from_slice(cx.known);
     let forced = dedup_forced(forced);
     if std::env::var_os("CAUSIM_CHECK_TIMING").is_some() {
         eprintln!("  {} forced edges after dedup", forced.len());
@@ -595,8 +602,10 @@ pub(crate) fn check_txns(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     }
     tc.session_writes = Some(SessionWrites::build(h, units, &all_keys));
     let near = tc.near_forced();
-    let rc: Vec<(u32, u32, u32)> = near.iter().filter(|e| e.0 == Vis::Rc).map(|e| (e.1, e.2, e.3)).collect();
-    let ra: Vec<(u32, u32, u32)> = near.iter().filter(|e| e.0 <= Vis::Ra).map(|e| (e.1, e.2, e.3)).collect();
+    let rc: Vec<(u32, u32, u32)> =
+        near.iter().filter(|e| e.0 == Vis::Rc).map(|e| (e.1, e.2, e.3)).chain(cx.known.iter().copied()).collect();
+    let ra: Vec<(u32, u32, u32)> =
+        near.iter().filter(|e| e.0 <= Vis::Ra).map(|e| (e.1, e.2, e.3)).chain(cx.known.iter().copied()).collect();
     let mut tiers: Vec<(Anomaly, &[Forced])> = vec![(Anomaly::NonMonoReadCM, &rc)];
     if level != Level::Rc {
         tiers.push((Anomaly::FracturedReadCM, &ra));

@@ -16,10 +16,11 @@ pub fn anomaly_table() -> String {
             _ => "—".into(),
         };
         let levels: Vec<&str> = Level::ALL.iter().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
-        let levels = if levels.len() == Level::ALL.len() {
+        let missing: Vec<&str> = Level::ALL.iter().filter(|l| !l.forbids(a)).map(|l| l.name()).collect();
+        let levels = if missing.is_empty() {
             "all levels".to_string()
-        } else if levels.len() == Level::ALL.len() - 1 && !Level::WellFormed.forbids(a) {
-            "all but well-formed".to_string()
+        } else if missing.len() <= 2 && levels.len() > 2 {
+            format!("all but {}", missing.join(" and "))
         } else {
             levels.join(", ")
         };

@@ -4,32 +4,34 @@
 
 use crate::anomaly::Anomaly;
 use crate::finding::{Detail, Finding, Hop};
-use crate::history::{History, OpKind, RF_INIT, RF_NONE};
+use crate::history::{History, NONE, OpKind, RF_INIT, RF_NONE, Value};
 use crate::level::Level;
 use crate::report::{EdgeKind, Explanation, OpRef, TxnRef, Violation, WitnessEdge};
 use std::collections::BTreeMap;
 
-struct Namer<'a> {
-    h: &'a History,
+pub(crate) struct Namer<'a> {
+    pub(crate) h: &'a History,
     labels: BTreeMap<u32, usize>,
     order: Vec<u32>,
     /// Ops worth showing per transaction.
     shown: BTreeMap<u32, Vec<u32>>,
+    /// Show each transaction's real-time interval (for the real-time level).
+    times: bool,
 }
 
 impl<'a> Namer<'a> {
     fn new(h: &'a History) -> Namer<'a> {
-        Namer { h, labels: BTreeMap::new(), order: Vec::new(), shown: BTreeMap::new() }
+        Namer { h, labels: BTreeMap::new(), order: Vec::new(), shown: BTreeMap::new(), times: false }
     }
 
-    fn txn(&mut self, t: u32) {
+    pub(crate) fn txn(&mut self, t: u32) {
         if !self.labels.contains_key(&t) {
             self.labels.insert(t, self.order.len() + 1);
             self.order.push(t);
         }
     }
 
-    fn op(&mut self, o: u32) {
+    pub(crate) fn op(&mut self, o: u32) {
         let t = self.h.op_txn[o as usize];
         self.txn(t);
         let list = self.shown.entry(t).or_default();
@@ -70,19 +72,28 @@ impl<'a> Namer<'a> {
         }
     }
 
-    fn label(&self, t: u32) -> String {
+    pub(crate) fn label(&self, t: u32) -> String {
         format!("T{}", self.labels[&t])
     }
 
-    fn session(&self, t: u32) -> &str {
+    pub(crate) fn session(&self, t: u32) -> &str {
         self.h.session_name(self.h.txns[t as usize].session)
     }
 
-    /// `x=1`, `x=⊥`, `x=0 (initial)`.
-    fn assign(&self, o: u32) -> String {
+    /// `x=1`, `x=⊥`, `x=0 (initial)`; in list-append histories `x=[1 2]` for a read and
+    /// `append(x, 2)` for a write.
+    pub(crate) fn assign(&self, o: u32) -> String {
         let h = self.h;
         let op = &h.ops[o as usize];
         let key = h.key(op.key);
+        if let Some(lists) = &h.lists {
+            if op.is_write() {
+                return format!("append({key}, {})", h.op_value(o as usize));
+            }
+            let list = lists.of(o).unwrap_or(&[]);
+            let items: Vec<String> = list.iter().map(|v| h.value(*v).to_string()).collect();
+            return format!("{key}=[{}]", items.join(" "));
+        }
         let v = h.op_value(o as usize);
         if op.is_read() && h.rf[o as usize] == RF_INIT && h.initial.contains_key(&op.key) {
             format!("{key}={v} (initial)")
@@ -91,14 +102,22 @@ impl<'a> Namer<'a> {
         }
     }
 
-    /// `writes x=1` / `reads y=2`.
+    /// `writes x=1` / `reads y=2` (`does append(x, 1)` in list-append histories).
     fn op_text(&self, o: u32) -> String {
-        let verb = if self.h.ops[o as usize].is_read() { "reads" } else { "writes" };
+        let verb = match (self.h.ops[o as usize].is_read(), self.h.lists.is_some()) {
+            (true, _) => "reads",
+            (false, false) => "writes",
+            (false, true) => "does",
+        };
         format!("{verb} {}", self.assign(o))
     }
 
     fn past(&self, o: u32) -> String {
-        let verb = if self.h.ops[o as usize].is_read() { "read" } else { "wrote" };
+        let verb = match (self.h.ops[o as usize].is_read(), self.h.lists.is_some()) {
+            (true, _) => "read",
+            (false, false) => "wrote",
+            (false, true) => "did",
+        };
         format!("{verb} {}", self.assign(o))
     }
 
@@ -132,6 +151,15 @@ impl<'a> Namer<'a> {
             }
             s.push_str(p);
         }
+        if self.times
+            && let Some((invoke, complete)) = h.times.get(&t)
+        {
+            if txn.outcome == crate::history::Outcome::Failed {
+                s.push_str(&format!(" from {invoke} on"));
+            } else {
+                s.push_str(&format!(" during [{invoke}, {complete}]"));
+            }
+        }
         s
     }
 
@@ -163,7 +191,7 @@ impl<'a> Namer<'a> {
         format!("{} = {} {}{at} (id {}{line}{outcome})", r.label, r.session, r.summary, r.id)
     }
 
-    fn op_ref(&self, o: u32) -> OpRef {
+    pub(crate) fn op_ref(&self, o: u32) -> OpRef {
         let h = self.h;
         let t = h.op_txn[o as usize];
         let op = &h.ops[o as usize];
@@ -223,13 +251,14 @@ impl<'a> Namer<'a> {
             Hop::WriteOrder { first, second, read, .. } => {
                 let reader = h.op_txn[*read as usize];
                 let lr = self.labels.get(&reader).map(|i| format!("T{i}")).unwrap_or_else(|| format!("transaction {}", id(reader)));
-                let because = format!(
-                    "{lr} read {} although {la}'s {} is visible to it, so {} must be ordered before {}",
-                    self.assign(*second),
-                    self.assign(*first),
-                    self.assign(*first),
-                    self.assign(*second)
-                );
+                let (fa, sa) = (self.assign(*first), self.assign(*second));
+                let because = match crate::lists::shows_order(h, *first, *second, *read) {
+                    Some(true) => format!("{lr} read {}, a list in which {fa} comes before {sa}", self.assign(*read)),
+                    Some(false) => {
+                        format!("{lr} read {} and no read ever returned {sa}, so it was appended after everything read", self.assign(*read))
+                    }
+                    None => format!("{lr} read {sa} although {la}'s {fa} is visible to it, so {fa} must be ordered before {sa}"),
+                };
                 let edge = WitnessEdge {
                     from: id(a),
                     to: id(b),
@@ -285,6 +314,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
     let sentence: String;
     let mut cycle = false;
     let mut scc_ids: Vec<u64> = Vec::new();
+    let mut window_ids: Vec<u64> = Vec::new();
     let id = |t: u32| h.txns[t as usize].id;
     match &f.detail {
         Detail::Read | Detail::Repeat { .. } => {
@@ -327,6 +357,18 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
                 let hop = Hop::ReadsFrom { from: h.op_txn[w as usize], to: t, write: w, read: r };
                 witness.push(nm.step(&hop).1);
             }
+        }
+        Detail::Element { write, value } => {
+            let r = read.expect("element findings name their read");
+            let t = h.op_txn[r as usize];
+            nm.op(r);
+            if *write != NONE {
+                nm.op(*write);
+            }
+            let (s, c, st) = element_story(&nm, f.anomaly, r, t, *write, h.value(*value));
+            sentence = s;
+            contradiction = c;
+            steps = st;
         }
         Detail::Shadow { newer, to_newer, to_reader } => {
             let (to_newer, to_reader) = (&between(h, to_newer), &between(h, to_reader));
@@ -391,6 +433,16 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             scc_ids.sort_unstable();
             sentence = cycle_sentence(&nm, f.anomaly, hops);
         }
+        Detail::Linear { window, proof } => {
+            nm.times = true;
+            let story =
+                crate::lin::explain::story(&mut nm, f.key.expect("linearizability findings name their key"), window, proof.as_ref());
+            steps = story.steps;
+            witness = story.witness;
+            contradiction = story.contradiction;
+            sentence = story.sentence;
+            window_ids = window.iter().map(|o| id(h.op_txn[*o as usize])).collect();
+        }
         Detail::HbInit { write, hops } => {
             let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");
@@ -440,8 +492,41 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
         witness,
         cycle,
         scc: scc_ids,
+        window: window_ids,
         sentence,
         explanation: Explanation { lets, steps, contradiction },
+    }
+}
+
+/// Sentence, contradiction and steps for a list read with a bad element before its last.
+fn element_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, write: u32, value: Value) -> (String, String, Vec<String>) {
+    let h = nm.h;
+    let (lt, s, id) = (nm.label(t), nm.session(t), h.txns[t as usize].id);
+    let key = h.key(h.ops[r as usize].key);
+    let read = nm.assign(r);
+    match anomaly {
+        Anomaly::ThinAirRead => (
+            format!("session {s} read {read} in transaction {id}, but no transaction appended {value} to {key}."),
+            format!("However, no transaction appends {value} to {key}, so no state of {key} holds it: a contradiction!"),
+            vec![format!("{lt} read {read}.")],
+        ),
+        Anomaly::AbortedRead => {
+            let tw = h.op_txn[write as usize];
+            (
+                format!(
+                    "session {s} read {read}, which holds {value}, appended by transaction {} of session {}, which aborted.",
+                    h.txns[tw as usize].id,
+                    nm.session(tw)
+                ),
+                format!("However, {} aborted, so its appends were never visible: a contradiction!", nm.label(tw)),
+                vec![format!("{lt} read {read}; {} did {}.", nm.label(tw), nm.assign(write))],
+            )
+        }
+        _ => (
+            format!("transaction {id} (session {s}) read {read}, which holds {value}, an element it appends itself only later."),
+            format!("However, {lt} does {} only after that read: a contradiction!", nm.assign(write)),
+            vec![format!("{lt} read {read} before doing {}.", nm.assign(write))],
+        ),
     }
 }
 
@@ -544,6 +629,30 @@ fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail)
                     .to_string(),
                 vec![format!("{lt} read {} ({}), then {} ({}).", nm.assign(*first), src(*first), nm.assign(r), src(r))],
             )
+        }
+        Anomaly::IncompatibleOrder => {
+            let Detail::Repeat { first } = detail else { unreachable!("IncompatibleOrder findings carry the read they disagree with") };
+            if *first == r {
+                (
+                    format!("transaction {id} (session {s}) read {}, which lists an element twice.", nm.assign(r)),
+                    "However, appended values are unique, so no state of a list holds one twice: a contradiction!".to_string(),
+                    vec![format!("{lt} read {}.", nm.assign(r))],
+                )
+            } else {
+                let tf = h.op_txn[*first as usize];
+                (
+                    format!(
+                        "transaction {id} (session {s}) read {}, but transaction {} read {}: neither is a prefix of the other.",
+                        nm.assign(r),
+                        h.txns[tf as usize].id,
+                        nm.assign(*first)
+                    ),
+                    format!(
+                        "However, every read of {key} returns a state of one list, and each state is a prefix of the next: a contradiction!"
+                    ),
+                    vec![format!("{} read {}, and {lt} read {}.", nm.label(tf), nm.assign(*first), nm.assign(r))],
+                )
+            }
         }
         _ => unreachable!("only well-formedness findings are read findings"),
     }

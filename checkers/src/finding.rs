@@ -42,11 +42,17 @@ pub(crate) enum Detail {
     /// `newer` is visible to it through `to_reader`; `to_newer` shows the old value's write
     /// precedes `newer` (empty when the old value is the initial one).
     Shadow { newer: u32, to_newer: Vec<Hop>, to_reader: Vec<Hop> },
+    /// A list read holds an element (before its last) that op `write` appended (NONE: no
+    /// append wrote `value`).
+    Element { write: u32, value: crate::history::Val },
     /// A cycle; `scc` is the strongly connected component (transactions) it lies in.
     Cycle { hops: Vec<Hop>, scc: Vec<u32> },
     /// WriteHBInitRead: the write `write` precedes the initial-value read in the session's
     /// view, through `hops`.
     HbInit { write: u32, hops: Vec<Hop> },
+    /// A key with no linearization: the smallest failing window found (op indices, by
+    /// invocation) and why it fails (None only if the window defies the characterization).
+    Linear { window: Vec<u32>, proof: Option<crate::lin::Proof> },
 }
 
 #[derive(Clone, Debug)]

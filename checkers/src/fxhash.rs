@@ -4,7 +4,7 @@
 //! reaches the output, so the hash function cannot change what is printed. It is fixed rather
 //! than randomly seeded so that runs are reproducible bit for bit, including their timing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The multiply-rotate hash used by rustc (`FxHasher`); fast on integers and short strings.
@@ -70,4 +70,10 @@ pub(crate) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 pub(crate) fn map_with_capacity<K, V>(capacity: usize) -> FxHashMap<K, V> {
     FxHashMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default())
+}
+
+pub(crate) type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+
+pub(crate) fn set_with_capacity<K>(capacity: usize) -> FxHashSet<K> {
+    HashSet::with_capacity_and_hasher(capacity, BuildHasherDefault::default())
 }

@@ -281,7 +281,7 @@ pub struct Header {
 
 /// The history formats `causim check` reads (and, for some, writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum InputFormat {
     /// `causim-history/1` JSON Lines (`docs/history-format.md`).
     Causim,
@@ -289,8 +289,15 @@ pub enum InputFormat {
     Dbcop,
     /// Plume's text format `r(key,value,session,txn)`, also read by PolySI and AWDIT.
     Plume,
-    /// A Jepsen/Elle rw-register history as JSON (an array of ops, or one op per line).
+    /// A Jepsen/Elle history as JSON (an array of ops, or one op per line): rw-register or
+    /// list-append.
     Elle,
+    /// A Jepsen history as Jepsen writes it, in EDN: rw-register or list-append.
+    JepsenEdn,
+    /// dbcop's older binary format (its `History` struct in bincode 1).
+    DbcopBincode,
+    /// Cobra's binary client logs (`T<client>.log`; a directory holds one per client).
+    Cobra,
 }
 
 impl InputFormat {
@@ -300,14 +307,20 @@ impl InputFormat {
             InputFormat::Dbcop => "dbcop",
             InputFormat::Plume => "plume",
             InputFormat::Elle => "elle",
+            InputFormat::JepsenEdn => "jepsen-edn",
+            InputFormat::DbcopBincode => "dbcop-bincode",
+            InputFormat::Cobra => "cobra",
         }
     }
     pub fn parse(s: &str) -> Option<InputFormat> {
         match s {
             "causim" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
             "dbcop" => Some(InputFormat::Dbcop),
+            "dbcop-bincode" | "bincode" => Some(InputFormat::DbcopBincode),
+            "cobra" => Some(InputFormat::Cobra),
             "plume" | "polysi" | "awdit" => Some(InputFormat::Plume),
-            "elle" | "jepsen" => Some(InputFormat::Elle),
+            "elle" | "jepsen" | "elle-json" | "jepsen-json" => Some(InputFormat::Elle),
+            "jepsen-edn" | "edn" => Some(InputFormat::JepsenEdn),
             _ => None,
         }
     }
@@ -471,6 +484,8 @@ pub struct History {
     pub(crate) op_nodes: BTreeMap<u32, u32>,
     pub(crate) format: InputFormat,
     pub(crate) header_info: BTreeMap<String, String>,
+    /// List-append histories: every element of each read's list (`None` for registers).
+    pub(crate) lists: Option<Box<crate::lists::ListReads>>,
 }
 
 impl History {
@@ -635,6 +650,7 @@ pub struct HistoryBuilder {
     header_info: BTreeMap<String, String>,
     scratch: FxHashMap<u32, u32>,
     next_line: u64,
+    lists: Option<Box<crate::lists::ListReads>>,
 }
 
 impl Default for HistoryBuilder {
@@ -670,6 +686,7 @@ impl HistoryBuilder {
             header_info: BTreeMap::new(),
             scratch: map_with_capacity(0),
             next_line: 1,
+            lists: None,
         }
     }
 
@@ -999,6 +1016,16 @@ impl HistoryBuilder {
         self.txns.len()
     }
 
+    /// Number of operations added so far (the index the next one gets).
+    pub(crate) fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Mark the history as list-append, with every element of each read's list.
+    pub(crate) fn set_lists(&mut self, lists: crate::lists::ListReads) {
+        self.lists = Some(Box::new(lists));
+    }
+
     /// The initial value of every key without a declaration (Plume's format: 0). A read of it
     /// reads the initial state unless some operation wrote that value to the key.
     pub(crate) fn set_default_initial(&mut self, v: Val) {
@@ -1035,6 +1062,7 @@ impl HistoryBuilder {
             op_nodes,
             format,
             header_info,
+            lists,
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
@@ -1129,6 +1157,7 @@ impl HistoryBuilder {
             op_nodes,
             format,
             header_info,
+            lists,
         })
     }
 }

@@ -9,8 +9,9 @@ use std::fmt;
 /// The non-transactional levels (session guarantees, `cc`, `ccv`, `cm`) judge each *operation*:
 /// a transaction is flattened into its operations, in program order, within its session, so
 /// these levels do not require a transaction's reads to come from one snapshot (use `ra` or
-/// `tcc` for that). The transactional levels (`rc`, `ra`, `tcc`) judge whole transactions, as
-/// Plume and Biswas & Enea do. Every level includes `well-formed`.
+/// `tcc` for that). The transactional levels (`rc`, `rc-plume`, `ra`, `tcc`) judge whole
+/// transactions, as Plume and Biswas & Enea do. `linearizable` alone judges real time: each key is a read/write
+/// register of single-operation transactions. Every level includes `well-formed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Level {
     /// Reads see real, committed, final writes; a transaction reads its own writes.
@@ -31,16 +32,23 @@ pub enum Level {
     Ccv,
     /// Causal memory (POPL'17 CM): CC where each session's view is consistent on its own.
     Cm,
-    /// Read committed (Plume RC, TAP-a…i).
+    /// Read committed (Biswas & Enea's axioms; Plume's paper: no TAP-a…i).
     Rc,
+    /// Read committed as Plume's checker decides it: well-formedness judged against the nearest
+    /// earlier operation on the key, CyclicCO, and the read-committed axiom for reads of
+    /// initial values only (see `checkers/README.md`).
+    RcPlume,
     /// Read atomic (Plume RA, TAP-a…l).
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
     Tcc,
+    /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
+    /// real-time intervals of single-operation transactions.
+    Linearizable,
 }
 
 impl Level {
-    pub const ALL: [Level; 12] = [
+    pub const ALL: [Level; 14] = [
         Level::WellFormed,
         Level::ReadYourWrites,
         Level::MonotonicReads,
@@ -51,6 +59,26 @@ impl Level {
         Level::Ccv,
         Level::Cm,
         Level::Rc,
+        Level::RcPlume,
+        Level::Ra,
+        Level::Tcc,
+        Level::Linearizable,
+    ];
+
+    /// The levels that ignore real time (all but `linearizable`): they judge any history, with
+    /// or without `invoke_ns`/`complete_ns`.
+    pub const UNTIMED: [Level; 13] = [
+        Level::WellFormed,
+        Level::ReadYourWrites,
+        Level::MonotonicReads,
+        Level::MonotonicWrites,
+        Level::WritesFollowReads,
+        Level::Session,
+        Level::Cc,
+        Level::Ccv,
+        Level::Cm,
+        Level::Rc,
+        Level::RcPlume,
         Level::Ra,
         Level::Tcc,
     ];
@@ -68,8 +96,10 @@ impl Level {
             Level::Ccv => "ccv",
             Level::Cm => "cm",
             Level::Rc => "rc",
+            Level::RcPlume => "rc-plume",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
+            Level::Linearizable => "linearizable",
         }
     }
 
@@ -86,8 +116,10 @@ impl Level {
             Level::Ccv => "causal convergence (causal+)",
             Level::Cm => "causal memory",
             Level::Rc => "read committed",
+            Level::RcPlume => "read committed, as Plume's checker decides it",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
+            Level::Linearizable => "linearizability, per key",
         }
     }
 
@@ -104,16 +136,23 @@ impl Level {
             "cc" | "causal" => Level::Cc,
             "ccv" | "causal+" | "causal-plus" | "causal-convergence" => Level::Ccv,
             "cm" | "causal-memory" => Level::Cm,
-            "rc" | "read-committed" => Level::Rc,
+            "rc" | "read-committed" | "rc-biswas-enea" => Level::Rc,
+            "rc-plume" | "plume-rc" => Level::RcPlume,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
+            "linearizable" | "linearizability" => Level::Linearizable,
             _ => return None,
         })
     }
 
     /// Whether the level judges whole transactions (rather than single operations).
     pub fn is_transactional(self) -> bool {
-        matches!(self, Level::Rc | Level::Ra | Level::Tcc)
+        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc)
+    }
+
+    /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
+    pub fn is_timed(self) -> bool {
+        self == Level::Linearizable
     }
 
     /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
@@ -122,7 +161,9 @@ impl Level {
         use Level as L;
         match anomaly {
             A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
-            A::CyclicCO => self != L::WellFormed,
+            // One order of appends per key: the levels with one order of writes.
+            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Linearizable),
+            A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
             A::NonMonotonicWrite => matches!(self, L::MonotonicWrites | L::Session),
@@ -130,11 +171,14 @@ impl Level {
             A::WriteCOInitRead | A::WriteCORead => matches!(self, L::Cc | L::Ccv | L::Cm),
             A::CyclicCF => self == L::Ccv,
             A::WriteHBInitRead | A::CyclicHB => self == L::Cm,
-            A::NonMonoReadCO | A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
+            // rc-plume: NonMonoReadCO only for reads of initial values (Plume's RC mode).
+            A::NonMonoReadCO => matches!(self, L::Rc | L::RcPlume | L::Ra | L::Tcc),
+            A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
             A::NonRepeatableRead | A::FracturedReadCO | A::FracturedReadCM => {
                 matches!(self, L::Ra | L::Tcc)
             }
             A::COConflictCM | A::ConflictCM => self == L::Tcc,
+            A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
         }
     }
 

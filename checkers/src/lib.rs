@@ -25,6 +25,10 @@
 //! characterisation for differentiated histories, Plume's TAP theorems for RC/RA/TCC). The
 //! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
 //! them; `cm` is complete unless its work budget runs out, which the report states.
+//! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
+//! whose search exceeds `lin_steps_max` gets no verdict, which the report states too. In
+//! list-append histories it judges each read by its list's last element (plus
+//! IncompatibleOrder), so it is sound there but not complete.
 //!
 //! # What the checker cannot see
 //!
@@ -36,9 +40,11 @@
 //! * Operations whose outcome is unknown are never used to *order* anything except through the
 //!   values others read from them.
 //! * A read of a value no recorded write produced is reported as ThinAirRead, not as a cycle.
-//! * Real-time order is recorded but not checked: the causal levels allow stale reads across
-//!   unrelated sessions. There is no serializability or snapshot-isolation level, so
-//!   anti-dependency cycles (write skew, lost update) are never reported.
+//! * Real-time order is checked only at `linearizable`, for keys whose operations are all
+//!   single-operation transactions with an `invoke_ns`/`complete_ns` interval (other keys get no
+//!   verdict, and the report says so); the causal levels allow stale reads across unrelated
+//!   sessions. There is no serializability or snapshot-isolation level, so anti-dependency
+//!   cycles between transactions (write skew, lost update) are never reported.
 //! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
 //!   skipped and the report says so.
 //! * Only the first `violations_max` violations get a witness; all are counted.
@@ -54,6 +60,9 @@ mod fxhash;
 mod graph;
 mod history;
 mod level;
+mod lin;
+mod lists;
+mod plume_rc;
 mod reach;
 mod report;
 mod session;
@@ -86,11 +95,15 @@ pub struct CheckOptions {
     /// are recomputed while the reads are scanned (one sequential pass instead of a parallel
     /// one). Clocks of writes are always kept. The report never depends on it.
     pub clock_words_max: usize,
+    /// Work budget of the `linearizable` search per key, in linearization attempts (and again
+    /// for shrinking a failing key to its smallest window). A key that needs more gets no
+    /// verdict: the report says so and is not `complete`.
+    pub lin_steps_max: u64,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20 }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20, lin_steps_max: 10_000_000 }
     }
 }
 
@@ -114,23 +127,43 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     let mut sink = Sink::new(options.violations_max);
     let wf = wf::analyze(h);
     well_formedness(h, &wf, level, &mut sink);
+    let list_facts = h.lists.as_ref().map(|l| lists::analyze(h, &wf, l));
+    if let Some(facts) = &list_facts {
+        for f in facts.findings_at(level) {
+            sink.push(f.clone());
+        }
+        sink.notes.push(format!(
+            "list-append history: each read is a read of its list's last element; the order of appends of {} key(s) was read off their longest reads",
+            facts.keys_ordered
+        ));
+        if level == Level::Linearizable {
+            sink.notes.push(
+                "linearizable judges each list read by its last element only: a read that misses an earlier append is not seen at this level"
+                    .to_string(),
+            );
+        }
+    }
     lap("well-formedness");
     let mut complete = true;
-    if level != Level::WellFormed {
+    if level == Level::Linearizable {
+        complete = lin::check(h, &wf, options, &mut sink);
+        lap("linearizability");
+    } else if level != Level::WellFormed {
         let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(h, &wf, gran);
         let succ = units.successors();
         lap("units");
-        // Most histories that satisfy cc, ccv or tcc can be shown to, by exhibiting a write
-        // order, without vector clocks; the exact check below names what is wrong otherwise.
+        let known = list_facts.as_ref().map_or_else(Vec::new, |f| known_order(h, &units, &f.order));
+        // Most histories that satisfy cc, ccv or tcc can be shown to by exhibiting a write order,
+        // without vector clocks; the exact check below names what is wrong otherwise.
         if matches!(level, Level::Cc | Level::Ccv | Level::Tcc) {
-            let attempt = witness_order::prove(h, &wf, &units, &succ, level);
+            let attempt = witness_order::prove(h, &wf, &units, &succ, &known, level);
             if timing {
                 eprintln!("  witness order: {attempt:?}");
             }
             lap("witness order");
             if attempt.proved {
-                return build_report(h, level, sink, true);
+                return build_report(h, level, sink, complete);
             }
         }
         // The causal-memory check reads the clocks of reads directly: keep them all.
@@ -149,7 +182,15 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                 ));
             }
             Ok(clocks) => {
-                let cx = causal::Ctx { h, wf: &wf, units: &units, succ: &succ, clocks: &clocks, threads: threads(options.threads) };
+                let cx = causal::Ctx {
+                    h,
+                    wf: &wf,
+                    units: &units,
+                    succ: &succ,
+                    clocks: &clocks,
+                    threads: threads(options.threads),
+                    known: &known,
+                };
                 match level {
                     Level::ReadYourWrites | Level::MonotonicReads | Level::MonotonicWrites | Level::WritesFollowReads | Level::Session => {
                         session::check(&cx, level, &mut sink);
@@ -161,7 +202,8 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                         }
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
-                    Level::WellFormed => unreachable!("handled above"),
+                    Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
+                    Level::WellFormed | Level::Linearizable => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }
@@ -170,8 +212,37 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     build_report(h, level, sink, complete)
 }
 
+/// Known write orders (list-append version orders) between units, as forced edges:
+/// (unit of the first write, unit of the second, the read that shows the order).
+fn known_order(h: &History, units: &Units, order: &[(u32, u32, u32)]) -> Vec<(u32, u32, u32)> {
+    order
+        .iter()
+        .filter_map(|&(a, b, read)| {
+            let (ua, ub) = (units.writer_unit(h, a), units.writer_unit(h, b));
+            (ua != history::NONE && ub != history::NONE && ua != ub).then_some((ua, ub, read))
+        })
+        .collect()
+}
+
 fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
+    let repeats = level.forbids(Anomaly::NonRepeatableRead);
     for (o, class) in wf.class.iter().enumerate() {
+        let also = wf.also_repeats.get(&(o as u32));
+        // Plume's checker compares a read with the nearest earlier operation on its key only:
+        // after an own read, it calls the read non-repeatable, which its RC allows.
+        // Only whether it read another transaction's intermediate value remains to judge.
+        if level == Level::RcPlume && also.is_some_and(|a| a.1) {
+            let w = h.rf[o];
+            if *class == ReadClass::NotMyOwnWrite && w != history::RF_INIT && h.rf_txn[o] & history::WRITER_OVERWRITTEN != 0 {
+                sink.push(Finding {
+                    anomaly: Anomaly::IntermediateRead,
+                    key: Some(h.ops[o].key),
+                    read: Some(o as u32),
+                    detail: Detail::Read,
+                });
+            }
+            continue;
+        }
         let anomaly = match class {
             ReadClass::ThinAir => Anomaly::ThinAirRead,
             ReadClass::Aborted => Anomaly::AbortedRead,
@@ -188,6 +259,15 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
             _ => Detail::Read,
         };
         sink.push(Finding { anomaly, key: Some(key), read: Some(o as u32), detail });
+        // A read that ignores its own write after reading the key is also non-repeatable.
+        if let Some(&(first, _)) = also.filter(|_| repeats) {
+            sink.push(Finding {
+                anomaly: Anomaly::NonRepeatableRead,
+                key: Some(key),
+                read: Some(o as u32),
+                detail: Detail::Repeat { first },
+            });
+        }
     }
 }
 

@@ -67,6 +67,10 @@ pub struct Violation {
     pub cycle: bool,
     /// For cycles, the ids of the transactions of the strongly connected component.
     pub scc: Vec<u64>,
+    /// For `linearizable`, the ids of the smallest failing window of the key's operations
+    /// found (by invocation time): without any one of them, the rest is linearizable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub window: Vec<u64>,
     /// One sentence a person can follow.
     pub sentence: String,
     /// An Elle-style proof: Let …, Then …, a contradiction.
@@ -110,14 +114,15 @@ pub enum EdgeKind {
     WriteOrder,
     /// The source read a value the target's write overwrote (Adya's rw edge).
     AntiDependency,
-    /// Real-time order (not produced by the causal levels; reserved for linearizability).
+    /// Real-time order: the source completed before the target was invoked (`linearizable`).
     Realtime,
 }
 
 /// One edge of a witness, between transactions `from` and `to` (ids), with the operations
 /// that justify it: for SessionOrder the earlier and the later operation, for ReadsFrom the
 /// write and the read, for WriteOrder the two writes (and `via`, the read that forces their
-/// order), for AntiDependency the read and the write that overwrote what it read.
+/// order), for AntiDependency the read and the write that overwrote what it read, for Realtime
+/// the operation that completed first and the one invoked after.
 #[derive(Clone, Debug, Serialize)]
 pub struct WitnessEdge {
     pub from: u64,
@@ -266,7 +271,11 @@ impl Violation {
         if let Some(e) = self.elle {
             names.push(format!("Elle {e}"));
         }
-        let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
+        if names.is_empty() {
+            let _ = writeln!(out, "[{n}] {}", self.anomaly);
+        } else {
+            let _ = writeln!(out, "[{n}] {} ({})", self.anomaly, names.join("; "));
+        }
         let ids: Vec<String> = self.transactions.iter().map(|t| t.id.to_string()).collect();
         let key = self.key.as_ref().map(|k| format!("; key {k}")).unwrap_or_default();
         let _ = writeln!(out, "    breaks {}; transactions {}{key}", self.level, ids.join(", "));
@@ -280,6 +289,16 @@ impl Violation {
             let _ = writeln!(out, "      - {s}");
         }
         let _ = writeln!(out, "      - {}", self.explanation.contradiction);
+        if self.window.len() > self.transactions.len() {
+            let shown: Vec<String> = self.window.iter().take(20).map(u64::to_string).collect();
+            let more = if self.window.len() > 20 { format!(", … ({} in all)", self.window.len()) } else { String::new() };
+            let _ = writeln!(
+                out,
+                "    The smallest failing window found has {} operations: transactions {}{more}.",
+                self.window.len(),
+                shown.join(", ")
+            );
+        }
         if self.cycle && self.scc.len() > self.transactions.len() {
             let shown: Vec<String> = self.scc.iter().take(20).map(u64::to_string).collect();
             let more = if self.scc.len() > 20 { format!(", … ({} in all)", self.scc.len()) } else { String::new() };

@@ -6,6 +6,9 @@
 //!   other sessions' writes now and then; a transaction reads one snapshot and its writes become
 //!   visible together, and concurrent writes are arbitrated by creation order. The history
 //!   satisfies `tcc` and `ccv` but has stale reads across sessions and write skew.
+//! * [`register_records`]: clients issue single reads and writes with overlapping real-time
+//!   intervals against one linearizable store (each operation takes effect at a random instant
+//!   of its interval), so the history is linearizable; some writes may be `failed`.
 //!
 //! Randomness is a seeded SplitMix64, so a (parameters, seed) pair always gives the same
 //! history.
@@ -240,4 +243,100 @@ fn merge_view(into: &mut Vec<bool>, from: &[bool]) {
 
 fn latest(writes: &[(u64, u64)], view: &[bool], key: u64) -> Option<u64> {
     view.iter().enumerate().rev().find(|(i, v)| **v && writes[*i].0 == key).map(|(i, _)| writes[i].1)
+}
+
+/// The shape of a generated real-time register workload ([`register_records`]).
+#[derive(Clone, Debug)]
+pub struct RegisterParams {
+    /// Concurrent clients (sessions), each issuing one operation at a time.
+    pub clients: u32,
+    /// Operations in all.
+    pub ops: u64,
+    pub keys: u64,
+    /// Reads per thousand operations.
+    pub read_per_mille: u32,
+    /// Writes per thousand whose outcome is unknown (`failed`): half of them take effect, at
+    /// some instant after their invocation (possibly after the client gave up), half never.
+    pub failed_per_mille: u32,
+    /// An operation lasts 1 to `duration_ns` ns; a client waits 0 to `think_ns` ns between two.
+    pub duration_ns: u64,
+    pub think_ns: u64,
+    pub seed: u64,
+}
+
+/// One generated register operation, before its value is known.
+struct TimedOp {
+    invoke: u64,
+    complete: u64,
+    /// When it takes effect (None: never, for half the `failed` writes).
+    effect: Option<u64>,
+    client: u32,
+    key: u64,
+    write: bool,
+    failed: bool,
+}
+
+/// A linearizable history of single-operation transactions with real-time intervals: every
+/// operation takes effect at a random instant of its interval, in that order, on one store.
+/// Keys are `k0`, `k1`, …; values are unique; records are in invocation order.
+pub fn register_records(p: &RegisterParams) -> Vec<TxnRecord> {
+    let mut rng = SplitMix64::new(p.seed);
+    let mut ops: Vec<TimedOp> = Vec::with_capacity(p.ops as usize);
+    let mut clocks = vec![0u64; p.clients.max(1) as usize];
+    for i in 0..p.ops {
+        let c = (i % clocks.len() as u64) as usize;
+        let invoke = clocks[c] + rng.below(p.think_ns + 1);
+        let complete = invoke + 1 + rng.below(p.duration_ns.max(1));
+        clocks[c] = complete + 1;
+        let key = rng.below(p.keys.max(1));
+        let write = !rng.chance(p.read_per_mille);
+        let failed = write && rng.chance(p.failed_per_mille);
+        let effect = if !failed {
+            Some(invoke + rng.below(complete - invoke + 1))
+        } else if rng.chance(500) {
+            Some(invoke + rng.below(3 * (complete - invoke) + 1))
+        } else {
+            None
+        };
+        ops.push(TimedOp { invoke, complete, effect, client: c as u32, key, write, failed });
+    }
+    // Values: writes numbered in generation order; reads get what the store holds when they
+    // take effect, applying the operations in effect order.
+    let mut values: Vec<Option<u64>> = vec![None; ops.len()];
+    let mut next_value = 1u64;
+    for (i, op) in ops.iter().enumerate() {
+        if op.write {
+            values[i] = Some(next_value);
+            next_value += 1;
+        }
+    }
+    let mut by_effect: Vec<usize> = (0..ops.len()).filter(|i| ops[*i].effect.is_some()).collect();
+    by_effect.sort_by_key(|i| (ops[*i].effect, *i));
+    let mut store: FxHashMap<u64, u64> = map_with_capacity(p.keys.min(1 << 20) as usize);
+    for i in by_effect {
+        if ops[i].write {
+            store.insert(ops[i].key, values[i].expect("writes have values"));
+        } else {
+            values[i] = store.get(&ops[i].key).copied();
+        }
+    }
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by_key(|i| (ops[*i].invoke, *i));
+    order
+        .into_iter()
+        .enumerate()
+        .map(|(id, i)| {
+            let op = &ops[i];
+            let key = Key::Str(format!("k{}", op.key).into());
+            let value = values[i].map_or(Value::Null, |v| Value::Int(v as i64));
+            let o = if op.write { OpRecord::write(key, value) } else { OpRecord::read(key, value) };
+            let mut r = TxnRecord::new(format!("c{}", op.client), vec![o]).with_id(id as u64);
+            r.invoke_ns = Some(op.invoke);
+            r.complete_ns = Some(op.complete);
+            if op.failed {
+                r.outcome = Outcome::Failed;
+            }
+            r
+        })
+        .collect()
 }

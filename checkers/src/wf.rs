@@ -4,6 +4,13 @@
 //! committed (`ok`); reads of `aborted` and `failed` transactions are never judged. The classes
 //! ThinAir, Aborted, Future, NotMyOwnWrite, NotMyLastWrite and Intermediate are anomalies at
 //! every level; NonRepeatable is an anomaly from read atomic up.
+//!
+//! A read can show two anomalies at once: after writing `x` and reading its own value, a
+//! transaction that reads another transaction's `x` both ignores its own write (NotMyOwnWrite,
+//! Plume's TAP-d) and reads `x` twice with different results (NonRepeatableRead, TAP-j, the
+//! name Plume's checker gives it). Such reads are classed NotMyOwnWrite (or NotMyLastWrite,
+//! when the value is an older own write) and listed in `also_repeats`, so that both names are
+//! reported where both are forbidden.
 
 use crate::history::{History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN};
 use std::collections::BTreeMap;
@@ -41,16 +48,23 @@ pub(crate) struct Wf {
     pub class: Vec<ReadClass>,
     /// For each NonRepeatable read, the earlier read of the same key it disagrees with.
     pub repeated: BTreeMap<u32, u32>,
+    /// NotMyOwnWrite and NotMyLastWrite reads that also disagree with the transaction's latest earlier read of the
+    /// key: that read, and whether it is the nearest earlier operation on the key (so that
+    /// Plume's checker, which looks only at the nearest one, calls the read non-repeatable
+    /// rather than NotMyOwnWrite).
+    pub also_repeats: BTreeMap<u32, (u32, bool)>,
 }
 
 pub(crate) fn analyze(h: &History) -> Wf {
     let mut class = vec![ReadClass::NotRead; h.ops.len()];
     let mut repeated = BTreeMap::new();
+    let mut also_repeats = BTreeMap::new();
     let keys = h.keys.len();
     // Per key, valid while stamp[key] == current transaction + 1: the transaction's latest own
-    // write of the key, and its first external read of the key.
-    // (stamp, own write, first read) per key, together so that one cache line serves all.
-    let mut slots = vec![(0u32, NONE, NONE); keys];
+    // write of the key, its first external read of the key and its latest read of the key.
+    // (stamp, own write, first read, last read) per key, together so that one cache line
+    // serves all.
+    let mut slots = vec![(0u32, NONE, NONE, NONE); keys];
     for (t, txn) in h.txns.iter().enumerate() {
         let judged = txn.outcome == Outcome::Ok;
         let mark = t as u32 + 1;
@@ -58,7 +72,7 @@ pub(crate) fn analyze(h: &History) -> Wf {
             let op = h.ops[o];
             let slot = &mut slots[op.key as usize];
             if slot.0 != mark {
-                *slot = (mark, NONE, NONE);
+                *slot = (mark, NONE, NONE, NONE);
             }
             if op.is_write() {
                 slot.1 = o as u32;
@@ -78,11 +92,17 @@ pub(crate) fn analyze(h: &History) -> Wf {
                 } else if slot.1 == w {
                     ReadClass::Internal
                 } else {
+                    if slot.3 != NONE && h.rf[slot.3 as usize] != w && h.rf[slot.3 as usize] != RF_NONE {
+                        also_repeats.insert(o as u32, (slot.3, slot.3 > slot.1));
+                    }
                     ReadClass::NotMyLastWrite
                 }
             } else if w != RF_INIT && wt & WRITER_ABORTED != 0 {
                 ReadClass::Aborted
             } else if slot.1 != NONE {
+                if slot.3 != NONE && h.rf[slot.3 as usize] != w && h.rf[slot.3 as usize] != RF_NONE {
+                    also_repeats.insert(o as u32, (slot.3, slot.3 > slot.1));
+                }
                 ReadClass::NotMyOwnWrite
             } else if w != RF_INIT && wt & WRITER_OVERWRITTEN != 0 {
                 ReadClass::Intermediate
@@ -95,7 +115,8 @@ pub(crate) fn analyze(h: &History) -> Wf {
                 repeated.insert(o as u32, slot.2);
                 ReadClass::NonRepeatable
             };
+            slot.3 = o as u32;
         }
     }
-    Wf { class, repeated }
+    Wf { class, repeated, also_repeats }
 }

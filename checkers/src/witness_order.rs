@@ -44,18 +44,29 @@ pub(crate) struct Attempt {
     pub search_visits: u64,
 }
 
-/// Try to prove that the history satisfies `level` (`cc`, `ccv` or `tcc`).
-pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u32>), level: Level) -> Attempt {
+/// Try to prove that the history satisfies `level` (`cc`, `ccv` or `tcc`). `known` are write
+/// orders the history shows directly (list-append version orders: first unit, second unit,
+/// the read that shows it), which `ccv` and `tcc` must respect.
+pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u32>), known: &[(u32, u32, u32)], level: Level) -> Attempt {
     debug_assert!(matches!(level, Level::Cc | Level::Ccv | Level::Tcc));
     let mut attempt = Attempt::default();
     let n = units.n;
     // Searches may enter every unit a few times over before the clocks are cheaper.
     let visits_max = 64 * n as u64 + (1 << 20);
     let mut reach: Option<Reach<'_>> = None;
-    let mut extra: Vec<(u32, u32)> = Vec::new();
     let Some(mut pos) = first_guess(h, units, succ) else {
         return attempt; // CO is cyclic
     };
+    let mut extra: Vec<(u32, u32)> = Vec::new();
+    if level != Level::Cc && !known.is_empty() {
+        extra.extend(known.iter().map(|k| (k.0, k.1)));
+        extra.sort_unstable();
+        extra.dedup();
+        let Some(next) = topological(units, succ, &extra, &pos) else {
+            return attempt; // the known orders contradict CO
+        };
+        pos = next;
+    }
     for round in 1..=ROUNDS_MAX {
         attempt.rounds = round;
         if round > 1 {
@@ -297,7 +308,7 @@ mod tests {
         let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(&h, &wf, gran);
         let succ = units.successors();
-        prove(&h, &wf, &units, &succ, level)
+        prove(&h, &wf, &units, &succ, &[], level)
     }
 
     fn txn(session: &str, ops: Vec<OpRecord>) -> TxnRecord {

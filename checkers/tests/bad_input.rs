@@ -187,3 +187,56 @@ fn random_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn mangled_jepsen_dbcop_bincode_and_cobra_histories_never_panic() {
+    let edn = "{:type :invoke, :f :txn, :process 0, :time 1, :value [[:append 1 1] [:r 2 nil]]}\n\
+               {:type :ok, :f :txn, :process 0, :time 2, :value [[:append 1 1] [:r 2 [3]]]}\n\
+               {:type :ok, :f :txn, :process 1, :value [[:append 2 3] [:r 1 [1]] [:append 1 2]]}\n\
+               {:type :fail, :f :txn, :process 2, :value [[:append 1 9]]}\n\
+               {:type :ok, :f :txn, :process 3, :value [[:r 1 [1 2]] [:r 1 [1 2]]]}\n";
+    let bincode = std::fs::read(format!("{}/tests/data/plume-taps/dbcop/tap-h.bincode", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let cobra = std::fs::read(format!("{}/tests/data/plume-taps/cobra/tap-h/T2.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut rng = causim_checkers::testgen::SplitMix64::new(11);
+    for base in [edn.as_bytes(), &bincode[..], &cobra[..]] {
+        for _ in 0..1500 {
+            let mut b = base.to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let i = rng.below(b.len() as u64) as usize;
+                match rng.below(3) {
+                    0 => b[i] = b"{}[]:# \\\"0123456789nil\x00\x01\xff-\n;"[rng.below(25) as usize],
+                    1 => {
+                        b.remove(i);
+                    }
+                    _ => b.truncate(i),
+                }
+                if b.is_empty() {
+                    break;
+                }
+            }
+            for format in
+                [None, Some(InputFormat::JepsenEdn), Some(InputFormat::DbcopBincode), Some(InputFormat::Elle), Some(InputFormat::Cobra)]
+            {
+                if let Ok(h) = read_history(&b[..], format) {
+                    for level in Level::ALL {
+                        let _ = check(&h, level).render_text();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dbcop_bincode_errors_name_the_byte_and_the_place() {
+    let bytes = std::fs::read(format!("{}/tests/data/plume-taps/dbcop/tap-h.bincode", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let e = read_history(&bytes[..bytes.len() - 3], Some(InputFormat::DbcopBincode)).unwrap_err();
+    assert!(e.problem.starts_with("dbcop bincode, byte"), "{e}");
+    assert!(e.problem.contains("truncated"), "{e}");
+    let mut huge = bytes.clone();
+    huge[40..48].copy_from_slice(&u64::MAX.to_le_bytes()); // the info text's length
+    let e = read_history(&huge[..], Some(InputFormat::DbcopBincode)).unwrap_err();
+    assert!(e.problem.contains("info: a length of 18446744073709551615 does not fit"), "{e}");
+    let e = read_history(b"r(1,2,3,4)".as_slice(), Some(InputFormat::DbcopBincode)).unwrap_err();
+    assert!(e.problem.starts_with("dbcop bincode, byte 8: params.n_node: the file ends here"), "{e}");
+}

@@ -6,6 +6,7 @@ mod common;
 
 use causim_checkers::{Level, check, read_history};
 use common::litmus_table::{COLUMNS, catalogue};
+use common::litmus_timed;
 
 #[test]
 fn one_explanation_per_anomaly() {
@@ -19,12 +20,34 @@ fn one_explanation_per_anomaly() {
             }
             seen.push(want);
             let report = check(&h, COLUMNS[i]);
-            let v = &report.violations[0];
             out.push_str(&format!("=== {} — {} at {}\n", lit.name, want, COLUMNS[i]));
             for line in lit.history.lines() {
                 out.push_str(&format!("    | {line}\n"));
             }
-            out.push_str(&v.render_text(1));
+            // The first violation of each anomaly the cell names.
+            for (k, name) in want.split(" + ").enumerate() {
+                let v = report.violations.iter().find(|v| v.anomaly.name() == name).expect("the cell's anomaly is reported");
+                out.push_str(&v.render_text(k + 1));
+            }
+            out.push('\n');
+        }
+    }
+    for lit in litmus_timed::catalogue() {
+        let h = common::history(lit.history);
+        for (i, want) in lit.expect.iter().enumerate() {
+            let level = litmus_timed::COLUMNS[i];
+            if level != Level::Linearizable || *want == "-" || *want == "?" {
+                continue;
+            }
+            let report = check(&h, level);
+            out.push_str(&format!("=== {} — {} at {}\n", lit.name, want, level));
+            for line in lit.history.lines() {
+                out.push_str(&format!("    | {line}\n"));
+            }
+            for (k, name) in want.split(" + ").enumerate() {
+                let v = report.violations.iter().find(|v| v.anomaly.name() == name).expect("the cell's anomaly is reported");
+                out.push_str(&v.render_text(k + 1));
+            }
             out.push('\n');
         }
     }

@@ -5,8 +5,11 @@
 //! a link override to the `db` machine). It is trivially consistent: one copy, operations
 //! applied in arrival order. Worker machines `S0 … S(n−1)` host functions but no cache.
 
-use crate::{Model, ModelError};
+use crate::Model;
+use crate::catalogue::{Entry, Profile, SeriesStyle};
+use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
 use causim_sim::history::{Key, OpRecord, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
@@ -132,10 +135,6 @@ impl Protocol for Direct {
     type Node = DirectNode;
     type Context = ();
 
-    fn name(&self) -> &str {
-        "direct"
-    }
-
     /// The database, and the worker machines `S0 …` (named like the other protocols' cache
     /// servers, so scenarios compare), each with an idle host.
     fn fixed_nodes(&self) -> Vec<FixedNode<DirectNode>> {
@@ -162,10 +161,17 @@ impl Protocol for Direct {
 }
 
 impl Model for Direct {
-    const NAME: &'static str = "direct";
-    const MUTANTS: &'static [(&'static str, &'static str)] = &[];
+    const ENTRY: Entry = Entry {
+        name: "direct",
+        about: "no cache: functions read and write the database directly (the latency floor of CausalMesh Fig. 13)",
+        // One copy, applied in arrival order: every history is causally consistent and more.
+        level: Level::Ccv,
+        mutants: &[],
+        profile: Profile { database: true, ..Profile::PLAIN },
+        series: &[SeriesStyle { label: "Direct", colour: (40, 40, 40) }],
+    };
 
-    fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+    fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
         let _: Empty = crate::parse_params(params)?;
         Ok(Direct { workers: topology.servers as usize })
     }

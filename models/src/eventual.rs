@@ -13,14 +13,18 @@
 //! primary or the replication has arrived — a read-your-writes violation otherwise, at a rate
 //! that grows with the number of nodes (Fig. 1: 0 % with one node, 14.2 % with eight).
 
-use crate::{Model, ModelError, parse_params};
+use crate::catalogue::{Entry, Profile, SeriesStyle};
+use crate::{Model, parse_params};
+use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::dist::DurationDist;
+use causim_sim::error::FieldError;
 use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
 use causim_sim::workload::Op;
+use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -236,10 +240,6 @@ impl Protocol for Eventual {
     type Node = EventualNode;
     type Context = ();
 
-    fn name(&self) -> &str {
-        "eventual"
-    }
-
     fn fixed_nodes(&self) -> Vec<FixedNode<EventualNode>> {
         let ids: Vec<NodeId> = (0..self.nodes).map(NodeId::fixed).collect();
         let db = NodeId::fixed(self.nodes);
@@ -283,12 +283,24 @@ impl Protocol for Eventual {
 }
 
 impl Model for Eventual {
-    const NAME: &'static str = "eventual";
-    const MUTANTS: &'static [(&'static str, &'static str)] = &[];
+    const ENTRY: Entry = Entry {
+        name: "eventual",
+        about: "an eventually consistent cache cluster like DynamoDB Accelerator (the baseline of CausalMesh Fig. 1)",
+        // It promises nothing but real, committed values: a session that moves off the primary
+        // can miss its own write, which is what Fig. 1 counts.
+        level: Level::WellFormed,
+        mutants: &[],
+        profile: Profile { database: true, ..Profile::PLAIN },
+        series: &[SeriesStyle { label: "Eventual", colour: (120, 120, 120) }],
+    };
 
-    fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+    fn build(params: &serde_json::Value, _mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
         let params: EventualParams = parse_params(params)?;
-        params.replication_lag.validate().map_err(|(f, m)| ModelError { path: format!("params.replication_lag.{f}"), message: m })?;
+        params.replication_lag.validate().map_err(|e| e.within("params.replication_lag"))?;
         Ok(Eventual { nodes: topology.servers as usize, params })
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (100_000u64..20_000_000).prop_map(|m| serde_json::json!({"replication_lag": {"dist": "exponential", "mean_ns": m}})).boxed()
     }
 }

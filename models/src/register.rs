@@ -32,11 +32,17 @@
 //!   applied it, so a session that moves to a backup may not read its own write (without
 //!   session guarantees).
 
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
 use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Message, Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
 use causim_sim::workload::Op;
+use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -63,11 +69,37 @@ pub enum Replication {
     Sync,
 }
 
-pub const MUTANTS: &[(&str, &str)] = &[(
-    "early_ack",
-    "the primary acknowledges a sync write before the backups apply it, so a session that moves \
-     to a backup can miss its own write (read-your-writes violation)",
-)];
+pub const MUTANTS: &[Mutant] = &[Mutant {
+    name: "early_ack",
+    about: "the primary acknowledges a sync write before the backups apply it, so a session that moves \
+            to a backup can miss its own write (read-your-writes violation)",
+}];
+
+impl Model for Register {
+    const ENTRY: Entry = Entry {
+        name: "register",
+        about: "the teaching protocol: a primary-backup replicated register, sync or async, with optional session guarantees",
+        // Async replication without session guarantees is stale by design; every setting the
+        // fuzzer draws (sync, or session guarantees on) keeps a session's own writes.
+        level: Level::ReadYourWrites,
+        mutants: MUTANTS,
+        profile: Profile::PLAIN,
+        series: &[SeriesStyle { label: "Register", colour: (0, 114, 178) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: RegisterParams = parse_params(params)?;
+        Ok(Register { servers: topology.servers, params, early_ack: mutants.contains(&"early_ack") })
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(sync, guarantees)| {
+                serde_json::json!({"replication": if sync { "sync" } else { "async" }, "session_guarantees": guarantees || !sync})
+            })
+            .boxed()
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
@@ -327,10 +359,6 @@ pub struct Register {
 impl Protocol for Register {
     type Node = RegisterNode;
     type Context = RegisterContext;
-
-    fn name(&self) -> &str {
-        "register"
-    }
 
     fn fixed_nodes(&self) -> Vec<FixedNode<RegisterNode>> {
         let ids: Vec<NodeId> = (0..self.servers as usize).map(NodeId::fixed).collect();

@@ -1,7 +1,7 @@
 //! A partitioned multi-version store with transactional causal consistency, in the style of
 //! Wren (Spirovska, Didona, Zwaenepoel, DSN 2018), extended with FaaSTCC's *promises* and
 //! pub/sub (Lykhenko, Soares, Rodrigues, Middleware '21, §4.2 and §5). FaaSTCC's caches sit on
-//! top of it (`faastcc.rs`).
+//! top of it (`faastcc/`).
 //!
 //! # The store, in the order that makes it understandable
 //!

@@ -4,6 +4,7 @@
 //! its field, and a run prints the resolved configuration (habit: no hidden knobs).
 
 use crate::dist::DurationDist;
+use crate::error::FieldError;
 use crate::time::{MS, S, Time};
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
@@ -101,6 +102,24 @@ pub struct TopologyConfig {
     /// `"*"` stands for every machine (`{"from":"*","to":"db",...}`). Later entries win.
     #[serde(default)]
     pub links: Vec<LinkOverride>,
+}
+
+impl TopologyConfig {
+    /// `servers` machines `delay` apart, every other field at its default.
+    pub fn new(servers: u32, delay: DurationDist) -> TopologyConfig {
+        TopologyConfig {
+            servers,
+            workers_per_machine: default_workers_per_machine(),
+            cores_per_node: default_cores(),
+            service: DurationDist::ZERO,
+            service_by_kind: BTreeMap::new(),
+            nodes: BTreeMap::new(),
+            delay,
+            local_delay: DurationDist::ZERO,
+            bandwidth_bytes_per_s: None,
+            links: Vec::new(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -235,11 +254,21 @@ pub struct LimitsConfig {
     /// convergence can be observed). Default 0.
     #[serde(default)]
     pub settle_ns: Time,
+    /// Stop when inputs waiting for a core at one node reach this many: the offered load
+    /// exceeds the node's capacity, and the queue would otherwise grow with the run (memory
+    /// with it). Default 10^6.
+    #[serde(default = "default_run_queue_max")]
+    pub run_queue_max: u64,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { time_ns_max: default_time_max(), events_max: default_events_max(), settle_ns: 0 }
+        LimitsConfig {
+            time_ns_max: default_time_max(),
+            events_max: default_events_max(),
+            settle_ns: 0,
+            run_queue_max: default_run_queue_max(),
+        }
     }
 }
 
@@ -261,6 +290,9 @@ fn default_time_max() -> Time {
 fn default_events_max() -> u64 {
     10_000_000_000
 }
+fn default_run_queue_max() -> u64 {
+    1_000_000
+}
 fn default_replay_step_ns() -> Time {
     1_000
 }
@@ -272,22 +304,22 @@ pub const WORKERS_PER_MACHINE_MAX: u32 = 1 << 16;
 
 impl SimConfig {
     /// Checks values that types cannot; errors are (JSON path, message).
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let t = &self.topology;
         if t.servers == 0 || t.servers > SERVERS_MAX {
-            return Err(("topology.servers".into(), format!("must be between 1 and {SERVERS_MAX}, got {}", t.servers)));
+            return Err(FieldError::new("topology.servers", format!("must be between 1 and {SERVERS_MAX}, got {}", t.servers)));
         }
         if t.workers_per_machine == 0 || t.workers_per_machine > WORKERS_PER_MACHINE_MAX {
-            return Err((
-                "topology.workers_per_machine".into(),
+            return Err(FieldError::new(
+                "topology.workers_per_machine",
                 format!("must be between 1 and {WORKERS_PER_MACHINE_MAX}, got {}", t.workers_per_machine),
             ));
         }
         check_cores("topology.cores_per_node", t.cores_per_node)?;
         if t.bandwidth_bytes_per_s == Some(0) {
-            return Err(("topology.bandwidth_bytes_per_s".into(), "must be positive".into()));
+            return Err(FieldError::new("topology.bandwidth_bytes_per_s", "must be positive"));
         }
-        let dist = |path: String, d: &DurationDist| d.validate().map_err(|(f, e)| (format!("{path}.{f}"), e));
+        let dist = |path: String, d: &DurationDist| d.validate().map_err(|e| e.within(&path));
         dist("topology.service".into(), &t.service)?;
         dist("topology.delay".into(), &t.delay)?;
         dist("topology.local_delay".into(), &t.local_delay)?;
@@ -309,48 +341,60 @@ impl SimConfig {
         if let Some(p) = s.migrate_probability
             && !(0.0..=1.0).contains(&p)
         {
-            return Err(("scheduler.migrate_probability".into(), format!("must be in [0, 1], got {p}")));
+            return Err(FieldError::new("scheduler.migrate_probability", format!("must be in [0, 1], got {p}")));
         }
         dist("scheduler.dispatch".into(), &s.dispatch)?;
         dist("scheduler.retry_backoff".into(), &s.retry_backoff)?;
         if s.attempts_max == 0 {
-            return Err(("scheduler.attempts_max".into(), "must be at least 1".into()));
+            return Err(FieldError::new("scheduler.attempts_max", "must be at least 1"));
         }
         let f = &self.faults;
         if !(0.0..=1.0).contains(&f.loss_probability) {
-            return Err(("faults.loss_probability".into(), format!("must be in [0, 1], got {}", f.loss_probability)));
+            return Err(FieldError::new("faults.loss_probability", format!("must be in [0, 1], got {}", f.loss_probability)));
         }
         for (i, p) in f.partitions.iter().enumerate() {
             if p.groups.len() < 2 {
-                return Err((format!("faults.partitions[{i}].groups"), "a partition needs at least two groups".into()));
+                return Err(FieldError::new(format!("faults.partitions[{i}].groups"), "a partition needs at least two groups"));
             }
             if let Some(heal) = p.heal_ns
                 && heal < p.start_ns
             {
-                return Err((format!("faults.partitions[{i}].heal_ns"), format!("heal_ns ({heal}) is before start_ns ({})", p.start_ns)));
+                return Err(FieldError::new(
+                    format!("faults.partitions[{i}].heal_ns"),
+                    format!("heal_ns ({heal}) is before start_ns ({})", p.start_ns),
+                ));
             }
         }
         for (i, c) in f.crashes.iter().enumerate() {
             if let Some(r) = c.restart_ns
                 && r < c.at_ns
             {
-                return Err((format!("faults.crashes[{i}].restart_ns"), format!("restart_ns ({r}) is before at_ns ({})", c.at_ns)));
+                return Err(FieldError::new(
+                    format!("faults.crashes[{i}].restart_ns"),
+                    format!("restart_ns ({r}) is before at_ns ({})", c.at_ns),
+                ));
             }
         }
+        if self.limits.run_queue_max == 0 {
+            return Err(FieldError::new("limits.run_queue_max", "must be positive"));
+        }
         if self.limits.time_ns_max == 0 {
-            return Err(("limits.time_ns_max".into(), "must be positive".into()));
+            return Err(FieldError::new("limits.time_ns_max", "must be positive"));
         }
         if let Some(r) = &self.replay {
             if r.step_ns == 0 {
-                return Err(("replay.step_ns".into(), "must be positive".into()));
+                return Err(FieldError::new("replay.step_ns", "must be positive"));
             }
             if !f.partitions.is_empty() || !f.crashes.is_empty() || f.loss_probability > 0.0 {
-                return Err(("replay".into(), "a replay cannot be combined with faults (partitions, crashes, loss)".into()));
+                return Err(FieldError::new("replay", "a replay cannot be combined with faults (partitions, crashes, loss)"));
             }
             for (i, d) in r.deliveries.iter().enumerate() {
                 for (field, name) in [("from", &d.from), ("to", &d.to)] {
                     if name.is_empty() {
-                        return Err((format!("replay.deliveries[{i}].{field}"), "a node or function name must not be empty".into()));
+                        return Err(FieldError::new(
+                            format!("replay.deliveries[{i}].{field}"),
+                            "a node or function name must not be empty",
+                        ));
                     }
                 }
             }
@@ -359,9 +403,9 @@ impl SimConfig {
     }
 }
 
-fn check_cores(path: &str, cores: u32) -> Result<(), (String, String)> {
+fn check_cores(path: &str, cores: u32) -> Result<(), FieldError> {
     if cores == 0 || cores > CORES_MAX {
-        return Err((path.into(), format!("must be between 1 and {CORES_MAX}, got {cores}")));
+        return Err(FieldError::new(path, format!("must be between 1 and {CORES_MAX}, got {cores}")));
     }
     Ok(())
 }

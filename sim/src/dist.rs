@@ -3,6 +3,7 @@
 //! Transcendental functions come from `libm` (a pure-Rust port of musl's libm) rather than the
 //! platform's libm, so the same seed gives the same samples on every machine.
 
+use crate::error::FieldError;
 use crate::rng::RngStream;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
@@ -70,32 +71,32 @@ impl DurationDist {
     }
 
     /// Checks the parameters; the error names the offending field.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         match *self {
             DurationDist::Constant { .. } => Ok(()),
             DurationDist::Uniform { min_ns, max_ns } => {
                 if min_ns > max_ns {
-                    return Err(("max_ns", format!("max_ns ({max_ns}) must be ≥ min_ns ({min_ns})")));
+                    return Err(FieldError::new("max_ns", format!("max_ns ({max_ns}) must be ≥ min_ns ({min_ns})")));
                 }
                 Ok(())
             }
             DurationDist::Exponential { mean_ns, min_ns } => {
                 if mean_ns < min_ns {
-                    return Err(("mean_ns", format!("mean_ns ({mean_ns}) must be ≥ min_ns ({min_ns})")));
+                    return Err(FieldError::new("mean_ns", format!("mean_ns ({mean_ns}) must be ≥ min_ns ({min_ns})")));
                 }
                 Ok(())
             }
             DurationDist::Lognormal { mean_ns, sigma, min_ns, max_ns } => {
                 if !(sigma.is_finite() && sigma > 0.0 && sigma <= 10.0) {
-                    return Err(("sigma", format!("sigma must be in (0, 10], got {sigma}")));
+                    return Err(FieldError::new("sigma", format!("sigma must be in (0, 10], got {sigma}")));
                 }
                 if mean_ns <= min_ns {
-                    return Err(("mean_ns", format!("mean_ns ({mean_ns}) must be > min_ns ({min_ns})")));
+                    return Err(FieldError::new("mean_ns", format!("mean_ns ({mean_ns}) must be > min_ns ({min_ns})")));
                 }
                 if let Some(max) = max_ns
                     && max < min_ns
                 {
-                    return Err(("max_ns", format!("max_ns ({max}) must be ≥ min_ns ({min_ns})")));
+                    return Err(FieldError::new("max_ns", format!("max_ns ({max}) must be ≥ min_ns ({min_ns})")));
                 }
                 Ok(())
             }
@@ -190,7 +191,7 @@ fn standard_normal(rng: &mut RngStream) -> f64 {
 
 /// Rounds a non-negative float of nanoseconds to an integer, saturating.
 fn to_ns(x: f64) -> Time {
-    if !(x >= 0.0) {
+    if x.is_nan() || x < 0.0 {
         return 0;
     }
     if x >= 9.0e18 {
@@ -346,9 +347,9 @@ mod tests {
     #[test]
     fn invalid_parameters_name_their_field() {
         let bad = DurationDist::Uniform { min_ns: 5, max_ns: 1 };
-        assert_eq!(bad.validate().unwrap_err().0, "max_ns");
+        assert_eq!(bad.validate().unwrap_err().path, "max_ns");
         let bad = DurationDist::Lognormal { mean_ns: 10, sigma: -1.0, min_ns: 0, max_ns: None };
-        assert_eq!(bad.validate().unwrap_err().0, "sigma");
+        assert_eq!(bad.validate().unwrap_err().path, "sigma");
     }
 
     #[test]

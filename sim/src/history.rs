@@ -202,19 +202,20 @@ pub fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     buf.truncate(start + len);
 }
 
-/// A fast 64-bit hash over everything written (FxHash's multiply-rotate over 8-byte words), so
-/// a run's history can be compared with another run's by one number. Not cryptographic; stable
-/// across machines and versions of Rust.
+/// The hash of a run's output (its history or trace, the `history_hash` and `trace_hash` of the
+/// summary): a fast 64-bit hash over everything written (FxHash's multiply-rotate over 8-byte
+/// words, seeded with FNV's offset basis), so one run's output can be compared with another's
+/// by one number. Not cryptographic; stable across machines and versions of Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fnv64(u64);
+pub struct OutputHash(u64);
 
-impl Default for Fnv64 {
+impl Default for OutputHash {
     fn default() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
+        OutputHash(0xcbf2_9ce4_8422_2325)
     }
 }
 
-impl Fnv64 {
+impl OutputHash {
     const K: u64 = 0x517c_c1b7_2722_0a95;
 
     pub fn update(&mut self, bytes: &[u8]) {
@@ -245,6 +246,39 @@ impl Fnv64 {
     }
 }
 
+/// The format tag of the first line of every history this crate writes.
+pub const HISTORY_FORMAT: &str = "causim-history/1";
+
+/// The first line of a history: its format and where it came from. Fields are declared in
+/// alphabetical order, the order the header has always had on disk (its bytes are hashed).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HistoryHeader {
+    pub format: &'static str,
+    /// The protocol's catalogue name.
+    pub protocol: String,
+    /// The scenario file the run came from, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// A producer other than the simulator (`stateright`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl HistoryHeader {
+    /// The header of a simulated run of `scenario` with `seed`.
+    pub fn of_run(protocol: &str, scenario: &str, seed: u64) -> HistoryHeader {
+        HistoryHeader {
+            format: HISTORY_FORMAT,
+            protocol: protocol.to_string(),
+            scenario: Some(scenario.to_string()),
+            seed: Some(seed),
+            source: None,
+        }
+    }
+}
+
 /// Streams history lines to a writer (if any), hashing the history on the way.
 ///
 /// The hash covers the header's JSON and each record's content (every field, in a fixed
@@ -256,7 +290,7 @@ pub struct HistoryWriter {
     out: Option<Box<dyn Write>>,
     line: Vec<u8>,
     words: Vec<u64>,
-    hash: Fnv64,
+    hash: OutputHash,
     records: u64,
 }
 
@@ -267,10 +301,10 @@ impl HistoryWriter {
 
     /// A writer that only hashes (no output), for benchmarks and determinism checks.
     pub fn hashing_only() -> HistoryWriter {
-        HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: Fnv64::default(), records: 0 }
+        HistoryWriter { out: None, line: Vec::with_capacity(256), words: Vec::new(), hash: OutputHash::default(), records: 0 }
     }
 
-    pub fn header(&mut self, header: &serde_json::Value) -> io::Result<()> {
+    pub fn header(&mut self, header: &HistoryHeader) -> io::Result<()> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, header).map_err(io::Error::other)?;
         self.line.push(b'\n');
@@ -487,7 +521,7 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(parsed["ops"][1]["value"], serde_json::Value::Null);
-        assert_ne!(w.hash(), Fnv64::default().value());
+        assert_ne!(w.hash(), OutputHash::default().value());
     }
 
     #[test]
@@ -505,7 +539,7 @@ mod tests {
         };
         let hash = |records: &[TxnRecord], to_file: bool| {
             let mut w = if to_file { HistoryWriter::new(Box::new(Shared::default())) } else { HistoryWriter::hashing_only() };
-            w.header(&serde_json::json!({"format": "causim-history/1"})).unwrap();
+            w.header(&HistoryHeader::of_run("test", "t.json", 1)).unwrap();
             for (id, r) in records.iter().enumerate() {
                 w.write(id as u64, session, &[], r, &names).unwrap();
             }

@@ -6,7 +6,8 @@
 //! - [`config`], [`workload`], [`workflow`]: the scenario fields the engine reads;
 //! - [`history`], [`trace`], [`metrics`]: what a run records;
 //! - [`rng`], [`dist`], [`queue`], [`time`]: the deterministic building blocks;
-//! - [`buffer`]: an in-memory sink for the writers.
+//! - [`buffer`]: an in-memory sink for the writers;
+//! - [`error`]: the error for a problem at a field of the input.
 //!
 //! **Architecture invariant:** nothing here reads the wall clock, the environment or an
 //! unseeded random source, and no output depends on `HashMap` iteration order.
@@ -15,6 +16,7 @@ pub mod buffer;
 pub mod config;
 pub mod dist;
 pub mod engine;
+pub mod error;
 pub mod history;
 pub mod metrics;
 pub mod node;
@@ -26,7 +28,8 @@ pub mod trace;
 pub mod workflow;
 pub mod workload;
 
-pub use engine::{RunOutputs, SetupError, Sim};
+pub use engine::{RunOutputs, Sim};
+pub use error::FieldError;
 pub use node::{Effect, Message, Node, NodeId, Outbox};
 pub use protocol::{FixedNode, FunctionStart, Protocol};
 pub use time::Time;

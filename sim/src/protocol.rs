@@ -3,7 +3,7 @@
 
 use crate::node::{Node, NodeId};
 use crate::time::Time;
-use crate::workload::{Op, OpSpec};
+use crate::workload::Op;
 use std::fmt::Debug;
 
 /// A fixed node (server, database, sequencer) and where it runs.
@@ -31,9 +31,6 @@ pub struct FunctionStart<'a, C> {
     pub colocated: &'a [NodeId],
     /// Its operations, with written values assigned.
     pub ops: Vec<Op>,
-    /// Every function's operations in this workflow (keys only, by function index): the read
-    /// set a protocol may require up front (HydroCache-Con).
-    pub workflow_ops: &'a [Vec<OpSpec>],
     /// The workflow context its predecessors produced (merged at a join).
     pub context: C,
     pub is_source: bool,
@@ -50,9 +47,6 @@ pub trait Protocol {
     type Node: Node;
     /// The client metadata a workflow carries from function to function.
     type Context: Clone + Debug;
-
-    /// A short name, such as `causalmesh`.
-    fn name(&self) -> &str;
 
     /// The fixed nodes, in `NodeId` order.
     fn fixed_nodes(&self) -> Vec<FixedNode<Self::Node>>;

@@ -25,20 +25,20 @@
 //! Every line has `t`, the simulated time in nanoseconds. The trace is hashed like the history,
 //! so determinism checks cover the protocol's inner steps too.
 
-use crate::history::Fnv64;
+use crate::history::OutputHash;
 use crate::time::Time;
 use std::io::{self, Write};
 
 pub struct TraceWriter {
     out: Box<dyn Write>,
-    hash: Fnv64,
+    hash: OutputHash,
     lines: u64,
     line: String,
 }
 
 impl TraceWriter {
     pub fn new(out: Box<dyn Write>) -> TraceWriter {
-        TraceWriter { out, hash: Fnv64::default(), lines: 0, line: String::with_capacity(256) }
+        TraceWriter { out, hash: OutputHash::default(), lines: 0, line: String::with_capacity(256) }
     }
 
     /// Writes `{"t":<t>,"ev":"<ev>",<fields>}`; `fields` is JSON object content (may be empty).

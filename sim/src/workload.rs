@@ -7,6 +7,7 @@
 //! from one counter per key so every written value is unique per key.
 
 use crate::dist::{DurationDist, Zipf};
+use crate::error::FieldError;
 use crate::history::{Key, Value};
 use crate::rng::RngStream;
 use crate::time::Time;
@@ -259,7 +260,7 @@ pub struct CompiledScript {
 
 /// Compiles a script: keys get ids in order of first appearance. Errors carry a JSON path
 /// relative to the script array and a message.
-pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (String, String)> {
+pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, FieldError> {
     let mut key_ids: BTreeMap<String, Key> = BTreeMap::new();
     let mut key_names = Vec::new();
     let mut intern = |name: &str| -> Key {
@@ -276,10 +277,13 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (Str
     for (s_idx, session) in sessions.iter().enumerate() {
         let path = format!("[{s_idx}]");
         if session.session.is_empty() {
-            return Err((format!("{path}.session"), "a session needs a non-empty name".into()));
+            return Err(FieldError::new(format!("{path}.session"), "a session needs a non-empty name"));
         }
         if let Some(prev) = seen_sessions.insert(session.session.clone(), s_idx) {
-            return Err((format!("{path}.session"), format!("session name {:?} is already used by session [{prev}]", session.session)));
+            return Err(FieldError::new(
+                format!("{path}.session"),
+                format!("session name {:?} is already used by session [{prev}]", session.session),
+            ));
         }
         let n = session.functions.len() as u32;
         let mut edges = Vec::new();
@@ -293,7 +297,7 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (Str
                 Some(list) => {
                     for &p in list {
                         if p >= f_idx {
-                            return Err((
+                            return Err(FieldError::new(
                                 format!("{fpath}.after"),
                                 format!("function {f_idx} can only come after earlier functions, not {p}"),
                             ));
@@ -307,18 +311,18 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (Str
                 let opath = format!("{fpath}.ops[{o_idx}]");
                 f_ops.push(match op {
                     ScriptOp::Read(k) | ScriptOp::Write(k) if k.is_empty() => {
-                        return Err((opath, "a key name must not be empty".into()));
+                        return Err(FieldError::new(opath, "a key name must not be empty"));
                     }
                     ScriptOp::Read(k) => OpSpec::Read(intern(k)),
                     ScriptOp::Write(k) => OpSpec::Write(intern(k)),
                     ScriptOp::ReadTxn(keys) => {
                         if keys.is_empty() {
-                            return Err((opath, "a read transaction needs at least one key".into()));
+                            return Err(FieldError::new(opath, "a read transaction needs at least one key"));
                         }
                         let mut ids: Vec<Key> = keys.iter().map(|k| intern(k)).collect();
                         ids.sort_unstable();
                         if ids.windows(2).any(|w| w[0] == w[1]) {
-                            return Err((opath, "a read transaction lists a key twice".into()));
+                            return Err(FieldError::new(opath, "a read transaction lists a key twice"));
                         }
                         OpSpec::ReadTxn(keys.iter().map(|k| intern(k)).collect())
                     }
@@ -326,7 +330,7 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, (Str
             }
             ops.push(f_ops);
         }
-        let dag = Dag::new(n, &edges).map_err(|e| (format!("{path}.functions"), e))?;
+        let dag = Dag::new(n, &edges).map_err(|e| FieldError::new(format!("{path}.functions"), e))?;
         plans.push(WorkflowPlan {
             name: Some(session.session.clone()),
             dag: std::sync::Arc::new(dag),
@@ -348,36 +352,36 @@ pub struct Generator {
 
 impl Generator {
     /// Validates the configuration. Errors carry a path relative to the generator object.
-    pub fn new(config: GeneratorConfig) -> Result<Generator, (String, String)> {
-        let dag = Dag::from_shape(&config.workflow).map_err(|e| ("workflow".to_string(), e))?;
+    pub fn new(config: GeneratorConfig) -> Result<Generator, FieldError> {
+        let dag = Dag::from_shape(&config.workflow).map_err(|e| FieldError::new("workflow", e))?;
         if config.functions.len() != 1 && config.functions.len() != dag.len() {
-            return Err((
-                "functions".into(),
+            return Err(FieldError::new(
+                "functions",
                 format!("expected 1 entry (used for every function) or {} (one per function), got {}", dag.len(), config.functions.len()),
             ));
         }
         for (i, f) in config.functions.iter().enumerate() {
-            validate_function_gen(f, config.keys.count).map_err(|(field, e)| (format!("functions[{i}].{field}"), e))?;
+            validate_function_gen(f, config.keys.count).map_err(|e| e.within(&format!("functions[{i}]")))?;
         }
         let zipf = Zipf::new(config.keys.count, config.keys.zipf_theta).map_err(|e| {
             let field = if config.keys.count == 0 { "keys.count" } else { "keys.zipf_theta" };
-            (field.to_string(), e)
+            FieldError::new(field, e)
         })?;
         match config.arrival {
             Arrival::Closed { clients, ref think } => {
                 if clients == 0 {
-                    return Err(("arrival.clients".into(), "a closed loop needs at least one client".into()));
+                    return Err(FieldError::new("arrival.clients", "a closed loop needs at least one client"));
                 }
-                think.validate().map_err(|(f, e)| (format!("arrival.think.{f}"), e))?;
+                think.validate().map_err(|e| e.within("arrival.think"))?;
             }
             Arrival::Poisson { rate_per_s } | Arrival::Constant { rate_per_s } => {
                 if !(rate_per_s.is_finite() && rate_per_s > 0.0 && rate_per_s <= 1e9) {
-                    return Err(("arrival.rate_per_s".into(), format!("must be in (0, 1e9], got {rate_per_s}")));
+                    return Err(FieldError::new("arrival.rate_per_s", format!("must be in (0, 1e9], got {rate_per_s}")));
                 }
             }
         }
         if config.workflows_max.is_none() && config.duration_ns.is_none() {
-            return Err(("workflows_max".into(), "a generator needs workflows_max or duration_ns, or it would never stop".into()));
+            return Err(FieldError::new("workflows_max", "a generator needs workflows_max or duration_ns, or it would never stop"));
         }
         Ok(Generator { dag: std::sync::Arc::new(dag), zipf, config })
     }
@@ -487,28 +491,31 @@ impl Generator {
     }
 }
 
-fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), (&'static str, String)> {
+fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), FieldError> {
     match (&f.ops, &f.mix) {
-        (Some(_), None) => return Err(("mix", "`ops` needs a `mix`".into())),
-        (None, Some(_)) => return Err(("ops", "`mix` needs a number of `ops`".into())),
+        (Some(_), None) => return Err(FieldError::new("mix", "`ops` needs a `mix`")),
+        (None, Some(_)) => return Err(FieldError::new("ops", "`mix` needs a number of `ops`")),
         (Some(_), Some(mix)) => {
             if f.reads + f.writes + f.read_txns > 0 {
-                return Err(("ops", "give either counts (reads/writes/read_txns) or ops with a mix, not both".into()));
+                return Err(FieldError::new("ops", "give either counts (reads/writes/read_txns) or ops with a mix, not both"));
             }
             for (name, p) in [("mix.read", mix.read), ("mix.write", mix.write), ("mix.read_txn", mix.read_txn)] {
                 if !(p.is_finite() && p >= 0.0) {
-                    return Err((name, format!("must be a non-negative number, got {p}")));
+                    return Err(FieldError::new(name, format!("must be a non-negative number, got {p}")));
                 }
             }
             if mix.read + mix.write + mix.read_txn <= 0.0 {
-                return Err(("mix", "at least one weight must be positive".into()));
+                return Err(FieldError::new("mix", "at least one weight must be positive"));
             }
         }
         (None, None) => {}
     }
     let uses_txns = f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0);
     if uses_txns && (f.read_txn_keys == 0 || f.read_txn_keys as u64 > key_count) {
-        return Err(("read_txn_keys", format!("must be between 1 and the key count ({key_count}), got {}", f.read_txn_keys)));
+        return Err(FieldError::new(
+            "read_txn_keys",
+            format!("must be between 1 and the key count ({key_count}), got {}", f.read_txn_keys),
+        ));
     }
     Ok(())
 }
@@ -582,7 +589,7 @@ mod tests {
 
         let dup: Vec<ScriptSession> =
             serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[]}]},{"session":"a","functions":[{"ops":[]}]}]"#).unwrap();
-        let (path, msg) = compile_script(&dup).unwrap_err();
+        let FieldError { path, message: msg } = compile_script(&dup).unwrap_err();
         assert_eq!(path, "[1].session");
         assert!(msg.contains("already used"));
     }
@@ -591,13 +598,13 @@ mod tests {
     fn generator_errors_name_the_field() {
         let mut c = micro_benchmark();
         c.functions = vec![FunctionGen { reads: 1, ..serde_json::from_str("{}").unwrap() }; 2];
-        assert_eq!(Generator::new(c).unwrap_err().0, "functions");
+        assert_eq!(Generator::new(c).unwrap_err().path, "functions");
         let mut c = micro_benchmark();
         c.workflows_max = None;
-        assert_eq!(Generator::new(c).unwrap_err().0, "workflows_max");
+        assert_eq!(Generator::new(c).unwrap_err().path, "workflows_max");
         let mut c = micro_benchmark();
         c.keys.zipf_theta = -1.0;
-        assert_eq!(Generator::new(c).unwrap_err().0, "keys.zipf_theta");
+        assert_eq!(Generator::new(c).unwrap_err().path, "keys.zipf_theta");
     }
 
     #[test]

@@ -37,7 +37,7 @@ use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::causalmesh::vc::Vc;
 use causim_models::causalmesh::{CausalMesh, Chain, MeshContext, MeshNode, Msg};
-use causim_sim::history::{HistoryWriter, Key, Names, OpKind, SessionRef, TxnRecord, Value};
+use causim_sim::history::{HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, SessionRef, TxnRecord, Value};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
@@ -152,7 +152,7 @@ impl MeshConfig {
         }))
         .expect("a valid topology");
         let names: Vec<String> = self.mutants.clone();
-        let mutants = causim_models::check_mutants(CausalMesh::NAME, &names, CausalMesh::MUTANTS).map_err(|e| e.message)?;
+        let mutants = causim_models::check_mutants(&CausalMesh::ENTRY, &names).map_err(|e| e.message)?;
         CausalMesh::build(&params, &mutants, &topology).map_err(|e| format!("{}: {}", e.path, e.message))
     }
 
@@ -375,7 +375,6 @@ impl MeshActor {
             machine: step.server,
             colocated: &colocated,
             ops: vec![op],
-            workflow_ops: &[],
             context: std::mem::take(&mut session.context),
             is_source: session.started == 0,
             is_sink: session.started + 1 == *ops,
@@ -607,7 +606,13 @@ pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
     node_names.push("db".to_string());
     let key_names: Vec<String> = (0..cfg.keys as Key).map(key_name).collect();
     let names = Names::new(&node_names, &key_names);
-    let header = serde_json::json!({"format": "causim-history/1", "protocol": "causalmesh", "source": "stateright"});
+    let header = HistoryHeader {
+        format: HISTORY_FORMAT,
+        protocol: CausalMesh::ENTRY.name.to_string(),
+        scenario: None,
+        seed: None,
+        source: Some("stateright".to_string()),
+    };
     writer.header(&header).expect("in memory");
     let mut id = 0;
     for (index, s) in sessions(state).enumerate() {

@@ -15,8 +15,13 @@
 use crate::causalmesh_model::{
     CAUSAL, COVER_DEPS, CUT, MeshConfig, MeshModel, MeshModelState, Step, StepOp, anomalies, key_name, session_name,
 };
-use causim_models::causalmesh::{Chain, Msg};
+use causim_models::Model;
+use causim_models::causalmesh::{CausalMesh, Chain, Msg};
+use causim_pipeline::scenario::{ChecksConfig, Expectation, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict};
+use causim_sim::config::{FaultsConfig, LimitsConfig, ReplayConfig, ReplayDelivery, SchedulerConfig, TopologyConfig};
+use causim_sim::dist::DurationDist;
 use causim_sim::node::Message;
+use causim_sim::workload::{ScriptFunction, ScriptOp, ScriptSession, WorkloadConfig};
 use stateright::Path;
 use stateright::actor::ActorModelAction;
 
@@ -25,10 +30,13 @@ type Action = ActorModelAction<Msg, (), Step>;
 /// A counterexample made into a scenario.
 #[derive(Clone, Debug)]
 pub struct Replay {
-    /// The scenario file's JSON.
-    pub scenario: serde_json::Value,
+    /// The scenario (`causim run` replays it once written to a file).
+    pub scenario: Scenario,
     /// The counterexample's steps in words (`c1/f0 → S0: ClientWrite`).
     pub steps: Vec<String>,
+    /// Which of `steps` are message deliveries, in the order of the scenario's replay schedule
+    /// (`replay.deliveries[i]` is `steps[delivery_steps[i]]`); the others are sessions' choices.
+    pub delivery_steps: Vec<usize>,
     /// The anomalies the history checker finds in the counterexample's last state (empty when
     /// the violated property is not about the history).
     pub anomalies: Vec<String>,
@@ -43,6 +51,7 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
     let mut requested: Vec<usize> = vec![0; cfg.clients];
     let mut deliveries = Vec::new();
     let mut steps = Vec::new();
+    let mut delivery_steps = Vec::new();
     let session_of = |actor: usize| -> Option<usize> { (actor > cfg.servers).then(|| actor - cfg.servers - 1) };
     for (state, action) in &pairs {
         let Some(action) = action else { continue };
@@ -67,8 +76,9 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
                     let started = state.actor_states[usize::from(*src)].session().expect("a session").started;
                     requested[j] = requested[j].max(started);
                 }
+                delivery_steps.push(steps.len());
                 steps.push(format!("{from} → {to}: {}", describe(msg)));
-                deliveries.push(serde_json::json!({"from": from, "to": to, "msg": msg.kind()}));
+                deliveries.push(ReplayDelivery { from, to, msg: Some(msg.kind().to_string()) });
             }
             other => unreachable!("the CausalMesh model takes no {other:?} steps"),
         }
@@ -78,23 +88,23 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
             functions[j] = script.clone();
         }
     }
-    let sessions: Vec<serde_json::Value> = functions
+    let sessions: Vec<ScriptSession> = functions
         .iter()
         .enumerate()
         .filter(|(j, _)| requested[*j] > 0)
         .map(|(j, fs)| {
-            let fs: Vec<serde_json::Value> = fs[..requested[j]]
+            let functions = fs[..requested[j]]
                 .iter()
                 .map(|st| {
                     let op = match &st.op {
-                        StepOp::Read(k) => serde_json::json!({"read": key_name(*k)}),
-                        StepOp::Write(k) => serde_json::json!({"write": key_name(*k)}),
-                        StepOp::ReadTxn(ks) => serde_json::json!({"read_txn": ks.iter().map(|k| key_name(*k)).collect::<Vec<_>>()}),
+                        StepOp::Read(k) => ScriptOp::Read(key_name(*k)),
+                        StepOp::Write(k) => ScriptOp::Write(key_name(*k)),
+                        StepOp::ReadTxn(ks) => ScriptOp::ReadTxn(ks.iter().map(|k| key_name(*k)).collect()),
                     };
-                    serde_json::json!({"on": format!("S{}", st.server), "ops": [op]})
+                    ScriptFunction { on: Some(format!("S{}", st.server)), at_ns: 0, after: None, ops: vec![op] }
                 })
                 .collect();
-            serde_json::json!({"session": session_name(j), "functions": fs})
+            ScriptSession { session: session_name(j), functions }
         })
         .collect();
     let history_property = property == CAUSAL;
@@ -104,42 +114,51 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
         Chain::TwoRound => "two_round",
     };
     let mutants = if cfg.mutants.is_empty() { "none".to_string() } else { cfg.mutants.join(", ") };
-    let mut scenario = serde_json::json!({
-        "format": "causim-scenario/1",
-        "name": name,
-        "description": format!(
-            "A Stateright counterexample to \"{property}\" (causim model-check causalmesh: {} servers, {} keys, {} sessions, \
-             {} chain, mutants: {mutants}), replayed message by message: the replay schedule delivers the messages in \
-             the order the model checker did. {}",
-            cfg.servers, cfg.keys, cfg.clients, chain,
-            if history_property {
-                format!("The history checker names it {}.", found.join(", "))
-            } else if property == CUT || property == COVER_DEPS {
-                "The simulator's invariant check (checks.invariants) reports it.".to_string()
-            } else {
-                "The simulator does not check this property (it relates two servers' states); the replay shows the states \
-                 in the trace."
-                    .to_string()
-            }
-        ),
-        "protocol": {
-            "name": "causalmesh",
-            "params": {"chain": chain, "db_flush": "async", "read_txn_attempts_max": 1},
-            "mutants": cfg.mutants,
-        },
-        "seed": 1,
-        "topology": {"servers": cfg.servers, "delay": {"dist": "constant", "ns": 75000}},
-        "scheduler": {"attempts_max": 1},
-        "workload": {"script": sessions},
-        "replay": {"deliveries": deliveries, "step_ns": 1000},
-        "checks": {"invariants": true, "level": "ccv"},
-    });
-    if history_property {
-        scenario["expect"] = serde_json::json!({"verdict": "fail", "anomalies": found});
+    let description = format!(
+        "A Stateright counterexample to \"{property}\" (causim model-check causalmesh: {} servers, {} keys, {} sessions, \
+         {} chain, mutants: {mutants}), replayed message by message: the replay schedule delivers the messages in \
+         the order the model checker did. {}",
+        cfg.servers,
+        cfg.keys,
+        cfg.clients,
+        chain,
+        if history_property {
+            format!("The history checker names it {}.", found.join(", "))
+        } else if property == CUT || property == COVER_DEPS {
+            "The simulator's invariant check (checks.invariants) reports it.".to_string()
+        } else {
+            "The simulator does not check this property (it relates two servers' states); the replay shows the states \
+             in the trace."
+                .to_string()
+        }
+    );
+    let expect = if history_property {
+        Some(Expectation { verdict: Verdict::Fail, anomalies: found.clone() })
     } else if property == CUT || property == COVER_DEPS {
-        scenario["expect"] = serde_json::json!({"verdict": "fail"});
-    }
-    Replay { scenario, steps, anomalies: found }
+        Some(Expectation { verdict: Verdict::Fail, anomalies: Vec::new() })
+    } else {
+        None
+    };
+    let scenario = Scenario {
+        format: Some(SCENARIO_FORMAT.to_string()),
+        name: name.to_string(),
+        description: Some(description),
+        protocol: ProtocolSection {
+            name: CausalMesh::ENTRY.name.to_string(),
+            params: serde_json::json!({"chain": chain, "db_flush": "async", "read_txn_attempts_max": 1}),
+            mutants: cfg.mutants.clone(),
+        },
+        seed: 1,
+        topology: TopologyConfig::new(cfg.servers as u32, DurationDist::constant(75_000)),
+        scheduler: SchedulerConfig { attempts_max: 1, ..SchedulerConfig::default() },
+        workload: WorkloadConfig::Script(sessions),
+        faults: FaultsConfig::default(),
+        limits: LimitsConfig::default(),
+        replay: Some(ReplayConfig { deliveries, step_ns: 1000 }),
+        checks: ChecksConfig { invariants: true, level: Some("ccv".to_string()) },
+        expect,
+    };
+    Replay { scenario, steps, delivery_steps, anomalies: found }
 }
 
 /// A message in a few words.
@@ -185,80 +204,4 @@ pub fn scenario_name(cfg: &MeshConfig) -> String {
 /// Convenience: the counterexample to `property` of a checked model, if there is one.
 pub fn counterexample<C: stateright::Checker<MeshModel>>(checker: &C, property: &'static str) -> Option<Path<MeshModelState, Action>> {
     checker.discovery(property)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running a scenario in the simulator
-
-/// What the simulator made of a CausalMesh scenario (see [`simulate`]).
-#[derive(Debug)]
-pub struct Simulated {
-    pub summary: causim_sim::metrics::Summary,
-    /// `history.jsonl`, as `causim run` writes it.
-    pub history: String,
-    /// `trace.jsonl`, as `causim run` writes it.
-    pub trace: String,
-    /// The history checker's report at the scenario's `checks.level` (`None`: no level).
-    pub report: Option<causim_checkers::Report>,
-}
-
-impl Simulated {
-    /// The anomaly names the checker reports, sorted.
-    pub fn anomalies(&self) -> Vec<String> {
-        self.report.as_ref().map_or_else(Vec::new, |r| r.counts.keys().map(|a| a.name().to_string()).collect())
-    }
-}
-
-/// Runs a CausalMesh scenario (the JSON of a scenario file, such as [`replay`] writes) in the
-/// discrete-event engine, with the trace on, and checks its history as `causim run` does. This
-/// is `causim run`'s path without the files and the console report (the CLI itself lives in the
-/// root crate, which depends on this one); `tests/model_check_cli.rs` runs the real command on
-/// the written file and compares.
-pub fn simulate(scenario: &serde_json::Value) -> Result<Simulated, String> {
-    use causim_models::Model as _;
-    use causim_models::causalmesh::CausalMesh;
-    let protocol = &scenario["protocol"];
-    if protocol["name"] != CausalMesh::NAME {
-        return Err(format!("simulate runs causalmesh scenarios, not {}", protocol["name"]));
-    }
-    let mutants: Vec<String> = match protocol.get("mutants") {
-        None | Some(serde_json::Value::Null) => Vec::new(),
-        Some(m) => serde_json::from_value(m.clone()).map_err(|e| format!("protocol.mutants: {e}"))?,
-    };
-    let mut engine = serde_json::Map::new();
-    for field in ["seed", "topology", "scheduler", "workload", "faults", "limits", "replay"] {
-        if let Some(v) = scenario.get(field) {
-            engine.insert(field.to_string(), v.clone());
-        }
-    }
-    let config: causim_sim::config::SimConfig =
-        serde_json::from_value(serde_json::Value::Object(engine)).map_err(|e| format!("scenario: {e}"))?;
-    let mutants = causim_models::check_mutants(CausalMesh::NAME, &mutants, CausalMesh::MUTANTS).map_err(|e| e.message)?;
-    let params = protocol.get("params").cloned().unwrap_or(serde_json::json!({}));
-    let model = CausalMesh::build(&params, &mutants, &config.topology).map_err(|e| format!("protocol.{}: {}", e.path, e.message))?;
-    let (history_buf, trace_buf) = (causim_sim::buffer::SharedBuffer::default(), causim_sim::buffer::SharedBuffer::default());
-    let mut history = causim_sim::history::HistoryWriter::new(Box::new(history_buf.clone()));
-    let header = serde_json::json!({
-        "format": "causim-history/1", "scenario": scenario["name"], "seed": config.seed, "protocol": CausalMesh::NAME,
-    });
-    history.header(&header).map_err(|e| e.to_string())?;
-    let outputs = causim_sim::RunOutputs {
-        scenario: scenario["name"].as_str().unwrap_or("scenario").to_string(),
-        history,
-        trace: Some(causim_sim::trace::TraceWriter::new(Box::new(trace_buf.clone()))),
-        check_invariants: scenario["checks"]["invariants"] == true,
-    };
-    let mut sim = causim_sim::Sim::new(model, config, outputs).map_err(|e| format!("{}: {}", e.path, e.message))?;
-    let summary = sim.run();
-    drop(sim);
-    let history = history_buf.text();
-    let report = match scenario["checks"]["level"].as_str() {
-        None => None,
-        Some(level) => {
-            let level = causim_checkers::Level::parse(level).ok_or(format!("checks.level: unknown level {level:?}"))?;
-            let parsed = causim_checkers::read_history(history.as_bytes(), None).map_err(|e| e.to_string())?;
-            Some(causim_checkers::check(&parsed, level))
-        }
-    };
-    Ok(Simulated { summary, history, trace: trace_buf.text(), report })
 }

@@ -58,13 +58,16 @@ pub fn variant(mutants: &[String]) -> Result<(&'static str, &'static str), Strin
     Ok((mutant, integration))
 }
 
+/// Files written beside a spec for one TLC run: (file name, contents).
+pub type GeneratedFiles = Vec<(String, String)>;
+
 /// The generated module name for scripted configs.
 pub const SCRIPT_MODULE: &str = "CausalMeshMC";
 
 /// A TLC config (and, for scripts, the module defining the script) for `cfg`'s bounds. With
 /// `symmetry`, clients and keys are interchangeable (free choice only: a script names them).
 /// Returns (module to run, config text, generated files).
-pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, Vec<(String, String)>), String> {
+pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, GeneratedFiles), String> {
     let (mutant, integration) = variant(&cfg.mutants)?;
     let chain = match cfg.chain {
         Chain::OneRound => "one_round",
@@ -133,5 +136,12 @@ pub fn tlc_input(cfg: &MeshConfig, symmetry: bool) -> Result<(String, String, Ve
 /// Runs TLC on `cfg`'s bounds (one worker unless `options` say otherwise).
 pub fn run(cfg: &MeshConfig, symmetry: bool, options: &TlcOptions) -> Result<TlcRun, String> {
     let (module, text, files) = tlc_input(cfg, symmetry)?;
-    run_tlc_with_files(&spec_dir("causalmesh"), &module, &text, &files, options).map_err(|e| e.to_string())
+    run_tlc_with_files(
+        &spec_dir(<causim_models::causalmesh::CausalMesh as causim_models::Model>::ENTRY.name),
+        &module,
+        &text,
+        &files,
+        options,
+    )
+    .map_err(|e| e.to_string())
 }

@@ -224,7 +224,8 @@ impl TlcOptions {
     }
 }
 
-/// The directory holding a spec of this crate, e.g. `spec_dir("causalmesh")`.
+/// The directory holding a protocol's specs in this crate, named as the protocol is in the
+/// catalogue (`specs/causalmesh`).
 pub fn spec_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
@@ -654,7 +655,7 @@ fn parse_trace(output: &str) -> Result<(Vec<TraceState>, Option<usize>), String>
 /// Parses TLC 2.15's text output, given its exit code, into a [`TlcRun`].
 pub fn parse_tlc_output(output: &str, exit_code: i32, wall_time: Duration) -> Result<TlcRun, TlcError> {
     let parse_err = |message: String| TlcError::Parse { message, output: output.to_string() };
-    if exit_code < 0 || exit_code >= exit_code::INFRASTRUCTURE_MIN {
+    if !(0..exit_code::INFRASTRUCTURE_MIN).contains(&exit_code) {
         return Err(TlcError::Infrastructure { exit_code, message: error_summary(output), output: output.to_string() });
     }
     let verdict = match exit_code {
@@ -843,7 +844,13 @@ Finished in 01min 05s at (2026-11-21 10:43:19)
     fn a_missing_jar_is_an_error_not_a_panic() {
         let mut options = TlcOptions::with_workers(1);
         options.jar = Some(PathBuf::from("/nonexistent/tla2tools.jar"));
-        let err = run_tlc(&spec_dir("causalmesh"), "CausalMesh", "MC_exact_two_round.cfg", &options).unwrap_err();
+        let err = run_tlc(
+            &spec_dir(<causim_models::causalmesh::CausalMesh as causim_models::Model>::ENTRY.name),
+            "CausalMesh",
+            "MC_exact_two_round.cfg",
+            &options,
+        )
+        .unwrap_err();
         assert!(matches!(err, TlcError::JarNotFound { .. }), "{err}");
     }
 }

@@ -32,6 +32,10 @@
 //! The converter says which limit a trace breaks rather than report a false rejection.
 
 use crate::tlc::{TlcOptions, Verdict, run_tlc_with_files, spec_dir};
+use causim_models::Model;
+use causim_models::causalmesh::{CausalMesh, CausalMeshParams, Chain, DbFlush};
+use causim_pipeline::Scenario;
+use causim_sim::dist::DurationDist;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -118,33 +122,39 @@ fn vc_of(op: &Json) -> Vec<u64> {
 /// Reads a run's trace, history and summary (`causim run --out DIR`) into a behaviour.
 pub fn behaviour(trace: &str, history: &str, summary: &str) -> Result<Behaviour, String> {
     let summary: Json = serde_json::from_str(summary).map_err(|e| format!("summary.json: {e}"))?;
-    behaviour_of_scenario(trace, history, &summary["resolved_scenario"])
+    let scenario: Scenario =
+        serde_json::from_value(summary["resolved_scenario"].clone()).map_err(|e| format!("summary.json: resolved_scenario: {e}"))?;
+    behaviour_of_scenario(trace, history, &scenario)
 }
 
 /// Reads a run's trace and history into a behaviour; `scenario` is the scenario that ran (its
 /// protocol and topology decide what the trace can show).
-pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Json) -> Result<Behaviour, String> {
-    let protocol = &scenario["protocol"];
-    if protocol["name"] != "causalmesh" {
-        return Err(format!("trace validation is for causalmesh runs, not {}", protocol["name"]));
+pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) -> Result<Behaviour, String> {
+    let protocol = &scenario.protocol;
+    if protocol.name != CausalMesh::ENTRY.name {
+        return Err(format!("trace validation is for {} runs, not {}", CausalMesh::ENTRY.name, protocol.name));
     }
-    let params = &protocol["params"];
-    if params["db_flush"] != "async" {
+    let params: CausalMeshParams = causim_models::parse_params(&protocol.params).map_err(|e| format!("protocol.{e}"))?;
+    if params.db_flush != DbFlush::Async {
         return Err("trace validation needs db_flush \"async\": with synchronous flushes the chain starts after the \
                     database's acknowledgement, which the spec does not model"
             .into());
     }
-    if params["disseminate"] == true || !params["c_cache_keys_max"].is_null() {
+    if params.disseminate || params.c_cache_keys_max.is_some() {
         return Err("trace validation does not cover dissemination or eviction".into());
     }
-    let topology = &scenario["topology"];
-    let zero = |d: &Json| d.is_null() || (d["dist"] == "constant" && d["ns"] == 0);
-    let overrides = topology["nodes"].as_object().is_some_and(|o| o.values().any(|n| !n["service"].is_null()));
-    if !zero(&topology["service"]) || topology["service_by_kind"].as_object().is_some_and(|o| !o.is_empty()) || overrides {
+    let topology = &scenario.topology;
+    let zero = |d: &DurationDist| *d == DurationDist::ZERO;
+    let overrides = topology.nodes.values().any(|n| n.service.is_some());
+    if !zero(&topology.service) || !topology.service_by_kind.is_empty() || overrides {
         return Err("trace validation needs zero service times (every handler runs when its message arrives)".into());
     }
-    let chain = params["chain"].as_str().unwrap_or("one_round").to_string();
-    let servers = scenario["topology"]["servers"].as_u64().ok_or("summary.json: no topology.servers")? as usize;
+    let chain = match params.chain {
+        Chain::OneRound => "one_round",
+        Chain::TwoRound => "two_round",
+    }
+    .to_string();
+    let servers = topology.servers as usize;
     let server_index = |name: &str| -> Option<usize> { name.strip_prefix('S')?.parse().ok().filter(|i| *i < servers) };
 
     // The history: each record's session, its index in the session, and who wrote what.
@@ -469,7 +479,7 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
     }
     let run_once = |relax: Option<usize>| {
         let (module, cfg) = tla(b, relax);
-        run_tlc_with_files(&spec_dir("causalmesh"), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
+        run_tlc_with_files(&spec_dir(CausalMesh::ENTRY.name), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
             .map_err(|e| e.to_string())
     };
     let run = run_once(None)?;

@@ -15,8 +15,9 @@
 //! state machine: Stateright steps are message deliveries, the spec's are whole operations).
 
 use causim_models::causalmesh::Chain;
+use causim_pipeline::{LoadedScenario, RunOptions};
 use causim_specs::causalmesh_model::{CAUSAL, MeshConfig, MeshModel, REMOTE_VISIBLE, anomalies, check, failing_properties, parse_scripts};
-use causim_specs::causalmesh_replay::{replay, simulate};
+use causim_specs::causalmesh_replay::replay;
 use causim_specs::causalmesh_tla::{self, english_name};
 use causim_specs::tlc::{TlcOptions, TlcRun, Verdict};
 use stateright::Checker;
@@ -112,11 +113,14 @@ fn history_agreement(cfg: MeshConfig) -> Vec<String> {
 
     let r = replay(&cfg, "agreement", CAUSAL, path);
     assert_eq!(r.anomalies, model_anomalies);
-    assert_eq!(r.scenario["expect"]["anomalies"], serde_json::json!(model_anomalies), "{label}");
-    let sim = simulate(&r.scenario).unwrap_or_else(|e| panic!("{label}: the replay does not run: {e}"));
+    assert_eq!(r.scenario.expect.as_ref().map(|e| e.anomalies.clone()), Some(model_anomalies.clone()), "{label}");
+    let loaded = LoadedScenario::from_scenario(std::path::Path::new("agreement.json"), &r.scenario).expect("a valid scenario");
+    let options = RunOptions { keep_history: true, ..RunOptions::default() };
+    let sim = causim_pipeline::run(&loaded, &options).unwrap_or_else(|e| panic!("{label}: the replay does not run: {e}"));
     assert!(!sim.summary.stopped_by.contains("diverged"), "{label}: {}", sim.summary.stopped_by);
     assert_eq!(sim.summary.stopped_by, "workload complete", "{label}");
-    assert_eq!(sim.anomalies(), model_anomalies, "{label}: the checker on the replayed history\n{}", sim.history);
+    let history = String::from_utf8_lossy(sim.history.as_deref().unwrap_or_default()).to_string();
+    assert_eq!(sim.anomalies(), model_anomalies, "{label}: the checker on the replayed history\n{history}");
     model_anomalies
 }
 

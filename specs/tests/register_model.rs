@@ -25,7 +25,6 @@ fn model(early_ack: bool) -> ActorModel<NodeActor<RegisterNode>, (), ()> {
         function: 0,
         machine: 1,
         colocated: &[NodeId::fixed(1)],
-        workflow_ops: &[],
         ops: vec![Op::Write { key: 0, value: 1 }, Op::Read { key: 0 }],
         context: RegisterContext::default(),
         is_source: true,

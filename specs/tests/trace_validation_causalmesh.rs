@@ -5,7 +5,7 @@
 //! each step showed (clocks, values read); a mutant's trace is rejected at the first step the
 //! spec does not allow, and the outcome names that step and what the spec would have shown.
 
-use causim_specs::causalmesh_replay::simulate;
+use causim_pipeline::{LoadedScenario, RunOptions};
 use causim_specs::tlc::{TlcOptions, Verdict};
 use causim_specs::trace_validation::{Behaviour, Outcome, Step, behaviour_of_scenario, validate_behaviour};
 use serde_json::{Value, json};
@@ -53,9 +53,13 @@ fn run(mutants: &[&str], chain: &str) -> (Behaviour, Outcome) {
 }
 
 fn validate(scenario: Value) -> (Behaviour, Outcome) {
-    let sim = simulate(&scenario).expect("the scenario runs");
-    assert_eq!(sim.summary.stopped_by, "workload complete");
-    let b = behaviour_of_scenario(&sim.trace, &sim.history, &scenario).expect("the trace converts");
+    let loaded = LoadedScenario::from_text(std::path::Path::new("trace-validation.json"), scenario.to_string()).expect("a valid scenario");
+    let run = RunOptions { trace: true, keep_history: true, keep_trace: true, ..RunOptions::default() };
+    let report = causim_pipeline::run(&loaded, &run).expect("the scenario runs");
+    assert_eq!(report.summary.stopped_by, "workload complete");
+    let text = |bytes: Option<Vec<u8>>| String::from_utf8(bytes.expect("kept")).expect("UTF-8");
+    let (trace, history) = (text(report.trace), text(report.history));
+    let b = behaviour_of_scenario(&trace, &history, &loaded.scenario).expect("the trace converts");
     let outcome = validate_behaviour(&b, &options()).unwrap_or_else(|e| panic!("TLC: {e}"));
     (b, outcome)
 }

@@ -34,7 +34,7 @@ pub fn temp_dir(test: &str, name: &str) -> PathBuf {
 /// The regression scenarios (`regression-*.json`: fuzzer findings in a correct protocol,
 /// shrunk and since fixed) in `scenarios/<system>/`, loaded and sorted by name; at least one.
 /// Each must expect a pass.
-pub fn regression_scenarios(system: &str) -> Vec<(String, causim::scenario::LoadedScenario)> {
+pub fn regression_scenarios(system: &str) -> Vec<(String, causim_pipeline::scenario::LoadedScenario)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(system);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -48,7 +48,7 @@ pub fn regression_scenarios(system: &str) -> Vec<(String, causim::scenario::Load
         .map(|file| {
             let loaded = load_scenario(system, &file);
             let expect = loaded.scenario.expect.as_ref().unwrap_or_else(|| panic!("{file}: no expect"));
-            assert_eq!(expect.verdict, causim::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");
+            assert_eq!(expect.verdict, causim_pipeline::scenario::Verdict::Pass, "{file}: a regression scenario expects a pass");
             (file, loaded)
         })
         .collect()
@@ -87,20 +87,20 @@ impl CheckedRun {
 }
 
 /// Loads `scenarios/<system>/<file>`.
-pub fn load_scenario(system: &str, file: &str) -> causim::scenario::LoadedScenario {
+pub fn load_scenario(system: &str, file: &str) -> causim_pipeline::scenario::LoadedScenario {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(system).join(file);
-    causim::scenario::LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
+    causim_pipeline::scenario::LoadedScenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `loaded` at `seed` with `mutants` switched on besides the scenario's.
-pub fn run_checked(loaded: &causim::scenario::LoadedScenario, seed: u64, mutants: &[&str]) -> CheckedRun {
-    let options = causim::runner::RunOptions {
+pub fn run_checked(loaded: &causim_pipeline::scenario::LoadedScenario, seed: u64, mutants: &[&str]) -> CheckedRun {
+    let options = causim_pipeline::run::RunOptions {
         seed: Some(seed),
         extra_mutants: mutants.iter().map(|m| m.to_string()).collect(),
         keep_history: true,
         ..Default::default()
     };
-    let r = causim::runner::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()));
+    let r = causim_pipeline::run::run(loaded, &options).unwrap_or_else(|e| panic!("{}: {e}", loaded.path.display()));
     let text = r.history.expect("kept");
     let history = text.split(|&b| b == b'\n').skip(1).filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
     let report = r.check.unwrap_or_else(|| panic!("{}: no checks.level", loaded.path.display()));
@@ -115,8 +115,8 @@ pub fn seed_sweep(system: &str, file: &str, n: u64) -> (u64, u64) {
     assert!(loaded.scenario.checks.invariants && loaded.scenario.checks.level.is_some(), "{file}: checks off");
     let (mut aborts, mut workflows) = (0, 0);
     for seed in 1..=n {
-        let options = causim::runner::RunOptions { seed: Some(seed), ..Default::default() };
-        let r = causim::runner::run(&loaded, &options).unwrap_or_else(|e| panic!("{e}"));
+        let options = causim_pipeline::run::RunOptions { seed: Some(seed), ..Default::default() };
+        let r = causim_pipeline::run::run(&loaded, &options).unwrap_or_else(|e| panic!("{e}"));
         let repro = format!("causim run scenarios/{system}/{file} --seed {seed}");
         assert_eq!(r.summary.invariant_violation, None, "{repro}");
         assert_eq!(r.summary.workflows.unfinished, 0, "{repro}");
@@ -126,4 +126,15 @@ pub fn seed_sweep(system: &str, file: &str, n: u64) -> (u64, u64) {
         workflows += r.summary.workflows.started;
     }
     (aborts, workflows)
+}
+
+/// `loaded` with its generated workload cut to its first `workflows` workflows and no warm-up,
+/// so a paper-sized workload runs in a test's time.
+pub fn shortened(mut loaded: causim_pipeline::scenario::LoadedScenario, workflows: u64) -> causim_pipeline::scenario::LoadedScenario {
+    let causim_sim::workload::WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else {
+        panic!("{}: the workload is not generated", loaded.path.display())
+    };
+    g.workflows_max = Some(g.workflows_max.map_or(workflows, |w| w.min(workflows)));
+    g.warmup_ns = 0;
+    loaded
 }

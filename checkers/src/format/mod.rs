@@ -1,23 +1,31 @@
-//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text and
-//! Jepsen/Elle rw-register JSON, with format auto-detection.
+//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text, and
+//! Jepsen histories (rw-register or list-append) in EDN or Elle's JSON, with format
+//! auto-detection.
 //!
 //! | format | read | write | notes |
 //! |---|---|---|---|
 //! | `causim` | yes | yes | lossless |
 //! | `dbcop` | yes | yes | version `null` or `0` (when nobody writes 0) is the initial value; a read of any other unwritten version is an **input error**, as in dbcop |
 //! | `plume` | yes | yes | value `0` (when nobody writes 0) is the initial value; a read of any other unwritten value is reported as the anomaly **ThinAirRead**, as Plume does |
-//! | `elle` | yes | no | invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
+//! | `elle` | yes | no | Jepsen ops as JSON; invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
+//! | `jepsen-edn` | yes | no | the same, in EDN as Jepsen writes `history.edn` |
+//! | `dbcop-bincode` | yes | yes | dbcop's older binary `history.bincode`; value `0` is the initial value |
+//! | `cobra` | yes | no | Cobra's binary client logs; a directory of `T<client>.log` files |
 //!
 //! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
 //! real-time intervals, nodes and the `failed` outcome (written as committed) are dropped;
-//! Plume has no aborted transactions, so they are left out (a read of their writes then
-//! becomes a ThinAirRead). Keys and values are renumbered to non-negative integers when they are
-//! not already.
+//! Plume writes aborted transactions with id `-1`. Keys and values are renumbered to
+//! non-negative integers when they are not already. List-append histories are not exported:
+//! those formats hold registers, and each read would keep only its list's last element.
 
 pub(crate) mod causim;
 mod causim_fast;
+pub(crate) mod cobra;
 pub(crate) mod dbcop;
+pub(crate) mod dbcop_bincode;
+pub(crate) mod edn;
 pub(crate) mod elle;
+pub(crate) mod jepsen;
 pub(crate) mod plume;
 
 use crate::history::{History, HistoryBuilder, InputFormat, ParseError};
@@ -40,8 +48,8 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
             let prefix = r.fill_buf().map_err(|e| ParseError::whole(format!("cannot read: {e}")))?;
             detect_format(prefix).ok_or_else(|| {
                 ParseError::whole(
-                    "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON, \
-                     Plume `r(k,v,s,t)` text or Elle JSON); name it with --input-format",
+                    "cannot tell the history format from its first bytes (expected causim JSON Lines, dbcop JSON or \
+                     bincode, Plume `r(k,v,s,t)` text, Elle JSON, Jepsen EDN or a Cobra log); name it with --input-format",
                 )
             })?
         }
@@ -58,6 +66,9 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
         InputFormat::Dbcop => dbcop::read(r, &mut b)?,
         InputFormat::Plume => plume::read(r, &mut b)?,
         InputFormat::Elle => elle::read(r, &mut b)?,
+        InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b)?,
+        InputFormat::DbcopBincode => dbcop_bincode::read(r, &mut b)?,
+        InputFormat::Cobra => cobra::read(r, &mut b)?,
     }
     let read = started.elapsed();
     let history = b.finish();
@@ -67,32 +78,54 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
     history
 }
 
-/// Read a history file; errors name the file.
+/// Read a history file; errors name the file. A directory is read as Cobra's client logs.
 pub fn read_history_path(path: &Path, format: Option<InputFormat>) -> Result<History, ParseError> {
     let name = path.display().to_string();
+    if path.is_dir() {
+        if format.is_some_and(|f| f != InputFormat::Cobra) {
+            return Err(ParseError::whole("is a directory (only Cobra's logs come as a directory)").in_file(&name));
+        }
+        let mut b = HistoryBuilder::new();
+        b.set_format(InputFormat::Cobra);
+        cobra::read_dir(path, &mut b).map_err(|e| e.in_file(&name))?;
+        return b.finish().map_err(|e| e.in_file(name));
+    }
     let file = File::open(path).map_err(|e| ParseError::whole(format!("cannot open: {e}")).in_file(&name))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     read_sized(file, format, size).map_err(|e| e.in_file(name))
 }
 
 /// Guess the format from the first bytes of a file:
-/// `[[` dbcop (raw sessions), `[{` Elle (array of ops), `r(`/`w(` Plume, `{` causim unless the
-/// object is a dbcop wrapper (`data`, `params`) or a Jepsen op (`type` + `process`).
+/// `[[` dbcop (raw sessions), `[{` Elle (array of ops), `r(`/`w(` Plume, `{:`, `[{:`, `#` or
+/// `;` Jepsen EDN, `{` causim unless the object is a dbcop wrapper (`data`, `params`) or a
+/// Jepsen op (`type` + `process`).
 pub fn detect_format(prefix: &[u8]) -> Option<InputFormat> {
+    // dbcop bincode: six little-endian u64s (five parameters, then the info text's length),
+    // all small, so each has four zero high bytes — which no text file has.
+    if prefix.len() >= 48 && prefix[..48].chunks(8).all(|c| c[4..] == [0, 0, 0, 0]) {
+        return Some(InputFormat::DbcopBincode);
+    }
+    // Cobra: a start record `S` and its transaction id, then another record (or the end).
+    if prefix.first() == Some(&b'S') && prefix.len() >= 9 && prefix.get(9).is_none_or(|c| b"WRC".contains(c)) {
+        return Some(InputFormat::Cobra);
+    }
     let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
     let start = text.iter().position(|c| !c.is_ascii_whitespace());
     let Some(start) = start else {
         return Some(InputFormat::Causim);
     };
     let text = &text[start..];
+    // The first non-space byte after position `i`.
+    let after =
+        |i: usize| text.get(i + 1..).and_then(|rest| rest.iter().position(|c| !c.is_ascii_whitespace() && *c != b',').map(|p| i + 1 + p));
     match text[0] {
-        b'[' => {
-            let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
-            match next {
-                Some(b'{') => Some(InputFormat::Elle),
-                _ => Some(InputFormat::Dbcop),
-            }
-        }
+        b'#' | b';' => Some(InputFormat::JepsenEdn),
+        b'{' if after(0).is_some_and(|i| text[i] == b':') => Some(InputFormat::JepsenEdn),
+        b'[' => match after(0) {
+            Some(i) if text[i] == b'{' && after(i).is_some_and(|j| text[j] == b':') => Some(InputFormat::JepsenEdn),
+            Some(i) if text[i] == b'{' => Some(InputFormat::Elle),
+            _ => Some(InputFormat::Dbcop),
+        },
         b'r' | b'w' => {
             let next = text[1..].iter().find(|c| !c.is_ascii_whitespace());
             (next == Some(&b'(')).then_some(InputFormat::Plume)
@@ -133,26 +166,48 @@ pub enum ExportFormat {
     Causim,
     Dbcop,
     Plume,
+    DbcopBincode,
 }
 
 impl ExportFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Causim => "causim",
+            ExportFormat::Dbcop => "dbcop",
+            ExportFormat::Plume => "plume",
+            ExportFormat::DbcopBincode => "dbcop-bincode",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<ExportFormat> {
         match InputFormat::parse(s)? {
             InputFormat::Causim => Some(ExportFormat::Causim),
             InputFormat::Dbcop => Some(ExportFormat::Dbcop),
             InputFormat::Plume => Some(ExportFormat::Plume),
-            InputFormat::Elle => None,
+            InputFormat::DbcopBincode => Some(ExportFormat::DbcopBincode),
+            InputFormat::Elle | InputFormat::JepsenEdn | InputFormat::Cobra => None,
         }
     }
 }
 
-/// Write `h` in `format`.
+/// Write `h` in `format`. A list-append history cannot be written (the formats hold
+/// registers): that is an `InvalidInput` error saying so.
 pub fn write_history(h: &History, format: ExportFormat, w: impl Write) -> io::Result<()> {
+    if h.lists.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot export a list-append history as {}: the format holds registers, so each read would keep only its list's last element and the order of appends the lists show would be lost",
+                format.name()
+            ),
+        ));
+    }
     let mut w = io::BufWriter::new(w);
     match format {
         ExportFormat::Causim => causim::write(h, &mut w)?,
         ExportFormat::Dbcop => dbcop::write(h, &mut w)?,
         ExportFormat::Plume => plume::write(h, &mut w)?,
+        ExportFormat::DbcopBincode => dbcop_bincode::write(h, &mut w)?,
     }
     w.flush()
 }

@@ -6,11 +6,22 @@
 //! Value `0` is the initial value (Plume's loaders add an initial transaction writing 0 to
 //! every key) unless some operation writes 0. A read of any other value that nobody wrote is
 //! the anomaly **ThinAirRead** (TAP-a), as in Plume — not an input error.
+//!
+//! Transaction id `-1` marks an **aborted** transaction (Plume's loader records the writes of
+//! such lines as aborted writes: reading one is AbortedRead, TAP-b). Every aborted transaction
+//! has that same id, so consecutive `-1` lines of one session form one aborted transaction; it
+//! gets an id of its own above every id Plume can write (2^63 + n for the n-th). Any other
+//! negative id is an input error.
 
 use super::{IntEncoding, sessions_in_order};
 use crate::fxhash::{FxHashMap, map_with_capacity};
 use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
 use std::io::{self, BufRead, Write};
+
+/// Plume's transaction id for aborted transactions.
+const ABORTED: i64 = -1;
+/// Ids given to aborted transactions: above every id Plume's text can hold (`i64::MAX`).
+const ABORTED_ID_BASE: u64 = 1 << 63;
 
 struct Current {
     txn: i64,
@@ -24,6 +35,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
     let mut current: Option<Current> = None;
     let mut sessions: FxHashMap<u64, u32> = map_with_capacity(64);
     let mut closed: FxHashMap<i64, u64> = map_with_capacity(1024);
+    let mut aborted = 0u64;
     loop {
         buf.clear();
         let n = r.read_until(b'\n', &mut buf).map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
@@ -36,9 +48,16 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             continue;
         }
         let (write, key, value, session, txn) = parse_line(text).map_err(|p| ParseError::at(line_no, p))?;
-        if current.as_ref().is_some_and(|c| c.txn != txn) {
+        if txn < 0 && txn != ABORTED {
+            return Err(ParseError::at(
+                line_no,
+                format!("negative transaction id {txn} (Plume writes -1 for aborted transactions, and no other negative id)"),
+            ));
+        }
+        // A new transaction starts at a new id, or, for aborted lines, at a new session.
+        if current.as_ref().is_some_and(|c| c.txn != txn || (txn == ABORTED && c.session != session)) {
             let c = current.take().expect("checked above");
-            close(b, &mut sessions, &mut closed, c)?;
+            close(b, &mut sessions, &mut closed, &mut aborted, c)?;
         }
         if let Some(first) = closed.get(&txn) {
             return Err(ParseError::at(
@@ -68,7 +87,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         b.push_op(kind, key, Val::Int(v), None).map_err(|p| ParseError::at(line_no, p))?;
     }
     if let Some(c) = current.take() {
-        close(b, &mut sessions, &mut closed, c)?;
+        close(b, &mut sessions, &mut closed, &mut aborted, c)?;
     }
     // Every key starts at 0 (Plume's loaders add a transaction writing 0 everywhere); a read of
     // 0 reads that, unless some operation wrote 0 to the key.
@@ -80,6 +99,7 @@ fn close(
     b: &mut HistoryBuilder,
     sessions: &mut FxHashMap<u64, u32>,
     closed: &mut FxHashMap<i64, u64>,
+    aborted: &mut u64,
     c: Current,
 ) -> Result<(), ParseError> {
     let session = match sessions.get(&c.session) {
@@ -90,9 +110,14 @@ fn close(
             s
         }
     };
-    closed.insert(c.txn, c.line);
-    let id = u64::try_from(c.txn).map_err(|_| ParseError::at(c.line, format!("negative transaction id {}", c.txn)))?;
-    b.end_txn(TxnMeta { id: Some(id), session, after: &[], node: NONE, times: None, outcome: Outcome::Ok, line: c.line })
+    let (id, outcome) = if c.txn == ABORTED {
+        *aborted += 1;
+        (ABORTED_ID_BASE + (*aborted - 1), Outcome::Aborted)
+    } else {
+        closed.insert(c.txn, c.line);
+        (c.txn as u64, Outcome::Ok)
+    };
+    b.end_txn(TxnMeta { id: Some(id), session, after: &[], node: NONE, times: None, outcome, line: c.line })
 }
 
 /// Parse `r(1,2,3,4)`; spaces around numbers are tolerated.
@@ -129,21 +154,27 @@ fn parse_line(text: &[u8]) -> Result<(bool, u64, u64, u64, i64), String> {
     Ok((write, key, value, session, txn))
 }
 
-/// Write `h` in Plume's text format. Aborted transactions are left out (Plume has none).
+/// Write `h` in Plume's text format. Aborted transactions get Plume's id `-1`; committed
+/// ones keep their id when it fits Plume's (signed) ids, else they are numbered from 0.
 pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
     let enc = IntEncoding::new(h);
     let sessions = sessions_in_order(h);
+    let ids_fit = h.txns.iter().all(|t| t.outcome == Outcome::Aborted || t.id <= i64::MAX as u64);
     for (s, txns) in sessions.iter().enumerate() {
         for t in txns {
             let txn = &h.txns[*t];
-            if txn.outcome == Outcome::Aborted {
-                continue;
-            }
+            let id = if txn.outcome == Outcome::Aborted {
+                ABORTED
+            } else if ids_fit {
+                txn.id as i64
+            } else {
+                *t as i64
+            };
             for o in txn.ops() {
                 let op = &h.ops[o];
                 let f = if op.is_read() { 'r' } else { 'w' };
                 let v = enc.value[o].unwrap_or(0);
-                writeln!(w, "{f}({},{v},{s},{})", enc.key[op.key as usize], txn.id)?;
+                writeln!(w, "{f}({},{v},{s},{id})", enc.key[op.key as usize])?;
             }
         }
     }

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 pub mod litmus_table;
+pub mod litmus_timed;
 pub mod oracle;
+pub mod registers;
 
 use causim_checkers::{History, Key, Level, OpRecord, Outcome, TxnRecord, Value};
 use std::path::PathBuf;
@@ -15,6 +17,7 @@ use std::path::PathBuf;
 /// c2!: w x=2                 aborted (`!`)
 /// c3?: w x=3, r y=1          failed (`?`)
 /// c4 after 0 2: r x=_        `after` links (ids); `_` is the initial (null) value
+/// c5 @10-20: w x=5           real-time interval: invoke_ns 10, complete_ns 20
 /// ```
 /// Blank lines and lines starting with `#` are ignored. Values are integers (or `_`); keys are
 /// words.
@@ -37,6 +40,13 @@ pub fn records(text: &str) -> Vec<TxnRecord> {
             session = s.to_string();
         }
         let mut after = Vec::new();
+        let mut times = None;
+        let mut words = words.peekable();
+        if let Some(t) = words.peek().and_then(|w| w.strip_prefix('@')) {
+            let (a, b) = t.split_once('-').unwrap_or_else(|| panic!("bad interval in {line:?}"));
+            times = Some((a.parse::<u64>().expect("a time"), b.parse::<u64>().expect("a time")));
+            words.next();
+        }
         if let Some(w) = words.next() {
             assert_eq!(w, "after", "unexpected {w:?} in {line:?}");
             after = words.map(|a| a.parse().expect("after ids are integers")).collect();
@@ -61,7 +71,10 @@ pub fn records(text: &str) -> Vec<TxnRecord> {
             })
             .collect();
         let id = out.len() as u64;
-        out.push(TxnRecord::new(session, ops).with_id(id).with_outcome(outcome).with_after(after));
+        let mut record = TxnRecord::new(session, ops).with_id(id).with_outcome(outcome).with_after(after);
+        record.invoke_ns = times.map(|t| t.0);
+        record.complete_ns = times.map(|t| t.1);
+        out.push(record);
     }
     out
 }
@@ -96,7 +109,7 @@ pub fn snapshot(name: &str, actual: &str) {
     }
 }
 
-pub const ALL_LEVELS: [Level; 12] = Level::ALL;
+pub const ALL_LEVELS: [Level; 13] = Level::UNTIMED;
 
 /// Compare the README section between `<!-- name -->` and `<!-- /name -->` with `content`;
 /// with `CAUSIM_BLESS=1`, rewrite it.

@@ -8,11 +8,18 @@
 //!   path shapes documented on `Level`.
 //! * Transaction levels: Biswas & Enea's axioms — the level holds iff CO plus the write orders
 //!   its axiom forces is acyclic (with an initial transaction before everything).
+//! * `rc-plume` (Plume's checker in RC mode): well-formedness where a read that follows a read
+//!   of the same key with a different source is not judged by the own-write rules, acyclic CO
+//!   over transactions, and no read of an initial value after a read of another key from a
+//!   transaction that writes it.
+//! * Linearizability: Herlihy & Wing's definition, by exhaustive search per key for an order
+//!   of the key's operations that extends real time and in which every read returns the
+//!   latest write.
 
 #![allow(dead_code)]
 
 use causim_checkers::{Key, Level, OpKind, Outcome, TxnRecord, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone)]
 struct Bits {
@@ -63,6 +70,9 @@ pub struct Oracle {
     /// Program order between transactions (transitive), over all transactions.
     po_txn: Bits,
     well_formed: bool,
+    /// Well-formed as Plume's checker judges it (for `rc-plume`).
+    well_formed_plume: bool,
+    initial: BTreeMap<Key, Value>,
 }
 
 impl Oracle {
@@ -104,8 +114,9 @@ impl Oracle {
             }
         }
         po_txn.close();
-        let mut o = Oracle { txns, src, po_txn, well_formed: true };
-        o.well_formed = o.check_well_formed();
+        let mut o = Oracle { txns, src, po_txn, well_formed: true, well_formed_plume: true, initial: init };
+        o.well_formed = o.check_well_formed(false);
+        o.well_formed_plume = o.check_well_formed(true);
         o
     }
 
@@ -116,7 +127,9 @@ impl Oracle {
         self.txns[t].outcome == Outcome::Aborted
     }
 
-    fn check_well_formed(&self) -> bool {
+    /// With `plume`, a read whose nearest earlier operation on its key is a read of another
+    /// source is a repeated read, not judged by the own-write rules.
+    fn check_well_formed(&self, plume: bool) -> bool {
         for (t, txn) in self.txns.iter().enumerate() {
             if !self.ok(t) {
                 continue;
@@ -125,11 +138,16 @@ impl Oracle {
                 if op.f != OpKind::Read {
                     continue;
                 }
-                let own_last = (0..i).rev().find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
+                let mut own_last = (0..i).rev().find(|j| txn.ops[*j].f == OpKind::Write && txn.ops[*j].key == op.key);
+                let nearest = (0..i).rev().find(|j| txn.ops[*j].key == op.key);
+                let repeated = nearest.is_some_and(|j| txn.ops[j].f == OpKind::Read && self.src[&(t, j)] != self.src[&(t, i)]);
+                if plume && repeated {
+                    own_last = None;
+                }
                 match self.src[&(t, i)] {
                     Src::Nothing => return false,
                     Src::Write(wt, wi) if wt == t => {
-                        if wi > i || own_last != Some(wi) {
+                        if wi > i || (own_last.is_some() && own_last != Some(wi)) {
                             return false;
                         }
                     }
@@ -154,14 +172,51 @@ impl Oracle {
     }
 
     pub fn satisfies(&self, level: Level) -> bool {
+        if level == Level::RcPlume {
+            return self.well_formed_plume && self.rc_plume();
+        }
         if !self.well_formed {
             return false;
         }
         match level {
             Level::WellFormed => true,
+            Level::Linearizable => self.linearizable(),
             Level::Rc | Level::Ra | Level::Tcc => self.transactional(level),
             _ => self.operational(level),
         }
+    }
+
+    // ---- linearizability ----
+
+    /// Whether every key's history is linearizable. `failed` writes may take effect at any
+    /// time after their invocation, or never; `failed` reads and `aborted` operations are left
+    /// out. Without a verdict (a non-aborted transaction of several operations, or without an
+    /// interval): false.
+    fn linearizable(&self) -> bool {
+        let mut keys: BTreeMap<Key, Vec<RegisterOp>> = BTreeMap::new();
+        for txn in &self.txns {
+            if txn.outcome == Outcome::Aborted || txn.ops.is_empty() {
+                continue;
+            }
+            let (Some(inv), Some(cmp), [op]) = (txn.invoke_ns, txn.complete_ns, &txn.ops[..]) else {
+                return false;
+            };
+            let write = op.f == OpKind::Write;
+            if !write && txn.outcome != Outcome::Ok {
+                continue;
+            }
+            keys.entry(op.key.clone()).or_default().push(RegisterOp {
+                inv,
+                cmp: (txn.outcome == Outcome::Ok).then_some(cmp),
+                write,
+                value: op.value.clone(),
+            });
+        }
+        keys.iter().all(|(key, ops)| {
+            assert!(ops.len() <= 64, "the oracle handles at most 64 operations per key");
+            let start = self.initial.get(key).cloned().unwrap_or(Value::Null);
+            order_exists(ops, 0, &start, &mut BTreeSet::new())
+        })
     }
 
     // ---- operation level ----
@@ -348,6 +403,48 @@ impl Oracle {
 
     // ---- transaction level ----
 
+    /// Plume's RC mode: acyclic CO over transactions, and no read of an initial value of `x`
+    /// after a read of another key from a transaction that writes `x`.
+    fn rc_plume(&self) -> bool {
+        let live: Vec<usize> = (0..self.txns.len()).filter(|t| !self.aborted(*t)).collect();
+        let node: BTreeMap<usize, usize> = live.iter().enumerate().map(|(k, t)| (*t, k)).collect();
+        let mut co = Bits::new(live.len());
+        for &a in &live {
+            for &b in &live {
+                if a != b && self.po_txn.get(a, b) {
+                    co.set(node[&a], node[&b]);
+                }
+            }
+        }
+        for &t in &live {
+            if !self.ok(t) {
+                continue;
+            }
+            let txn = &self.txns[t];
+            for (i, op) in txn.ops.iter().enumerate() {
+                match self.src.get(&(t, i)) {
+                    Some(Src::Write(wt, _)) if *wt != t && !self.aborted(*wt) => {
+                        co.set(node[wt], node[&t]);
+                    }
+                    Some(Src::Init) => {
+                        let stale = (0..i).any(|j| {
+                            txn.ops[j].f == OpKind::Read
+                                && txn.ops[j].key != op.key
+                                && matches!(self.src[&(t, j)], Src::Write(wt, _) if wt != t
+                                    && self.txns[wt].ops.iter().any(|w| w.f == OpKind::Write && w.key == op.key))
+                        });
+                        if stale {
+                            return false;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        co.close();
+        !co.cyclic()
+    }
+
     fn transactional(&self, level: Level) -> bool {
         let live: Vec<usize> = (0..self.txns.len()).filter(|t| !self.aborted(*t)).collect();
         let n = live.len() + 1; // node 0 is the initial transaction
@@ -423,4 +520,43 @@ fn guarantees(level: Level) -> [bool; 4] {
         Level::Session => [true; 4],
         other => panic!("{other} is not a session level"),
     }
+}
+
+struct RegisterOp {
+    inv: u64,
+    /// None: a `failed` write, whose interval never closes.
+    cmp: Option<u64>,
+    write: bool,
+    value: Value,
+}
+
+/// Whether the operations not in `placed` can follow, in some order extending real time, a
+/// prefix that left the register at `value`. Open-ended operations may stay unplaced (they go
+/// last, where a write changes nothing). `failed` holds (placed, value) states that lead nowhere.
+fn order_exists(ops: &[RegisterOp], placed: u64, value: &Value, failed: &mut BTreeSet<(u64, Value)>) -> bool {
+    let open = |o: usize| placed >> o & 1 == 0;
+    if (0..ops.len()).all(|o| !open(o) || ops[o].cmp.is_none()) {
+        return true;
+    }
+    if failed.contains(&(placed, value.clone())) {
+        return false;
+    }
+    for o in (0..ops.len()).filter(|o| open(*o)) {
+        // Real time: nothing still to place completed before `o` was invoked.
+        if (0..ops.len()).any(|p| p != o && open(p) && ops[p].cmp.is_some_and(|c| c < ops[o].inv)) {
+            continue;
+        }
+        let next = if ops[o].write {
+            &ops[o].value
+        } else if ops[o].value == *value {
+            value
+        } else {
+            continue;
+        };
+        if order_exists(ops, placed | 1 << o, next, failed) {
+            return true;
+        }
+    }
+    failed.insert((placed, value.clone()));
+    false
 }

@@ -109,7 +109,7 @@ impl DualCache {
         if !self.cold.contains(&key) {
             return None;
         }
-        self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner.clone())
+        self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner)
     }
 
     /// The database answered a fetch of a cold key: the value is cached again.
@@ -183,7 +183,7 @@ impl DualCache {
         let mut wanted: BTreeSet<(Key, Vc)> = BTreeSet::new();
         let mut stack: Vec<(Key, Vc)> = deps.iter().cloned().collect();
         while let Some((key, vc)) = stack.pop() {
-            if vc.is_zero() || wanted.contains(&(key, vc.clone())) {
+            if vc.is_zero() || wanted.contains(&(key, vc)) {
                 continue;
             }
             if self.rules.by_dominance {

@@ -12,6 +12,7 @@
 
 use super::msg::Msg;
 use super::vc::{Deps, Version, merge_dep, merge_deps};
+use crate::metrics;
 use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -202,7 +203,7 @@ impl Client {
                         Msg::ClientWrite { key, value, deps: self.ctx.deps.clone(), local }
                     }
                 };
-                out.observe("request_metadata_bytes", self.ctx.bytes());
+                out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
                 out.send(self.server, msg);
                 return;
             }
@@ -218,8 +219,8 @@ impl Client {
                         let op = OpRecord::read(key, v.value).with_version(v.vc.to_u64s());
                         self.txn_op(op, now);
                     } else {
-                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner.clone())).collect();
-                        out.observe("request_metadata_bytes", self.ctx.bytes());
+                        let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
+                        out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
                         out.send(self.server, Msg::ClientReadTcc { key, read_set });
                         return;
                     }
@@ -254,12 +255,12 @@ impl Client {
                 for (k, v) in &self.ctx.buffer {
                     writes.insert(*k, *v);
                 }
-                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner.clone())).collect();
+                let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner)).collect();
                 out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
             }
             return;
         }
-        out.observe("context_bytes", self.ctx.bytes());
+        out.observe(metrics::CONTEXT_BYTES, self.ctx.bytes());
         out.function_done();
     }
 
@@ -359,7 +360,7 @@ impl Client {
             }
             Msg::WriteReply { key, vc, deps } => {
                 let Op::Write { value, .. } = self.ops[self.next] else { unreachable!("write reply for a non-write") };
-                self.ctx.local.entry(key).or_default().push(Version::write(value, vc.clone(), deps));
+                self.ctx.local.entry(key).or_default().push(Version::write(value, vc, deps));
                 self.record(now, TxnKind::Write, [OpRecord::write(key, value).with_version(vc.to_u64s())].into(), out);
             }
             Msg::ReadTccReply { key, version } => {

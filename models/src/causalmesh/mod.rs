@@ -88,54 +88,77 @@ pub use db::Database;
 pub use msg::Msg;
 pub use server::{Chain, Server, ServerRules};
 
-use crate::{Model, ModelError, parse_params};
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, metrics, parse_params};
+use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
 use causim_sim::node::{Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
+use proptest::prelude::*;
 use serde::Deserialize;
 
-pub const MUTANTS: &[(&str, &str)] = &[
-    (
-        "no_carry_local_writes",
-        "the client does not carry its local writes, so a write can be revealed at a server that \
+/// Named bugs (the scenario's `protocol.mutants`). CausalMesh-TCC has no read without
+/// integration (its reads always integrate), and only CausalMesh-TCC checks cuts.
+pub const MUTANTS: &[Mutant] = &[
+    NO_CARRY_LOCAL_WRITES,
+    READ_WITHOUT_INTEGRATION,
+    REVEAL_AT_HEAD,
+    NEAREST_DEPS_ONLY,
+    EVICT_IGNORES_DEPENDENTS,
+    INTEGRATE_BY_VC_DOMINANCE,
+];
+
+/// CausalMesh-TCC's named bugs.
+pub const TCC_MUTANTS: &[Mutant] =
+    &[NO_CARRY_LOCAL_WRITES, REVEAL_AT_HEAD, NEAREST_DEPS_ONLY, EVICT_IGNORES_DEPENDENTS, INTEGRATE_BY_VC_DOMINANCE, TCC_IGNORES_CUT];
+
+const NO_CARRY_LOCAL_WRITES: Mutant = Mutant {
+    name: "no_carry_local_writes",
+    about: "the client does not carry its local writes, so a write can be revealed at a server that \
          lacks the writer's earlier write it depends on (Fig. 6: y is visible without x; \
          WriteCOInitRead)",
-    ),
-    (
-        "read_without_integration",
-        "ClientRead answers from the C-cache without integrating the request's deps, so a \
+};
+
+const READ_WITHOUT_INTEGRATION: Mutant = Mutant {
+    name: "read_without_integration",
+    about: "ClientRead answers from the C-cache without integrating the request's deps, so a \
          session that moved can read a version older than one it already depends on \
          (monotonic reads / WriteCORead)",
-    ),
-    (
-        "reveal_at_head",
-        "the head makes a write visible at once instead of at the tail, so a reader who moves to \
+};
+
+const REVEAL_AT_HEAD: Mutant = Mutant {
+    name: "reveal_at_head",
+    about: "the head makes a write visible at once instead of at the tail, so a reader who moves to \
          another server cannot find it (stale read after a causally later one; WriteCORead)",
-    ),
-    (
-        "nearest_deps_only",
-        "integration pulls only the nearest deps, not theirs, so the C-cache can show z without \
+};
+
+const NEAREST_DEPS_ONLY: Mutant = Mutant {
+    name: "nearest_deps_only",
+    about: "integration pulls only the nearest deps, not theirs, so the C-cache can show z without \
          the x that z's dep y needs (the C-cache is not a cut; WriteCOInitRead)",
-    ),
-    (
-        "evict_ignores_dependents",
-        "eviction removes a key but keeps the keys that depend on it, so the C-cache stops \
+};
+
+const EVICT_IGNORES_DEPENDENTS: Mutant = Mutant {
+    name: "evict_ignores_dependents",
+    about: "eviction removes a key but keeps the keys that depend on it, so the C-cache stops \
          being a cut and a later read returns a dependency's older version (WriteCORead)",
-    ),
-    (
-        "integrate_by_vc_dominance",
-        "integration pulls every I-cache version whose VC is ≤ a dependency (the authors' code and \
+};
+
+const INTEGRATE_BY_VC_DOMINANCE: Mutant = Mutant {
+    name: "integrate_by_vc_dominance",
+    about: "integration pulls every I-cache version whose VC is ≤ a dependency (the authors' code and \
          TLA+ spec) instead of the exact versions depended on: a head's VCs order all its writes, so \
          a tail can reveal an unrelated earlier write of that head before it reached the other \
          servers (the one-round chain then shows stale reads: WriteCOInitRead)",
-    ),
-    (
-        "tcc_ignores_cut",
-        "CausalMesh-TCC reads return the newest version without checking that it forms a cut \
+};
+
+const TCC_IGNORES_CUT: Mutant = Mutant {
+    name: "tcc_ignores_cut",
+    about: "CausalMesh-TCC reads return the newest version without checking that it forms a cut \
          with the read set (fractured read: FracturedReadCO)",
-    ),
-];
+};
 
 /// `protocol.params` for `causalmesh` and `causalmesh_tcc`.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -249,9 +272,9 @@ impl CausalMesh {
         NodeId::fixed(self.servers)
     }
 
-    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig, tcc: bool) -> Result<Self, ModelError> {
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig, tcc: bool) -> Result<Self, FieldError> {
         let params: CausalMeshParams = parse_params(params)?;
-        let err = |path: &str, message: String| ModelError { path: path.into(), message };
+        let err = |path: &str, message: String| FieldError::new(path, message);
         if params.ring_size == 0 || params.ring_size > 1024 {
             return Err(err("params.ring_size", format!("must be between 1 and 1024, got {}", params.ring_size)));
         }
@@ -272,17 +295,11 @@ impl CausalMesh {
                 ));
             }
         }
-        if tcc && mutants.contains(&"read_without_integration") {
-            return Err(err("mutants", "read_without_integration applies to causalmesh, not causalmesh_tcc".into()));
-        }
-        if !tcc && mutants.contains(&"tcc_ignores_cut") {
-            return Err(err("mutants", "tcc_ignores_cut applies to causalmesh_tcc".into()));
-        }
         if topology.servers as usize > vc::VC_SERVERS_MAX {
-            return Err(ModelError {
-                path: "topology.servers".into(),
-                message: format!("CausalMesh is modelled with up to {} servers, got {}", vc::VC_SERVERS_MAX, topology.servers),
-            });
+            return Err(err(
+                "topology.servers",
+                format!("CausalMesh is modelled with up to {} servers, got {}", vc::VC_SERVERS_MAX, topology.servers),
+            ));
         }
         Ok(CausalMesh { servers: topology.servers as usize, params, tcc, mutants: mutants.iter().map(|m| m.to_string()).collect() })
     }
@@ -315,10 +332,6 @@ impl CausalMesh {
 impl Protocol for CausalMesh {
     type Node = MeshNode;
     type Context = MeshContext;
-
-    fn name(&self) -> &str {
-        if self.tcc { "causalmesh_tcc" } else { "causalmesh" }
-    }
 
     fn fixed_nodes(&self) -> Vec<FixedNode<MeshNode>> {
         let ring: Vec<NodeId> = (0..self.servers).map(NodeId::fixed).collect();
@@ -389,17 +402,62 @@ impl Protocol for CausalMesh {
                 icache += s.cache().i_cache_len();
             }
         }
-        vec![("metadata_bytes_final".into(), metadata as f64), ("icache_versions_final".into(), icache as f64)]
+        vec![(metrics::METADATA_BYTES_FINAL.into(), metadata as f64), (metrics::ICACHE_VERSIONS_FINAL.into(), icache as f64)]
     }
+}
+
+/// What both CausalMesh variants report.
+const PROFILE: Profile = Profile {
+    database: true,
+    read_txn: true,
+    workflow_txn: false,
+    observations: &[metrics::CONTEXT_BYTES, metrics::REQUEST_METADATA_BYTES, metrics::ICACHE_BYTES, metrics::VISIBILITY_NS],
+    final_metrics: &[metrics::METADATA_BYTES_FINAL, metrics::ICACHE_VERSIONS_FINAL],
+    hop_metadata: Some(metrics::CONTEXT_BYTES),
+    server_metadata: Some(metrics::METADATA_BYTES_FINAL),
+};
+
+/// Parameters worth fuzzing; shrinks towards async flushes, no eviction, one-round chains, no
+/// dissemination. Both variants draw the same values (the ring size too), so a committed fuzz
+/// regression of either regenerates the same case.
+fn fuzz_params(tcc: bool) -> BoxedStrategy<serde_json::Value> {
+    (any::<bool>(), prop::option::weighted(0.3, 4usize..8), any::<bool>(), any::<bool>(), 1usize..4)
+        .prop_map(move |(sync, evict, two_round, disseminate, ring)| {
+            let mut p = serde_json::json!({"db_flush": if sync || evict.is_some() { "sync" } else { "async" }});
+            if two_round {
+                p["chain"] = serde_json::json!("two_round");
+            }
+            if disseminate {
+                p["disseminate"] = serde_json::json!(true);
+            }
+            if let Some(n) = evict {
+                p["c_cache_keys_max"] = serde_json::json!(n);
+            }
+            if tcc {
+                p["ring_size"] = serde_json::json!(ring);
+            }
+            p
+        })
+        .boxed()
 }
 
 /// `causalmesh`: causal+ consistency.
 impl Model for CausalMesh {
-    const NAME: &'static str = "causalmesh";
-    const MUTANTS: &'static [(&'static str, &'static str)] = MUTANTS;
+    const ENTRY: Entry = Entry {
+        name: "causalmesh",
+        about: "CausalMesh (VLDB '25): dual C-/I-cache servers with propagation chains; causal+ consistency for roaming workflows",
+        level: Level::Ccv,
+        mutants: MUTANTS,
+        profile: PROFILE,
+        series: &[SeriesStyle { label: "CausalMesh", colour: (0, 114, 178) }],
+    };
 
-    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
         CausalMesh::build(params, mutants, topology, false)
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        fuzz_params(false)
     }
 }
 
@@ -410,9 +468,6 @@ pub struct CausalMeshTcc(pub CausalMesh);
 impl Protocol for CausalMeshTcc {
     type Node = MeshNode;
     type Context = MeshContext;
-    fn name(&self) -> &str {
-        self.0.name()
-    }
     fn fixed_nodes(&self) -> Vec<FixedNode<MeshNode>> {
         self.0.fixed_nodes()
     }
@@ -437,10 +492,20 @@ impl Protocol for CausalMeshTcc {
 }
 
 impl Model for CausalMeshTcc {
-    const NAME: &'static str = "causalmesh_tcc";
-    const MUTANTS: &'static [(&'static str, &'static str)] = MUTANTS;
+    const ENTRY: Entry = Entry {
+        name: "causalmesh_tcc",
+        about: "CausalMesh-TCC (VLDB '25 §7): CausalMesh with multi-version C-caches; one causally consistent transaction per workflow",
+        level: Level::Tcc,
+        mutants: TCC_MUTANTS,
+        profile: Profile { workflow_txn: true, ..PROFILE },
+        series: &[SeriesStyle { label: "CausalMesh-TCC", colour: (86, 180, 233) }],
+    };
 
-    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, ModelError> {
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
         Ok(CausalMeshTcc(CausalMesh::build(params, mutants, topology, true)?))
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        fuzz_params(true)
     }
 }

@@ -3,6 +3,7 @@
 use super::cache::DualCache;
 use super::msg::{Msg, Writes};
 use super::vc::{Deps, Vc, Version, merge_dep};
+use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -165,7 +166,7 @@ impl Server {
         // Fig. 7 line 8 shows only the increment). The GVC itself keeps the paper's meaning:
         // the head's own count plus what it has integrated.
         self.gvc.set(self.id, self.gvc.get(self.id) + 1);
-        let mut vc = self.gvc.clone();
+        let mut vc = self.gvc;
         for (_, d) in &deps {
             vc.merge(d);
         }
@@ -179,8 +180,8 @@ impl Server {
             .iter()
             .map(|(k, value)| {
                 let mut d = batch_deps.clone();
-                d.remove(&(*k, vc.clone()));
-                (*k, Version::write(*value, vc.clone(), d))
+                d.remove(&(*k, vc));
+                (*k, Version::write(*value, vc, d))
             })
             .collect();
         for (k, v) in &versions {
@@ -194,9 +195,9 @@ impl Server {
             self.reveal(now, versions.clone(), Deps::new(), None, out);
         }
         let reply = if self.rules.tcc {
-            Msg::CommitReply { vc: vc.clone() }
+            Msg::CommitReply { vc }
         } else {
-            Msg::WriteReply { key: versions[0].0, vc: vc.clone(), deps: versions[0].1.deps.clone() }
+            Msg::WriteReply { key: versions[0].0, vc, deps: versions[0].1.deps.clone() }
         };
         let carried = local;
         let chain = if self.n() == 1 {
@@ -205,7 +206,7 @@ impl Server {
         } else {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
         };
-        out.observe("icache_bytes", self.cache.i_cache_bytes());
+        out.observe(metrics::ICACHE_BYTES, self.cache.i_cache_bytes());
         if self.rules.sync_flush {
             let id = self.next_id;
             self.next_id += 1;
@@ -262,9 +263,9 @@ impl Server {
         }
         self.cache.integrate(&deps);
         if let Some(at) = written_at_ns {
-            out.observe("visibility_ns", now - at);
+            out.observe(metrics::VISIBILITY_NS, now - at);
             if self.rules.disseminate {
-                let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc.clone())).collect();
+                let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc)).collect();
                 for (i, &s) in self.ring.iter().enumerate() {
                     if i != self.id {
                         out.send(s, Msg::Integrate { writes: versions.clone() });

@@ -105,7 +105,7 @@ pub fn merge_deps(into: &mut Deps, from: &Deps) {
 
 pub fn merge_dep(into: &mut Deps, key: Key, vc: &Vc) {
     if !vc.is_zero() {
-        into.insert((key, vc.clone()));
+        into.insert((key, *vc));
     }
 }
 
@@ -131,7 +131,7 @@ impl Version {
 
     /// The version of one write.
     pub fn write(value: Value, vc: Vc, deps: Deps) -> Version {
-        Version { value: Some(value), winner: vc.clone(), vc, deps }
+        Version { value: Some(value), winner: vc, vc, deps }
     }
 
     /// Conflict resolution (§3.2): the VCs merge, and the value shown is that of the write with
@@ -143,7 +143,7 @@ impl Version {
     pub fn merge(&mut self, other: &Version) {
         if other.winner.cmp(&self.winner) == Ordering::Greater {
             self.value = other.value;
-            self.winner = other.winner.clone();
+            self.winner = other.winner;
         }
         // A merged VC can cover a write it never merged (its entries come from different
         // writes), so the deps are merged even when the VC does not grow.

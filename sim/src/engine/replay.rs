@@ -19,6 +19,7 @@
 //! generated workflows).
 
 use crate::config::{ReplayConfig, ReplayDelivery};
+use crate::error::FieldError;
 use crate::node::{Message, NodeId};
 use crate::time::Time;
 
@@ -84,7 +85,7 @@ impl<M: Message> Replay<M> {
 /// Checks a schedule's names: fixed node names, and function names of scripted sessions
 /// (`sessions`: name and function count) or generated workflows. Errors are (JSON path,
 /// message).
-pub(crate) fn check_names(config: &ReplayConfig, nodes: &[String], sessions: Option<&[(String, usize)]>) -> Result<(), (String, String)> {
+pub(crate) fn check_names(config: &ReplayConfig, nodes: &[String], sessions: Option<&[(String, usize)]>) -> Result<(), FieldError> {
     let function_ok = |name: &str| -> bool {
         let Some((base, index)) = name.rsplit_once("/f") else { return false };
         let Ok(index) = index.parse::<usize>() else { return false };
@@ -112,13 +113,16 @@ pub(crate) fn check_names(config: &ReplayConfig, nodes: &[String], sessions: Opt
                 }
                 None => "w<workflow>/f<index>".to_string(),
             };
-            return Err((
+            return Err(FieldError::new(
                 format!("replay.deliveries[{i}].{field}"),
                 format!("no node or function named {name:?}; nodes are {}, functions are {functions}", nodes.join(", ")),
             ));
         }
         if d.from == d.to {
-            return Err((format!("replay.deliveries[{i}].to"), format!("a link joins two different nodes, not {:?} and itself", d.from)));
+            return Err(FieldError::new(
+                format!("replay.deliveries[{i}].to"),
+                format!("a link joins two different nodes, not {:?} and itself", d.from),
+            ));
         }
     }
     Ok(())
@@ -141,8 +145,8 @@ mod tests {
         let sessions = vec![("c1".to_string(), 2)];
         assert!(check_names(&config(&[("c1/f1", "S0"), ("S0", "c1#2/f0")]), &nodes, Some(&sessions)).is_ok());
         let err = check_names(&config(&[("c1/f0", "S0"), ("S0", "c1/f2")]), &nodes, Some(&sessions)).unwrap_err();
-        assert_eq!(err.0, "replay.deliveries[1].to");
-        assert!(err.1.contains("\"c1/f2\"") && err.1.contains("sessions c1"), "{}", err.1);
+        assert_eq!(err.path, "replay.deliveries[1].to");
+        assert!(err.message.contains("\"c1/f2\"") && err.message.contains("sessions c1"), "{}", err.message);
         assert!(check_names(&config(&[("c2/f0", "S0")]), &nodes, Some(&sessions)).is_err());
         assert!(check_names(&config(&[("c1#1/f0", "S0")]), &nodes, Some(&sessions)).is_err(), "attempt 1 has no #");
         assert!(check_names(&config(&[("w17/f3", "S0")]), &nodes, None).is_ok());

@@ -175,10 +175,6 @@ impl Protocol for Probe {
     type Node = ProbeNode;
     type Context = u32;
 
-    fn name(&self) -> &str {
-        "probe"
-    }
-
     fn fixed_nodes(&self) -> Vec<FixedNode<ProbeNode>> {
         (0..self.servers)
             .map(|i| FixedNode {
@@ -243,6 +239,7 @@ pub fn run(protocol: Probe, config: SimConfig) -> Finished {
     let trace = SharedBuf::default();
     let outputs = RunOutputs {
         scenario: "test".into(),
+        protocol: "probe".into(),
         history: HistoryWriter::new(Box::new(history.clone())),
         trace: Some(TraceWriter::new(Box::new(trace.clone()))),
         check_invariants: true,

@@ -6,10 +6,13 @@
 //! error naming the file, line, column and field, and what was expected.
 
 use crate::locate::locate;
+use causim_models::catalogue;
 use causim_sim::config::{FaultsConfig, LimitsConfig, ReplayConfig, SchedulerConfig, SimConfig, TopologyConfig};
+use causim_sim::error::FieldError;
 use causim_sim::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The format tag a scenario may carry in `format`.
 pub const SCENARIO_FORMAT: &str = "causim-scenario/1";
@@ -112,15 +115,17 @@ pub struct LoadedScenario {
     pub scenario: Scenario,
 }
 
-/// An error in a scenario file: where, which field, and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An error in a scenario file: which file, where in it, which field and what is wrong.
+#[derive(Clone, Debug)]
 pub struct ScenarioError {
     pub file: PathBuf,
     pub line: Option<usize>,
     pub column: Option<usize>,
-    /// The JSON path of the field (`topology.links[0].from`); empty for the whole file.
-    pub field: String,
-    pub message: String,
+    /// The JSON path of the field (`topology.links[0].from`; empty for the whole file) and what
+    /// is wrong there.
+    pub error: FieldError,
+    /// Why the file could not be read, when that is the problem.
+    pub io: Option<Arc<std::io::Error>>,
 }
 
 impl std::fmt::Display for ScenarioError {
@@ -129,14 +134,22 @@ impl std::fmt::Display for ScenarioError {
         if let (Some(line), Some(col)) = (self.line, self.column) {
             write!(f, ":{line}:{col}")?;
         }
-        if !self.field.is_empty() {
-            write!(f, ": field `{}`", self.field)?;
+        if !self.error.path.is_empty() {
+            write!(f, ": field `{}`", self.error.path)?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.error.message)?;
+        if let Some(io) = &self.io {
+            write!(f, ": {io}")?;
+        }
+        Ok(())
     }
 }
 
-impl std::error::Error for ScenarioError {}
+impl std::error::Error for ScenarioError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.io.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl LoadedScenario {
     /// Reads and parses a scenario file.
@@ -145,16 +158,23 @@ impl LoadedScenario {
             file: path.to_path_buf(),
             line: None,
             column: None,
-            field: String::new(),
-            message: format!("cannot read the scenario: {e}"),
+            error: FieldError::new("", "cannot read the scenario"),
+            io: Some(Arc::new(e)),
         })?;
         LoadedScenario::from_text(path, text)
+    }
+
+    /// A scenario built in code (by the fuzzer, or from a model checker's counterexample),
+    /// checked as if it had been read from a file named `path`.
+    pub fn from_scenario(path: &Path, scenario: &Scenario) -> Result<LoadedScenario, ScenarioError> {
+        LoadedScenario::from_text(path, serde_json::to_string_pretty(scenario).expect("scenarios serialize"))
     }
 
     /// Parses scenario text; `path` names it in errors.
     pub fn from_text(path: &Path, text: String) -> Result<LoadedScenario, ScenarioError> {
         let scenario: Scenario = parse_located(path, &text)?;
         let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
+        check_output_name(&loaded.scenario.name).map_err(|m| loaded.error("name", m))?;
         if let Some(level) = &loaded.scenario.checks.level
             && causim_checkers::Level::parse(level).is_none()
         {
@@ -165,13 +185,45 @@ impl LoadedScenario {
         {
             return Err(loaded.error("format", format!("unknown scenario format {format:?}, expected {SCENARIO_FORMAT:?}")));
         }
+        let protocol = &loaded.scenario.protocol;
+        let Some(entry) = catalogue::find(&protocol.name) else {
+            let known = catalogue::names();
+            return Err(loaded.error("protocol.name", format!("unknown protocol {:?}; known protocols: {known}", protocol.name)));
+        };
+        causim_models::check_mutants(entry, &protocol.mutants).map_err(|e| loaded.field_error(e.within("protocol")))?;
         Ok(loaded)
+    }
+
+    /// The catalogue entry of the scenario's protocol (checked when loaded).
+    pub fn entry(&self) -> &'static causim_models::Entry {
+        catalogue::find(&self.scenario.protocol.name).expect("checked when loaded")
+    }
+
+    /// A field error of this scenario, located in its text.
+    pub fn field_error(&self, e: FieldError) -> ScenarioError {
+        located(&self.path, &self.text, &e.path, e.message)
     }
 
     /// An error at a JSON path of this scenario, located in its text.
     pub fn error(&self, field: &str, message: impl Into<String>) -> ScenarioError {
         located(&self.path, &self.text, field, message)
     }
+}
+
+/// Longest `name` a scenario or sweep may have.
+pub const NAME_LEN_MAX: usize = 128;
+
+/// A scenario's or sweep's `name` becomes its output folder (`out/<name>`), so it must be one
+/// plain path component: letters, digits, `.`, `_`, `+` and `-`, not starting with `.`
+/// (which also rules out `.` and `..`), at most [`NAME_LEN_MAX`] bytes.
+pub fn check_output_name(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-');
+    if name.is_empty() || name.len() > NAME_LEN_MAX || name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(format!(
+            "{name:?} cannot name an output folder: use 1 to {NAME_LEN_MAX} letters, digits, '.', '_', '+' or '-', not starting with '.'"
+        ));
+    }
+    Ok(())
 }
 
 /// The level names `checks.level` accepts.
@@ -185,7 +237,7 @@ pub fn located(path: &Path, text: &str, field: &str, message: impl Into<String>)
         Some((l, c)) => (Some(l), Some(c)),
         None => (None, None),
     };
-    ScenarioError { file: path.to_path_buf(), line, column, field: field.to_string(), message: message.into() }
+    ScenarioError { file: path.to_path_buf(), line, column, error: FieldError::new(field, message), io: None }
 }
 
 /// Parses JSON into `T` (a scenario, a sweep file), with errors located by file, line, column
@@ -208,7 +260,7 @@ fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) 
         locate(text, &field).unwrap_or((inner.line(), inner.column()))
     };
     let message = if syntax { format!("invalid JSON: {message}") } else { message };
-    ScenarioError { file: path.to_path_buf(), line: Some(line), column: Some(column), field, message }
+    ScenarioError { file: path.to_path_buf(), line: Some(line), column: Some(column), error: FieldError::new(field, message), io: None }
 }
 
 /// serde_path_to_error writes `.` for the root and `?` for a segment it could not name (inside
@@ -240,9 +292,19 @@ mod tests {
     }
 
     #[test]
+    fn a_name_is_one_plain_path_component() {
+        for ok in ["fig6", "register-default", "fuzz-causalmesh_tcc-tcc_ignores_cut", "a.b+c"] {
+            assert_eq!(check_output_name(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", ".", "..", "../x", "/abs", "a/b", "a\\b", ".hidden", "new\nline", "sp ace", &"x".repeat(129)] {
+            assert!(check_output_name(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
     fn a_syntax_error_names_line_and_column() {
         let e = parse("{\n  \"name\": \"x\",\n  oops\n}").unwrap_err();
         assert_eq!((e.line, e.column), (Some(3), Some(3)));
-        assert!(e.message.starts_with("invalid JSON"), "{e}");
+        assert!(e.error.message.starts_with("invalid JSON"), "{e}");
     }
 }

@@ -1,0 +1,414 @@
+//! HydroCache (Wu, Sreekanti, Hellerstein, SIGMOD 2020) as CausalMesh (§8–9, Fig. 12) and
+//! FaaSTCC (§2, §4.1, §6) describe and configure it: transactional causal consistency for
+//! serverless workflows through causally consistent caches over an eventually consistent
+//! store. Protocol name `hydrocache`, with `params.mode` = `con` (HydroCache-Con, the
+//! conservative protocol) or `opt` (HydroCache-Opt, the optimistic one).
+//!
+//! # The protocol, in the order that makes it understandable
+//!
+//! 1. **Versions carry their causal past.** A workflow's writes go to the database as one
+//!    batch with the workflow's *dependency map*: key → version for everything in its causal
+//!    past (the versions it read and, transitively, their dependencies) and the batch's other
+//!    writes (FaaSTCC §2: "the versions of the objects that are in the causal past of that
+//!    transaction, together with the version of the other objects written by the
+//!    transaction"). Nothing ever removes an entry: the metadata grows without garbage
+//!    collection (CausalMesh §9.3, §11).
+//! 2. **Each cache keeps a causal cut**: a version is in the cut only with every dependency
+//!    covered by an at-least-as-new version in the cut. Every `refresh_period_ns` (100 ms,
+//!    CausalMesh §9.1), in its own phase, each cache's background refresh pulls the new
+//!    versions of the keys it holds; the cache merges them once their dependencies are
+//!    covered, fetching missing dependencies from the database, whose answers may need further
+//!    dependencies: the multi-round "chase" of FaaSTCC §4.1 (`storage_rounds_per_read`,
+//!    `refresh_rounds`).
+//! 3. **A read** of key `k` by a workflow that carries read set `R` (key → version read, and
+//!    which cache pinned it) and dependency map `D`:
+//!    - a key the workflow wrote returns the buffered write; a key this function read returns
+//!      the same value;
+//!    - a key read upstream must return the same version: from the local cut if it holds it,
+//!      else from the upstream cache that pinned it (one cache-to-cache round trip);
+//!    - any other key needs a version at least as new as `D[k]`: the cut's version if it is,
+//!      else the database's latest, merged into the cut first (storage rounds).
+//! 4. **HydroCache-Opt** (CausalMesh §8: "the scheduler checks for causal violations between
+//!    two serverless functions during execution. If a violation is detected, the entire
+//!    workflow is aborted and retried"): a function reads from its local cut, then, before its
+//!    context goes downstream, its reads are validated: a version whose dependencies name a
+//!    *newer* version of a key the workflow already read is a causal violation, and the
+//!    workflow aborts (`causal_violation`). At a join, the branches' reads are validated
+//!    together (one version per key, none depending on a newer version of another).
+//!    Coordination costs 0 RTT in the common case and cache-to-cache or storage rounds
+//!    otherwise (Fig. 12: "0 RTT ∼ 2N RTT").
+//! 5. **HydroCache-Con** (CausalMesh §8: "prior to execution, a centralized scheduler
+//!    distributes the read set to all candidate cache servers and blocks until it has received
+//!    their responses with their respective snapshots of the read set. The scheduler then uses
+//!    these responses to construct a consistent causal cut and send it back to all cache
+//!    servers"): before the workflow's first function runs, its coordinator asks every cache
+//!    for a snapshot (each pins its current cut), builds the join of the snapshots (the
+//!    newest version of each key among them, which is again a causal cut), and installs it at
+//!    every cache: 2 RTTs (Fig. 12). Every function then reads that cut locally. It never
+//!    aborts with pre-warmed caches.
+//! 6. **Visibility**: a write is visible in a cache once it is merged into its cut, after a
+//!    refresh period plus the dependency rounds (Fig. 12: "refresh period").
+//!
+//! # Choices where the papers are silent or where we deviate (and why)
+//!
+//! - **Version order.** The database is a single node that orders the versions of each key by
+//!   arrival (a per-key sequence number, last writer wins), as CausalMesh's re-implementation
+//!   over Redis "with a custom conflict resolution layer" does; a version covers a dependency
+//!   when its sequence number is at least the dependency's. Arrival order agrees with
+//!   causality because a version can only be read after it reached the database. We do not
+//!   model Anna's vector-clock lattices and concurrent-value sets: reads return one value.
+//! - **Dependency maps are flattened** (the whole causal past, not nearest dependencies), so a
+//!   version's dependencies can be checked without walking the version graph; with last-writer-
+//!   wins, nearest dependencies would not be enough (a concurrent newer version of a
+//!   dependency does not carry the older one's dependencies). Each entry costs 16 bytes
+//!   (key + version), which is what `metadata_bytes` counts.
+//! - **Con pins whole cuts**, not only the read set's versions. The engine knows the
+//!   workflow's plan, so the coordinator could ask every cache for just the versions of the
+//!   keys the workflow reads; each cache pins its whole cut instead (in O(1): cuts are shared
+//!   copy-on-write maps), and a function reads the newest version of its key among the
+//!   installed cuts. That is the version the join of the read set's snapshots holds, so the
+//!   reads, the rounds and the whole run are the same; only the sizes of `ConPinned` and
+//!   `ConInstall` are approximate (one 16-byte entry per cache, not the read set's versions).
+//!   A key that no snapshot holds (possible only without pre-warming) is fetched from the
+//!   database and validated like an Opt read; that corner can abort (`con_outside_snapshot`).
+//! - **Static-mode metadata** (FaaSTCC §6.3: HydroCache "optimizes the metadata transferred
+//!   from function to function" when the read set is known): Con's `metadata_bytes` counts the
+//!   snapshot id (8 bytes) and the versions read (16 bytes each); Opt's counts the dependency
+//!   map (16 bytes per entry) and the read set with its pin locations (24 bytes per entry).
+//!   The write set travels in both and is not metadata.
+//! - **Validation timing.** Opt validates each function's reads when the function ends,
+//!   before its context is passed on; function bodies have no effects besides reads and
+//!   buffered writes, so this equals validating between functions.
+//! - **A version older than the dependency map requires** is refreshed from the database
+//!   rather than aborting (HydroCache fetches from storage or an upstream cache; FaaSTCC §2:
+//!   "the worker may need to contact the storage multiple times").
+//! - **Pre-warmed caches** (`params.prewarm`, default true, CausalMesh §9.1): every cache
+//!   holds every key's initial version and is subscribed to every key. A pull then returns
+//!   every key written since the cache's previous pull, which together with what the cache
+//!   merged before is the database's whole state at the pull, a causal cut: it is merged at
+//!   once, without the dependency check (the cut invariant, when checked, confirms it). So
+//!   with pre-warmed caches the chase happens only on the read path, when a workflow's
+//!   dependency map needs a newer version than the local cut holds.
+//! - **Refresh phases** are staggered (cache `i` of `N` first pulls `(i + 1)/N` of a period
+//!   in), so different caches hold different cuts, as with independent background threads.
+//!   The database answers a pull atomically; real pub/sub is less tidy, so our caches diverge
+//!   less than HydroCache's may.
+//! - **A batch whose earlier key came from another cache or the database** may need a newer
+//!   version of a later key than the local cut served: the rest of the batch is read again
+//!   with the updated dependency map (`batch_rereads`).
+//! - **Storage latency** (`storage_latency_ns`) is added to every message the database sends;
+//!   it also sits on its own machine `db`, so link overrides work too.
+//! - **One source function** per workflow for Con (its coordinator).
+//! - **Pins** (HydroCache's `version_store`): a cache keeps the versions it served to a running
+//!   workflow attempt, so a downstream function can read the same version; the sink (or the
+//!   function that aborts) tells the caches to drop them (`Cleanup`). Pins are keyed by key
+//!   *and* version: parallel branches may read different versions of a key at one cache (the
+//!   join's validation aborts the attempt), and until the join each branch's downstream
+//!   functions must find their own version. A cache remembers the attempts it cleaned up
+//!   (*retired*): an abort kills the attempt's other functions, but a read one of them sent
+//!   just before may still arrive after the `Cleanup`; such a read, and any read of a retired
+//!   attempt still pending at the `Cleanup`, is dropped (its reader is gone), as is a pinned
+//!   read answered "over" by another cache. Without this, a killed function's read of a version
+//!   this cache had pinned found no pin (a fuzzer finding:
+//!   `scenarios/hydrocache/regression-read-after-cleanup.json`). This assumes one sink per
+//!   workflow (every workflow the fuzzer and the generators build has one): with several,
+//!   the first sink's `Cleanup` would retire the attempt under the others.
+//! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
+//!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
+//!   calibration knob; FaaSTCC §6.3 attributes much of HydroCache's dynamic-mode latency to
+//!   its metadata).
+//! - **Online invariants** (`checks.invariants`): a cache's cut is closed under dependencies;
+//!   a workflow's validated reads form a causal snapshot.
+//!
+//! # Metrics (`out.observe`)
+//!
+//! `metadata_bytes` (per workflow, the context the sink received), `metadata_bytes_hop`,
+//! `function_cache_only` (1 when a function needed neither the database nor another cache),
+//! `storage_rounds_per_read` (storage round trips per key read through a cache),
+//! `remote_reads` (cache-to-cache reads of pinned versions), `refresh_rounds` (rounds to merge
+//! one refresh), `visibility_ns` (write at the database → merged into a cache's cut),
+//! `con_prepare_ns` (Con's two coordination rounds), `dependency_entries` (size of a written
+//! version's dependency map).
+//!
+//! # Mutants (`protocol.mutants`)
+//!
+//! See [`MUTANTS`].
+
+mod cache;
+mod client;
+mod context;
+mod db;
+mod msg;
+mod version;
+
+pub use cache::Cache;
+pub use client::Client;
+pub use context::Context;
+pub use db::Db;
+pub use msg::{Msg, Need, Timer};
+pub use version::{Cut, Deps, HVersion, merge_deps};
+
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, metrics, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
+use causim_sim::node::{Node, NodeId};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::{MS, Time};
+use msg::Out;
+use proptest::prelude::*;
+use serde::Deserialize;
+
+pub const MUTANTS: &[Mutant] = &[Mutant {
+    name: "opt_without_validation",
+    about: "HydroCache-Opt never checks a function's reads against what the workflow read before, so a \
+     function can read a version whose dependencies include a newer version of a key an earlier \
+     function read, such as the other half of a transaction (fractured read)",
+}];
+
+/// A version of a key: its position in the key's order at the database (0 = initial).
+pub type Seq = u64;
+/// A workflow attempt: (workflow id, attempt).
+pub type WfKey = (u64, u32);
+
+/// Guards against a dependency chase that never settles (a bug, not a pathology: every round
+/// fetches versions already in the database, whose dependencies are older).
+pub const INTEGRATION_ROUNDS_MAX: u32 = 10_000;
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// HydroCache-Con: a consistent cut over all caches is built before execution.
+    Con,
+    /// HydroCache-Opt: read locally, validate between functions, abort on a violation.
+    Opt,
+}
+
+/// Scenario parameters (`protocol.params`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// `con` or `opt` (required).
+    pub mode: Mode,
+    /// How often the database pushes new versions to caches. Default 100 ms (CausalMesh §9.1).
+    #[serde(default = "default_refresh_period")]
+    pub refresh_period_ns: Time,
+    /// Added to every message the database sends. Default 0 (CausalMesh §9.1 uses 5 ms).
+    #[serde(default)]
+    pub storage_latency_ns: Time,
+    /// Caches start with every key's initial version, subscribed to every key. Default true.
+    #[serde(default = "yes")]
+    pub prewarm: bool,
+    /// Time a function spends per KiB of carried metadata before it runs (serialisation), a
+    /// calibration knob for comparisons (digest §5.3). Default 0.
+    #[serde(default)]
+    pub metadata_ns_per_kb: Time,
+}
+
+fn default_refresh_period() -> Time {
+    100 * MS
+}
+fn yes() -> bool {
+    true
+}
+
+impl Params {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if self.refresh_period_ns == 0 {
+            return Err(FieldError::new("refresh_period_ns", "must be positive"));
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes and the protocol
+
+/// One type for every role, as the engine hosts one node type per protocol.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HydroNode {
+    Db(Db),
+    Cache(Cache),
+    Function(Client),
+}
+
+impl Node for HydroNode {
+    type Msg = Msg;
+    type Timer = Timer;
+
+    fn on_start(&mut self, now: Time, out: &mut Out) {
+        match self {
+            HydroNode::Db(_) => {}
+            HydroNode::Cache(c) => c.on_start(out),
+            HydroNode::Function(l) => l.on_start(now, out),
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Out) {
+        match self {
+            HydroNode::Db(d) => d.on_message(now, from, msg, out),
+            HydroNode::Cache(c) => c.on_message(now, from, msg, out),
+            HydroNode::Function(l) => l.on_message(now, from, msg, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Out) {
+        match (self, timer) {
+            (HydroNode::Db(d), timer) => d.on_timer(timer, out),
+            (HydroNode::Function(l), Timer::Start) => l.begin(now, out),
+            (HydroNode::Cache(c), Timer::Refresh) => c.on_refresh(out),
+            (node, timer) => unreachable!("timer {timer:?} for {node:?}"),
+        }
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            HydroNode::Db(_) => Ok(()),
+            HydroNode::Cache(c) => c.check_invariants(),
+            HydroNode::Function(l) => l.check_invariants(),
+        }
+    }
+}
+
+/// HydroCache as the engine sees it: caches `S0…` on the worker machines, the database `db`.
+#[derive(Clone, Debug)]
+pub struct HydroCache {
+    pub servers: u32,
+    pub params: Params,
+    pub opt_without_validation: bool,
+}
+
+impl HydroCache {
+    pub fn new(servers: u32, params: Params, mutants: &[&str]) -> HydroCache {
+        HydroCache { servers, params, opt_without_validation: mutants.contains(&"opt_without_validation") }
+    }
+
+    fn caches(&self) -> Vec<NodeId> {
+        (0..self.servers as usize).map(NodeId::fixed).collect()
+    }
+
+    fn db(&self) -> NodeId {
+        NodeId::fixed(self.servers as usize)
+    }
+}
+
+impl Protocol for HydroCache {
+    type Node = HydroNode;
+    type Context = Context;
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<HydroNode>> {
+        let mut nodes: Vec<FixedNode<HydroNode>> = self
+            .caches()
+            .into_iter()
+            .map(|id| FixedNode {
+                name: format!("S{}", id.index()),
+                machine: format!("S{}", id.index()),
+                hosts_workers: true,
+                node: HydroNode::Cache(Cache::new(
+                    id,
+                    self.db(),
+                    self.params.refresh_period_ns,
+                    // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
+                    self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
+                    self.params.mode,
+                    self.params.prewarm,
+                )),
+            })
+            .collect();
+        nodes.push(FixedNode {
+            name: "db".into(),
+            machine: "db".into(),
+            hosts_workers: false,
+            node: HydroNode::Db(Db::new(self.servers as usize, self.params.storage_latency_ns, self.params.prewarm)),
+        });
+        nodes
+    }
+
+    fn new_context(&self) -> Context {
+        Context::new()
+    }
+
+    fn spawn_function(&self, start: FunctionStart<'_, Context>) -> HydroNode {
+        HydroNode::Function(Client::new(
+            start,
+            self.caches(),
+            self.db(),
+            self.params.mode,
+            self.opt_without_validation,
+            self.params.metadata_ns_per_kb,
+        ))
+    }
+
+    fn finish_function(&self, node: HydroNode) -> Context {
+        match node {
+            HydroNode::Function(l) => l.into_context(),
+            _ => unreachable!("only functions finish"),
+        }
+    }
+
+    fn join_contexts(&self, contexts: Vec<Context>) -> Context {
+        Context::join(contexts)
+    }
+
+    fn final_metrics(&self, nodes: &[&HydroNode]) -> Vec<(String, f64)> {
+        let mut keys = 0usize;
+        let mut deps = 0u64;
+        for n in nodes {
+            if let HydroNode::Cache(c) = n {
+                keys += c.cut_len();
+                deps += c.cut_dependency_entries();
+            }
+        }
+        vec![(metrics::CACHE_ENTRIES.into(), keys as f64), (metrics::CACHE_METADATA_BYTES.into(), (16 * deps) as f64)]
+    }
+}
+
+impl Model for HydroCache {
+    const ENTRY: Entry = Entry {
+        name: "hydrocache",
+        about: "HydroCache (SIGMOD '20), -Con and -Opt: dependency-tracking caches; one TCC transaction per workflow",
+        level: Level::Tcc,
+        mutants: MUTANTS,
+        profile: Profile {
+            database: true,
+            read_txn: true,
+            workflow_txn: true,
+            observations: &[
+                metrics::DEPENDENCY_ENTRIES,
+                metrics::REFRESH_ROUNDS,
+                metrics::RETIRED_READS,
+                metrics::REMOTE_READS,
+                metrics::VISIBILITY_NS,
+                metrics::METADATA_BYTES,
+                metrics::METADATA_BYTES_HOP,
+                metrics::BATCH_REREADS,
+                metrics::STORAGE_ROUNDS_PER_READ,
+                metrics::FUNCTION_CACHE_ONLY,
+                metrics::CON_PREPARE_NS,
+            ],
+            final_metrics: &[metrics::CACHE_ENTRIES, metrics::CACHE_METADATA_BYTES],
+            hop_metadata: Some(metrics::METADATA_BYTES_HOP),
+            server_metadata: Some(metrics::CACHE_METADATA_BYTES),
+        },
+        series: &[
+            SeriesStyle { label: "HydroCache-Con", colour: (0, 158, 115) },
+            SeriesStyle { label: "HydroCache-Opt", colour: (204, 121, 167) },
+        ],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: Params = parse_params(params)?;
+        params.validate().map_err(|e| e.within("params"))?;
+        Ok(HydroCache::new(topology.servers, params, mutants))
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (any::<bool>(), 1u64..120, any::<bool>())
+            .prop_map(|(opt, refresh_ms, no_prewarm)| {
+                serde_json::json!({"mode": if opt { "opt" } else { "con" }, "refresh_period_ns": refresh_ms * 1_000_000, "prewarm": !no_prewarm})
+            })
+            .boxed()
+    }
+}

@@ -1,0 +1,138 @@
+//! HydroCache's messages and timers: cache ↔ database, the library ↔ its cache, cache ↔ cache
+//! (pinned versions), and Con's coordination rounds.
+
+use super::version::{Cut, Deps, HVersion};
+use super::{Seq, WfKey};
+use causim_sim::history::{Key, Value};
+use causim_sim::node::{Message, NodeId, Outbox};
+
+/// What a read of a key requires of the version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Need {
+    /// At least this version (0: any).
+    AtLeast(Seq),
+    /// Exactly this version, pinned at this cache (read upstream).
+    Exact(Seq, NodeId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    // cache ↔ database
+    Fetch {
+        req: u64,
+        keys: Vec<Key>,
+        subscribe: bool,
+    },
+    FetchReply {
+        req: u64,
+        versions: Vec<(Key, HVersion)>,
+    },
+    /// A cache's periodic refresh: what changed since its last pull.
+    Pull,
+    Notify {
+        versions: Vec<(Key, HVersion)>,
+    },
+    // sink ↔ database
+    WriteTx {
+        deps: Deps,
+        writes: Vec<(Key, Value)>,
+    },
+    WriteAck {
+        seqs: Vec<(Key, Seq)>,
+    },
+    // library ↔ its cache
+    Read {
+        req: u64,
+        wf: WfKey,
+        keys: Vec<(Key, Need)>,
+    },
+    /// Per key: the version, the storage rounds it took, and whether it came from another cache.
+    ReadReply {
+        req: u64,
+        versions: Vec<(Key, HVersion, u32, bool)>,
+    },
+    // cache ↔ cache: a version pinned for a workflow upstream
+    PinnedRead {
+        req: u64,
+        wf: WfKey,
+        key: Key,
+        seq: Seq,
+    },
+    /// `None`: the workflow attempt is over (its pins were cleaned up); the reader is gone.
+    PinnedReply {
+        req: u64,
+        key: Key,
+        version: Option<HVersion>,
+    },
+    // Con: the coordinator ↔ every cache
+    ConPrepare {
+        wf: WfKey,
+    },
+    ConPinned {
+        wf: WfKey,
+        cut: Cut,
+    },
+    ConInstall {
+        wf: WfKey,
+        cuts: Vec<Cut>,
+    },
+    ConInstalled {
+        wf: WfKey,
+    },
+    /// The workflow attempt is over: drop its pins and snapshot.
+    Cleanup {
+        wf: WfKey,
+    },
+}
+
+impl Message for Msg {
+    fn kind(&self) -> &'static str {
+        match self {
+            Msg::Fetch { .. } => "Fetch",
+            Msg::FetchReply { .. } => "FetchReply",
+            Msg::Pull => "Pull",
+            Msg::Notify { .. } => "Notify",
+            Msg::WriteTx { .. } => "WriteTx",
+            Msg::WriteAck { .. } => "WriteAck",
+            Msg::Read { .. } => "CacheRead",
+            Msg::ReadReply { .. } => "CacheReply",
+            Msg::PinnedRead { .. } => "PinnedRead",
+            Msg::PinnedReply { .. } => "PinnedReply",
+            Msg::ConPrepare { .. } => "ConPrepare",
+            Msg::ConPinned { .. } => "ConPinned",
+            Msg::ConInstall { .. } => "ConInstall",
+            Msg::ConInstalled { .. } => "ConInstalled",
+            Msg::Cleanup { .. } => "Cleanup",
+        }
+    }
+
+    fn size_bytes(&self) -> u64 {
+        let versions = |v: &[(Key, HVersion)]| v.iter().map(|(_, v)| 8 + v.wire_bytes()).sum::<u64>();
+        1 + match self {
+            Msg::Fetch { keys, .. } => 9 + 8 * keys.len() as u64,
+            Msg::FetchReply { versions: v, .. } => 8 + versions(v),
+            Msg::Pull => 0,
+            Msg::Notify { versions: v } => versions(v),
+            Msg::WriteTx { deps, writes } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
+            Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
+            Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
+            Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),
+            Msg::PinnedRead { .. } => 36,
+            Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
+            Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
+            // Con pins whole cuts (see the module docs): one entry per cache stands for the read set.
+            Msg::ConPinned { .. } => 28,
+            Msg::ConInstall { cuts, .. } => 12 + 16 * cuts.len() as u64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    Refresh,
+    Release(u64),
+    /// A function has deserialised its context (`metadata_ns_per_kb`).
+    Start,
+}
+
+pub(super) type Out = Outbox<Msg, Timer>;

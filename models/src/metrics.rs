@@ -1,0 +1,83 @@
+//! The names of the figures protocols report, shared by the models (which report them) and the
+//! figures (which read them).
+//!
+//! A protocol reports two kinds: **observations**, samples a node gives the engine while the
+//! run goes on (`Outbox::observe`; a summary row `obs.<name>.p50`, ...), and **final metrics**,
+//! figures computed from the fixed nodes' last states (`Protocol::final_metrics`; a summary row
+//! `pm.<name>`). Each protocol's catalogue entry lists the names it may report, and a test
+//! checks every figure reads only names some protocol lists and every run reports only names
+//! its protocol lists.
+
+/// Declares each name as a constant and lists them all in [`ALL`].
+macro_rules! metrics {
+    ($($(#[$doc:meta])* $id:ident = $value:literal;)*) => {
+        $($(#[$doc])* pub const $id: &str = $value;)*
+        /// Every name, with the constant that holds it: `("VISIBILITY_NS", "visibility_ns")`.
+        pub const ALL: &[(&str, &str)] = &[$((stringify!($id), $value)),*];
+    };
+}
+
+metrics! {
+    // Observations
+
+    /// Bytes of the workflow context a function hands to the next (CausalMesh: its deps).
+    CONTEXT_BYTES = "context_bytes";
+    /// Bytes of metadata a CausalMesh client sends with a request.
+    REQUEST_METADATA_BYTES = "request_metadata_bytes";
+    /// Bytes a CausalMesh server holds in its I-cache after a step.
+    ICACHE_BYTES = "icache_bytes";
+    /// Nanoseconds from a write's completion until a server (or cache) makes it visible.
+    VISIBILITY_NS = "visibility_ns";
+    /// Bytes of protocol metadata a workflow's last function starts with.
+    METADATA_BYTES = "metadata_bytes";
+    /// Bytes of protocol metadata passed from one function to the next.
+    METADATA_BYTES_HOP = "metadata_bytes_hop";
+    /// 1 when a function read only from its cache, else 0.
+    FUNCTION_CACHE_ONLY = "function_cache_only";
+    /// Storage rounds one read needed (0: served by the cache).
+    STORAGE_ROUNDS_PER_READ = "storage_rounds_per_read";
+    /// Nanoseconds a workflow's commit took (two-phase commit).
+    COMMIT_NS = "commit_ns";
+    /// A FaaSTCC cache push that arrived after a gap in the push sequence.
+    PUSH_GAPS = "push_gaps";
+    /// FaaSTCC cache outcomes of one key read (Eq. 1's four cases).
+    CACHE_HIT = "cache_hit";
+    CACHE_MISS = "cache_miss";
+    CACHE_STALE = "cache_stale";
+    CACHE_REPLACED = "cache_replaced";
+    /// HydroCache: dependency entries of a version the database stores.
+    DEPENDENCY_ENTRIES = "dependency_entries";
+    /// HydroCache: rounds of dependency fetches one refresh needed.
+    REFRESH_ROUNDS = "refresh_rounds";
+    /// HydroCache: a read of an attempt that was cleaned up, dropped.
+    RETIRED_READS = "retired_reads";
+    /// HydroCache: a read a cache forwarded to another cache.
+    REMOTE_READS = "remote_reads";
+    /// HydroCache: a read batch asked again because an earlier key needed a newer version.
+    BATCH_REREADS = "batch_rereads";
+    /// HydroCache-Con: nanoseconds to gather and install a workflow's snapshot.
+    CON_PREPARE_NS = "con_prepare_ns";
+
+    // Final metrics
+
+    /// CausalMesh: bytes of metadata the servers hold at the end (C-cache and I-cache).
+    METADATA_BYTES_FINAL = "metadata_bytes_final";
+    /// CausalMesh: versions in the servers' I-caches at the end.
+    ICACHE_VERSIONS_FINAL = "icache_versions_final";
+    /// Keys cached at the end, over all caches.
+    CACHE_ENTRIES = "cache_entries";
+    /// FaaSTCC: versions the store holds at the end.
+    STORE_VERSIONS = "store_versions";
+    /// HydroCache: bytes of dependency metadata the caches hold at the end.
+    CACHE_METADATA_BYTES = "cache_metadata_bytes";
+}
+
+/// The summary key of an observation's statistic (`obs.context_bytes.p50`).
+pub fn observed(name: &str, statistic: &str) -> String {
+    format!("obs.{name}.{statistic}")
+}
+
+/// The summary key of a final metric (`pm.metadata_bytes_final`).
+pub fn final_metric(name: &str) -> String {
+    format!("pm.{name}")
+}
