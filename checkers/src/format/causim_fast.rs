@@ -599,6 +599,35 @@ mod tests {
     }
 
     #[test]
+    fn written_values_fail_in_line_order() {
+        let w = |v: &str| format!("{{\"session\":\"c1\",\"ops\":[{{\"f\":\"w\",\"key\":\"x\",\"value\":{v}}}]}}");
+        let two = |a: &str, b: &str| {
+            format!(
+                "{{\"session\":\"c1\",\"ops\":[{{\"f\":\"w\",\"key\":\"x\",\"value\":{a}}},{{\"f\":\"w\",\"key\":\"y\",\"value\":{b}}}]}}"
+            )
+        };
+        let cases = [
+            // A value written twice (line 3), then a malformed line (5): the former.
+            [w("1"), w("2"), w("1"), w("3"), "{".into()],
+            // A malformed line (2), then a value written twice (4): the former.
+            [w("1"), "{".into(), w("2"), w("1"), w("3")],
+            // On one line, a value written twice, then a null write: the null write, as it is
+            // found while the line is read.
+            [w("1"), w("2"), two("1", "null"), w("3"), w("4")],
+            // The initial value written (line 3) before a duplicate (line 4).
+            [r#"{"format":"causim-history/1","initial":{"x":7}}"#.into(), w("1"), w("7"), w("1"), w("2")],
+        ];
+        for case in cases {
+            let text = case.join("\n");
+            for chunk in [1, 40, CHUNK] {
+                same_as_reference(text.as_bytes(), chunk);
+            }
+        }
+        let first = outcome([w("1"), w("2"), w("1"), "{".into()].join("\n").as_bytes(), |t, b| read(t, b));
+        assert!(first.starts_with("error: line 3: DuplicateWrite: x=1 is written twice (also at line 1)"), "{first}");
+    }
+
+    #[test]
     fn mangled_histories_fail_or_pass_exactly_as_with_the_line_reader() {
         let good: Vec<&str> = LINES.iter().copied().filter(|l| !l.contains("2.0")).collect();
         let text = good.join("\n").into_bytes();

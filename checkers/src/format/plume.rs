@@ -47,7 +47,10 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         if text.is_empty() {
             continue;
         }
-        let (write, key, value, session, txn) = parse_line(text).map_err(|p| ParseError::at(line_no, p))?;
+        let (write, key, value, session, txn) = match parse_plain_line(text) {
+            Some(fields) => fields,
+            None => parse_line(text).map_err(|p| ParseError::at(line_no, p))?,
+        };
         if txn < 0 && txn != ABORTED {
             return Err(ParseError::at(
                 line_no,
@@ -59,7 +62,10 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             let c = current.take().expect("checked above");
             close(b, &mut sessions, &mut closed, &mut aborted, c)?;
         }
-        if let Some(first) = closed.get(&txn) {
+        // (Only a line that starts a transaction can reopen a closed one.)
+        if current.is_none()
+            && let Some(first) = closed.get(&txn)
+        {
             return Err(ParseError::at(
                 line_no,
                 format!(
@@ -118,6 +124,36 @@ fn close(
         (c.txn as u64, Outcome::Ok)
     };
     b.end_txn(TxnMeta { id: Some(id), session, after: &[], node: NONE, times: None, outcome, line: c.line })
+}
+
+/// The common case of [`parse_line`], fast: `r(1,2,3,4)` exactly, with digits only (and `-1` as
+/// the transaction). `None` for anything else, which [`parse_line`] reads or words an error for.
+#[inline]
+fn parse_plain_line(text: &[u8]) -> Option<(bool, u64, u64, u64, i64)> {
+    let write = match text.first()? {
+        b'r' => false,
+        b'w' => true,
+        _ => return None,
+    };
+    let (open, close) = (text.get(1)?, text.last()?);
+    if *open != b'(' || *close != b')' {
+        return None;
+    }
+    let digits = |f: &[u8]| -> Option<u64> {
+        if f.is_empty() || f.len() > 19 || !f.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(f.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+    };
+    let mut fields = text[2..text.len() - 1].split(|c| *c == b',');
+    let key = digits(fields.next()?)?;
+    let value = digits(fields.next()?)?;
+    let session = digits(fields.next()?)?;
+    let txn = match fields.next()? {
+        b"-1" => -1,
+        f => i64::try_from(digits(f)?).ok()?,
+    };
+    fields.next().is_none().then_some((write, key, value, session, txn))
 }
 
 /// Parse `r(1,2,3,4)`; spaces around numbers are tolerated.
