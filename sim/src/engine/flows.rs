@@ -6,6 +6,7 @@
 //! `workers_per_machine` functions at once and queues the rest in FIFO order.
 
 use crate::config::PlacementPolicy;
+use crate::history::{Key, Value};
 use crate::node::NodeId;
 use crate::rng::{RngStream, splitmix64};
 use crate::time::Time;
@@ -41,6 +42,9 @@ pub(crate) struct WorkflowRun<C> {
     pub remaining: usize,
     /// What the last aborted attempt hands the next one (`Protocol::retry_context`).
     pub retry_context: Option<C>,
+    /// Writes of this attempt's finished functions that no history line has reported yet
+    /// (where a workflow is one transaction, its sink commits and records them).
+    pub unrecorded_writes: Vec<(Key, Value)>,
 }
 
 /// What one attempt knows about one of its functions.
@@ -70,6 +74,7 @@ impl<C> WorkflowRun<C> {
             running: SmallVec::new(),
             remaining: n,
             retry_context: None,
+            unrecorded_writes: Vec::new(),
         };
         run.reset();
         run
@@ -90,6 +95,7 @@ impl<C> WorkflowRun<C> {
         }));
         self.running.clear();
         self.remaining = n;
+        self.unrecorded_writes.clear();
     }
 
     /// The history ids that must precede function `f`'s first line: for each predecessor, its

@@ -202,10 +202,14 @@ impl<P: Protocol> Sim<P> {
             let fields = format!("\"fn\":{}", self.display_json(id));
             self.trace_event("done", &fields);
         }
+        // Writes it left to a later function to commit stay owed until a line reports them
+        // (taken before `retire`, which may hand the slot to a waiting function).
+        let mut owed = std::mem::take(&mut self.functions[slot].unrecorded_writes);
         let node = self.retire(id);
         let context = self.protocol.finish_function(node);
         let run = self.workflows.get_mut(workflow).expect("a live function's workflow is live");
         run.running.retain(|r| *r != id);
+        run.unrecorded_writes.append(&mut owed);
         run.remaining -= 1;
         let attempt = run.attempt;
         let succs = run.plan.dag.succs(function);
@@ -310,9 +314,14 @@ impl<P: Protocol> Sim<P> {
     /// (Jepsen's `info`): the server may have applied it, so a later read of it is no thin-air
     /// read; `aborted` would make that read an AbortedRead. One transaction per write, so
     /// reading the earlier of two is no intermediate read.
+    /// The function also answers for the writes its attempt's finished functions left for a
+    /// later one to commit: that commit may be what is still on its way.
     pub(super) fn record_unreported_writes(&mut self, id: NodeId, note: &'static str) {
         let slot = id.slot();
-        let writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
+        let mut writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
+        if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow) {
+            writes.append(&mut run.unrecorded_writes);
+        }
         let invoke_ns = self.functions[slot].spawned_ns;
         for &(key, value) in &writes {
             let record = TxnRecord {
@@ -326,7 +335,6 @@ impl<P: Protocol> Sim<P> {
             };
             self.write_record_measured(id, record, false);
         }
-        let mut writes = writes;
         writes.clear();
         self.functions[slot].unrecorded_writes = writes;
     }
@@ -356,6 +364,16 @@ impl<P: Protocol> Sim<P> {
         let id = self.next_record_id;
         self.next_record_id += 1;
         let run = self.workflows.get_mut(workflow).expect("live");
+        if !run.unrecorded_writes.is_empty() {
+            for op in &record.ops {
+                if op.kind == OpKind::Write
+                    && let Some(value) = op.value
+                    && let Some(i) = run.unrecorded_writes.iter().position(|&w| w == (op.key, value))
+                {
+                    run.unrecorded_writes.remove(i);
+                }
+            }
+        }
         let f = function as usize;
         // In a chain the session order already says it; `after` links functions of a DAG.
         let per_function = !run.plan.dag.is_chain();
