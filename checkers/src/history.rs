@@ -648,7 +648,8 @@ pub struct HistoryBuilder {
     ops_start: usize,
     format: InputFormat,
     header_info: BTreeMap<String, String>,
-    scratch: FxHashMap<u32, u32>,
+    /// (key, op) of one transaction's writes, reused.
+    scratch: Vec<u64>,
     next_line: u64,
     lists: Option<Box<crate::lists::ListReads>>,
 }
@@ -684,7 +685,7 @@ impl HistoryBuilder {
             ops_start: 0,
             format: InputFormat::Causim,
             header_info: BTreeMap::new(),
-            scratch: map_with_capacity(0),
+            scratch: Vec::new(),
             next_line: 1,
             lists: None,
         }
@@ -958,33 +959,22 @@ impl HistoryBuilder {
         if self.ids_dense { (id < self.txns.len() as u64).then_some(id as u32) } else { self.ids.get(&id).copied() }
     }
 
+    /// Mark the writes of ops `start..end` (one transaction) that a later write of the same key
+    /// in it overwrites: sort its writes by key, then each but the last of a key is overwritten.
     fn mark_overwritten(&mut self, start: usize, end: usize) {
-        let n = end - start;
-        if n <= 1 {
+        if end - start <= 1 {
             return;
         }
-        if n <= 32 {
-            for o in start..end {
-                if self.ops[o].is_read() {
-                    continue;
-                }
-                let key = self.ops[o].key;
-                if self.ops[o + 1..end].iter().any(|p| p.is_write() && p.key == key) {
-                    self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
-                }
-            }
-            return;
-        }
-        self.scratch.clear();
-        for o in (start..end).rev() {
-            if self.ops[o].is_read() {
-                continue;
-            }
-            let key = self.ops[o].key;
-            if self.scratch.insert(key, o as u32).is_some() {
-                self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
+        let mut writes = std::mem::take(&mut self.scratch);
+        writes.clear();
+        writes.extend((start..end).filter(|o| self.ops[*o].is_write()).map(|o| u64::from(self.ops[o].key) << 32 | o as u64));
+        writes.sort_unstable();
+        for pair in writes.windows(2) {
+            if pair[0] >> 32 == pair[1] >> 32 {
+                self.ops[pair[0] as u32 as usize].kind = KIND_WRITE_OVERWRITTEN;
             }
         }
+        self.scratch = writes;
     }
 
     fn key_name(&self, k: u32) -> String {

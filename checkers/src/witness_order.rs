@@ -76,7 +76,8 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
             };
             pos = next;
         }
-        let writes = KeyWrites::build(h, units, succ, &pos);
+        // Built when a first read needs it (most histories need none).
+        let mut writes: Option<KeyWrites> = None;
         let mut edges: Vec<(u32, u32)> = Vec::new();
         // Units in the order of the guess; `last[x]` is the position (plus one) of the last write
         // of `x` placed so far, so that a read of the last write before it needs no search.
@@ -93,7 +94,7 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
                 if last[key as usize] <= after {
                     continue; // nothing of `key` placed between the write read and the read
                 }
-                let list = writes.of(key);
+                let list = writes.get_or_insert_with(|| KeyWrites::build(h, units, succ, &pos)).of(key);
                 let from = list.partition_point(|e| e.0 < after);
                 for &(p, v) in &list[from..] {
                     if p >= pos[u] {

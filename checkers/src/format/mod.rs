@@ -20,6 +20,7 @@
 
 pub(crate) mod causim;
 mod causim_fast;
+mod chunked;
 pub(crate) mod cobra;
 pub(crate) mod dbcop;
 pub(crate) mod dbcop_bincode;
