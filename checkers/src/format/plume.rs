@@ -277,13 +277,23 @@ pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// The history (or the error) read from `text` in chunks of about `chunk` bytes.
+    /// The history (or the error) read from `text` in chunks of about `chunk` bytes: the same
+    /// whether written values are indexed as each transaction ends or when reading is done.
     fn outcome(text: &str, chunk: usize) -> String {
-        let mut b = HistoryBuilder::new();
-        match read_chunked(text.as_bytes(), &mut b, chunk).and_then(|()| b.finish()) {
-            Ok(h) => format!("{h:?}"),
-            Err(e) => format!("error: {e}"),
-        }
+        let run = |defer: bool| {
+            let mut b = HistoryBuilder::new();
+            if defer {
+                b.defer_write_index();
+            }
+            let result = read_chunked(text.as_bytes(), &mut b, chunk);
+            match b.finish_reading(result) {
+                Ok(h) => format!("{h:?}"),
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        let at_once = run(false);
+        assert_eq!(run(true), at_once, "indexing at the end changes the outcome of:\n{text}");
+        at_once
     }
 
     #[test]
