@@ -20,11 +20,6 @@ fn options(protocol: &str, mutants: &[&str]) -> FuzzOptions {
     o.threads = 2;
     o.invariants = false;
     o.shrink_iters_max = 1500;
-    if protocol == "causalmesh_tcc" {
-        // CausalMesh-TCC's join records the source's writes once per branch (a duplicate
-        // write, see docs/fuzzing.md); chains only until that is fixed.
-        o.fan_out = false;
-    }
     o
 }
 

@@ -60,6 +60,14 @@ pub trait Protocol {
     /// Takes back the context of a function instance that reported `FunctionDone`.
     fn finish_function(&self, node: Self::Node) -> Self::Context;
 
+    /// The context a retried attempt starts from, given the function instance that aborted
+    /// the workflow: what the failed attempt learned (e.g. versions the retry must not read
+    /// older than). `None`, the default, starts afresh from `new_context`.
+    fn retry_context(&self, aborting: &Self::Node) -> Option<Self::Context> {
+        let _ = aborting;
+        None
+    }
+
     /// Merges the contexts of a join's predecessors (in predecessor order).
     fn join_contexts(&self, contexts: Vec<Self::Context>) -> Self::Context;
 

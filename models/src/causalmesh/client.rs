@@ -8,10 +8,12 @@
 //! CausalMesh-TCC: the workflow is one transaction. Writes are buffered; reads return the
 //! oldest version that forms a cut with the read set, repeat earlier reads, and see the
 //! transaction's own writes; the last function commits the buffer as one batch. At a join the
-//! branches' read sets must form a cut, or the workflow aborts.
+//! union of the branches' read sets must form a cut under the whole causal past of the writes
+//! read, which only a server can judge: the function after the join asks its server first, and
+//! the workflow aborts (and is retried) when it is not.
 
 use super::msg::Msg;
-use super::vc::{Deps, Version, merge_dep, merge_deps};
+use super::vc::{Deps, Vc, Version, merge_dep, merge_deps};
 use crate::metrics;
 use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
@@ -39,6 +41,12 @@ pub struct MeshContext {
     pub txn_started_ns: Option<Time>,
     /// Set at a join whose branches' read sets do not form a cut.
     pub invalid: Option<&'static str>,
+    /// Set at a join of branches that each read keys the other did not: the next function
+    /// asks its server whether the union is a cut before it goes on (§7's validation phase).
+    pub validate: bool,
+    /// Versions a retried workflow must not read older than, when it can (learned from the
+    /// fractures of earlier attempts' joins; see `retry_context`).
+    pub read_floor: BTreeMap<Key, Vc>,
 }
 
 impl MeshContext {
@@ -59,6 +67,14 @@ impl MeshContext {
                     mine.push(v);
                 }
             }
+        }
+        // A branch's read set was built read by read as a cut; a union needs validating only
+        // when neither side's reads include the other's.
+        let mine_only = self.read_set.keys().any(|k| !other.read_set.contains_key(k));
+        let theirs_only = other.read_set.keys().any(|k| !self.read_set.contains_key(k));
+        self.validate |= other.validate || (mine_only && theirs_only);
+        for (k, f) in other.read_floor {
+            raise_floor(&mut self.read_floor, k, f);
         }
         for (k, v) in other.read_set {
             match self.read_set.get(&k) {
@@ -94,6 +110,11 @@ impl MeshContext {
             self.invalid = Some("the read sets of parallel functions do not form a cut");
         }
     }
+}
+
+fn raise_floor(floors: &mut BTreeMap<Key, Vc>, key: Key, vc: Vc) {
+    let f = floors.entry(key).or_insert(vc);
+    *f = (*f).max(vc);
 }
 
 /// Every dependency of a version in the read set is covered by the version read of that key.
@@ -164,6 +185,13 @@ impl Client {
         self.ctx
     }
 
+    /// What a retry of this function's aborted workflow starts from: the read floors learned.
+    /// Without them a retry can repeat the same fractured join forever: each branch reads the
+    /// oldest version that forms a cut with its own reads (Fig. 11), and nothing else changes.
+    pub fn retry_context(&self) -> Option<MeshContext> {
+        (!self.ctx.read_floor.is_empty()).then(|| MeshContext { read_floor: self.ctx.read_floor.clone(), ..MeshContext::default() })
+    }
+
     pub fn check_invariants(&self) -> Result<(), String> {
         match &self.violation {
             Some(v) => Err(v.clone()),
@@ -176,6 +204,12 @@ impl Client {
             self.ctx.txn_started_ns.get_or_insert(now);
             if let Some(reason) = self.ctx.invalid {
                 self.abort_txn(now, reason, out);
+                return;
+            }
+            if self.ctx.validate {
+                let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
+                out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
+                out.send(self.server, Msg::ClientValidateTcc { read_set });
                 return;
             }
         }
@@ -221,7 +255,8 @@ impl Client {
                     } else {
                         let read_set = self.ctx.read_set.iter().map(|(k, v)| (*k, v.winner)).collect();
                         out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
-                        out.send(self.server, Msg::ClientReadTcc { key, read_set });
+                        let floor = self.ctx.read_floor.get(&key).copied();
+                        out.send(self.server, Msg::ClientReadTcc { key, read_set, floor });
                         return;
                     }
                 }
@@ -371,6 +406,16 @@ impl Client {
                 let op = OpRecord::read(key, version.value).with_version(version.vc.to_u64s());
                 self.ctx.read_set.insert(key, version);
                 self.txn_op(op, self.invoked_at);
+            }
+            Msg::ValidateReply { fracture } => {
+                self.ctx.validate = false;
+                if let Some((key, needed)) = fracture {
+                    raise_floor(&mut self.ctx.read_floor, key, needed);
+                    self.abort_txn(now, "the union of the parallel functions' read sets is not a cut", out);
+                } else {
+                    self.issue_next(now, out);
+                }
+                return;
             }
             Msg::CommitReply { vc } => {
                 for op in &mut self.ctx.txn_ops {

@@ -112,7 +112,7 @@ pub const MUTANTS: &[Mutant] = &[
 
 /// CausalMesh-TCC's named bugs.
 pub const TCC_MUTANTS: &[Mutant] =
-    &[NO_CARRY_LOCAL_WRITES, REVEAL_AT_HEAD, NEAREST_DEPS_ONLY, EVICT_IGNORES_DEPENDENTS, INTEGRATE_BY_VC_DOMINANCE, TCC_IGNORES_CUT];
+    &[NO_CARRY_LOCAL_WRITES, REVEAL_AT_HEAD, NEAREST_DEPS_ONLY, EVICT_IGNORES_DEPENDENTS, INTEGRATE_BY_VC_DOMINANCE, TCC_IGNORES_CUT, JOIN_CHECKS_DIRECT_DEPS];
 
 const NO_CARRY_LOCAL_WRITES: Mutant = Mutant {
     name: "no_carry_local_writes",
@@ -158,6 +158,13 @@ const TCC_IGNORES_CUT: Mutant = Mutant {
     name: "tcc_ignores_cut",
     about: "CausalMesh-TCC reads return the newest version without checking that it forms a cut \
          with the read set (fractured read: FracturedReadCO)",
+};
+
+const JOIN_CHECKS_DIRECT_DEPS: Mutant = Mutant {
+    name: "join_checks_direct_deps",
+    about: "CausalMesh-TCC's validation at a join checks only the direct dependencies of the writes \
+         read, so a branch that read x=2 (whose past holds c=1 through x=1) joins one that read the \
+         initial c (COConflictCM)",
 };
 
 /// `protocol.params` for `causalmesh` and `causalmesh_tcc`.
@@ -313,6 +320,7 @@ impl CausalMesh {
             reveal_at_head: self.has("reveal_at_head"),
             read_without_integration: self.has("read_without_integration"),
             tcc_ignores_cut: self.has("tcc_ignores_cut"),
+            join_checks_direct_deps: self.has("join_checks_direct_deps"),
         }
     }
 
@@ -377,6 +385,13 @@ impl Protocol for CausalMesh {
         match node {
             MeshNode::Client(c) => c.into_context(),
             _ => unreachable!("only clients finish"),
+        }
+    }
+
+    fn retry_context(&self, aborting: &MeshNode) -> Option<MeshContext> {
+        match aborting {
+            MeshNode::Client(c) => c.retry_context(),
+            _ => None,
         }
     }
 
@@ -479,6 +494,9 @@ impl Protocol for CausalMeshTcc {
     }
     fn finish_function(&self, node: MeshNode) -> MeshContext {
         self.0.finish_function(node)
+    }
+    fn retry_context(&self, aborting: &MeshNode) -> Option<MeshContext> {
+        self.0.retry_context(aborting)
     }
     fn join_contexts(&self, contexts: Vec<MeshContext>) -> MeshContext {
         self.0.join_contexts(contexts)

@@ -31,6 +31,13 @@ pub enum Msg {
     ClientReadTcc {
         key: Key,
         read_set: Deps,
+        /// A retried workflow's lower bound for `key`: the version a failed join needed.
+        floor: Option<Vc>,
+    },
+    /// CausalMesh-TCC's validation phase at a join (§7): does the union of the parallel
+    /// functions' read sets (the write read of each key) form a cut?
+    ClientValidateTcc {
+        read_set: Deps,
     },
     /// CausalMesh-TCC: the workflow's buffered writes, sent once at its end (§7).
     ClientCommit {
@@ -57,6 +64,11 @@ pub enum Msg {
     },
     CommitReply {
         vc: Vc,
+    },
+    /// `fracture`: `None` when the read set is a cut; otherwise a key read too old, and the
+    /// write of it that the union's causal past holds.
+    ValidateReply {
+        fracture: Option<(Key, Vc)>,
     },
 
     // Server → server.
@@ -106,12 +118,14 @@ impl Message for Msg {
             Msg::ClientReadTxn { .. } => "ClientReadTxn",
             Msg::ClientWrite { .. } => "ClientWrite",
             Msg::ClientReadTcc { .. } => "ClientReadTcc",
+            Msg::ClientValidateTcc { .. } => "ClientValidateTcc",
             Msg::ClientCommit { .. } => "ClientCommit",
             Msg::ReadReply { .. } => "ReadReply",
             Msg::ReadTxnReply { .. } => "ReadTxnReply",
             Msg::WriteReply { .. } => "WriteReply",
             Msg::ReadTccReply { .. } => "ReadTccReply",
             Msg::CommitReply { .. } => "CommitReply",
+            Msg::ValidateReply { .. } => "ValidateReply",
             Msg::ServerWrite { .. } => "ServerWrite",
             Msg::Integrate { .. } => "Integrate",
             Msg::DbWrite { .. } => "DbWrite",
@@ -127,13 +141,15 @@ impl Message for Msg {
             Msg::ClientRead { deps, .. } => 8 + deps_bytes(deps),
             Msg::ClientReadTxn { keys, deps } => 8 * keys.len() as u64 + deps_bytes(deps),
             Msg::ClientWrite { deps, local, .. } => 16 + deps_bytes(deps) + writes_bytes(local),
-            Msg::ClientReadTcc { read_set, .. } => 8 + deps_bytes(read_set),
+            Msg::ClientReadTcc { read_set, floor, .. } => 8 + deps_bytes(read_set) + floor.map_or(0, |f| f.bytes()),
+            Msg::ClientValidateTcc { read_set } => deps_bytes(read_set),
             Msg::ClientCommit { writes, deps } => 16 * writes.len() as u64 + deps_bytes(deps),
             Msg::ReadReply { version, .. } => 8 + version.bytes(),
             Msg::ReadTxnReply { versions } => writes_bytes(versions),
             Msg::WriteReply { vc, deps, .. } => 8 + vc.bytes() + deps_bytes(deps),
             Msg::ReadTccReply { version, .. } => 8 + version.as_ref().map_or(0, |v| v.bytes()),
             Msg::CommitReply { vc } => vc.bytes(),
+            Msg::ValidateReply { fracture } => fracture.map_or(0, |(_, vc)| 8 + vc.bytes()),
             Msg::ServerWrite { writes, carried, .. } => 5 + writes_bytes(writes) + writes_bytes(carried),
             Msg::Integrate { writes } => writes.iter().map(|(_, vc)| 8 + vc.bytes()).sum(),
             Msg::DbWrite { writes, .. } => 9 + writes_bytes(writes),

@@ -35,6 +35,26 @@ pub struct ServerRules {
     pub read_without_integration: bool,
     /// Mutant `tcc_ignores_cut`.
     pub tcc_ignores_cut: bool,
+    /// Mutant `join_checks_direct_deps`.
+    pub join_checks_direct_deps: bool,
+}
+
+/// How a write whose dependencies this server no longer knows counts when deciding whether
+/// it lies in another write's causal past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unknown {
+    /// As in the past: the protocol's choice (an extra abort, never a fracture).
+    InPast,
+    /// As not in the past: the invariant's (it reports only what it can prove).
+    NotInPast,
+}
+
+/// Why a join's read set is not a cut: `key` was read older than `needed`, a write of it in
+/// the causal past of another write read.
+struct Fracture {
+    key: Key,
+    needed: Vc,
+    why: String,
 }
 
 /// A client write waiting for the database to acknowledge its flush.
@@ -67,6 +87,8 @@ pub struct Server {
     waiting: Vec<Waiting>,
     fetching: BTreeSet<Key>,
     next_id: u64,
+    /// Ghost state for the join invariant: the read set of a validation this input accepted.
+    accepted_join: Option<Deps>,
 }
 
 impl Server {
@@ -83,6 +105,7 @@ impl Server {
             waiting: Vec::new(),
             fetching: BTreeSet::new(),
             next_id: 0,
+            accepted_join: None,
         }
     }
 
@@ -117,10 +140,12 @@ impl Server {
     }
 
     fn handle(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        self.accepted_join = None;
         match msg {
             Msg::ClientRead { .. } | Msg::ClientReadTxn { .. } | Msg::ClientReadTcc { .. } => self.serve_read(now, from, msg, out),
             Msg::ClientWrite { key, value, deps, local } => self.client_write(now, from, vec![(key, value)], deps, local, out),
             Msg::ClientCommit { writes, deps } => self.client_write(now, from, writes, deps, Vec::new(), out),
+            Msg::ClientValidateTcc { read_set } => self.validate_join(from, read_set, out),
             Msg::ServerWrite { head, round, writes, carried, written_at_ns } => {
                 self.server_write(now, head as usize, round, writes, carried, written_at_ns, out)
             }
@@ -308,10 +333,10 @@ impl Server {
             Msg::ClientReadTxn { keys, .. } => {
                 Msg::ReadTxnReply { versions: keys.into_iter().map(|k| (k, self.cache.visible_value(k))).collect() }
             }
-            Msg::ClientReadTcc { key, read_set } => {
+            Msg::ClientReadTcc { key, read_set, floor } => {
                 // The reader needs the causal past of the write it read, not the union a merged
                 // entry keeps (which grows with every write merged into it).
-                let version = self.tcc_choose(key, &read_set).map(|mut v| {
+                let version = self.tcc_choose(key, &read_set, floor).map(|mut v| {
                     if let Some(own) = self.cache.write_deps(key, &v.winner) {
                         v.deps = own;
                     }
@@ -325,7 +350,9 @@ impl Server {
     }
 
     /// Fig. 11 lines 17–19: the oldest visible version of `key` that forms a cut with the
-    /// read set. `None` makes the client abort the workflow.
+    /// read set. `None` makes the client abort the workflow. A retried workflow's `floor`
+    /// (the version of `key` a failed join needed) is honoured when a version at or above it
+    /// forms a cut; otherwise the choice is as without it.
     ///
     /// Versions are compared by their *writes* in the arbitration order (the lexicographic
     /// order of write VCs, which extends causality; §3.2): a ring entry's merged VC can cover a
@@ -342,8 +369,18 @@ impl Server {
     /// `v`); a walk over the writes' own dependencies decides, and a write whose dependencies
     /// are forgotten counts as in the past (an extra abort, never a fracture). Fig. 11 alone
     /// misses fractures one write further away.
-    fn tcc_choose(&self, key: Key, read_set: &Deps) -> Option<Version> {
+    fn tcc_choose(&self, key: Key, read_set: &Deps, floor: Option<Vc>) -> Option<Version> {
         let versions = self.cache.visible_versions(key);
+        if let Some(floor) = floor {
+            let above: Vec<Version> = versions.iter().filter(|v| v.winner >= floor).cloned().collect();
+            if let Some(v) = self.tcc_choose_among(key, read_set, above) {
+                return Some(v);
+            }
+        }
+        self.tcc_choose_among(key, read_set, versions)
+    }
+
+    fn tcc_choose_among(&self, key: Key, read_set: &Deps, versions: Vec<Version>) -> Option<Version> {
         if self.rules.tcc_ignores_cut {
             return versions.last().cloned();
         }
@@ -360,12 +397,75 @@ impl Server {
             needs.iter().all(|n| !newer(n, w))
                 && self.cache.deps_of(key, w).iter().all(|(k, d)| read.get(k).is_none_or(|r| !newer(d, r)))
                 && known_read.iter().all(|(k, r, known)| {
-                    let in_past = |u_key, u: &Vc, of_key, of: &Vc| self.cache.in_causal_past(u_key, u, of_key, of) != Some(false);
-                    let newer_read_key_in_v = known.iter().any(|u| u.le(w) && newer(u, r) && in_past(*k, u, key, w));
-                    let newer_key_in_read = known_here.iter().any(|u| u.le(r) && newer(u, w) && in_past(key, u, *k, r));
-                    !newer_read_key_in_v && !newer_key_in_read
+                    self.newer_in_past(*k, r, known, key, w, Unknown::InPast).is_none()
+                        && self.newer_in_past(key, w, &known_here, *k, r, Unknown::InPast).is_none()
                 })
         })
+    }
+
+    /// A write of `b_key` newer (in the arbitration order) than `b_read` that lies in the
+    /// causal past of write `a` of `a_key`: reading both `a` and `b_read` is then fractured.
+    /// `known_b`: the writes of `b_key` this server knows. A write's VC dominates its past, so
+    /// only writes below `a` are walked from.
+    fn newer_in_past(&self, b_key: Key, b_read: &Vc, known_b: &[Vc], a_key: Key, a: &Vc, unknown: Unknown) -> Option<Vc> {
+        known_b.iter().copied().find(|u| {
+            u.le(a)
+                && u.cmp(b_read) == Ordering::Greater
+                && match self.cache.in_causal_past(b_key, u, a_key, a) {
+                    Some(in_past) => in_past,
+                    None => unknown == Unknown::InPast,
+                }
+        })
+    }
+
+    /// CausalMesh-TCC's validation phase at a join (§7: "checks if the union of the read sets
+    /// from these functions forms a cut"). Each branch's reads formed a cut on their own; the
+    /// union must too, under the whole causal past of each write read, not only its direct
+    /// dependencies: a branch that read x=2 whose past holds c=1 through x=1 cannot join one
+    /// that read the initial c. The read writes are integrated first, so their pasts are known
+    /// here; a write whose dependencies this server has forgotten counts as in the past (an
+    /// extra abort, never a fracture).
+    fn validate_join(&mut self, client: NodeId, read_set: Deps, out: &mut Outbox<Msg, ()>) {
+        out.trace("ValidateJoin", || format!("{{\"keys\":{}}}", read_set.len()));
+        if !self.rules.read_without_integration {
+            self.cache.integrate(&read_set);
+        }
+        let fracture = self.join_fracture(&read_set, Unknown::InPast);
+        match &fracture {
+            Some(f) => out.trace("JoinFractured", || format!("{{\"why\":{:?}}}", f.why)),
+            None => self.accepted_join = Some(read_set),
+        }
+        out.send(client, Msg::ValidateReply { fracture: fracture.map(|f| (f.key, f.needed)) });
+    }
+
+    /// Why `read_set` is not a cut, or `None`. The direct test is Fig. 11's (a write read
+    /// depends on a newer version of another key read); the transitive one walks the pasts,
+    /// unless the `join_checks_direct_deps` mutant is on.
+    fn join_fracture(&self, read_set: &Deps, unknown: Unknown) -> Option<Fracture> {
+        let read: BTreeMap<Key, Vc> = read_set.iter().copied().collect();
+        let newer = |a: &Vc, b: &Vc| a.cmp(b) == Ordering::Greater;
+        for (a_key, a) in &read {
+            let deps = self.cache.write_deps(*a_key, a).map_or_else(|| self.cache.deps_of(*a_key, a), |d| d.into_iter().collect());
+            for (d_key, d) in deps {
+                if let Some(r) = read.get(&d_key).filter(|r| newer(&d, r)) {
+                    let why = format!("key {a_key}@{a} depends on key {d_key}@{d}, newer than {d_key}@{r} read");
+                    return Some(Fracture { key: d_key, needed: d, why });
+                }
+            }
+        }
+        if self.rules.join_checks_direct_deps && unknown == Unknown::InPast {
+            return None;
+        }
+        for (b_key, b_read) in &read {
+            let known_b = self.cache.known_writes(*b_key);
+            for (a_key, a) in read.iter().filter(|(k, _)| *k != b_key) {
+                if let Some(u) = self.newer_in_past(*b_key, b_read, &known_b, *a_key, a, unknown) {
+                    let why = format!("key {a_key}@{a} causally follows key {b_key}@{u}, newer than {b_key}@{b_read} read");
+                    return Some(Fracture { key: *b_key, needed: u, why });
+                }
+            }
+        }
+        None
     }
 
     // -----------------------------------------------------------------------------------------
@@ -402,8 +502,14 @@ impl Server {
         }
     }
 
+    /// The C-cache is a causal cut; a join this input accepted read a cut (writes whose
+    /// dependencies are forgotten are given the benefit of the doubt here).
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.cache.check_causal_cut()
+        self.cache.check_causal_cut()?;
+        match self.accepted_join.as_ref().and_then(|r| self.join_fracture(r, Unknown::NotInPast)) {
+            Some(f) => Err(format!("a join was accepted whose read sets do not form a cut: {}", f.why)),
+            None => Ok(()),
+        }
     }
 
     /// A crash loses the caches and pending requests; the database keeps every flushed write.

@@ -39,6 +39,8 @@ pub(crate) struct WorkflowRun<C> {
     /// Its live function instances, in spawn order (inline: chains run one at a time).
     pub running: SmallVec<[NodeId; 2]>,
     pub remaining: usize,
+    /// What the last aborted attempt hands the next one (`Protocol::retry_context`).
+    pub retry_context: Option<C>,
 }
 
 /// What one attempt knows about one of its functions.
@@ -60,7 +62,16 @@ impl<C> WorkflowRun<C> {
     pub fn new(plan: WorkflowPlan, arrival_ns: Time, client: Option<u32>) -> WorkflowRun<C> {
         let n = plan.dag.len();
         let mut run =
-            WorkflowRun { attempt: 1, plan, arrival_ns, client, functions: Vec::with_capacity(n), running: SmallVec::new(), remaining: n };
+            WorkflowRun {
+                attempt: 1,
+                plan,
+                arrival_ns,
+                client,
+                functions: Vec::with_capacity(n),
+                running: SmallVec::new(),
+                remaining: n,
+                retry_context: None,
+            };
         run.reset();
         run
     }

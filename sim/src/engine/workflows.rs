@@ -101,8 +101,8 @@ impl<P: Protocol> Sim<P> {
                 Some(inbox.into_iter().map(|(_, c)| c).collect::<Vec<_>>()).map(|cs| self.protocol.join_contexts(cs))
             }
         };
-        let context = context.unwrap_or_else(|| self.protocol.new_context());
         let run = self.workflows.get_mut(workflow).expect("dispatch checked it");
+        let context = context.or_else(|| run.retry_context.clone()).unwrap_or_else(|| self.protocol.new_context());
         // A chain's session order says it all; only other shapes link functions by `after`.
         if !run.plan.dag.is_chain() {
             run.functions[f].after = run.program_order_after(function);
@@ -263,6 +263,7 @@ impl<P: Protocol> Sim<P> {
     pub(super) fn abort_workflow_of(&mut self, source: NodeId, reason: &'static str) {
         let Some(slot) = self.live_function(source) else { return };
         let workflow = self.functions[slot].workflow;
+        let retry_context = self.protocol.retry_context(self.functions[slot].node.as_ref().expect("live"));
         let running = std::mem::take(&mut self.workflows.get_mut(workflow).expect("live").running);
         for id in running {
             if self.live_function(id).is_some() {
@@ -284,6 +285,7 @@ impl<P: Protocol> Sim<P> {
         if retry {
             run.attempt += 1;
             run.reset();
+            run.retry_context = retry_context;
             let at = self.now + self.config.scheduler.retry_backoff.sample(&mut self.rng_scheduler);
             self.queue.push(at, Event::Retry { workflow });
         } else {
