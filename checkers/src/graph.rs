@@ -22,6 +22,9 @@ use crate::history::{History, NONE, RF_INIT};
 use crate::wf::{ReadClass, Wf};
 use std::collections::VecDeque;
 
+/// How many units ahead the walks over all units hint at the memory they will need.
+pub(crate) const AHEAD: usize = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Gran {
     Txn,
@@ -79,6 +82,17 @@ impl Units {
         match self.gran {
             Gran::Op => self.unit_of_op[w as usize],
             Gran::Txn => self.unit_of_txn[h.op_txn[w as usize] as usize],
+        }
+    }
+
+    /// Op granularity: a hint to start fetching the unit of the write op `o` read, if it read
+    /// one (a read's writer is usually far back in the history: the walks over all units hint
+    /// [`AHEAD`] units ahead, so that the cache misses overlap).
+    #[inline]
+    pub(crate) fn hint_writer_unit(&self, h: &History, o: usize) {
+        let w = h.rf[o];
+        if w < RF_INIT {
+            prefetch(&self.unit_of_op[w as usize]);
         }
     }
 
@@ -178,6 +192,11 @@ impl Units {
         u.pred_off.push(0);
         let mut preds: Vec<u32> = Vec::new();
         for id in 0..u.n {
+            if gran == Gran::Op
+                && let Some(o) = u.op.get(id + AHEAD)
+            {
+                u.hint_writer_unit(h, *o as usize);
+            }
             preds.clear();
             if let Some(targets) = u.after_preds.get(&(id as u32)) {
                 preds.extend(targets.iter().copied());
@@ -241,15 +260,23 @@ impl Units {
         for i in 0..self.n {
             count[i + 1] += count[i];
         }
-        let mut fill = count.clone();
+        // Fill each list from its start, moving the start to the list's end; the ends are the
+        // next lists' starts, shifted back by one below (no second table).
         let mut succ = vec![0u32; self.pred.len()];
         for u in 0..self.n {
+            if u + AHEAD < self.n {
+                for p in self.preds(u + AHEAD) {
+                    prefetch(&count[*p as usize]);
+                }
+            }
             for p in self.preds(u) {
-                let slot = &mut fill[*p as usize];
+                let slot = &mut count[*p as usize];
                 succ[*slot as usize] = u as u32;
                 *slot += 1;
             }
         }
+        count.copy_within(0..self.n, 1);
+        count[0] = 0;
         (count, succ)
     }
 }

@@ -21,7 +21,7 @@
 //! exact check decides.
 
 use crate::causal::judged;
-use crate::graph::{Gran, Units};
+use crate::graph::{AHEAD, Gran, Units, prefetch};
 use crate::history::{History, KIND_WRITE_FINAL, NONE, RF_INIT};
 use crate::level::Level;
 use crate::reach::Reach;
@@ -83,8 +83,25 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
         // of `x` placed so far, so that a read of the last write before it needs no search.
         let mut last = vec![0u32; h.keys.len()];
         let order = by_position(&pos);
+        let unit_at = |i: usize| order.as_ref().map_or(i, |order| order[i] as usize);
         for i in 0..n {
-            let u = order.as_ref().map_or(i, |order| order[i] as usize);
+            let u = unit_at(i);
+            if units.gran == Gran::Op {
+                // Reads' writers are far back: fetch a writer's unit 2 × AHEAD units ahead, and
+                // its position AHEAD ahead, so that the misses overlap.
+                if i + 2 * AHEAD < n {
+                    units.hint_writer_unit(h, units.op[unit_at(i + 2 * AHEAD)] as usize);
+                }
+                if i + AHEAD < n {
+                    let o = units.op[unit_at(i + AHEAD)] as usize;
+                    if h.rf[o] < RF_INIT {
+                        let uw = units.unit_of_op[h.rf[o] as usize];
+                        if uw != NONE {
+                            prefetch(&pos[uw as usize]);
+                        }
+                    }
+                }
+            }
             for o in units.ops_of(h, u) {
                 if !judged(level, wf.class[o]) {
                     continue;
