@@ -90,9 +90,8 @@ impl Units {
     /// [`AHEAD`] units ahead, so that the cache misses overlap).
     #[inline]
     pub(crate) fn hint_writer_unit(&self, h: &History, o: usize) {
-        let w = h.rf[o];
-        if w < RF_INIT {
-            prefetch(&self.unit_of_op[w as usize]);
+        if let Some(unit) = self.unit_of_op.get(h.rf[o] as usize) {
+            prefetch(unit);
         }
     }
 

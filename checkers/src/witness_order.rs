@@ -268,7 +268,6 @@ fn written_keys(h: &History, units: &Units, u: usize, f: &mut dyn FnMut(u32)) {
     }
 }
 
-/// The units in the order of a guess (`pos`: positions by unit).
 /// The units by position (`pos` inverted); `None` when every unit is at its own index (the
 /// usual first guess), which needs no table.
 fn by_position(pos: &[u32]) -> Option<Vec<u32>> {

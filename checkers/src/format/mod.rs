@@ -66,6 +66,7 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
     b.expect_ops((size / per_op) as usize);
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let started = std::time::Instant::now();
+    let cpu = if timing { crate::cpu_seconds() } else { 0.0 };
     let result = match format {
         InputFormat::Causim => causim::read(r, &mut b),
         InputFormat::Dbcop => dbcop::read(r, &mut b),
@@ -76,12 +77,15 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
         InputFormat::Cobra => cobra::read(r, &mut b),
     };
     let read = started.elapsed();
+    let read_cpu = if timing { crate::cpu_seconds() - cpu } else { 0.0 };
     let history = b.finish_reading(result);
     if timing {
         eprintln!(
-            "  read: {:.3} s, written values indexed and reads-from: {:.3} s",
+            "  read: {:.3} s wall, {:.2} s cpu; written values indexed and reads-from: {:.3} s wall, {:.2} s cpu",
             read.as_secs_f64(),
-            (started.elapsed() - read).as_secs_f64()
+            read_cpu,
+            (started.elapsed() - read).as_secs_f64(),
+            crate::cpu_seconds() - cpu - read_cpu
         );
     }
     history
