@@ -90,12 +90,12 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
                 // Reads' writers are far back: fetch a writer's unit 2 × AHEAD units ahead, and
                 // its position AHEAD ahead, so that the misses overlap.
                 if i + 2 * AHEAD < n {
-                    units.hint_writer_unit(h, units.op[unit_at(i + 2 * AHEAD)] as usize);
+                    units.hint_writer_unit(h, units.op_of(unit_at(i + 2 * AHEAD)) as usize);
                 }
                 if i + AHEAD < n {
-                    let o = units.op[unit_at(i + AHEAD)] as usize;
+                    let o = units.op_of(unit_at(i + AHEAD)) as usize;
                     if h.rf[o] < RF_INIT {
-                        let uw = units.unit_of_op[h.rf[o] as usize];
+                        let uw = units.unit_of(h.rf[o] as usize);
                         if uw != NONE {
                             prefetch(&pos[uw as usize]);
                         }
@@ -253,7 +253,7 @@ fn visible(units: &Units, succ: &(Vec<u32>, Vec<u32>), u: usize) -> bool {
 fn written_keys(h: &History, units: &Units, u: usize, f: &mut dyn FnMut(u32)) {
     match units.gran {
         Gran::Op => {
-            let op = &h.ops[units.op[u] as usize];
+            let op = &h.ops[units.op_of(u) as usize];
             if op.is_write() {
                 f(op.key);
             }
