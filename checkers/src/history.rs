@@ -933,7 +933,10 @@ impl HistoryBuilder {
         let end = self.ops.len();
         // Mark writes the transaction overwrites itself.
         self.mark_overwritten(start, end);
-        for o in start..end {
+        // Writes of a declared initial value are errors (most histories declare none: then
+        // there is nothing to compare).
+        let compared = if self.initial.is_empty() { start } else { end };
+        for o in start..compared {
             let op = self.ops[o];
             if op.is_write() && self.initial.get(&op.key) == Some(&op.val()) {
                 // A value written twice up to here comes first.
