@@ -28,13 +28,15 @@
 //!
 //! By default a case draws only what every protocol here must survive: arbitrary delays
 //! (FIFO per link), slow links and partitions that hold messages until they heal. `--faults
-//! all` adds partitions that drop messages, message loss and node crashes, which the papers'
-//! protocols do not claim to tolerate (a dropped chain message stalls a CausalMesh write; a
-//! crash loses a cache's state).
+//! all` adds the faults of the protocol's catalogue fault model that it claims to survive
+//! (partitions that drop messages, message loss, node crashes); the others are never drawn,
+//! since a scenario asking for them is refused when loaded. The draw is the same whatever the
+//! model, and then masked, so a committed regression entry generates the same case after a
+//! protocol's fault model changes.
 
 use causim_checkers::Level;
-use causim_models::Model;
 use causim_models::catalogue::{self, Visitor};
+use causim_models::{Fault, FaultModel, Model};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::{
     ChecksConfig, Expectation, LoadedScenario, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict as ExpectedVerdict,
@@ -92,6 +94,8 @@ pub struct Profile {
     pub read_txn: bool,
     /// A workflow is one transaction (its history record spans its functions).
     pub workflow_txn: bool,
+    /// The faults beyond delays and holding partitions it survives.
+    pub faults: FaultModel,
     params: fn() -> BoxedStrategy<Value>,
 }
 
@@ -114,6 +118,7 @@ impl Profile {
             db: entry.profile.database,
             read_txn: entry.profile.read_txn,
             workflow_txn: entry.profile.workflow_txn,
+            faults: entry.faults,
             params,
         })
     }
@@ -181,6 +186,9 @@ const KEY_NAMES: [&str; 8] = ["x", "y", "z", "w", "a", "b", "c", "d"];
 /// The case strategy for a protocol and fault model.
 pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedStrategy<FuzzCase> {
     let all = faults == Faults::All;
+    let drop_ok = all && profile.faults.survives(Fault::DropPartition);
+    let loss_ok = all && profile.faults.survives(Fault::Loss);
+    let crash_ok = all && profile.faults.survives(Fault::Crash);
     let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
     let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
     let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
@@ -247,9 +255,9 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
                 delay,
                 db_delay_ns,
                 links,
-                partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && all)).collect(),
-                crashes,
-                loss_per_mille,
+                partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && drop_ok)).collect(),
+                crashes: if crash_ok { crashes } else { vec![] },
+                loss_per_mille: if loss_ok { loss_per_mille } else { 0 },
                 policy,
                 dispatch_mean_ns,
                 tick_ns,
@@ -508,6 +516,8 @@ pub struct Failed {
     /// The run could not finish or wrote a history that does not parse (such as one value
     /// written twice).
     pub broken: Option<String>,
+    /// With the liveness oracle: the workflows that gave up or never ended.
+    pub stalled: Option<String>,
 }
 
 impl Failed {
@@ -520,6 +530,8 @@ impl Failed {
             other.panic.is_some()
         } else if self.broken.is_some() {
             other.broken.is_some()
+        } else if self.stalled.is_some() {
+            other.stalled.is_some()
         } else {
             other.invariant.is_some()
         }
@@ -540,6 +552,9 @@ impl std::fmt::Display for Failed {
         }
         if let Some(b) = &self.broken {
             parts.push(format!("broken run: {b}"));
+        }
+        if let Some(l) = &self.stalled {
+            parts.push(format!("liveness: {l}"));
         }
         write!(f, "{}", parts.join("; "))
     }
@@ -565,7 +580,8 @@ fn install_quiet_hook() {
 
 /// Runs a scenario; a panic inside the simulation counts as a failure. `Err`: the scenario
 /// is not valid (a fuzzer bug, or a parameter the protocol rejects).
-pub fn judge(scenario: &Scenario) -> Result<Verdict, String> {
+/// With `liveness`, a workflow that gives up or never ends fails the case too.
+pub fn judge(scenario: &Scenario, liveness: bool) -> Result<Verdict, String> {
     install_quiet_hook();
     let loaded =
         LoadedScenario::from_scenario(Path::new("fuzz-case.json"), scenario).map_err(|e| format!("the fuzzer made a bad scenario: {e}"))?;
@@ -574,7 +590,10 @@ pub fn judge(scenario: &Scenario) -> Result<Verdict, String> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&loaded, &options)));
     CATCHING.with(|c| c.set(false));
     match outcome {
-        Ok(Ok(report)) if report.passed() => Ok(Verdict::Pass),
+        Ok(Ok(report)) if report.passed() && (!liveness || report.summary.liveness.live) => Ok(Verdict::Pass),
+        Ok(Ok(report)) if report.passed() => {
+            Ok(Verdict::Fail(Failed { stalled: Some(report.summary.liveness.describe()), ..Failed::default() }))
+        }
         Ok(Ok(report)) => Ok(Verdict::Fail(Failed {
             anomalies: report.anomalies(),
             invariant: report.summary.invariant_violation.clone(),
@@ -636,6 +655,8 @@ pub struct FuzzOptions {
     pub invariants: bool,
     /// Sessions may fan out and in (otherwise every session is a chain).
     pub fan_out: bool,
+    /// A workflow that gives up or never ends fails the case (`--oracle liveness`).
+    pub liveness: bool,
 }
 
 impl FuzzOptions {
@@ -658,6 +679,7 @@ impl FuzzOptions {
             progress: false,
             invariants: true,
             fan_out: true,
+            liveness: false,
         })
     }
 
@@ -669,9 +691,18 @@ impl FuzzOptions {
             self.mutants.iter().map(|m| format!(" --mutant {m}")).collect::<String>(),
             self.fuzz_seed,
             self.faults.name(),
-            if self.invariants { "" } else { " --oracle history" },
+            self.oracle_option(),
             if self.fan_out { "" } else { " --no-fan-out" }
         )
+    }
+
+    /// ` --oracle O` unless it is the default.
+    fn oracle_option(&self) -> &'static str {
+        match (self.invariants, self.liveness) {
+            (true, false) => "",
+            (_, true) => " --oracle liveness",
+            (false, false) => " --oracle history",
+        }
     }
 
     /// The name of the files a failure is written to: `fuzz-<protocol>[-<mutant>…]`.
@@ -752,7 +783,7 @@ pub fn fuzz(options: &FuzzOptions) -> Result<FuzzOutcome, String> {
                         return;
                     }
                     let verdict = generate(&strategy, options.fuzz_seed, i).and_then(|tree| {
-                        judge(&tree.current().scenario_with(&options.profile, &options.mutants, name, options.invariants))
+                        judge(&tree.current().scenario_with(&options.profile, &options.mutants, name, options.invariants), options.liveness)
                     });
                     match verdict {
                         Ok(Verdict::Pass) => {}
@@ -805,7 +836,7 @@ pub fn shrink(options: &FuzzOptions, seed: &[u8; 32], verdict: &Failed) -> Resul
     let mut iters = 0u32;
     let budget = options.shrink_iters_max;
     let fails = |c: &FuzzCase| -> Result<Option<Failed>, String> {
-        match judge(&c.scenario_with(&options.profile, &options.mutants, "fuzz-case", options.invariants))? {
+        match judge(&c.scenario_with(&options.profile, &options.mutants, "fuzz-case", options.invariants), options.liveness)? {
             Verdict::Fail(w) if verdict.same_kind(&w) => Ok(Some(w)),
             _ => Ok(None),
         }
@@ -859,7 +890,8 @@ pub const REGRESSION_HEADER: &str = "# causim-fuzz-regressions:";
 pub fn regression_options(text: &str) -> Result<FuzzOptions, String> {
     let line = text.lines().find_map(|l| l.strip_prefix(REGRESSION_HEADER)).ok_or("no causim-fuzz-regressions header line")?;
     let words: Vec<&str> = line.split_whitespace().collect();
-    let (mut protocol, mut mutants, mut faults, mut invariants, mut fan_out) = (None, Vec::new(), Faults::Safe, true, true);
+    let (mut protocol, mut mutants, mut faults, mut invariants, mut fan_out, mut liveness) =
+        (None, Vec::new(), Faults::Safe, true, true, false);
     let mut i = 0;
     while i < words.len() {
         let value = words.get(i + 1).copied().ok_or_else(|| format!("{} needs a value", words[i]))?;
@@ -867,7 +899,7 @@ pub fn regression_options(text: &str) -> Result<FuzzOptions, String> {
             "--protocol" => protocol = Some(value),
             "--mutant" => mutants.push(value),
             "--faults" => faults = Faults::parse(value)?,
-            "--oracle" => invariants = value != "history",
+            "--oracle" => (invariants, liveness) = (value != "history", value == "liveness"),
             "--fan-out" => fan_out = value != "false",
             other => return Err(format!("unexpected {other:?} in the header")),
         }
@@ -877,6 +909,7 @@ pub fn regression_options(text: &str) -> Result<FuzzOptions, String> {
     options.faults = faults;
     options.invariants = invariants;
     options.fan_out = fan_out;
+    options.liveness = liveness;
     Ok(options)
 }
 
@@ -920,7 +953,10 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         f.shrunk_verdict,
         f.shrunk.size()
     ));
-    shrunk.expect = Some(Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone() });
+    shrunk.expect = Some(match &f.shrunk_verdict.stalled {
+        Some(_) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail) },
+        None => Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None },
+    });
     let shrunk_path = dir.join(format!("{name}.json"));
     write(&shrunk_path, serde_json::to_string_pretty(&shrunk).expect("serializes") + "\n")?;
     let mut original = f.original.scenario_with(&options.profile, &options.mutants, &format!("{name}-original"), options.invariants);
@@ -938,7 +974,11 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         options.profile.protocol,
         options.mutants.iter().map(|m| format!(" --mutant {m}")).collect::<String>(),
         options.faults.name(),
-        if options.invariants { "all" } else { "history" },
+        match (options.invariants, options.liveness) {
+            (_, true) => "liveness",
+            (true, false) => "all",
+            (false, false) => "history",
+        },
         options.fan_out
     );
     let line = format!(

@@ -24,7 +24,8 @@ pub struct Cmd {
     /// The fuzzer's own seed: which cases are generated.
     #[arg(long, default_value_t = 1)]
     pub fuzz_seed: u64,
-    /// `safe` (delays, slow links, holding partitions) or `all` (also dropping partitions, loss, crashes).
+    /// `safe` (delays, slow links, holding partitions) or `all` (also the dropping partitions,
+    /// loss and crashes the protocol claims to survive: see `causim protocols`).
     #[arg(long, default_value = "safe")]
     pub faults: String,
     /// Threads (default: the number of cores). The first failure found does not depend on it.
@@ -41,7 +42,9 @@ pub struct Cmd {
     pub no_progress: bool,
     /// What counts as a failure: `all` (history-check anomalies, the protocol's invariant
     /// checks, panics) or `history` (anomalies and panics only: the protocol's invariant checks
-    /// are off, so only what clients observed can convict it).
+    /// are off, so only what clients observed can convict it) or `liveness` (`all`, and also a
+    /// workflow that gives up or is still running when the run ends: every workflow must
+    /// complete within the scheduler's attempts, once partitions have healed).
     #[arg(long, default_value = "all")]
     pub oracle: String,
     /// Every session is a chain (no fan-out/fan-in workflows).
@@ -68,11 +71,12 @@ pub fn run(args: Cmd) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    options.invariants = match args.oracle.as_str() {
-        "all" => true,
-        "history" => false,
+    (options.invariants, options.liveness) = match args.oracle.as_str() {
+        "all" => (true, false),
+        "history" => (false, false),
+        "liveness" => (true, true),
         other => {
-            eprintln!("error: --oracle {other:?}: expected all or history");
+            eprintln!("error: --oracle {other:?}: expected all, history or liveness");
             return ExitCode::from(2);
         }
     };

@@ -139,6 +139,12 @@ fn print_protocols() {
         for m in e.mutants {
             text += &format!("  mutant {}: {}\n", m.name, m.about);
         }
+        for fault in causim_models::Fault::ALL {
+            text += &match e.faults.support(fault) {
+                causim_models::Support::Survives(why) => format!("  {}: survived ({why})\n", fault.key()),
+                causim_models::Support::Outside(why) => format!("  {}: refused ({why})\n", fault.key()),
+            };
+        }
     }
     print!("{text}");
 }
@@ -236,15 +242,18 @@ fn run(args: RunArgs) -> ExitCode {
     let verdict = if passed { "pass" } else { "fail" };
     match (&s.expect, args.mutants.is_empty()) {
         (Some(expect), true) => {
-            let found = report.anomalies();
-            let missing: Vec<&String> = expect.anomalies.iter().filter(|a| !found.contains(a)).collect();
-            let want = expect.verdict == Verdict::Pass;
-            if want == passed && missing.is_empty() {
-                println!("  {:<16}as expected ({verdict})", "verdict");
+            let wrong = expect.mismatches(&report);
+            if wrong.is_empty() {
+                let live = match expect.liveness {
+                    Some(Verdict::Pass) => ", live",
+                    Some(Verdict::Fail) => ", not live",
+                    None => "",
+                };
+                println!("  {:<16}as expected ({verdict}{live})", "verdict");
             } else {
-                println!("  {:<16}UNEXPECTED: expected {:?}, got {verdict}", "verdict", expect.verdict);
-                for a in missing {
-                    println!("  {:<16}expected anomaly {a} was not found", "");
+                println!("  {:<16}UNEXPECTED: {}", "verdict", wrong[0]);
+                for w in &wrong[1..] {
+                    println!("  {:<16}{w}", "");
                 }
                 ok = false;
             }

@@ -40,6 +40,7 @@ pub fn render(s: &Summary) -> String {
         w.unfinished,
         100.0 * s.abort_rate
     );
+    let _ = writeln!(out, "  {:<16}{}", "liveness", s.liveness.describe());
     let _ = writeln!(out, "  {:<16}{:.1} workflows/s over {}", "throughput", s.throughput_per_s, format_duration(s.measured_ns));
     out.push_str(&latency_line("workflow", &s.workflow_latency_ns));
     for (kind, stats) in &s.op_latency_ns {

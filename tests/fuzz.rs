@@ -101,6 +101,16 @@ fn the_correct_protocol_survives_the_same_budget() {
     }
 }
 
+/// Goal: after partitions heal, every CausalMesh-TCC workflow completes within the scheduler's
+/// attempts (`--oracle liveness`): aborted joins and reads hand their retry a read floor.
+#[test]
+fn causalmesh_tcc_stays_live_under_the_same_budget() {
+    let mut o = options("causalmesh_tcc", &[]);
+    o.liveness = true;
+    let outcome = fuzz::fuzz(&o).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+}
+
 /// Goal: same fuzz seed ⇒ same first failure and same shrunk scenario with 1 and 2 threads.
 #[test]
 fn the_first_failure_does_not_depend_on_the_thread_count() {

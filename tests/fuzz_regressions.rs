@@ -51,7 +51,7 @@ fn proptest_replays_every_regression_entry() {
         let strategy = fuzz::case_strategy(&options.profile, options.faults, options.fan_out);
         let result = runner.run(&strategy, |case| {
             let scenario = case.scenario_with(&options.profile, &options.mutants, "regression", options.invariants);
-            match fuzz::judge(&scenario).map_err(TestCaseError::fail)? {
+            match fuzz::judge(&scenario, options.liveness).map_err(TestCaseError::fail)? {
                 Verdict::Pass => Ok(()),
                 Verdict::Fail(f) => Err(TestCaseError::fail(f.to_string())),
             }
@@ -67,7 +67,7 @@ fn proptest_replays_every_regression_entry() {
         correct.mutants.clear();
         for seed in &seeds {
             let case = fuzz::generate_from_seed(&strategy, seed).unwrap().current();
-            let verdict = fuzz::judge(&case.scenario(&correct.profile, &[], "regression-correct")).unwrap();
+            let verdict = fuzz::judge(&case.scenario(&correct.profile, &[], "regression-correct"), false).unwrap();
             assert_eq!(verdict, Verdict::Pass, "{}: cc {} fails without the mutant", path.display(), fuzz::hex(seed));
         }
     }

@@ -139,3 +139,26 @@ fn an_unreadable_file_is_named() {
     let e = LoadedScenario::from_file(Path::new("no/such/file.json")).unwrap_err().to_string();
     assert!(e.starts_with("no/such/file.json: cannot read the scenario:"), "{e}");
 }
+
+/// Goal: a fault outside a protocol's model (a CausalMesh server crash: the paper has no
+/// recovery) is refused with the reason at the fault's field, not run and reported as an anomaly.
+#[test]
+fn a_fault_outside_the_protocols_model_is_refused() {
+    let crash = with(
+        r#""name": "register", "params": {"replication": "async"}}"#,
+        r#""name": "causalmesh"}, "faults": {"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]}"#,
+    );
+    let e = error_of(&crash);
+    assert!(e.starts_with("bad.json:3:"), "{e}");
+    assert!(e.contains("field `faults.crashes[0]`: causalmesh: a crash of a node is outside the protocol's fault model"), "{e}");
+    assert!(e.contains("no recovery for a cache server"), "{e}");
+    let loss = with(
+        r#""name": "register", "params": {"replication": "async"}}"#,
+        r#""name": "causalmesh_tcc"}, "faults": {"loss_probability": 0.1}"#,
+    );
+    assert!(error_of(&loss).contains("field `faults.loss_probability`: causalmesh_tcc: message loss is outside"));
+    // A protocol that claims to survive crashes runs the same scenario.
+    let register = with(r#"}},"#, r#"}}, "faults": {"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]},"#);
+    let loaded = LoadedScenario::from_text(Path::new("ok.json"), register).unwrap();
+    assert!(run::run(&loaded, &RunOptions::default()).is_ok());
+}

@@ -45,20 +45,10 @@ fn meets_expectation(loaded: &LoadedScenario) -> Result<(), String> {
         _ => loaded.clone(),
     };
     let report = run::run(&loaded, &RunOptions::default()).map_err(|e| e.to_string())?;
-    if report.passed() != want_pass {
-        return Err(format!(
-            "expected {:?}; anomalies {:?}, invariant {:?}, stopped by {:?}",
-            expect.verdict,
-            report.anomalies(),
-            report.summary.invariant_violation,
-            report.summary.stopped_by
-        ));
+    match expect.mismatches(&report) {
+        wrong if wrong.is_empty() => Ok(()),
+        wrong => Err(wrong.join("; ")),
     }
-    let missing: Vec<&String> = expect.anomalies.iter().filter(|a| !report.anomalies().contains(a)).collect();
-    if !missing.is_empty() {
-        return Err(format!("expected anomalies {missing:?}, found {:?}", report.anomalies()));
-    }
-    Ok(())
 }
 
 #[test]

@@ -13,6 +13,7 @@
 //! else: a test runs, fuzzes and checks every protocol listed here at its level.
 
 use crate::Model;
+use crate::fault_model::FaultModel;
 use causim_checkers::Level;
 
 /// A named bug a protocol can switch on: the safeguard it removes and the anomaly it allows.
@@ -78,6 +79,9 @@ pub struct Entry {
     pub level: Level,
     pub mutants: &'static [Mutant],
     pub profile: Profile,
+    /// The faults beyond delays and holding partitions it survives; scenarios with others are
+    /// refused when loaded.
+    pub faults: FaultModel,
     /// The first style is the protocol's default.
     pub series: &'static [SeriesStyle],
 }

@@ -5,8 +5,8 @@
 //! a link override to the `db` machine). It is trivially consistent: one copy, operations
 //! applied in arrival order. Worker machines `S0 … S(n−1)` host functions but no cache.
 
-use crate::Model;
 use crate::catalogue::{Entry, Profile, SeriesStyle};
+use crate::{FaultModel, Model};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -168,6 +168,7 @@ impl Model for Direct {
         level: Level::Ccv,
         mutants: &[],
         profile: Profile { database: true, ..Profile::PLAIN },
+        faults: FaultModel::STATE_KEPT,
         series: &[SeriesStyle { label: "Direct", colour: (40, 40, 40) }],
     };
 

@@ -14,7 +14,7 @@
 //! that grows with the number of nodes (Fig. 1: 0 % with one node, 14.2 % with eight).
 
 use crate::catalogue::{Entry, Profile, SeriesStyle};
-use crate::{Model, parse_params};
+use crate::{FaultModel, Model, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::dist::DurationDist;
@@ -291,6 +291,7 @@ impl Model for Eventual {
         level: Level::WellFormed,
         mutants: &[],
         profile: Profile { database: true, ..Profile::PLAIN },
+        faults: FaultModel::STATE_KEPT,
         series: &[SeriesStyle { label: "Eventual", colour: (120, 120, 120) }],
     };
 

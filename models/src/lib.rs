@@ -16,6 +16,7 @@ pub mod causalmesh;
 pub mod direct;
 pub mod eventual;
 pub mod faastcc;
+pub mod fault_model;
 pub mod hydrocache;
 pub mod metrics;
 pub mod register;
@@ -29,6 +30,7 @@ use proptest::strategy::{BoxedStrategy, Just, Strategy};
 use serde::de::DeserializeOwned;
 
 pub use catalogue::{Entry, Mutant, PROTOCOLS};
+pub use fault_model::{Fault, FaultModel, Support};
 
 /// A protocol model that scenarios can name, listed in the [`catalogue`].
 pub trait Model: Protocol + Sized {

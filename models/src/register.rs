@@ -33,7 +33,7 @@
 //!   session guarantees).
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{Model, parse_params};
+use crate::{FaultModel, Model, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -84,6 +84,7 @@ impl Model for Register {
         level: Level::ReadYourWrites,
         mutants: MUTANTS,
         profile: Profile::PLAIN,
+        faults: FaultModel::STATE_KEPT,
         series: &[SeriesStyle { label: "Register", colour: (0, 114, 178) }],
     };
 

@@ -84,6 +84,38 @@ pub struct Expectation {
     /// Anomaly names the history check must report (each at least once).
     #[serde(default)]
     pub anomalies: Vec<String>,
+    /// `pass`: every workflow completes (none gives up or is left running); `fail`: the
+    /// opposite. Unset: liveness is reported but not enforced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness: Option<Verdict>,
+}
+
+impl Expectation {
+    /// What in `report` differs from this expectation (empty when it is met).
+    pub fn mismatches(&self, report: &crate::run::RunReport) -> Vec<String> {
+        let mut wrong = Vec::new();
+        let passed = report.passed();
+        if passed != (self.verdict == Verdict::Pass) {
+            wrong.push(format!(
+                "expected {:?}, got {} (anomalies {:?}, invariant {:?}, stopped by {:?})",
+                self.verdict,
+                if passed { "pass" } else { "fail" },
+                report.anomalies(),
+                report.summary.invariant_violation,
+                report.summary.stopped_by
+            ));
+        }
+        let found = report.anomalies();
+        for a in self.anomalies.iter().filter(|a| !found.contains(a)) {
+            wrong.push(format!("expected anomaly {a} was not found"));
+        }
+        if let Some(l) = self.liveness
+            && report.summary.liveness.live != (l == Verdict::Pass)
+        {
+            wrong.push(format!("expected liveness {l:?}, got {}", report.summary.liveness.describe()));
+        }
+        wrong
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,6 +223,7 @@ impl LoadedScenario {
             return Err(loaded.error("protocol.name", format!("unknown protocol {:?}; known protocols: {known}", protocol.name)));
         };
         causim_models::check_mutants(entry, &protocol.mutants).map_err(|e| loaded.field_error(e.within("protocol")))?;
+        entry.faults.check(entry.name, &loaded.scenario.faults).map_err(|e| loaded.field_error(e))?;
         Ok(loaded)
     }
 

@@ -167,6 +167,43 @@ pub struct WorkflowCounts {
     pub unfinished: u64,
 }
 
+/// Liveness, reported apart from safety: did every workflow that started also end?
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Liveness {
+    /// True when no workflow gave up and none was still running when the run stopped.
+    pub live: bool,
+    /// Workflows that used up their attempts, by the reason of their last abort (a read
+    /// transaction that never committed, a join that never validated, ...).
+    pub gave_up: BTreeMap<String, u64>,
+    /// Workflows still running when the run stopped, and their live function instances.
+    pub unfinished_workflows: u64,
+    pub unfinished_functions: u64,
+}
+
+impl Liveness {
+    pub fn new(gave_up: BTreeMap<String, u64>, unfinished_workflows: u64, unfinished_functions: u64) -> Liveness {
+        Liveness { live: gave_up.is_empty() && unfinished_workflows == 0, gave_up, unfinished_workflows, unfinished_functions }
+    }
+
+    /// One line: `pass`, or what did not end.
+    pub fn describe(&self) -> String {
+        if self.live {
+            return "pass: every workflow completed".into();
+        }
+        let mut parts = Vec::new();
+        for (reason, n) in &self.gave_up {
+            parts.push(format!("{n} gave up ({reason})"));
+        }
+        if self.unfinished_workflows > 0 {
+            parts.push(format!(
+                "{} unfinished when the run stopped ({} function instances running)",
+                self.unfinished_workflows, self.unfinished_functions
+            ));
+        }
+        format!("FAIL: {}", parts.join(", "))
+    }
+}
+
 /// The summary of one run (written as `summary.json`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
@@ -179,6 +216,7 @@ pub struct Summary {
     /// Measured window: from the end of warm-up to the last workflow completion.
     pub measured_ns: Time,
     pub workflows: WorkflowCounts,
+    pub liveness: Liveness,
     pub abort_rate: f64,
     /// Completed workflows per simulated second over the measured window.
     pub throughput_per_s: f64,

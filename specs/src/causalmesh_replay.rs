@@ -133,9 +133,9 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
         }
     );
     let expect = if history_property {
-        Some(Expectation { verdict: Verdict::Fail, anomalies: found.clone() })
+        Some(Expectation { verdict: Verdict::Fail, anomalies: found.clone(), liveness: None })
     } else if property == CUT || property == COVER_DEPS {
-        Some(Expectation { verdict: Verdict::Fail, anomalies: Vec::new() })
+        Some(Expectation { verdict: Verdict::Fail, anomalies: Vec::new(), liveness: None })
     } else {
         None
     };

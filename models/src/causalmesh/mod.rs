@@ -89,7 +89,7 @@ pub use msg::Msg;
 pub use server::{Chain, Server, ServerRules};
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{Model, metrics, parse_params};
+use crate::{FaultModel, Model, Support, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -111,8 +111,15 @@ pub const MUTANTS: &[Mutant] = &[
 ];
 
 /// CausalMesh-TCC's named bugs.
-pub const TCC_MUTANTS: &[Mutant] =
-    &[NO_CARRY_LOCAL_WRITES, REVEAL_AT_HEAD, NEAREST_DEPS_ONLY, EVICT_IGNORES_DEPENDENTS, INTEGRATE_BY_VC_DOMINANCE, TCC_IGNORES_CUT, JOIN_CHECKS_DIRECT_DEPS];
+pub const TCC_MUTANTS: &[Mutant] = &[
+    NO_CARRY_LOCAL_WRITES,
+    REVEAL_AT_HEAD,
+    NEAREST_DEPS_ONLY,
+    EVICT_IGNORES_DEPENDENTS,
+    INTEGRATE_BY_VC_DOMINANCE,
+    TCC_IGNORES_CUT,
+    JOIN_CHECKS_DIRECT_DEPS,
+];
 
 const NO_CARRY_LOCAL_WRITES: Mutant = Mutant {
     name: "no_carry_local_writes",
@@ -456,6 +463,20 @@ fn fuzz_params(tcc: bool) -> BoxedStrategy<serde_json::Value> {
         .boxed()
 }
 
+/// The paper's channels are FIFO and delay but never lose messages, and it gives no recovery
+/// for a cache server.
+const FAULTS: FaultModel = FaultModel {
+    drop_partition: Support::Outside(
+        "the paper assumes channels that delay but never lose messages: a dropped chain message leaves a write in the I-caches forever",
+    ),
+    loss: Support::Outside(
+        "the paper assumes channels that delay but never lose messages: a lost chain message leaves a write in the I-caches forever",
+    ),
+    crash: Support::Outside(
+        "the paper gives no recovery for a cache server: a restarted server has lost its caches and clock, so later reads can go back in time",
+    ),
+};
+
 /// `causalmesh`: causal+ consistency.
 impl Model for CausalMesh {
     const ENTRY: Entry = Entry {
@@ -464,6 +485,7 @@ impl Model for CausalMesh {
         level: Level::Ccv,
         mutants: MUTANTS,
         profile: PROFILE,
+        faults: FAULTS,
         series: &[SeriesStyle { label: "CausalMesh", colour: (0, 114, 178) }],
     };
 
@@ -516,6 +538,7 @@ impl Model for CausalMeshTcc {
         level: Level::Tcc,
         mutants: TCC_MUTANTS,
         profile: Profile { workflow_txn: true, ..PROFILE },
+        faults: FAULTS,
         series: &[SeriesStyle { label: "CausalMesh-TCC", colour: (86, 180, 233) }],
     };
 

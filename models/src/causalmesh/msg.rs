@@ -58,9 +58,12 @@ pub enum Msg {
         vc: Vc,
         deps: Deps,
     },
+    /// `version: None` when no cached version forms a cut with the read set; `floor` then
+    /// names a key read too old for the newest version, and the version a retry should read.
     ReadTccReply {
         key: Key,
         version: Option<Version>,
+        floor: Option<(Key, Vc)>,
     },
     CommitReply {
         vc: Vc,
@@ -147,7 +150,9 @@ impl Message for Msg {
             Msg::ReadReply { version, .. } => 8 + version.bytes(),
             Msg::ReadTxnReply { versions } => writes_bytes(versions),
             Msg::WriteReply { vc, deps, .. } => 8 + vc.bytes() + deps_bytes(deps),
-            Msg::ReadTccReply { version, .. } => 8 + version.as_ref().map_or(0, |v| v.bytes()),
+            Msg::ReadTccReply { version, floor, .. } => {
+                8 + version.as_ref().map_or(0, |v| v.bytes()) + floor.map_or(0, |(_, vc)| 8 + vc.bytes())
+            }
             Msg::CommitReply { vc } => vc.bytes(),
             Msg::ValidateReply { fracture } => fracture.map_or(0, |(_, vc)| 8 + vc.bytes()),
             Msg::ServerWrite { writes, carried, .. } => 5 + writes_bytes(writes) + writes_bytes(carried),

@@ -306,13 +306,21 @@ impl Server {
     /// ClientRead, ClientReadTxn and ClientReadTcc: integrate the request's dependencies, then
     /// answer from the C-cache — after fetching from the database what eviction removed.
     fn serve_read(&mut self, now: Time, client: NodeId, request: Msg, out: &mut Outbox<Msg, ()>) {
-        let (keys, deps): (Vec<Key>, &Deps) = match &request {
-            Msg::ClientRead { key, deps } => (vec![*key], deps),
-            Msg::ClientReadTxn { keys, deps } => (keys.clone(), deps),
-            Msg::ClientReadTcc { key, read_set, .. } => (vec![*key], read_set),
+        let (keys, deps): (Vec<Key>, Deps) = match &request {
+            Msg::ClientRead { key, deps } => (vec![*key], deps.clone()),
+            Msg::ClientReadTxn { keys, deps } => (keys.clone(), deps.clone()),
+            // A floor names a write in the causal past of a version some server showed, so it
+            // is on every server already and may be integrated here like a dependency.
+            Msg::ClientReadTcc { key, read_set, floor } => {
+                let mut deps = read_set.clone();
+                if let Some(f) = floor {
+                    merge_dep(&mut deps, *key, f);
+                }
+                (vec![*key], deps)
+            }
             _ => unreachable!(),
         };
-        let r = if self.rules.read_without_integration { Default::default() } else { self.cache.integrate(deps) };
+        let r = if self.rules.read_without_integration { Default::default() } else { self.cache.integrate(&deps) };
         let cold: BTreeSet<Key> = keys.iter().copied().filter(|k| !self.cache.is_cached(*k)).collect();
         if !cold.is_empty() {
             self.wait_for(client, request, cold, out);
@@ -336,13 +344,15 @@ impl Server {
             Msg::ClientReadTcc { key, read_set, floor } => {
                 // The reader needs the causal past of the write it read, not the union a merged
                 // entry keeps (which grows with every write merged into it).
-                let version = self.tcc_choose(key, &read_set, floor).map(|mut v| {
-                    if let Some(own) = self.cache.write_deps(key, &v.winner) {
-                        v.deps = own;
+                match self.tcc_choose(key, &read_set, floor) {
+                    Ok(mut v) => {
+                        if let Some(own) = self.cache.write_deps(key, &v.winner) {
+                            v.deps = own;
+                        }
+                        Msg::ReadTccReply { key, version: Some(v), floor: None }
                     }
-                    v
-                });
-                Msg::ReadTccReply { key, version }
+                    Err(floor) => Msg::ReadTccReply { key, version: None, floor },
+                }
             }
             _ => unreachable!(),
         };
@@ -350,9 +360,11 @@ impl Server {
     }
 
     /// Fig. 11 lines 17–19: the oldest visible version of `key` that forms a cut with the
-    /// read set. `None` makes the client abort the workflow. A retried workflow's `floor`
-    /// (the version of `key` a failed join needed) is honoured when a version at or above it
-    /// forms a cut; otherwise the choice is as without it.
+    /// read set; `Err` makes the client abort the workflow, with a floor for a read key that
+    /// was too old when one is known. A retried workflow's `floor` (a version of `key` an
+    /// earlier attempt found it needed) is integrated with the read set and honoured whenever
+    /// a version at or above it is cached: an earlier read too old for it aborts the attempt
+    /// with a floor for that read, so floors rise until the reads form a cut.
     ///
     /// Versions are compared by their *writes* in the arbitration order (the lexicographic
     /// order of write VCs, which extends causality; §3.2): a ring entry's merged VC can cover a
@@ -369,20 +381,22 @@ impl Server {
     /// `v`); a walk over the writes' own dependencies decides, and a write whose dependencies
     /// are forgotten counts as in the past (an extra abort, never a fracture). Fig. 11 alone
     /// misses fractures one write further away.
-    fn tcc_choose(&self, key: Key, read_set: &Deps, floor: Option<Vc>) -> Option<Version> {
+    fn tcc_choose(&self, key: Key, read_set: &Deps, floor: Option<Vc>) -> Result<Version, Option<(Key, Vc)>> {
         let versions = self.cache.visible_versions(key);
         if let Some(floor) = floor {
             let above: Vec<Version> = versions.iter().filter(|v| v.winner >= floor).cloned().collect();
-            if let Some(v) = self.tcc_choose_among(key, read_set, above) {
-                return Some(v);
+            if !above.is_empty() {
+                return self.tcc_choose_among(key, read_set, above);
             }
         }
         self.tcc_choose_among(key, read_set, versions)
     }
 
-    fn tcc_choose_among(&self, key: Key, read_set: &Deps, versions: Vec<Version>) -> Option<Version> {
+    /// The oldest of `versions` that forms a cut with the read set; when none does, the read
+    /// key whose version read is too old for the newest of them (a floor for a retry).
+    fn tcc_choose_among(&self, key: Key, read_set: &Deps, versions: Vec<Version>) -> Result<Version, Option<(Key, Vc)>> {
         if self.rules.tcc_ignores_cut {
-            return versions.last().cloned();
+            return versions.last().cloned().ok_or(None);
         }
         let newer = |a: &Vc, b: &Vc| a.cmp(b) == Ordering::Greater;
         let read: BTreeMap<Key, Vc> = read_set.iter().copied().collect();
@@ -392,15 +406,22 @@ impl Server {
         }
         let known_here = self.cache.known_writes(key);
         let known_read: Vec<(Key, Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*k, *r, self.cache.known_writes(*k))).collect();
-        versions.into_iter().find(|v| {
+        let too_old_read = |w: &Vc| -> Option<(Key, Vc)> {
+            let direct = self.cache.deps_of(key, w).into_iter().find(|(k, d)| read.get(k).is_some_and(|r| newer(d, r)));
+            direct.or_else(|| {
+                known_read.iter().find_map(|(k, r, known)| self.newer_in_past(*k, r, known, key, w, Unknown::InPast).map(|u| (*k, u)))
+            })
+        };
+        let chosen = versions.iter().find(|v| {
             let w = &v.winner;
             needs.iter().all(|n| !newer(n, w))
-                && self.cache.deps_of(key, w).iter().all(|(k, d)| read.get(k).is_none_or(|r| !newer(d, r)))
-                && known_read.iter().all(|(k, r, known)| {
-                    self.newer_in_past(*k, r, known, key, w, Unknown::InPast).is_none()
-                        && self.newer_in_past(key, w, &known_here, *k, r, Unknown::InPast).is_none()
-                })
-        })
+                && too_old_read(w).is_none()
+                && known_read.iter().all(|(k, r, _)| self.newer_in_past(key, w, &known_here, *k, r, Unknown::InPast).is_none())
+        });
+        match chosen {
+            Some(v) => Ok(v.clone()),
+            None => Err(versions.last().and_then(|v| too_old_read(&v.winner))),
+        }
     }
 
     /// A write of `b_key` newer (in the arbitration order) than `b_read` that lies in the

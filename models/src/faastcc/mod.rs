@@ -114,7 +114,7 @@ pub use msg::{Answer, Msg, Timer};
 
 use crate::catalogue::{self, Mutant, Profile, SeriesStyle};
 use crate::tcc_store::{self, Partition, StoreConfig, StoreMsg};
-use crate::{Model, metrics, parse_params};
+use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -411,6 +411,7 @@ impl Model for Faastcc {
             hop_metadata: Some(metrics::METADATA_BYTES_HOP),
             server_metadata: None,
         },
+        faults: FaultModel::STATE_KEPT,
         series: &[SeriesStyle { label: "FaaSTCC", colour: (230, 159, 0) }],
     };
 

@@ -149,7 +149,7 @@ pub use msg::{Msg, Need, Timer};
 pub use version::{Cut, Deps, HVersion, merge_deps};
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{Model, metrics, parse_params};
+use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -392,6 +392,7 @@ impl Model for HydroCache {
             hop_metadata: Some(metrics::METADATA_BYTES_HOP),
             server_metadata: Some(metrics::CACHE_METADATA_BYTES),
         },
+        faults: FaultModel::STATE_KEPT,
         series: &[
             SeriesStyle { label: "HydroCache-Con", colour: (0, 158, 115) },
             SeriesStyle { label: "HydroCache-Opt", colour: (204, 121, 167) },

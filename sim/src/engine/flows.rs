@@ -61,17 +61,16 @@ pub(crate) struct FunctionState<C> {
 impl<C> WorkflowRun<C> {
     pub fn new(plan: WorkflowPlan, arrival_ns: Time, client: Option<u32>) -> WorkflowRun<C> {
         let n = plan.dag.len();
-        let mut run =
-            WorkflowRun {
-                attempt: 1,
-                plan,
-                arrival_ns,
-                client,
-                functions: Vec::with_capacity(n),
-                running: SmallVec::new(),
-                remaining: n,
-                retry_context: None,
-            };
+        let mut run = WorkflowRun {
+            attempt: 1,
+            plan,
+            arrival_ns,
+            client,
+            functions: Vec::with_capacity(n),
+            running: SmallVec::new(),
+            remaining: n,
+            retry_context: None,
+        };
         run.reset();
         run
     }

@@ -30,7 +30,7 @@ use crate::config::{PartitionMode, SimConfig};
 use crate::dist::DurationDist;
 use crate::error::FieldError;
 use crate::history::{HistoryWriter, Key, Names, OpKind, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value, json_string};
-use crate::metrics::{Histogram, MessageCount, NodeSummary, Summary, WorkflowCounts};
+use crate::metrics::{Histogram, Liveness, MessageCount, NodeSummary, Summary, WorkflowCounts};
 use crate::node::{Effect, Message, Node, NodeId, Outbox};
 use crate::protocol::{FunctionStart, Protocol};
 use crate::queue::EventQueue;
@@ -159,6 +159,8 @@ enum Workload {
 #[derive(Default)]
 struct RunMetrics {
     workflows: WorkflowCounts,
+    /// Workflows that used up their attempts, by the reason of their last abort.
+    gave_up: BTreeMap<&'static str, u64>,
     workflow_latency: Histogram,
     /// Indexed by `TxnKind as usize`.
     op_latency: [Histogram; 4],

@@ -27,6 +27,11 @@ impl<P: Protocol> Sim<P> {
         let m = &self.metrics;
         let mut workflows = m.workflows.clone();
         workflows.unfinished = self.workflows.len() as u64;
+        let liveness = Liveness::new(
+            m.gave_up.iter().map(|(r, n)| (r.to_string(), *n)).collect(),
+            workflows.unfinished,
+            self.functions.iter().filter(|f| f.node.is_some()).count() as u64,
+        );
         let attempts = workflows.started + workflows.aborted_attempts;
         let nodes = self
             .fixed
@@ -61,6 +66,7 @@ impl<P: Protocol> Sim<P> {
             abort_rate: if attempts == 0 { 0.0 } else { workflows.aborted_attempts as f64 / attempts as f64 },
             throughput_per_s: if measured == 0 { 0.0 } else { m.completed_measured as f64 * 1e9 / measured as f64 },
             workflows,
+            liveness,
             workflow_latency_ns: m.workflow_latency.stats(),
             op_latency_ns: TXN_KINDS
                 .iter()

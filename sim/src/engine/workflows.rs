@@ -291,6 +291,7 @@ impl<P: Protocol> Sim<P> {
         } else {
             let run = self.workflows.remove(workflow).expect("live");
             self.metrics.workflows.failed += 1;
+            *self.metrics.gave_up.entry(reason).or_default() += 1;
             self.client_continues(run.client);
         }
     }
