@@ -1,6 +1,8 @@
 //! Checker benchmark: generated (seeded, serial) histories of 10 K, 100 K and 1 M
 //! transactions of 20 operations, checked at `tcc`; plus `ccv` on a one-operation-per-
 //! transaction history and the cost of reading the history from a `causim-history/1` file;
+//! plus `causim check`'s whole path (read the file, check) at `tcc` and `cc` over 10^5 uniformly
+//! chosen keys at 10 K, 100 K and 1 M transactions;
 //! plus `linearizable` on real-time register histories (16 clients with overlapping intervals,
 //! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys).
 //!
@@ -87,20 +89,26 @@ fn cases(quick: bool) -> Vec<Case> {
         case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
         case("lin 25K, 1e3 keys", Level::Linearizable, 25_000, 1, false, 1_000),
         case("lin 100K, 1e3 keys", Level::Linearizable, 100_000, 1, false, 1_000),
+        // `causim check` on a file, as a user runs it (load + check), over 10^5 uniformly
+        // chosen keys at every size (issue 23's setting); at 1 M transactions, below.
+        case("file+tcc 10K, 1e5 keys", Level::Tcc, 10_000, 20, true, 100_000),
+        case("file+tcc 100K, 1e5 keys", Level::Tcc, 100_000, 20, true, 100_000),
+        case("file+cc 10K, 1e5 keys", Level::Cc, 10_000, 20, true, 100_000),
+        case("file+cc 100K, 1e5 keys", Level::Cc, 100_000, 20, true, 100_000),
     ];
     if !quick {
         v.push(case("tcc 1M x 20", Level::Tcc, 1_000_000, 20, false, 0));
         v.push(case("tcc 1M x 20 1e9 keys", Level::Tcc, 1_000_000, 20, false, 1_000_000_000));
         v.push(case("ccv 1M x 1", Level::Ccv, 1_000_000, 1, false, 0));
         v.push(case("file+tcc 1M x 20", Level::Tcc, 1_000_000, 20, true, 0));
+        v.push(case("file+tcc 1M, 1e5 keys", Level::Tcc, 1_000_000, 20, true, 100_000));
+        v.push(case("file+cc 1M, 1e5 keys", Level::Cc, 1_000_000, 20, true, 100_000));
         v.push(case("lin 400K, 1e3 keys", Level::Linearizable, 400_000, 1, false, 1_000));
         v.push(case("lin 100K, 10 keys", Level::Linearizable, 100_000, 1, false, 10));
         // Operations 100 times longer than the pauses between them on one key: about 16
         // always in flight, so there is no quiescent point to split the search at.
         v.push(Case { duration_ns: 50_000, ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1) });
         v.push(Case { duration_ns: 50_000, broken: true, ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1) });
-    } else {
-        v.push(case("file+tcc 100K x 20", Level::Tcc, 100_000, 20, true, 0));
     }
     v
 }
@@ -158,7 +166,7 @@ fn child(index: usize, quick: bool) {
     let hwm = hwm.max(load_peak);
     let ops = history.op_count() as f64;
     println!(
-        "{:<22} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>9} {:>8.0} {:>8.0}",
+        "{:<24} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>9} {:>8.0} {:>8.0}",
         case.name,
         history.txn_count(),
         history.op_count(),
@@ -191,7 +199,7 @@ fn main() {
     println!(" wall and CPU seconds (all threads); RSS before the check; chk peak = peak RSS during the check;");
     println!(" peak = process peak, including the load)");
     println!(
-        "{:<22} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>9} {:>8} {:>8}",
+        "{:<24} {:>9} {:>10} {:>8} {:>8} {:>8} {:>11} {:>8} {:>9} {:>8} {:>8}",
         "case", "txns", "ops", "load s", "check s", "cpu s", "ops/s", "RSS MB", "chk peak", "peak MB", "file MB"
     );
     // Words other than options (cargo passes `--bench`) select cases by name.

@@ -112,7 +112,7 @@ impl Ctx<'_> {
     /// The write op of `key` in unit `u` (its transaction's final write of the key).
     fn write_op(&self, u: u32, key: u32) -> u32 {
         match self.units.gran {
-            Gran::Op => self.units.op[u as usize],
+            Gran::Op => self.units.op_of(u as usize),
             Gran::Txn => {
                 let txn = &self.h.txns[self.units.txn[u as usize] as usize];
                 txn.ops()
@@ -137,8 +137,8 @@ impl Ctx<'_> {
             return vec![Hop::Program {
                 from: units.txn[f],
                 to: units.txn[t],
-                from_op: (units.gran == Gran::Op).then(|| units.op[f]),
-                to_op: (units.gran == Gran::Op).then(|| units.op[t]),
+                from_op: (units.gran == Gran::Op).then(|| units.op_of(f)),
+                to_op: (units.gran == Gran::Op).then(|| units.op_of(t)),
                 after: false,
             }];
         }
@@ -171,7 +171,7 @@ pub(crate) fn check_ops(cx: &Ctx<'_>, convergence: bool, sink: &mut Sink) -> BTr
         stale.insert(o);
         let anomaly = if uw == NONE { Anomaly::WriteCOInitRead } else { Anomaly::WriteCORead };
         if sink.wants() {
-            let u = units.unit_of_op[o as usize];
+            let u = units.unit_of(o as usize);
             let to_reader = cx.witness(tv, u);
             sink.push(cx.shadow(anomaly, o, uw, tv, to_reader));
         } else {
@@ -333,7 +333,7 @@ impl SessionWrites {
             };
             match units.gran {
                 Gran::Op => {
-                    let op = &h.ops[units.op[u] as usize];
+                    let op = &h.ops[units.op_of(u) as usize];
                     if op.is_write() {
                         push(op.key);
                     }

@@ -58,7 +58,7 @@ pub(crate) fn check(cx: &Ctx<'_>, skip: &BTreeSet<u32>, work_max: u64, sink: &mu
     let mut session_reads: Vec<Vec<u32>> = vec![Vec::new(); h.sessions.len()];
     let mut last_unit = vec![NONE; h.sessions.len()];
     for u in 0..units.n {
-        let o = units.op[u];
+        let o = units.op_of(u);
         last_unit[units.session[u] as usize] = u as u32;
         if matches!(cx.wf.class[o as usize], ReadClass::External | ReadClass::Internal | ReadClass::NonRepeatable) && !skip.contains(&o) {
             session_reads[units.session[u] as usize].push(u as u32);
@@ -110,7 +110,7 @@ fn session_view(
             if reported_reads.contains(&r) {
                 continue;
             }
-            let o = units.op[r as usize] as usize;
+            let o = units.op_of(r as usize) as usize;
             let key = h.ops[o].key;
             let w2 = if h.rf[o] == RF_INIT { NONE } else { units.writer_unit(h, h.rf[o]) };
             // Anchors: r itself (strict past) and the sources of added edges that reach r.
@@ -165,7 +165,7 @@ fn session_view(
                     let txns: Vec<u32> = path.iter().flat_map(|hop| [hop.from(), hop.to()]).collect();
                     if seen.insert((0, txns)) {
                         if sink.wants() {
-                            let write = units.op[w1 as usize];
+                            let write = units.op_of(w1 as usize);
                             sink.push(Finding {
                                 anomaly: Anomaly::WriteHBInitRead,
                                 key: Some(key),
@@ -196,8 +196,8 @@ fn session_view(
                     hops.push(Hop::WriteOrder {
                         from: units.txn[w1 as usize],
                         to: units.txn[w2 as usize],
-                        first: units.op[w1 as usize],
-                        second: units.op[w2 as usize],
+                        first: units.op_of(w1 as usize),
+                        second: units.op_of(w2 as usize),
                         read: o as u32,
                     });
                     let mut txns: Vec<u32> = hops.iter().map(|hop| hop.from()).collect();
@@ -327,9 +327,9 @@ fn g_path(cx: &Ctx<'_>, added: &[Added], a: u32, b: u32, budget: &mut Budget) ->
         hops.push(Hop::WriteOrder {
             from: units.txn[e.from as usize],
             to: units.txn[e.to as usize],
-            first: units.op[e.from as usize],
-            second: units.op[e.to as usize],
-            read: units.op[e.read as usize],
+            first: units.op_of(e.from as usize),
+            second: units.op_of(e.to as usize),
+            read: units.op_of(e.read as usize),
         });
         at = e.to;
     }

@@ -107,14 +107,14 @@ pub(crate) fn unit_hops(h: &History, wf: &Wf, units: &Units, path: &[u32], force
 pub(crate) fn unit_hop(h: &History, wf: &Wf, units: &Units, a: u32, b: u32, forced: &BTreeMap<(u32, u32), (u32, u32, u32)>) -> Hop {
     let (ta, tb) = (units.txn[a as usize], units.txn[b as usize]);
     let ops = |u: u32| {
-        if units.gran == Gran::Op { Some(units.op[u as usize]) } else { None }
+        if units.gran == Gran::Op { Some(units.op_of(u as usize)) } else { None }
     };
     if units.next[a as usize] == b {
         return Hop::Program { from: ta, to: tb, from_op: ops(a), to_op: ops(b), after: false };
     }
     // Reads-from: find a read of b that read a write of a.
     let reads: Vec<u32> = match units.gran {
-        Gran::Op => vec![units.op[b as usize]],
+        Gran::Op => vec![units.op_of(b as usize)],
         Gran::Txn => h.txns[tb as usize].ops().map(|o| o as u32).collect(),
     };
     for r in reads {

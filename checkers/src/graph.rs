@@ -22,6 +22,9 @@ use crate::history::{History, NONE, RF_INIT};
 use crate::wf::{ReadClass, Wf};
 use std::collections::VecDeque;
 
+/// How many units ahead the walks over all units hint at the memory they will need.
+pub(crate) const AHEAD: usize = 16;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Gran {
     Txn,
@@ -33,10 +36,14 @@ pub(crate) struct Units {
     pub n: usize,
     /// Unit → transaction.
     pub txn: Vec<u32>,
-    /// Op granularity: unit → op (empty for transaction granularity).
-    pub op: Vec<u32>,
-    /// Op granularity: op → unit or NONE. Transaction granularity: empty.
-    pub unit_of_op: Vec<u32>,
+    /// Op granularity: unit → op (empty for transaction granularity, and when `identity`).
+    op: Vec<u32>,
+    /// Op granularity: op → unit or NONE (empty for transaction granularity, and when `identity`).
+    unit_of_op: Vec<u32>,
+    /// Op granularity where every operation is a unit, in history order (no aborted
+    /// transaction, no read left out): unit and operation numbers coincide, so the two tables
+    /// above are not built and a read's writer unit is found without a random access.
+    identity: bool,
     /// Transaction granularity: txn → unit or NONE. Op granularity: txn → first unit or NONE.
     pub unit_of_txn: Vec<u32>,
     pub session: Vec<u32>,
@@ -61,13 +68,25 @@ impl Units {
         &self.pred[self.pred_off[u] as usize..self.pred_off[u + 1] as usize]
     }
 
+    /// Op granularity: the operation of unit `u`.
+    #[inline]
+    pub(crate) fn op_of(&self, u: usize) -> u32 {
+        if self.identity { u as u32 } else { self.op[u] }
+    }
+
+    /// Op granularity: the unit of operation `o`, or NONE.
+    #[inline]
+    pub(crate) fn unit_of(&self, o: usize) -> u32 {
+        if self.identity { o as u32 } else { self.unit_of_op[o] }
+    }
+
     /// The operations of unit `u`.
     #[inline]
     pub(crate) fn ops_of(&self, h: &History, u: usize) -> std::ops::Range<usize> {
         match self.gran {
             Gran::Txn => h.txns[self.txn[u] as usize].ops(),
             Gran::Op => {
-                let o = self.op[u] as usize;
+                let o = self.op_of(u) as usize;
                 o..o + 1
             }
         }
@@ -77,8 +96,19 @@ impl Units {
     #[inline]
     pub(crate) fn writer_unit(&self, h: &History, w: u32) -> u32 {
         match self.gran {
-            Gran::Op => self.unit_of_op[w as usize],
+            Gran::Op => self.unit_of(w as usize),
             Gran::Txn => self.unit_of_txn[h.op_txn[w as usize] as usize],
+        }
+    }
+
+    /// Op granularity: a hint to start fetching the unit of the write op `o` read, if it read
+    /// one (a read's writer is usually far back in the history: the walks over all units hint
+    /// [`AHEAD`] units ahead, so that the cache misses overlap). Nothing to fetch when units
+    /// are operations (`identity`) or transactions: the table is empty.
+    #[inline]
+    pub(crate) fn hint_writer_unit(&self, h: &History, o: usize) {
+        if let Some(unit) = self.unit_of_op.get(h.rf[o] as usize) {
+            prefetch(unit);
         }
     }
 
@@ -86,7 +116,7 @@ impl Units {
     #[inline]
     pub(crate) fn writer_unit_of_read(&self, h: &History, o: usize) -> u32 {
         match self.gran {
-            Gran::Op => self.unit_of_op[h.rf[o] as usize],
+            Gran::Op => self.unit_of(h.rf[o] as usize),
             Gran::Txn => {
                 let t = h.rf_txn[o] & crate::history::WRITER_TXN;
                 // Without aborted transactions, units are numbered like transactions.
@@ -97,6 +127,7 @@ impl Units {
 
     pub(crate) fn build(h: &History, wf: &Wf, gran: Gran) -> Units {
         let ntx = h.txns.len();
+        let identity = gran == Gran::Op && every_op_a_unit(h, wf);
         let cap = match gran {
             Gran::Txn => ntx,
             Gran::Op => h.ops.len(),
@@ -106,7 +137,8 @@ impl Units {
             n: 0,
             txn: Vec::with_capacity(cap),
             op: Vec::new(),
-            unit_of_op: if gran == Gran::Op { vec![NONE; h.ops.len()] } else { Vec::new() },
+            unit_of_op: if gran == Gran::Op && !identity { vec![NONE; h.ops.len()] } else { Vec::new() },
+            identity,
             unit_of_txn: vec![NONE; ntx],
             session: Vec::with_capacity(cap),
             spos: Vec::with_capacity(cap),
@@ -146,22 +178,17 @@ impl Units {
                     }
                     Gran::Op => {
                         for o in txn.ops() {
-                            let include = matches!(
-                                wf.class[o],
-                                ReadClass::NotRead
-                                    | ReadClass::External
-                                    | ReadClass::Internal
-                                    | ReadClass::Intermediate
-                                    | ReadClass::NonRepeatable
-                                    | ReadClass::NotMyOwnWrite
-                            );
-                            if !include {
+                            if !is_unit(wf.class[o]) {
                                 continue;
                             }
                             let id = u.push_unit(t as u32, s, &mut last, &mut carry);
                             u.writes.push(h.ops[o].is_write());
-                            u.op.push(o as u32);
-                            u.unit_of_op[o] = id;
+                            if identity {
+                                debug_assert_eq!(id as usize, o);
+                            } else {
+                                u.op.push(o as u32);
+                                u.unit_of_op[o] = id;
+                            }
                             if u.unit_of_txn[t] == NONE {
                                 u.unit_of_txn[t] = id;
                             }
@@ -178,6 +205,9 @@ impl Units {
         u.pred_off.push(0);
         let mut preds: Vec<u32> = Vec::new();
         for id in 0..u.n {
+            if gran == Gran::Op && id + AHEAD < u.n {
+                u.hint_writer_unit(h, u.op_of(id + AHEAD) as usize);
+            }
             preds.clear();
             if let Some(targets) = u.after_preds.get(&(id as u32)) {
                 preds.extend(targets.iter().copied());
@@ -186,7 +216,7 @@ impl Units {
             let ops = match gran {
                 Gran::Txn => h.txns[t].ops(),
                 Gran::Op => {
-                    let o = u.op[id] as usize;
+                    let o = u.op_of(id) as usize;
                     o..o + 1
                 }
             };
@@ -241,17 +271,53 @@ impl Units {
         for i in 0..self.n {
             count[i + 1] += count[i];
         }
-        let mut fill = count.clone();
+        // Fill each list from its start, moving the start to the list's end; the ends are the
+        // next lists' starts, shifted back by one below (no second table).
         let mut succ = vec![0u32; self.pred.len()];
         for u in 0..self.n {
+            if u + AHEAD < self.n {
+                for p in self.preds(u + AHEAD) {
+                    prefetch(&count[*p as usize]);
+                }
+            }
             for p in self.preds(u) {
-                let slot = &mut fill[*p as usize];
+                let slot = &mut count[*p as usize];
                 succ[*slot as usize] = u as u32;
                 *slot += 1;
             }
         }
+        count.copy_within(0..self.n, 1);
+        count[0] = 0;
         (count, succ)
     }
+}
+
+/// Whether an operation of this class is a unit at op granularity (the others are judged by
+/// well-formedness alone).
+fn is_unit(class: ReadClass) -> bool {
+    matches!(
+        class,
+        ReadClass::NotRead
+            | ReadClass::External
+            | ReadClass::Internal
+            | ReadClass::Intermediate
+            | ReadClass::NonRepeatable
+            | ReadClass::NotMyOwnWrite
+    )
+}
+
+/// Whether, at op granularity, every operation is a unit and units are numbered like
+/// operations: no transaction aborted, every operation a unit, and transactions' operations
+/// in history order without gaps.
+fn every_op_a_unit(h: &History, wf: &Wf) -> bool {
+    let mut next = 0usize;
+    for txn in &h.txns {
+        if txn.outcome == crate::history::Outcome::Aborted || txn.ops().start != next {
+            return false;
+        }
+        next = txn.ops().end;
+    }
+    next == h.ops.len() && wf.class.iter().all(|c| is_unit(*c))
 }
 
 /// Extra edges added on top of CO (forced write orders), as (from, to) unit pairs.
@@ -765,7 +831,7 @@ impl WriteIndex {
             scratch.clear();
             match units.gran {
                 Gran::Op => {
-                    let op = &h.ops[units.op[u] as usize];
+                    let op = &h.ops[units.op_of(u) as usize];
                     if op.is_write() {
                         scratch.push(op.key);
                     }

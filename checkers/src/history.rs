@@ -632,8 +632,12 @@ pub struct HistoryBuilder {
     str_vals: FxHashMap<Box<str>, u32>,
     sessions: FxHashMap<Box<str>, u32>,
     nodes: FxHashMap<Box<str>, u32>,
-    /// The write op of each (key, value).
+    /// The write op of each (key, value), for the writes of `ops[..indexed]`.
     writes: Written,
+    indexed: usize,
+    /// Whether writes are indexed only when the history is finished (or an error needs it),
+    /// rather than as each transaction ends; see [`HistoryBuilder::defer_write_index`].
+    defer_index: bool,
     /// Transaction id → index, for ids that are not their own index (most files number
     /// transactions 0, 1, 2, … in order, and then nothing needs storing).
     ids: FxHashMap<u64, u32>,
@@ -648,7 +652,8 @@ pub struct HistoryBuilder {
     ops_start: usize,
     format: InputFormat,
     header_info: BTreeMap<String, String>,
-    scratch: FxHashMap<u32, u32>,
+    /// (key, op) of one transaction's writes, reused.
+    scratch: Vec<u64>,
     next_line: u64,
     lists: Option<Box<crate::lists::ListReads>>,
 }
@@ -674,6 +679,8 @@ impl HistoryBuilder {
             sessions: map_with_capacity(0),
             nodes: map_with_capacity(0),
             writes: Written::new(),
+            indexed: 0,
+            defer_index: false,
             ids: map_with_capacity(0),
             ids_dense: true,
             initial: BTreeMap::new(),
@@ -684,7 +691,7 @@ impl HistoryBuilder {
             ops_start: 0,
             format: InputFormat::Causim,
             header_info: BTreeMap::new(),
-            scratch: map_with_capacity(0),
+            scratch: Vec::new(),
             next_line: 1,
             lists: None,
         }
@@ -692,6 +699,15 @@ impl HistoryBuilder {
 
     pub(crate) fn set_format(&mut self, format: InputFormat) {
         self.format = format;
+    }
+
+    /// Index written values (and so find values written twice) when the history is finished,
+    /// on two threads, instead of as each transaction ends. For readers whose errors name real
+    /// lines and that end with [`HistoryBuilder::finish_reading`]: an error the reader meets is
+    /// then reported only if no value was written twice before it, so the error reported is
+    /// still the first in line order.
+    pub(crate) fn defer_write_index(&mut self) {
+        self.defer_index = true;
     }
 
     /// Reserve room for about `ops` operations (from the input's size), so that the big tables
@@ -715,6 +731,7 @@ impl HistoryBuilder {
     }
 
     pub(crate) fn declare_initial(&mut self, key: u32, val: Val, line: u64) -> Result<(), ParseError> {
+        self.index_writes(self.op_txn.len(), line)?;
         if let Some(w) = self.writes.get(&self.ops, key, val) {
             let other = self.txns[self.op_txn[w as usize] as usize].line;
             return Err(ParseError::at(line, format!("DuplicateWrite: the initial value of a key is also written at line {other}")));
@@ -868,6 +885,15 @@ impl HistoryBuilder {
     /// Close the current transaction.
     pub(crate) fn end_txn(&mut self, meta: TxnMeta<'_>) -> Result<(), ParseError> {
         let line = meta.line;
+        self.end_txn_checked(meta).map_err(|e| {
+            // A value written twice in an earlier transaction comes first.
+            let closed = self.op_txn.len();
+            self.index_writes(closed, line).err().unwrap_or(e)
+        })
+    }
+
+    fn end_txn_checked(&mut self, meta: TxnMeta<'_>) -> Result<(), ParseError> {
+        let line = meta.line;
         let t = self.txns.len() as u32;
         if t >= WRITER_TXN {
             return Err(ParseError::at(line, format!("too many transactions (at most {WRITER_TXN})")));
@@ -905,37 +931,27 @@ impl HistoryBuilder {
         let node = meta.node;
         let start = self.ops_start;
         let end = self.ops.len();
-        // Mark writes the transaction overwrites itself, and register the values written.
+        // Mark writes the transaction overwrites itself.
         self.mark_overwritten(start, end);
-        for op in &self.ops[start..end] {
-            if op.is_write() {
-                self.writes.hint(op.key, op.val());
-            }
-        }
-        for o in start..end {
+        // Writes of a declared initial value are errors (most histories declare none: then
+        // there is nothing to compare).
+        let compared = if self.initial.is_empty() { start } else { end };
+        for o in start..compared {
             let op = self.ops[o];
-            if op.is_read() {
-                continue;
-            }
-            let val = op.val();
-            if let Err(prev) = self.writes.insert(&self.ops, o as u32) {
-                let other = if (prev as usize) >= start { line } else { u64::from(self.txns[self.op_txn[prev as usize] as usize].line) };
+            if op.is_write() && self.initial.get(&op.key) == Some(&op.val()) {
+                // A value written twice up to here comes first.
+                self.index_writes(o + 1, line)?;
                 let key = self.key_name(op.key);
-                let v = self.val_name(val);
-                return Err(ParseError::at(
-                    line,
-                    format!("DuplicateWrite: {key}={v} is written twice (also at line {other}); written values must be unique per key"),
-                ));
-            }
-            if self.initial.get(&op.key) == Some(&val) {
-                let key = self.key_name(op.key);
-                let v = self.val_name(val);
+                let v = self.val_name(op.val());
                 let l = self.initial_line[&op.key];
                 return Err(ParseError::at(
                     line,
                     format!("DuplicateWrite: {key}={v} is written, but it is also the initial value declared at line {l}"),
                 ));
             }
+        }
+        if !self.defer_index {
+            self.index_writes(end, line)?;
         }
         self.op_txn.resize(end, t);
         self.txns.push(Txn {
@@ -953,38 +969,63 @@ impl HistoryBuilder {
         Ok(())
     }
 
+    /// Index the writes of `ops[self.indexed..upto]`: the first value written a second time
+    /// there is an error (`open_line` is the line of the transaction not yet closed, if the
+    /// range reaches into it).
+    fn index_writes(&mut self, upto: usize, open_line: u64) -> Result<(), ParseError> {
+        if upto <= self.indexed {
+            return Ok(());
+        }
+        let range = self.indexed..upto;
+        self.indexed = upto;
+        let Err((w, prev)) = self.writes.insert_all(&self.ops, range) else {
+            return Ok(());
+        };
+        let line_of = |o: u32| match self.op_txn.get(o as usize) {
+            Some(t) => u64::from(self.txns[*t as usize].line),
+            None => open_line,
+        };
+        let op = self.ops[w as usize];
+        let (key, v) = (self.key_name(op.key), self.val_name(op.val()));
+        Err(ParseError::at(
+            line_of(w),
+            format!("DuplicateWrite: {key}={v} is written twice (also at line {}); written values must be unique per key", line_of(prev)),
+        ))
+    }
+
+    /// Finish after a reader has run: if it met an error, that error, unless a value was
+    /// written twice before it (see [`HistoryBuilder::defer_write_index`]).
+    pub(crate) fn finish_reading(mut self, read: Result<(), ParseError>) -> Result<History, ParseError> {
+        match read {
+            Ok(()) => self.finish(),
+            Err(e) => {
+                let closed = self.op_txn.len();
+                Err(self.index_writes(closed, 0).err().unwrap_or(e))
+            }
+        }
+    }
+
     /// The index of the transaction with this id, if one was added.
     fn txn_of_id(&self, id: u64) -> Option<u32> {
         if self.ids_dense { (id < self.txns.len() as u64).then_some(id as u32) } else { self.ids.get(&id).copied() }
     }
 
+    /// Mark the writes of ops `start..end` (one transaction) that a later write of the same key
+    /// in it overwrites: sort its writes by key, then each but the last of a key is overwritten.
     fn mark_overwritten(&mut self, start: usize, end: usize) {
-        let n = end - start;
-        if n <= 1 {
+        if end - start <= 1 {
             return;
         }
-        if n <= 32 {
-            for o in start..end {
-                if self.ops[o].is_read() {
-                    continue;
-                }
-                let key = self.ops[o].key;
-                if self.ops[o + 1..end].iter().any(|p| p.is_write() && p.key == key) {
-                    self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
-                }
-            }
-            return;
-        }
-        self.scratch.clear();
-        for o in (start..end).rev() {
-            if self.ops[o].is_read() {
-                continue;
-            }
-            let key = self.ops[o].key;
-            if self.scratch.insert(key, o as u32).is_some() {
-                self.ops[o].kind = KIND_WRITE_OVERWRITTEN;
+        let mut writes = std::mem::take(&mut self.scratch);
+        writes.clear();
+        writes.extend((start..end).filter(|o| self.ops[*o].is_write()).map(|o| u64::from(self.ops[o].key) << 32 | o as u64));
+        writes.sort_unstable();
+        for pair in writes.windows(2) {
+            if pair[0] >> 32 == pair[1] >> 32 {
+                self.ops[pair[0] as u32 as usize].kind = KIND_WRITE_OVERWRITTEN;
             }
         }
+        self.scratch = writes;
     }
 
     fn key_name(&self, k: u32) -> String {
@@ -1033,8 +1074,9 @@ impl HistoryBuilder {
     }
 
     /// Whether some write wrote `value` to `key` (used by importers that infer initial values).
-    pub(crate) fn is_written(&self, key: u32, val: Val) -> bool {
-        self.writes.get(&self.ops, key, val).is_some()
+    pub(crate) fn is_written(&mut self, key: u32, val: Val) -> Result<bool, ParseError> {
+        self.index_writes(self.op_txn.len(), 0)?;
+        Ok(self.writes.get(&self.ops, key, val).is_some())
     }
 
     pub(crate) fn has_initial(&self, key: u32) -> bool {
@@ -1042,7 +1084,8 @@ impl HistoryBuilder {
     }
 
     /// Finish: resolve reads-from and freeze.
-    pub fn finish(self) -> Result<History, ParseError> {
+    pub fn finish(mut self) -> Result<History, ParseError> {
+        self.index_writes(self.op_txn.len(), 0)?;
         let HistoryBuilder {
             txns,
             ops,

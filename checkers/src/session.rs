@@ -59,7 +59,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
     let mut reads: BTreeMap<u32, Vec<(u32, u32, u32, u32)>> = BTreeMap::new();
     let mut last_kept: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for u in 0..units.n {
-        let o = units.op[u] as usize;
+        let o = units.op_of(u) as usize;
         let op = &h.ops[o];
         if !op.is_read() {
             continue;
@@ -99,7 +99,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
         }
     };
     let txn = |u: u32| units.txn[u as usize];
-    let op = |u: u32| units.op[u as usize];
+    let op = |u: u32| units.op_of(u as usize);
     let program = |a: u32, b: u32| Hop::Program {
         from: txn(a),
         to: txn(b),
@@ -119,7 +119,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
                 }
             }
         }
-        let o = units.op[u] as usize;
+        let o = units.op_of(u) as usize;
         if checked(o) {
             let key = h.ops[o].key;
             let uw = writer(o);
@@ -207,7 +207,7 @@ pub(crate) fn check(cx: &Ctx<'_>, level: Level, sink: &mut Sink) {
 }
 
 fn write_op(cx: &Ctx<'_>, u: u32) -> u32 {
-    let o = cx.units.op[u as usize];
+    let o = cx.units.op_of(u as usize);
     debug_assert!(cx.h.ops[o as usize].kind == KIND_WRITE_FINAL || cx.h.ops[o as usize].is_write());
     o
 }

@@ -21,7 +21,7 @@
 //! exact check decides.
 
 use crate::causal::judged;
-use crate::graph::{Gran, Units};
+use crate::graph::{AHEAD, Gran, Units, prefetch};
 use crate::history::{History, KIND_WRITE_FINAL, NONE, RF_INIT};
 use crate::level::Level;
 use crate::reach::Reach;
@@ -76,13 +76,32 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
             };
             pos = next;
         }
-        let writes = KeyWrites::build(h, units, succ, &pos);
+        // Built when a first read needs it (most histories need none).
+        let mut writes: Option<KeyWrites> = None;
         let mut edges: Vec<(u32, u32)> = Vec::new();
         // Units in the order of the guess; `last[x]` is the position (plus one) of the last write
         // of `x` placed so far, so that a read of the last write before it needs no search.
         let mut last = vec![0u32; h.keys.len()];
-        for u in in_order(&pos) {
-            let u = u as usize;
+        let order = by_position(&pos);
+        let unit_at = |i: usize| order.as_ref().map_or(i, |order| order[i] as usize);
+        for i in 0..n {
+            let u = unit_at(i);
+            if units.gran == Gran::Op {
+                // Reads' writers are far back: fetch a writer's unit 2 × AHEAD units ahead, and
+                // its position AHEAD ahead, so that the misses overlap.
+                if i + 2 * AHEAD < n {
+                    units.hint_writer_unit(h, units.op_of(unit_at(i + 2 * AHEAD)) as usize);
+                }
+                if i + AHEAD < n {
+                    let o = units.op_of(unit_at(i + AHEAD)) as usize;
+                    if h.rf[o] < RF_INIT {
+                        let uw = units.unit_of(h.rf[o] as usize);
+                        if uw != NONE {
+                            prefetch(&pos[uw as usize]);
+                        }
+                    }
+                }
+            }
             for o in units.ops_of(h, u) {
                 if !judged(level, wf.class[o]) {
                     continue;
@@ -93,7 +112,7 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
                 if last[key as usize] <= after {
                     continue; // nothing of `key` placed between the write read and the read
                 }
-                let list = writes.of(key);
+                let list = writes.get_or_insert_with(|| KeyWrites::build(h, units, succ, &pos)).of(key);
                 let from = list.partition_point(|e| e.0 < after);
                 for &(p, v) in &list[from..] {
                     if p >= pos[u] {
@@ -146,9 +165,9 @@ fn first_guess(h: &History, units: &Units, succ: &(Vec<u32>, Vec<u32>)) -> Optio
             (units.prev[u] == NONE || pos[units.prev[u] as usize] < pos[u]) && units.preds(u).iter().all(|p| pos[*p as usize] < pos[u])
         })
     };
-    let history: Vec<u32> = (0..n as u32).collect();
-    if extends_co(&history) {
-        return Some(history);
+    // The history order, checked without building it: every predecessor comes earlier.
+    if (0..n).all(|u| (units.prev[u] == NONE || (units.prev[u] as usize) < u) && units.preds(u).iter().all(|p| (*p as usize) < u)) {
+        return Some((0..n as u32).collect());
     }
     // Transactions by id; a transaction's units stay together, in program order.
     let mut txns: Vec<u32> = (0..h.txns.len() as u32).filter(|t| units.unit_of_txn[*t as usize] != NONE).collect();
@@ -234,7 +253,7 @@ fn visible(units: &Units, succ: &(Vec<u32>, Vec<u32>), u: usize) -> bool {
 fn written_keys(h: &History, units: &Units, u: usize, f: &mut dyn FnMut(u32)) {
     match units.gran {
         Gran::Op => {
-            let op = &h.ops[units.op[u] as usize];
+            let op = &h.ops[units.op_of(u) as usize];
             if op.is_write() {
                 f(op.key);
             }
@@ -249,13 +268,17 @@ fn written_keys(h: &History, units: &Units, u: usize, f: &mut dyn FnMut(u32)) {
     }
 }
 
-/// The units in the order of a guess (`pos`: positions by unit).
-fn in_order(pos: &[u32]) -> Vec<u32> {
+/// The units by position (`pos` inverted); `None` when every unit is at its own index (the
+/// usual first guess), which needs no table.
+fn by_position(pos: &[u32]) -> Option<Vec<u32>> {
+    if pos.iter().enumerate().all(|(u, p)| *p as usize == u) {
+        return None;
+    }
     let mut order = vec![0u32; pos.len()];
     for (u, p) in pos.iter().enumerate() {
         order[*p as usize] = u as u32;
     }
-    order
+    Some(order)
 }
 
 /// For each key, the units writing it that someone can see, as (position, unit) in the order
@@ -278,8 +301,9 @@ impl KeyWrites {
         }
         let mut fill = off.clone();
         let mut entries = vec![(0u32, 0u32); off[keys] as usize];
-        for u in in_order(pos) {
-            let u = u as usize;
+        let order = by_position(pos);
+        for i in 0..units.n {
+            let u = order.as_ref().map_or(i, |order| order[i] as usize);
             if placed(u) {
                 written_keys(h, units, u, &mut |k| {
                     entries[fill[k as usize] as usize] = (pos[u], u as u32);

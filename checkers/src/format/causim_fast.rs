@@ -11,13 +11,10 @@
 //! the time differs.
 
 use super::causim::{parse_txn_line, trim_ascii};
+use super::chunked::{self, CHUNK, Scanned};
 use crate::history::{HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::ops::Range;
-use std::sync::mpsc;
-
-/// Bytes of input handed to the scanning thread at a time (then extended to a line's end).
-const CHUNK: usize = 1 << 20;
 
 /// A scalar of the input, with strings as byte ranges of the chunk.
 #[derive(Clone, Copy)]
@@ -70,76 +67,14 @@ pub(crate) fn read(r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseE
 
 /// [`read`] with chunks of about `chunk` bytes (small in tests, to cross many boundaries).
 fn read_chunked(r: impl BufRead, b: &mut HistoryBuilder, chunk: usize) -> Result<(), ParseError> {
-    let (to_scan, scan_in) = mpsc::sync_channel::<Vec<u8>>(2);
-    let (to_build, build_in) = mpsc::sync_channel::<Batch>(2);
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for text in scan_in {
-                if to_build.send(scan(text)).is_err() {
-                    return; // the builder stopped at an error
-                }
-            }
-        });
-        // Owns its ends of both channels, so that whichever way it returns, the scanning thread
-        // sees them closed and ends (the scope waits for it).
-        feed_and_build(r, b, chunk, to_scan, build_in)
-    })
-}
-
-/// Send chunks of `r` to the scanning thread, a few ahead, and build the scanned batches in
-/// order. A read error is reported after the lines before it, as the general reader would: an
-/// earlier bad line is still the error reported, and the line named is the one being read.
-fn feed_and_build(
-    mut r: impl BufRead,
-    b: &mut HistoryBuilder,
-    chunk_size: usize,
-    to_scan: mpsc::SyncSender<Vec<u8>>,
-    build_in: mpsc::Receiver<Batch>,
-) -> Result<(), ParseError> {
     let mut builder = Builder { b, line_no: 0, seen_first: false, after: Vec::new() };
-    let mut in_flight = 0usize;
-    let mut read_error: Option<std::io::Error> = None;
-    let mut eof = false;
-    loop {
-        while !eof && in_flight < 3 {
-            let (chunk, error) = next_chunk(&mut r, chunk_size);
-            eof = chunk.is_empty() || error.is_some();
-            read_error = error;
-            if !chunk.is_empty() {
-                to_scan.send(chunk).expect("the scanning thread runs until its input closes");
-                in_flight += 1;
-            }
-        }
-        if in_flight == 0 {
-            // Every whole line before the error has been built: the error is in the next one.
-            return read_error.map_or(Ok(()), |e| Err(ParseError::at(builder.line_no + 1, format!("cannot read: {e}"))));
-        }
-        let batch = build_in.recv().expect("the scanning thread answers every chunk");
-        in_flight -= 1;
-        builder.batch(&batch)?;
-    }
+    chunked::read(r, chunk, scan, |batch| builder.batch(batch))
 }
 
-/// The next chunk of about `size` bytes of whole lines (empty at the end of the input); on a
-/// read error, the whole lines read before it, and the error.
-fn next_chunk(r: &mut impl BufRead, size: usize) -> (Vec<u8>, Option<std::io::Error>) {
-    let mut chunk = Vec::with_capacity(size + 4096);
-    let whole_lines = |mut chunk: Vec<u8>, e: std::io::Error| {
-        let whole = chunk.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
-        chunk.truncate(whole);
-        (chunk, Some(e))
-    };
-    // Straight into the chunk, without zeroing it first.
-    if let Err(e) = r.by_ref().take(size as u64).read_to_end(&mut chunk) {
-        return whole_lines(chunk, e);
+impl Scanned for Batch {
+    fn line_count(&self) -> u64 {
+        self.lines.len() as u64
     }
-    if chunk.len() == size
-        && chunk.last() != Some(&b'\n')
-        && let Err(e) = r.read_until(b'\n', &mut chunk)
-    {
-        return whole_lines(chunk, e);
-    }
-    (chunk, None)
 }
 
 struct Builder<'b> {
@@ -225,35 +160,28 @@ fn scan(text: Vec<u8>) -> Batch {
         after: Vec::new(),
         text: Vec::new(),
     };
-    let mut start = 0;
-    while start < text.len() {
-        let end = memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+    for (start, end) in chunked::lines(&text) {
         let raw = &text[start..end];
         let trimmed = trim_ascii(raw);
         if trimmed.is_empty() {
             batch.lines.push(Line::Blank);
-        } else {
-            let s = start + (trimmed.as_ptr() as usize - raw.as_ptr() as usize);
-            let e = s + trimmed.len();
-            let (ops_mark, after_mark) = (batch.ops.len(), batch.after.len());
-            let mut scanner = Scanner { text: &text, at: s, end: e };
-            match scanner.line(&mut batch.ops, &mut batch.after) {
-                Some(line) if scanner.at == e => batch.lines.push(Line::Fast(line, s as u32, e as u32)),
-                _ => {
-                    batch.ops.truncate(ops_mark);
-                    batch.after.truncate(after_mark);
-                    batch.lines.push(Line::General(s as u32, e as u32));
-                }
+            continue;
+        }
+        let s = start + (trimmed.as_ptr() as usize - raw.as_ptr() as usize);
+        let e = s + trimmed.len();
+        let (ops_mark, after_mark) = (batch.ops.len(), batch.after.len());
+        let mut scanner = Scanner { text: &text, at: s, end: e };
+        match scanner.line(&mut batch.ops, &mut batch.after) {
+            Some(line) if scanner.at == e => batch.lines.push(Line::Fast(line, s as u32, e as u32)),
+            _ => {
+                batch.ops.truncate(ops_mark);
+                batch.after.truncate(after_mark);
+                batch.lines.push(Line::General(s as u32, e as u32));
             }
         }
-        start = end + 1;
     }
     batch.text = text;
     batch
-}
-
-fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|c| *c == needle)
 }
 
 /// A strict scanner over one trimmed line; every method returns `None` on anything it does
@@ -449,6 +377,43 @@ impl Scanner<'_> {
         }
     }
 
+    /// The shape causim itself writes, `{"f":"r","key":K,"value":V}` without spaces, matched
+    /// as literal bytes; `None`, having consumed nothing, for anything else (which
+    /// [`Scanner::op`] reads). Most operations of a large file take this path.
+    #[inline]
+    fn plain_op(&mut self) -> Option<FastOp> {
+        let start = self.at;
+        let op = self.plain_op_fields();
+        if op.is_none() {
+            self.at = start;
+        }
+        op
+    }
+
+    #[inline]
+    fn plain_op_fields(&mut self) -> Option<FastOp> {
+        const READ: &[u8] = br#"{"f":"r","key":"#;
+        const WRITE: &[u8] = br#"{"f":"w","key":"#;
+        const VALUE: &[u8] = br#","value":"#;
+        let head = self.text[self.at..self.end].get(..READ.len())?;
+        let kind = if head == READ {
+            KIND_READ
+        } else if head == WRITE {
+            KIND_WRITE_FINAL
+        } else {
+            return None;
+        };
+        self.at += READ.len();
+        let key = self.scalar().filter(|k| !matches!(k, Scalar::Null))?;
+        if self.text[self.at..self.end].get(..VALUE.len())? != VALUE {
+            return None;
+        }
+        self.at += VALUE.len();
+        let value = self.scalar()?;
+        (self.at < self.end && self.text[self.at] == b'}').then(|| self.at += 1)?;
+        Some(FastOp { kind, key, value, node: None })
+    }
+
     fn op(&mut self) -> Option<FastOp> {
         let (mut kind, mut key, mut value, mut node) = (None, None, None, None);
         let mut seen = 0u8;
@@ -534,7 +499,7 @@ impl Scanner<'_> {
                 b"ops" => {
                     let start = ops.len();
                     s.array(|s| {
-                        ops.push(s.op()?);
+                        ops.push(s.plain_op().or_else(|| s.op())?);
                         Some(())
                     })?;
                     ops_range = Some(start..ops.len());
@@ -556,15 +521,25 @@ impl Scanner<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::BufReader;
+    use std::io::{BufReader, Read};
 
-    /// The history (or the error) a reader makes of `text`, as text to compare.
+    /// The history (or the error) a reader makes of `text`, as text to compare: the same
+    /// whether written values are indexed as each transaction ends or when reading is done.
     fn outcome(text: &[u8], read: impl Fn(&[u8], &mut HistoryBuilder) -> Result<(), ParseError>) -> String {
-        let mut b = HistoryBuilder::new();
-        match read(text, &mut b).and_then(|()| b.finish()) {
-            Ok(h) => format!("{h:?}"),
-            Err(e) => format!("error: {e}"),
-        }
+        let run = |defer: bool| {
+            let mut b = HistoryBuilder::new();
+            if defer {
+                b.defer_write_index();
+            }
+            let result = read(text, &mut b);
+            match b.finish_reading(result) {
+                Ok(h) => format!("{h:?}"),
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        let at_once = run(false);
+        assert_eq!(run(true), at_once, "indexing at the end changes the outcome of:\n{}", String::from_utf8_lossy(text));
+        at_once
     }
 
     fn same_as_reference(text: &[u8], chunk: usize) {

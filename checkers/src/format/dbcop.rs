@@ -68,7 +68,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
         }
     }
     for (key, val, s, t, e) in reads {
-        if b.is_written(key, val) {
+        if b.is_written(key, val)? {
             continue;
         }
         if val == Val::Int(0) {

@@ -20,6 +20,7 @@
 
 pub(crate) mod causim;
 mod causim_fast;
+mod chunked;
 pub(crate) mod cobra;
 pub(crate) mod dbcop;
 pub(crate) mod dbcop_bincode;
@@ -56,24 +57,36 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
     };
     let mut b = HistoryBuilder::new();
     b.set_format(format);
+    if matches!(format, InputFormat::Causim | InputFormat::Plume) {
+        // Their errors name lines, so finding values written twice can wait for the end.
+        b.defer_write_index();
+    }
     // Bytes per operation, roughly: ~20 in Plume's text, ~40 in JSON.
     let per_op = if format == InputFormat::Plume { 20 } else { 40 };
     b.expect_ops((size / per_op) as usize);
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let started = std::time::Instant::now();
-    match format {
-        InputFormat::Causim => causim::read(r, &mut b)?,
-        InputFormat::Dbcop => dbcop::read(r, &mut b)?,
-        InputFormat::Plume => plume::read(r, &mut b)?,
-        InputFormat::Elle => elle::read(r, &mut b)?,
-        InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b)?,
-        InputFormat::DbcopBincode => dbcop_bincode::read(r, &mut b)?,
-        InputFormat::Cobra => cobra::read(r, &mut b)?,
-    }
+    let cpu = if timing { crate::cpu_seconds() } else { 0.0 };
+    let result = match format {
+        InputFormat::Causim => causim::read(r, &mut b),
+        InputFormat::Dbcop => dbcop::read(r, &mut b),
+        InputFormat::Plume => plume::read(r, &mut b),
+        InputFormat::Elle => elle::read(r, &mut b),
+        InputFormat::JepsenEdn => jepsen::read_edn(r, &mut b),
+        InputFormat::DbcopBincode => dbcop_bincode::read(r, &mut b),
+        InputFormat::Cobra => cobra::read(r, &mut b),
+    };
     let read = started.elapsed();
-    let history = b.finish();
+    let read_cpu = if timing { crate::cpu_seconds() - cpu } else { 0.0 };
+    let history = b.finish_reading(result);
     if timing {
-        eprintln!("  read: {:.3} s, reads-from: {:.3} s", read.as_secs_f64(), (started.elapsed() - read).as_secs_f64());
+        eprintln!(
+            "  read: {:.3} s wall, {:.2} s cpu; written values indexed and reads-from: {:.3} s wall, {:.2} s cpu",
+            read.as_secs_f64(),
+            read_cpu,
+            (started.elapsed() - read).as_secs_f64(),
+            crate::cpu_seconds() - cpu - read_cpu
+        );
     }
     history
 }

@@ -13,6 +13,7 @@
 //! gets an id of its own above every id Plume can write (2^63 + n for the n-th). Any other
 //! negative id is an input error.
 
+use super::chunked::{self, CHUNK, Scanned};
 use super::{IntEncoding, sessions_in_order};
 use crate::fxhash::{FxHashMap, map_with_capacity};
 use crate::history::{History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, NONE, Outcome, ParseError, TxnMeta, Val};
@@ -29,28 +30,90 @@ struct Current {
     line: u64,
 }
 
-pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
-    let mut buf = Vec::with_capacity(128);
-    let mut line_no = 0u64;
-    let mut current: Option<Current> = None;
-    let mut sessions: FxHashMap<u64, u32> = map_with_capacity(64);
-    let mut closed: FxHashMap<i64, u64> = map_with_capacity(1024);
-    let mut aborted = 0u64;
-    loop {
-        buf.clear();
-        let n = r.read_until(b'\n', &mut buf).map_err(|e| ParseError::at(line_no + 1, format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
+/// A line's fields: (write, key, value, session, txn).
+type Fields = (bool, u64, u64, u64, i64);
+
+/// One line, as the scanning thread left it.
+enum Line {
+    Blank,
+    Plain(Fields),
+    /// For [`parse_line`] (which words errors): the trimmed line's byte range.
+    Other(u32, u32),
+}
+
+/// A chunk of whole lines, scanned.
+struct Batch {
+    text: Vec<u8>,
+    lines: Vec<Line>,
+}
+
+impl Scanned for Batch {
+    fn line_count(&self) -> u64 {
+        self.lines.len() as u64
+    }
+}
+
+fn scan(text: Vec<u8>) -> Batch {
+    let mut lines = Vec::with_capacity(text.len() / 16 + 1);
+    for (start, end) in chunked::lines(&text) {
+        let raw = &text[start..end];
+        let trimmed = raw.trim_ascii();
+        lines.push(if trimmed.is_empty() {
+            Line::Blank
+        } else if let Some(fields) = parse_plain_line(trimmed) {
+            Line::Plain(fields)
+        } else {
+            let s = start + (trimmed.as_ptr() as usize - raw.as_ptr() as usize);
+            Line::Other(s as u32, (s + trimmed.len()) as u32)
+        });
+    }
+    Batch { text, lines }
+}
+
+/// Lines are scanned on a second thread (see `chunked.rs`) and the transactions built here, in
+/// order.
+pub(crate) fn read(r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
+    read_chunked(r, b, CHUNK)
+}
+
+/// [`read`] with chunks of about `chunk` bytes (small in tests, to cross many boundaries).
+fn read_chunked(r: impl BufRead, b: &mut HistoryBuilder, chunk: usize) -> Result<(), ParseError> {
+    let mut reader = Reader { line_no: 0, current: None, sessions: map_with_capacity(64), closed: map_with_capacity(1024), aborted: 0 };
+    chunked::read(r, chunk, scan, |batch| {
+        for line in &batch.lines {
+            reader.line_no += 1;
+            let fields = match line {
+                Line::Blank => continue,
+                Line::Plain(fields) => *fields,
+                Line::Other(s, e) => parse_line(&batch.text[*s as usize..*e as usize]).map_err(|p| ParseError::at(reader.line_no, p))?,
+            };
+            reader.line(b, fields)?;
         }
-        line_no += 1;
-        let text = buf.trim_ascii();
-        if text.is_empty() {
-            continue;
-        }
-        let (write, key, value, session, txn) = match parse_plain_line(text) {
-            Some(fields) => fields,
-            None => parse_line(text).map_err(|p| ParseError::at(line_no, p))?,
-        };
+        Ok(())
+    })?;
+    if let Some(c) = reader.current.take() {
+        close(b, &mut reader.sessions, &mut reader.closed, &mut reader.aborted, c)?;
+    }
+    // Every key starts at 0 (Plume's loaders add a transaction writing 0 everywhere); a read of
+    // 0 reads that, unless some operation wrote 0 to the key.
+    b.set_default_initial(Val::Int(0));
+    Ok(())
+}
+
+/// What reading has gathered so far.
+struct Reader {
+    line_no: u64,
+    current: Option<Current>,
+    sessions: FxHashMap<u64, u32>,
+    /// Transactions ended, by id: the line where each started.
+    closed: FxHashMap<i64, u64>,
+    aborted: u64,
+}
+
+impl Reader {
+    /// One operation line.
+    fn line(&mut self, b: &mut HistoryBuilder, (write, key, value, session, txn): Fields) -> Result<(), ParseError> {
+        let line_no = self.line_no;
         if txn < 0 && txn != ABORTED {
             return Err(ParseError::at(
                 line_no,
@@ -58,13 +121,13 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             ));
         }
         // A new transaction starts at a new id, or, for aborted lines, at a new session.
-        if current.as_ref().is_some_and(|c| c.txn != txn || (txn == ABORTED && c.session != session)) {
-            let c = current.take().expect("checked above");
-            close(b, &mut sessions, &mut closed, &mut aborted, c)?;
+        if self.current.as_ref().is_some_and(|c| c.txn != txn || (txn == ABORTED && c.session != session)) {
+            let c = self.current.take().expect("checked above");
+            close(b, &mut self.sessions, &mut self.closed, &mut self.aborted, c)?;
         }
         // (Only a line that starts a transaction can reopen a closed one.)
-        if current.is_none()
-            && let Some(first) = closed.get(&txn)
+        if self.current.is_none()
+            && let Some(first) = self.closed.get(&txn)
         {
             return Err(ParseError::at(
                 line_no,
@@ -73,7 +136,7 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
                 ),
             ));
         }
-        match &current {
+        match &self.current {
             Some(c) if c.session != session => {
                 return Err(ParseError::at(
                     line_no,
@@ -83,22 +146,15 @@ pub(crate) fn read(mut r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), Pa
             Some(_) => {}
             None => {
                 b.begin_txn();
-                current = Some(Current { txn, session, line: line_no });
+                self.current = Some(Current { txn, session, line: line_no });
             }
         }
         let k = i64::try_from(key).map_err(|_| ParseError::at(line_no, format!("key {key} is out of range")))?;
         let v = i64::try_from(value).map_err(|_| ParseError::at(line_no, format!("value {value} is out of range")))?;
         let key = b.key_int(k);
         let kind = if write { KIND_WRITE_FINAL } else { KIND_READ };
-        b.push_op(kind, key, Val::Int(v), None).map_err(|p| ParseError::at(line_no, p))?;
+        b.push_op(kind, key, Val::Int(v), None).map_err(|p| ParseError::at(line_no, p))
     }
-    if let Some(c) = current.take() {
-        close(b, &mut sessions, &mut closed, &mut aborted, c)?;
-    }
-    // Every key starts at 0 (Plume's loaders add a transaction writing 0 everywhere); a read of
-    // 0 reads that, unless some operation wrote 0 to the key.
-    b.set_default_initial(Val::Int(0));
-    Ok(())
 }
 
 fn close(
@@ -129,7 +185,7 @@ fn close(
 /// The common case of [`parse_line`], fast: `r(1,2,3,4)` exactly, with digits only (and `-1` as
 /// the transaction). `None` for anything else, which [`parse_line`] reads or words an error for.
 #[inline]
-fn parse_plain_line(text: &[u8]) -> Option<(bool, u64, u64, u64, i64)> {
+fn parse_plain_line(text: &[u8]) -> Option<Fields> {
     let write = match text.first()? {
         b'r' => false,
         b'w' => true,
@@ -215,4 +271,52 @@ pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The history (or the error) read from `text` in chunks of about `chunk` bytes: the same
+    /// whether written values are indexed as each transaction ends or when reading is done.
+    fn outcome(text: &str, chunk: usize) -> String {
+        let run = |defer: bool| {
+            let mut b = HistoryBuilder::new();
+            if defer {
+                b.defer_write_index();
+            }
+            let result = read_chunked(text.as_bytes(), &mut b, chunk);
+            match b.finish_reading(result) {
+                Ok(h) => format!("{h:?}"),
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        let at_once = run(false);
+        assert_eq!(run(true), at_once, "indexing at the end changes the outcome of:\n{text}");
+        at_once
+    }
+
+    #[test]
+    fn chunk_boundaries_change_nothing() {
+        let good = "w(1,5,0,0)\nr(2,0,0,0)\n\n  r( 1 , 5 ,1,1)\r\nw(1,6,1,-1)\nw(3,7,1,-1)\nr(1,6,0,2)\nw(2,8,0,2)";
+        let reference = outcome(good, CHUNK);
+        assert!(!reference.starts_with("error"), "{reference}");
+        let cases = [
+            // A transaction reopened after another (line 7), then a malformed line (8).
+            (format!("{good}\nr(1,5,0,0)\nr(1"), "error: line 9: "),
+            // A malformed line (3) before a written value repeated (line 4).
+            ("w(1,5,0,0)\nw(2,5,0,0)\nw(x,1,0,1)\nw(1,5,0,2)".to_string(), "error: line 3: key: expected"),
+            // A written value repeated (line 3; found when its transaction ends at line 4) before
+            // a malformed line (5).
+            ("w(1,5,0,0)\nw(2,5,0,0)\nw(1,5,0,1)\nw(3,1,0,2)\nw(x,1,0,3)".to_string(), "error: line 3: DuplicateWrite"),
+        ];
+        for chunk in [1, 5, 16, 64] {
+            assert_eq!(outcome(good, chunk), reference, "chunk {chunk}");
+            for (text, error) in &cases {
+                let got = outcome(text, chunk);
+                assert!(got.starts_with(error), "chunk {chunk}: {got}");
+                assert_eq!(got, outcome(text, CHUNK), "chunk {chunk}");
+            }
+        }
+    }
 }
