@@ -18,6 +18,7 @@ pub mod eventual;
 pub mod faastcc;
 pub mod hydrocache;
 pub mod metrics;
+pub mod mucache;
 pub mod register;
 pub mod tcc_store;
 pub mod txn_client;
