@@ -15,8 +15,8 @@ pub fn anomaly_table() -> String {
             (Some(c), Some(n)) => format!("{c} {n}"),
             _ => "—".into(),
         };
-        let levels: Vec<&str> = Level::ALL.iter().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
-        let missing: Vec<&str> = Level::ALL.iter().filter(|l| !l.forbids(a)).map(|l| l.name()).collect();
+        let levels: Vec<&str> = Level::every().filter(|l| l.forbids(a)).map(|l| l.name()).collect();
+        let missing: Vec<&str> = Level::every().filter(|l| !l.forbids(a)).map(|l| l.name()).collect();
         let levels = if missing.is_empty() {
             "all levels".to_string()
         } else if missing.len() <= 2 && levels.len() > 2 {

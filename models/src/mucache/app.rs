@@ -123,7 +123,10 @@ impl App {
             }
             for (j, e) in s.endpoints.iter().enumerate() {
                 if !simple_name(&e.name) || s.endpoints[..j].iter().any(|o| o.name == e.name) {
-                    return Err(FieldError::new(format!("{path}.endpoints[{j}].name"), format!("endpoint names must be unique; {NAME_RULE}")));
+                    return Err(FieldError::new(
+                        format!("{path}.endpoints[{j}].name"),
+                        format!("endpoint names must be unique; {NAME_RULE}"),
+                    ));
                 }
             }
         }
@@ -160,7 +163,10 @@ impl App {
                             }
                             if e.ro && !specs[t.service as usize].endpoints[t.endpoint as usize].ro {
                                 let callee = app_name(specs, *t);
-                                return Err(FieldError::new(path, format!("read-only {}.{} calls {callee}, which is not read-only", s.name, e.name)));
+                                return Err(FieldError::new(
+                                    path,
+                                    format!("read-only {}.{} calls {callee}, which is not read-only", s.name, e.name),
+                                ));
                             }
                         }
                     }
@@ -195,7 +201,8 @@ impl App {
         }
         for (s, svc) in self.services.iter().enumerate() {
             for e in 0..svc.endpoints.len() {
-                visit(self, EndpointRef { service: s as u32, endpoint: e as u32 }, &mut state).map_err(|m| FieldError::new("services", m))?;
+                visit(self, EndpointRef { service: s as u32, endpoint: e as u32 }, &mut state)
+                    .map_err(|m| FieldError::new("services", m))?;
             }
         }
         Ok(())
@@ -225,7 +232,8 @@ impl App {
     pub fn resolve(&self, name: &str) -> Result<EndpointRef, String> {
         let (svc, ep) = name.split_once('.').ok_or_else(|| format!("expected Service.endpoint, got {name:?}"))?;
         let s = self.services.iter().position(|s| s.name == svc).ok_or_else(|| format!("no service named {svc:?}"))?;
-        let e = self.services[s].endpoints.iter().position(|e| e.name == ep).ok_or_else(|| format!("service {svc} has no endpoint {ep:?}"))?;
+        let e =
+            self.services[s].endpoints.iter().position(|e| e.name == ep).ok_or_else(|| format!("service {svc} has no endpoint {ep:?}"))?;
         Ok(EndpointRef { service: s as u32, endpoint: e as u32 })
     }
 

@@ -98,7 +98,8 @@ fn render_event(app: &App, service: u32, e: &Event, s: &mut String) {
             s.push('}');
         }
         Event::Hit { ca, ret, origin } => {
-            write!(s, "{{\"hit\":{{\"ca\":\"{}\",\"ret\":{ret},\"origin\":\"{}\"}}}}", app.call_name(*ca), req_name(app, *origin)).expect("strings")
+            write!(s, "{{\"hit\":{{\"ca\":\"{}\",\"ret\":{ret},\"origin\":\"{}\"}}}}", app.call_name(*ca), req_name(app, *origin))
+                .expect("strings")
         }
         Event::Par(branches) => {
             s.push_str("{\"par\":[");

@@ -273,7 +273,7 @@ impl Model for MuCache {
         name: "mucache",
         about: "MuCache (NSDI'24): per-service caches of downstream read-only calls, filled and invalidated by cache managers; \
                 params.cache selects the no-cache and TTL baselines",
-        level: Level::WellFormed,
+        level: Level::CacheFree,
         mutants: MUTANTS,
         profile: Profile {
             database: false,
@@ -331,7 +331,6 @@ impl Model for MuCache {
             .boxed()
     }
 }
-
 
 #[cfg(test)]
 mod tests;

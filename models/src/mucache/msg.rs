@@ -45,11 +45,21 @@ pub struct CallRecord {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Event {
     /// A read of the request's own service's store; `None` is the initial state.
-    Read { key: StoreKey, value: Option<u64> },
-    Write { key: StoreKey, value: u64 },
+    Read {
+        key: StoreKey,
+        value: Option<u64>,
+    },
+    Write {
+        key: StoreKey,
+        value: u64,
+    },
     Call(Box<CallRecord>),
     /// A cache hit, and the request whose End produced the Save that filled the entry.
-    Hit { ca: CallArgs, ret: u64, origin: ReqId },
+    Hit {
+        ca: CallArgs,
+        ret: u64,
+        origin: ReqId,
+    },
     /// A fan-out: its branches (each a `Call` or a `Hit`) ran concurrently.
     Par(Vec<Event>),
 }

@@ -172,7 +172,16 @@ impl ServiceNode {
     // The wrapper and the handler
 
     #[allow(clippy::too_many_arguments)]
-    fn start_request(&mut self, now: Time, from: NodeId, tag: CallTag, ca: CallArgs, caller: Option<u32>, visited: Services, out: &mut Outbox<Msg, Timer>) {
+    fn start_request(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        tag: CallTag,
+        ca: CallArgs,
+        caller: Option<u32>,
+        visited: Services,
+        out: &mut Outbox<Msg, Timer>,
+    ) {
         self.next_req += 1;
         let id = ReqId::new(self.me, self.next_req);
         let ro = self.app.endpoint(ca.to).ro;

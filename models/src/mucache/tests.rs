@@ -23,7 +23,12 @@ fn backend(cm_event_ns: Time) -> ServiceNode {
         caller_side_save: false,
         inv_before_write: false,
     };
-    ServiceNode::new(1, Arc::new(App::build(&specs).unwrap()), Arc::new(config), Arc::new(vec![NodeId::fixed(0), NodeId::fixed(1), NodeId::fixed(2)]))
+    ServiceNode::new(
+        1,
+        Arc::new(App::build(&specs).unwrap()),
+        Arc::new(config),
+        Arc::new(vec![NodeId::fixed(0), NodeId::fixed(1), NodeId::fixed(2)]),
+    )
 }
 
 const GET: CallArgs = CallArgs { to: EndpointRef { service: 1, endpoint: 0 }, arg: 5 };
