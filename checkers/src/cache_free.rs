@@ -162,6 +162,7 @@ pub(crate) struct CycleEdge {
 #[derive(Clone, Debug)]
 pub(crate) struct EventText {
     pub txn: u32,
+    /// `write of U:k:0=1 at U#2`.
     pub what: String,
     pub hit: Option<String>,
 }
@@ -482,8 +483,8 @@ impl<'h> Graph<'h> {
     fn text(&self, n: u32) -> EventText {
         let e = self.events[n as usize];
         let value = e.value.map_or("⊥".to_string(), |v| v.to_string());
-        let verb = if e.write { "writes" } else { "reads" };
-        let what = format!("{} {verb} {}={value}", self.reqs[e.place.req as usize], self.key_names[e.key as usize]);
+        let noun = if e.write { "write" } else { "read" };
+        let what = format!("{noun} of {}={value} at {}", self.key_names[e.key as usize], self.reqs[e.place.req as usize]);
         let hit = (e.place.hit != NONE).then(|| {
             let h = &self.hits[e.place.hit as usize];
             format!("the virtual copy of {} for the cache hit of {} in {}", h.origin, h.ca, self.reqs[h.req as usize])
@@ -513,9 +514,9 @@ pub(crate) fn explain(story: &Story, label: &dyn Fn(u32) -> String) -> (Vec<Stri
                     let (a, b) = (show(&e.from), show(&e.to));
                     match e.kind {
                         k if k == Edge::Program as u8 => format!("{a} comes before {b} in program order."),
-                        k if k == Edge::ReadsFrom as u8 => format!("{a}, and {b} reads that value, so it comes after."),
+                        k if k == Edge::ReadsFrom as u8 => format!("{b} returns the value of {a}, so it comes after it."),
                         k if k == Edge::Version as u8 => format!("{a} comes before {b}, the next version of the key."),
-                        _ => format!("{a}, which {b} overwrites, so the read comes before that write."),
+                        _ => format!("{a} comes before {b}, which overwrote the value it returns."),
                     }
                 })
                 .collect();
@@ -526,7 +527,7 @@ pub(crate) fn explain(story: &Story, label: &dyn Fn(u32) -> String) -> (Vec<Stri
             let write = edges.iter().find(|e| e.kind == Edge::Anti as u8).map(|e| e.to.what.clone());
             let sentence = match (hit, write) {
                 (Some(h), Some(w)) => format!(
-                    "{h} reads a value that {w} overwrote, yet the hitting request also observes that write through the path below: no cache-free execution orders both."
+                    "{h} returns a value that the {w} overwrote, yet the hitting request also observes that write, through the path below: no execution without caches orders both."
                 ),
                 _ => "the requests' reads and writes form a cycle even without cache hits on it: no execution orders them.".to_string(),
             };
@@ -540,5 +541,78 @@ pub(crate) fn txns(story: &Story) -> Vec<u32> {
     match story {
         Story::BadHit { txn, .. } | Story::BadValue { txn, .. } => vec![*txn],
         Story::Cycle(edges) => edges.iter().flat_map(|e| [e.from.txn, e.to.txn]).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Anomaly, Level, check, read_history};
+
+    fn run(lines: &[&str]) -> crate::Report {
+        let text = lines.join("\n");
+        check(&read_history(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}")), Level::CacheFree)
+    }
+
+    /// c0 fills the cache: S3.get read k at S4 before any write.
+    const FILL: &str = r#"{"session":"c0","ops":[],"call":{"req":"S1#1","ca":"S1.view(0)","ret":5,"steps":[{"call":{"req":"S3#1","ca":"S3.get(0)","ret":7,"steps":[{"r":"S4:k:0","value":null}]}}]}}"#;
+
+    #[test]
+    fn a_hit_that_misses_the_requests_own_earlier_write_is_a_cycle_naming_the_hit() {
+        // Fig. 4: c1 writes k through S2, then hits S3.get(0), filled before the write.
+        let diamond = r#"{"session":"c1","ops":[],"call":{"req":"S1#2","ca":"S1.act(0)","ret":1,"steps":[{"call":{"req":"S2#1","ca":"S2.upd(0)","ret":2,"steps":[{"w":"S4:k:0","value":1}]}},{"hit":{"ca":"S3.get(0)","ret":7,"origin":"S3#1"}}]}}"#;
+        let report = run(&[FILL, diamond]);
+        assert_eq!(report.counts.get(&Anomaly::NotCacheFree), Some(&1), "{}", report.render_text());
+        let v = &report.violations[0];
+        assert!(v.cycle);
+        assert!(v.sentence.contains("the cache hit of S3.get(0) in S1#2"), "{}", v.sentence);
+        assert!(v.explanation.contradiction.contains("a cycle"), "{}", v.explanation.contradiction);
+        assert_eq!(v.transactions.len(), 1, "the cycle lies within c1's request");
+    }
+
+    #[test]
+    fn a_stale_hit_after_another_clients_write_is_allowed_as_there_is_no_real_time_order() {
+        // Fig. 3: c1's write completes before c2's hit in real time; the witness orders c2 first.
+        let write = r#"{"session":"c1","invoke_ns":10,"complete_ns":20,"ops":[],"call":{"req":"S4#2","ca":"S4.put(0)","ret":1,"steps":[{"w":"S4:k:0","value":1}]}}"#;
+        let hit = r#"{"session":"c2","invoke_ns":30,"complete_ns":40,"ops":[],"call":{"req":"S1#3","ca":"S1.view(0)","ret":5,"steps":[{"hit":{"ca":"S3.get(0)","ret":7,"origin":"S3#1"}}]}}"#;
+        let report = run(&[FILL, write, hit]);
+        assert!(report.ok, "{}", report.render_text());
+    }
+
+    #[test]
+    fn fan_out_branches_are_unordered() {
+        // One branch sees the write, the other (a hit) does not: fine when concurrent, a
+        // cycle when the second comes after the first in program order.
+        let write = r#"{"session":"c1","ops":[],"call":{"req":"S4#2","ca":"S4.put(0)","ret":1,"steps":[{"w":"S4:k:0","value":1}]}}"#;
+        let branches = r#"{"call":{"req":"S5#1","ca":"S5.get(0)","ret":9,"steps":[{"r":"S4:k:0","value":1}]}},{"hit":{"ca":"S3.get(0)","ret":7,"origin":"S3#1"}}"#;
+        let par =
+            format!(r#"{{"session":"c2","ops":[],"call":{{"req":"S1#3","ca":"S1.two(0)","ret":3,"steps":[{{"par":[{branches}]}}]}}}}"#);
+        assert!(run(&[FILL, write, &par]).ok);
+        let seq = format!(r#"{{"session":"c2","ops":[],"call":{{"req":"S1#3","ca":"S1.two(0)","ret":3,"steps":[{branches}]}}}}"#);
+        assert_eq!(run(&[FILL, write, &seq]).counts.get(&Anomaly::NotCacheFree), Some(&1));
+    }
+
+    #[test]
+    fn a_hit_must_be_backed_by_a_read_only_origin_that_returned_its_value() {
+        let hit = |origin: &str, ret: i64| {
+            format!(
+                r#"{{"session":"c2","ops":[],"call":{{"req":"S1#3","ca":"S1.view(0)","ret":5,"steps":[{{"hit":{{"ca":"S3.get(0)","ret":{ret},"origin":"{origin}"}}}}]}}}}"#
+            )
+        };
+        for (h, why) in [(hit("S3#9", 7), "appears nowhere"), (hit("S3#1", 8), "returned 7"), (hit("S1#1", 5), "was a call of S1.view(0)")]
+        {
+            let report = run(&[FILL, &h]);
+            assert_eq!(report.counts.get(&Anomaly::NotCacheFree), Some(&1));
+            assert!(report.violations[0].sentence.contains(why), "{}", report.violations[0].sentence);
+        }
+    }
+
+    #[test]
+    fn histories_without_call_trees_pass_with_a_note_and_bad_trees_name_their_line_and_field() {
+        let plain = r#"{"session":"c1","ops":[{"f":"w","key":"x","value":1}]}"#;
+        let report = run(&[plain]);
+        assert!(report.ok && report.notes.iter().any(|n| n.contains("no call trees")));
+        let bad = r#"{"session":"c1","ops":[],"call":{"req":"S1#1","ca":"S1.v(0)","ret":1,"steps":[{"hit":{"ca":"S3.get(0)","ret":7}}]}}"#;
+        let err = read_history(format!("{plain}\n{bad}").as_bytes(), None).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("call.steps[0].hit.origin"), "{err}");
     }
 }

@@ -41,14 +41,22 @@ pub struct EndpointSpec {
     pub steps: Vec<StepSpec>,
 }
 
-/// `{"read":"k"}`, `{"write":"k"}`, `{"call":"Svc.ep"}` or `{"par":["Svc.a","Svc.b"]}`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum StepSpec {
-    Read(String),
-    Write(String),
-    Call(String),
-    Par(Vec<String>),
+/// `{"read":"k"}`, `{"write":"k"}`, `{"call":"Svc.ep"}` or `{"par":["Svc.a","Svc.b"]}`: one of
+/// the four. `"arg": n` makes the step use argument `n` instead of the request's own (a fixed
+/// key, or a call that does not depend on the request's argument).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    #[serde(default)]
+    pub read: Option<String>,
+    #[serde(default)]
+    pub write: Option<String>,
+    #[serde(default)]
+    pub call: Option<String>,
+    #[serde(default)]
+    pub par: Option<Vec<String>>,
+    #[serde(default)]
+    pub arg: Option<u64>,
 }
 
 /// An endpoint of a service, by index.
@@ -73,12 +81,31 @@ pub struct StoreKey {
     pub arg: u64,
 }
 
+/// A handler step; `arg` is its fixed argument, `None` for the request's own.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
-    Read(u32),
-    Write(u32),
+    Read {
+        name: u32,
+        arg: Option<u64>,
+    },
+    Write {
+        name: u32,
+        arg: Option<u64>,
+    },
     /// One call (sequential) or several issued together (fan-out), in this order.
-    Call(Vec<EndpointRef>),
+    Call {
+        targets: Vec<EndpointRef>,
+        arg: Option<u64>,
+    },
+}
+
+impl Step {
+    /// The step's argument in a request with argument `own`.
+    pub fn arg(&self, own: u64) -> u64 {
+        match self {
+            Step::Read { arg, .. } | Step::Write { arg, .. } | Step::Call { arg, .. } => arg.unwrap_or(own),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -145,18 +172,26 @@ impl App {
                 for (n, step) in e.steps.iter().enumerate() {
                     let path = format!("services[{i}].endpoints[{j}].steps[{n}]");
                     let resolve = |name: &str| resolve_endpoint(specs, name).map_err(|m| FieldError::new(path.clone(), m));
-                    steps.push(match step {
-                        StepSpec::Read(k) | StepSpec::Write(k) if !simple_name(k) => return Err(FieldError::new(path, NAME_RULE)),
-                        StepSpec::Read(k) => Step::Read(intern(k)),
-                        StepSpec::Write(k) if e.ro => {
+                    let arg = step.arg;
+                    steps.push(match (&step.read, &step.write, &step.call, &step.par) {
+                        (Some(k), None, None, None) | (None, Some(k), None, None) if !simple_name(k) => {
+                            return Err(FieldError::new(path, NAME_RULE));
+                        }
+                        (Some(k), None, None, None) => Step::Read { name: intern(k), arg },
+                        (None, Some(k), None, None) if e.ro => {
                             return Err(FieldError::new(path, format!("endpoint {}.{} is read-only but writes {k:?}", s.name, e.name)));
                         }
-                        StepSpec::Write(k) => Step::Write(intern(k)),
-                        StepSpec::Call(name) => Step::Call(vec![resolve(name)?]),
-                        StepSpec::Par(names) if names.is_empty() => return Err(FieldError::new(path, "a fan-out needs at least one call")),
-                        StepSpec::Par(names) => Step::Call(names.iter().map(|n| resolve(n)).collect::<Result<_, _>>()?),
+                        (None, Some(k), None, None) => Step::Write { name: intern(k), arg },
+                        (None, None, Some(name), None) => Step::Call { targets: vec![resolve(name)?], arg },
+                        (None, None, None, Some(names)) if names.is_empty() => {
+                            return Err(FieldError::new(path, "a fan-out needs at least one call"));
+                        }
+                        (None, None, None, Some(names)) => {
+                            Step::Call { targets: names.iter().map(|n| resolve(n)).collect::<Result<_, _>>()?, arg }
+                        }
+                        _ => return Err(FieldError::new(path, "a step is exactly one of read, write, call or par")),
                     });
-                    if let Step::Call(targets) = steps.last().expect("just pushed") {
+                    if let Step::Call { targets, .. } = steps.last().expect("just pushed") {
                         for t in targets {
                             if t.service as usize == i {
                                 return Err(FieldError::new(path, "a service calls other services, not itself"));
@@ -190,7 +225,7 @@ impl App {
             }
             state.insert(e, 1);
             for step in &app.endpoint(e).steps {
-                if let Step::Call(targets) = step {
+                if let Step::Call { targets, .. } = step {
                     for t in targets {
                         visit(app, *t, state)?;
                     }
@@ -242,12 +277,13 @@ impl App {
     pub fn evaluate(&self, ca: CallArgs, store: &dyn Fn(u32, StoreKey) -> Option<u64>) -> u64 {
         let mut h = seed(ca);
         for step in &self.endpoint(ca.to).steps {
+            let arg = step.arg(ca.arg);
             match step {
-                Step::Read(name) => h = mix(h, store(ca.to.service, StoreKey { name: *name, arg: ca.arg }).unwrap_or(0)),
-                Step::Write(_) => unreachable!("read-only endpoints do not write (checked when built)"),
-                Step::Call(targets) => {
+                Step::Read { name, .. } => h = mix(h, store(ca.to.service, StoreKey { name: *name, arg }).unwrap_or(0)),
+                Step::Write { .. } => unreachable!("read-only endpoints do not write (checked when built)"),
+                Step::Call { targets, .. } => {
                     for t in targets {
-                        h = mix(h, self.evaluate(CallArgs { to: *t, arg: ca.arg }, store));
+                        h = mix(h, self.evaluate(CallArgs { to: *t, arg }, store));
                     }
                 }
             }

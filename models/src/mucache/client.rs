@@ -19,8 +19,6 @@ use std::sync::Arc;
 pub struct Client {
     pub app: Arc<App>,
     pub nodes: Arc<Vec<NodeId>>,
-    pub read_entry: EndpointRef,
-    pub write_entry: EndpointRef,
     /// The requests to issue, in order: (entry, argument, is a write).
     pub requests: Vec<(EndpointRef, u64, bool)>,
     pub next: usize,
@@ -28,12 +26,14 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn requests_of(ops: &[Op], read: EndpointRef, write: EndpointRef) -> Vec<(EndpointRef, u64, bool)> {
+    /// Key `k` goes to entry `k mod len` of its list.
+    pub fn requests_of(ops: &[Op], read: &[EndpointRef], write: &[EndpointRef]) -> Vec<(EndpointRef, u64, bool)> {
+        let pick = |list: &[EndpointRef], k: u64| list[(k % list.len() as u64) as usize];
         ops.iter()
             .flat_map(|op| match op {
-                Op::Read { key } => vec![(read, *key, false)],
-                Op::Write { key, .. } => vec![(write, *key, true)],
-                Op::ReadTxn { keys } => keys.iter().map(|k| (read, *k, false)).collect(),
+                Op::Read { key } => vec![(pick(read, *key), *key, false)],
+                Op::Write { key, .. } => vec![(pick(write, *key), *key, true)],
+                Op::ReadTxn { keys } => keys.iter().map(|k| (pick(read, *k), *k, false)).collect(),
             })
             .collect()
     }

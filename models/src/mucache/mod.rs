@@ -85,18 +85,61 @@ pub struct MuCacheParams {
     /// Time a store write takes to take effect. Default 0.
     #[serde(default)]
     pub write_ns: Time,
+    /// Caller-side saves only (the TTL baseline, the `caller_side_save` mutant): time from a
+    /// response to its entry landing in the cache (the paper's TTL saves asynchronously).
+    /// Default 0.
+    #[serde(default)]
+    pub save_delay_ns: Time,
 }
 
 fn default_cm_event_ns() -> Time {
     10_000
 }
 
-/// `{"read":"Frontend.home","write":"Frontend.compose"}`.
+/// `{"read":"Frontend.home","write":"Frontend.compose"}`, or lists of entries: an operation on
+/// key `k` then calls entry `k mod len` (in a script, a key's number is its order of first
+/// appearance, from 0).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EntrySpec {
-    pub read: String,
-    pub write: String,
+    pub read: OneOrMany,
+    pub write: OneOrMany,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn names(&self) -> &[String] {
+        match self {
+            OneOrMany::One(s) => std::slice::from_ref(s),
+            OneOrMany::Many(v) => v,
+        }
+    }
+
+    /// Resolves every name; errors name `params.entry.<field>[i]`.
+    fn resolve(&self, app: &App, field: &str) -> Result<Vec<EndpointRef>, FieldError> {
+        if self.names().is_empty() {
+            return Err(FieldError::new(format!("params.entry.{field}"), "at least one entry endpoint"));
+        }
+        self.names()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let path =
+                    if matches!(self, OneOrMany::One(_)) { format!("params.entry.{field}") } else { format!("params.entry.{field}[{i}]") };
+                let e = app.resolve(n).map_err(|m| FieldError::new(path.clone(), m))?;
+                if field == "read" && !app.endpoint(e).ro {
+                    return Err(FieldError::new(path, format!("{n} is not read-only")));
+                }
+                Ok(e)
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
@@ -116,6 +159,7 @@ pub struct Config {
     pub ttl_ns: Option<Time>,
     pub cm_event_ns: Time,
     pub write_ns: Time,
+    pub save_delay_ns: Time,
     pub visited_checks: bool,
     pub caller_side_save: bool,
     pub inv_before_write: bool,
@@ -185,8 +229,8 @@ impl Node for MuNode {
 pub struct MuCache {
     pub app: Arc<App>,
     pub config: Arc<Config>,
-    pub read_entry: EndpointRef,
-    pub write_entry: EndpointRef,
+    pub read_entries: Vec<EndpointRef>,
+    pub write_entries: Vec<EndpointRef>,
     nodes: Arc<Vec<NodeId>>,
 }
 
@@ -198,7 +242,7 @@ impl Protocol for MuCache {
         (0..self.app.services.len())
             .map(|s| {
                 let name = self.app.services[s].name.clone();
-                let entry = [self.read_entry.service, self.write_entry.service].contains(&(s as u32));
+                let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s as u32);
                 let node = ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone());
                 FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node: MuNode::Service(Box::new(node)) }
             })
@@ -211,9 +255,7 @@ impl Protocol for MuCache {
         MuNode::Client(Box::new(Client {
             app: self.app.clone(),
             nodes: self.nodes.clone(),
-            read_entry: self.read_entry,
-            write_entry: self.write_entry,
-            requests: Client::requests_of(&start.ops, self.read_entry, self.write_entry),
+            requests: Client::requests_of(&start.ops, &self.read_entries, &self.write_entries),
             next: 0,
             invoked_at: start.now,
         }))
@@ -290,11 +332,8 @@ impl Model for MuCache {
     fn build(params: &serde_json::Value, mutants: &[&str], _topology: &TopologyConfig) -> Result<Self, FieldError> {
         let p: MuCacheParams = parse_params(params)?;
         let app = App::build(&p.services).map_err(|e| e.within("params"))?;
-        let read_entry = app.resolve(&p.entry.read).map_err(|m| FieldError::new("params.entry.read", m))?;
-        let write_entry = app.resolve(&p.entry.write).map_err(|m| FieldError::new("params.entry.write", m))?;
-        if !app.endpoint(read_entry).ro {
-            return Err(FieldError::new("params.entry.read", format!("{} is not read-only", p.entry.read)));
-        }
+        let read_entries = p.entry.read.resolve(&app, "read")?;
+        let write_entries = p.entry.write.resolve(&app, "write")?;
         if p.ttl_ns.is_some() && p.cache != CacheMode::Ttl {
             return Err(FieldError::new("params.ttl_ns", "ttl_ns applies to \"cache\": \"ttl\" only"));
         }
@@ -307,12 +346,13 @@ impl Model for MuCache {
             ttl_ns: ttl.then(|| p.ttl_ns.unwrap_or(u64::MAX)),
             cm_event_ns: p.cm_event_ns,
             write_ns: p.write_ns,
+            save_delay_ns: p.save_delay_ns,
             visited_checks: !ttl && !mutants.contains(&"visited_checks_off"),
             caller_side_save: mutants.contains(&"caller_side_save"),
             inv_before_write: mutants.contains(&"inv_before_write"),
         };
         let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
-        Ok(MuCache { app: Arc::new(app), config: Arc::new(config), read_entry, write_entry, nodes })
+        Ok(MuCache { app: Arc::new(app), config: Arc::new(config), read_entries, write_entries, nodes })
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {

@@ -45,7 +45,7 @@ enum Mark {
     Inv(Dep),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CacheEntry {
     pub ret: u64,
     /// The services the cached call's subtree visited (`vs(ca)`), stored with the value.
@@ -62,6 +62,8 @@ pub enum Timer {
     CmStep,
     /// A write of this request takes effect.
     WriteDone(ReqId),
+    /// A caller-side save (TTL baseline, `caller_side_save` mutant) lands in the cache.
+    CallerSave(CallArgs, CacheEntry),
 }
 
 /// A request this service is running.
@@ -157,6 +159,9 @@ impl ServiceNode {
                     out.set_timer(Timer::CmStep, self.config.cm_event_ns);
                 }
             }
+            Timer::CallerSave(ca, entry) => {
+                self.cache.insert(ca, entry);
+            }
             Timer::WriteDone(id) => {
                 let key = self.apply_write(id);
                 if !self.config.inv_before_write {
@@ -220,9 +225,10 @@ impl ServiceNode {
                 self.finish(id, out);
                 return;
             };
+            let arg = step.arg(r.ca.arg);
             match step {
-                &Step::Read(name) => {
-                    let key = StoreKey { name, arg: r.ca.arg };
+                &Step::Read { name, .. } => {
+                    let key = StoreKey { name, arg };
                     if r.ro {
                         r.deps.insert(Dep::Key(key));
                     }
@@ -231,8 +237,8 @@ impl ServiceNode {
                     r.events.push(Event::Read { key, value });
                     r.next_step += 1;
                 }
-                &Step::Write(name) => {
-                    let key = StoreKey { name, arg: r.ca.arg };
+                &Step::Write { name, .. } => {
+                    let key = StoreKey { name, arg };
                     if self.config.inv_before_write {
                         // Mutant: Inv(k) before the write takes effect (X9).
                         self.enqueue(CmItem::InvKey(key), out);
@@ -247,9 +253,9 @@ impl ServiceNode {
                     }
                     self.running.get_mut(&id).expect("running").next_step += 1;
                 }
-                Step::Call(targets) => {
+                Step::Call { targets, .. } => {
                     let targets = targets.clone();
-                    if self.issue_calls(now, id, &targets, out) {
+                    if self.issue_calls(now, id, &targets, arg, out) {
                         return;
                     }
                 }
@@ -261,8 +267,9 @@ impl ServiceNode {
     /// version, so values are unique per key and ordered as the store committed them.
     fn apply_write(&mut self, id: ReqId) -> StoreKey {
         let r = self.running.get_mut(&id).expect("running");
-        let Step::Write(name) = self.app.endpoint(r.ca.to).steps[r.next_step] else { unreachable!("the current step is a write") };
-        let key = StoreKey { name, arg: r.ca.arg };
+        let step = &self.app.endpoint(r.ca.to).steps[r.next_step];
+        let Step::Write { name, .. } = *step else { unreachable!("the current step is a write") };
+        let key = StoreKey { name, arg: step.arg(r.ca.arg) };
         let value = self.store.get(&key).map_or(1, |v| v + 1);
         self.store.insert(key, value);
         r.ret = super::app::mix(r.ret, value);
@@ -279,7 +286,7 @@ impl ServiceNode {
 
     /// preCall for each branch: a hit answers at once, a miss sends the call. Returns true
     /// when the request now waits for responses.
-    fn issue_calls(&mut self, now: Time, id: ReqId, targets: &[EndpointRef], out: &mut Outbox<Msg, Timer>) -> bool {
+    fn issue_calls(&mut self, now: Time, id: ReqId, targets: &[EndpointRef], arg: u64, out: &mut Outbox<Msg, Timer>) -> bool {
         let r = self.running.get_mut(&id).expect("running");
         r.branches = vec![None; targets.len()];
         r.branch_rets = vec![0; targets.len()];
@@ -287,7 +294,7 @@ impl ServiceNode {
         // Every branch looks the cache up with the visited set from before the fan-out.
         let visited_at_call = r.visited_in;
         for (b, &to) in targets.iter().enumerate() {
-            let ca = CallArgs { to, arg: r.ca.arg };
+            let ca = CallArgs { to, arg };
             if r.ro {
                 r.deps.insert(Dep::Call(ca));
             }
@@ -346,8 +353,16 @@ impl ServiceNode {
         let callee_ro = self.app.endpoint(ca.to).ro;
         // The TTL baseline, and the caller-side-save mutant (Fig. 6), save at the caller.
         if callee_ro && (self.config.ttl_ns.is_some() || self.config.caller_side_save) {
-            let expires = self.config.ttl_ns.and_then(|ttl| (ttl != u64::MAX).then_some(now.saturating_add(ttl)));
-            self.cache.insert(ca, CacheEntry { ret, visited, origin: record.req, expires });
+            let delay = self.config.save_delay_ns;
+            let expires = self.config.ttl_ns.and_then(|ttl| (ttl != u64::MAX).then_some(now.saturating_add(delay).saturating_add(ttl)));
+            let entry = CacheEntry { ret, visited, origin: record.req, expires };
+            if delay == 0 {
+                self.cache.insert(ca, entry);
+            } else {
+                // Saved asynchronously (as the paper's TTL baseline does): a response still
+                // being saved when an invalidation arrives is the race of Fig. 6.
+                out.set_timer(Timer::CallerSave(ca, entry), delay);
+            }
         }
         let r = self.running.get_mut(&id).expect("a response answers a running request");
         r.visited_in |= visited;

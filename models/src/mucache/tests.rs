@@ -19,6 +19,7 @@ fn backend(cm_event_ns: Time) -> ServiceNode {
         ttl_ns: None,
         cm_event_ns,
         write_ns: 0,
+        save_delay_ns: 0,
         visited_checks: true,
         caller_side_save: false,
         inv_before_write: false,
