@@ -37,7 +37,8 @@
 //!   the paper's BC) and `ttl` (the caller saves on response, entries expire after
 //!   `params.ttl_ns`, never when absent: TTL-∞; no CM, no visited checks).
 //! - **Quiescent coherence** (§4.4) is the final metric `incoherent_entries`: cache entries at
-//!   the end of the run that differ from a cache-free evaluation on the final stores.
+//!   the end of the run that differ from a cache-free evaluation on the final stores (give the
+//!   run `limits.settle_ns` so the last invalidations drain first).
 //!
 //! Not modelled yet: sharding and its broadcast, batching, CM memory limits and LRU.
 //!
@@ -266,7 +267,8 @@ impl Protocol for MuCache {
     fn join_contexts(&self, _contexts: Vec<()>) {}
 
     /// Quiescent coherence (digest §4.4): every cache entry against a cache-free evaluation on
-    /// the final stores. Meaningful when the run ends quiescent (it ends when no event is left).
+    /// the final stores. Meaningful only when the run ends quiescent: a scenario that measures
+    /// it lets the invalidations drain after the workload (`limits.settle_ns`).
     fn final_metrics(&self, nodes: &[&MuNode]) -> Vec<(String, f64)> {
         let services: Vec<&ServiceNode> = nodes
             .iter()
