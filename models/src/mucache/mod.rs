@@ -91,6 +91,20 @@ pub struct MuCacheParams {
     /// Default 0.
     #[serde(default)]
     pub save_delay_ns: Time,
+    /// Where services run: `services` (default), each on a machine of its own name, with
+    /// client functions on the entry services' machines; or `numbered`, service `i` on machine
+    /// `S{i mod topology.servers}`, every machine running client functions (the fuzzer's
+    /// topologies name machines so).
+    #[serde(default)]
+    pub machines: Machines,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Machines {
+    #[default]
+    Services,
+    Numbered,
 }
 
 fn default_cm_event_ns() -> Time {
@@ -232,6 +246,8 @@ pub struct MuCache {
     pub config: Arc<Config>,
     pub read_entries: Vec<EndpointRef>,
     pub write_entries: Vec<EndpointRef>,
+    pub machines: Machines,
+    pub servers: u32,
     nodes: Arc<Vec<NodeId>>,
 }
 
@@ -244,8 +260,11 @@ impl Protocol for MuCache {
             .map(|s| {
                 let name = self.app.services[s].name.clone();
                 let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s as u32);
-                let node = ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone());
-                FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node: MuNode::Service(Box::new(node)) }
+                let node = MuNode::Service(Box::new(ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone())));
+                match self.machines {
+                    Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
+                    Machines::Numbered => FixedNode { name, machine: format!("S{}", s as u32 % self.servers), hosts_workers: true, node },
+                }
             })
             .collect()
     }
@@ -297,19 +316,22 @@ impl Protocol for MuCache {
     }
 }
 
-/// A small application for generated workloads: a ProxyApp chain (Frontend → Proxy → Backend)
-/// beside a fan-out (Frontend → two backends) and a writer that updates the backends.
+/// The application the fuzzer and the catalogue tests run: a read walks a ProxyApp-like chain
+/// (Frontend → Proxy → Mid → Backend), then fans out to two more backends; a write fans out to
+/// the three backends at once. Six services, so every machine the fuzzer names (`S0`–`S5`)
+/// exists. Reads always visit the chain before the fan-out and writes are unordered among
+/// themselves, so no request can order two writes against each other and no history of the
+/// correct protocol has a cycle: the X1 leaks need a writer's program order or a store in
+/// between (`scenarios/mucache/x1*.json`).
 pub const FUZZ_APP: &str = r#"[
   {"name":"Frontend","endpoints":[
-    {"name":"read","ro":true,"steps":[{"call":"Proxy.get"},{"par":["Backend.get","Side.get"]},{"read":"seen"}]},
-    {"name":"write","steps":[{"call":"Backend.put"},{"read":"seen"},{"call":"Proxy.get"},{"call":"Side.put"},{"write":"seen"}]}]},
-  {"name":"Proxy","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Backend.get"}]}]},
-  {"name":"Backend","endpoints":[
-    {"name":"get","ro":true,"steps":[{"read":"v"}]},
-    {"name":"put","steps":[{"write":"v"}]}]},
-  {"name":"Side","endpoints":[
-    {"name":"get","ro":true,"steps":[{"read":"s"},{"call":"Backend.get"}]},
-    {"name":"put","steps":[{"write":"s"}]}]}
+    {"name":"read","ro":true,"steps":[{"call":"Proxy.get"},{"par":["Side.get","Audit.get"]}]},
+    {"name":"write","steps":[{"par":["Backend.put","Side.put","Audit.put"]}]}]},
+  {"name":"Proxy","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Mid.get"}]}]},
+  {"name":"Mid","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Backend.get"}]}]},
+  {"name":"Backend","endpoints":[{"name":"get","ro":true,"steps":[{"read":"v"}]},{"name":"put","steps":[{"write":"v"}]}]},
+  {"name":"Side","endpoints":[{"name":"get","ro":true,"steps":[{"read":"s"}]},{"name":"put","steps":[{"write":"s"}]}]},
+  {"name":"Audit","endpoints":[{"name":"get","ro":true,"steps":[{"read":"a"}]},{"name":"put","steps":[{"write":"a"}]}]}
 ]"#;
 
 impl Model for MuCache {
@@ -331,7 +353,7 @@ impl Model for MuCache {
         series: &[SeriesStyle { label: "MuCache", colour: (0, 158, 115) }],
     };
 
-    fn build(params: &serde_json::Value, mutants: &[&str], _topology: &TopologyConfig) -> Result<Self, FieldError> {
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
         let p: MuCacheParams = parse_params(params)?;
         let app = App::build(&p.services).map_err(|e| e.within("params"))?;
         let read_entries = p.entry.read.resolve(&app, "read")?;
@@ -354,7 +376,11 @@ impl Model for MuCache {
             inv_before_write: mutants.contains(&"inv_before_write"),
         };
         let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
-        Ok(MuCache { app: Arc::new(app), config: Arc::new(config), read_entries, write_entries, nodes })
+        if p.machines == Machines::Numbered && topology.servers == 0 {
+            return Err(FieldError::new("topology.servers", "numbered machines need at least one server machine"));
+        }
+        let (machines, servers) = (p.machines, topology.servers);
+        Ok(MuCache { app: Arc::new(app), config: Arc::new(config), read_entries, write_entries, machines, servers, nodes })
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
@@ -368,6 +394,7 @@ impl Model for MuCache {
                     "entry": {"read": "Frontend.read", "write": "Frontend.write"},
                     "cm_event_ns": cm_event_ns,
                     "write_ns": write_ns,
+                    "machines": "numbered",
                 })
             })
             .boxed()
