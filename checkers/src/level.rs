@@ -152,7 +152,7 @@ impl Level {
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             "linearizable" | "linearizability" => Level::Linearizable,
-            "cache-free" | "cachefree" | "mucache" => Level::CacheFree,
+            "cache-free" | "cachefree" => Level::CacheFree,
             _ => return None,
         })
     }
