@@ -523,8 +523,12 @@ pub(crate) fn explain(story: &Story, label: &dyn Fn(u32) -> String) -> (Vec<Stri
             let last = steps.pop().unwrap_or_default();
             let contradiction =
                 format!("However, {}: a cycle, so no execution without caches has these reads!", last.trim_end_matches('.'));
-            let hit = edges.iter().find_map(|e| e.from.hit.clone());
-            let write = edges.iter().find(|e| e.kind == Edge::Anti as u8).map(|e| e.to.what.clone());
+            // Name the hit whose virtual read missed a write (its anti-dependency is on the
+            // cycle), not merely the first virtual event: a cycle can pass several hits.
+            let anti = |e: &&CycleEdge| e.kind == Edge::Anti as u8;
+            let stale = edges.iter().filter(anti).find(|e| e.from.hit.is_some()).or_else(|| edges.iter().find(anti));
+            let hit = stale.and_then(|e| e.from.hit.clone()).or_else(|| edges.iter().find_map(|e| e.from.hit.clone()));
+            let write = stale.map(|e| e.to.what.clone());
             let sentence = match (hit, write) {
                 (Some(h), Some(w)) => format!(
                     "{h} returns a value that the {w} overwrote, yet the hitting request also observes that write, through the path below: no execution without caches orders both."
@@ -589,6 +593,20 @@ mod tests {
         assert!(run(&[FILL, write, &par]).ok);
         let seq = format!(r#"{{"session":"c2","ops":[],"call":{{"req":"S1#3","ca":"S1.two(0)","ret":3,"steps":[{branches}]}}}}"#);
         assert_eq!(run(&[FILL, write, &seq]).counts.get(&Anomaly::NotCacheFree), Some(&1));
+    }
+
+    #[test]
+    fn a_cycle_through_a_fresh_hit_and_a_stale_one_names_the_stale_one() {
+        // X11's shape: c2 reads the new k, hits a fresh entry of S6, writes m; c3 reads m, then
+        // hits the stale S3.get(0). The cycle passes both hits; only S3's missed a write.
+        let fill6 = r#"{"session":"c4","ops":[],"call":{"req":"S1#4","ca":"S1.six(0)","ret":5,"steps":[{"call":{"req":"S6#1","ca":"S6.get(0)","ret":9,"steps":[{"r":"S6:q:0","value":null}]}}]}}"#;
+        let write = r#"{"session":"c1","ops":[],"call":{"req":"S4#2","ca":"S4.put(0)","ret":1,"steps":[{"w":"S4:k:0","value":1}]}}"#;
+        let c2 = r#"{"session":"c2","ops":[],"call":{"req":"T#1","ca":"T.compose(0)","ret":2,"steps":[{"r":"S4:k:0","value":1},{"hit":{"ca":"S6.get(0)","ret":9,"origin":"S6#1"}},{"w":"T:m:0","value":1}]}}"#;
+        let c3 = r#"{"session":"c3","ops":[],"call":{"req":"S1#3","ca":"S1.page(0)","ret":3,"steps":[{"r":"T:m:0","value":1},{"hit":{"ca":"S3.get(0)","ret":7,"origin":"S3#1"}}]}}"#;
+        let report = run(&[FILL, fill6, write, c2, c3]);
+        assert_eq!(report.counts.get(&Anomaly::NotCacheFree), Some(&1), "{}", report.render_text());
+        let sentence = &report.violations[0].sentence;
+        assert!(sentence.contains("the cache hit of S3.get(0) in S1#3 returns a value that the write of S4:k:0=1"), "{sentence}");
     }
 
     #[test]
