@@ -3,7 +3,8 @@
 //! The correct protocol keeps the ChainApp and FanoutApp workloads equivalent to a cache-free
 //! execution whatever the seed draws, and once the run has settled every cache entry equals a
 //! fresh evaluation (the final metric `incoherent_entries`, digest §4.4). The bugs that leave
-//! stale entries nothing will invalidate (Fig. 6, X9) show up there even without an observer.
+//! stale entries nothing will invalidate (Fig. 6, X8, X9, Fig. 20, and the paper's own X11)
+//! show up there even without an observer.
 //! For a longer sweep: `CAUSIM_SEEDS=1000 cargo test --release --test mucache`.
 
 mod common;
@@ -39,7 +40,14 @@ fn chain_and_fan_out_applications_stay_cache_free_and_coherent_over_many_seeds()
 
 #[test]
 fn quiescent_coherence_catches_the_bugs_that_leave_entries_stale_for_good() {
-    for (correct, mutant) in [("fig6-callee-save.json", "fig6-caller-side-save.json"), ("x9-post-write.json", "x9-inv-before-write.json")] {
+    for (correct, mutant) in [
+        ("fig6-callee-save.json", "fig6-caller-side-save.json"),
+        ("fig6-callee-save.json", "x8-non-fifo-save.json"),
+        ("x9-post-write.json", "x9-inv-before-write.json"),
+        ("p7-start-first.json", "p7-start-at-return.json"),
+        // Not a mutant: the paper's own protocol, against our fix.
+        ("x11-refusal-invalidates.json", "x11-refused-save-upstream.json"),
+    ] {
         assert_eq!(incoherent(correct, None, None), 0.0, "{correct}");
         assert!(incoherent(mutant, None, None) > 0.0, "{mutant}: the stale entry is not seen");
     }

@@ -40,6 +40,12 @@
 //!   the end of the run that differ from a cache-free evaluation on the final stores (give the
 //!   run `limits.settle_ns` so the last invalidations drain first).
 //!
+//! - **Hazard X11** (found with the cache-free checker, not in the paper or the digest): Fig. 5
+//!   sends nothing upstream when a CM refuses a save, so a caller whose own End comes later
+//!   saves its call, computed from the refused (stale) response, and no dependency on the key
+//!   is recorded anywhere: the entry stays stale for good (`scenarios/mucache/x11-*.json`).
+//!   `params.refusal_invalidates` is our fix (off by default: the paper's protocol).
+//!
 //! Not modelled yet: sharding and its broadcast, batching, CM memory limits and LRU.
 //!
 //! # Mutants (`protocol.mutants`)
@@ -86,11 +92,16 @@ pub struct MuCacheParams {
     /// Time a store write takes to take effect. Default 0.
     #[serde(default)]
     pub write_ns: Time,
-    /// Caller-side saves only (the TTL baseline, the `caller_side_save` mutant): time from a
-    /// response to its entry landing in the cache (the paper's TTL saves asynchronously).
-    /// Default 0.
+    /// Caller-side saves (the TTL baseline, the `caller_side_save` mutant): time from a
+    /// response to its entry landing in the cache (the paper's TTL saves asynchronously). With
+    /// the `non_fifo_save` mutant: how long a Save lags behind an Inv sent after it. Default 0.
     #[serde(default)]
     pub save_delay_ns: Time,
+    /// Our fix for hazard X11 (not in the paper): a CM that refuses a save sends Inv of the
+    /// call to the caller's CM, so the caller's pending calls that used the response are
+    /// refused too, or invalidated if already saved. Default false (the paper's Fig. 5).
+    #[serde(default)]
+    pub refusal_invalidates: bool,
     /// Where services run: `services` (default), each on a machine of its own name, with
     /// client functions on the entry services' machines; or `numbered`, service `i` on machine
     /// `S{i mod topology.servers}`, every machine running client functions (the fuzzer's
@@ -178,6 +189,9 @@ pub struct Config {
     pub visited_checks: bool,
     pub caller_side_save: bool,
     pub inv_before_write: bool,
+    pub start_at_return: bool,
+    pub non_fifo_save: bool,
+    pub refusal_invalidates: bool,
 }
 
 impl Config {
@@ -204,6 +218,16 @@ pub const MUTANTS: &[Mutant] = &[
         name: "inv_before_write",
         about: "the wrapper queues Inv(k) before the write takes effect (preWrite only), so a call that starts in between reads \
                 the old value and is saved with no invalidation left to come (X9)",
+    },
+    Mutant {
+        name: "start_at_return",
+        about: "Start reaches the CM's queue only when the request returns (its enqueue was not awaited, Fig. 20), so an Inv of a \
+                key the request already read is queued before its Start and does not veto its save (P7)",
+    },
+    Mutant {
+        name: "non_fifo_save",
+        about: "Save and Inv travel on different paths (X8): a Save lags params.save_delay_ns behind, so the Inv that should delete \
+                it arrives first and the stale entry stays (the outcome of Fig. 6 again)",
     },
 ];
 
@@ -364,6 +388,12 @@ impl Model for MuCache {
         if p.ttl_ns == Some(0) {
             return Err(FieldError::new("params.ttl_ns", "a TTL must be positive (use \"cache\": \"none\" for no cache)"));
         }
+        if mutants.contains(&"non_fifo_save") && p.save_delay_ns == 0 {
+            return Err(FieldError::new(
+                "params.save_delay_ns",
+                "the non_fifo_save mutant needs a positive delay to reorder Save behind Inv",
+            ));
+        }
         let ttl = p.cache == CacheMode::Ttl;
         let config = Config {
             mode: p.cache,
@@ -374,6 +404,9 @@ impl Model for MuCache {
             visited_checks: !ttl && !mutants.contains(&"visited_checks_off"),
             caller_side_save: mutants.contains(&"caller_side_save"),
             inv_before_write: mutants.contains(&"inv_before_write"),
+            start_at_return: mutants.contains(&"start_at_return"),
+            non_fifo_save: mutants.contains(&"non_fifo_save"),
+            refusal_invalidates: p.refusal_invalidates,
         };
         let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
         if p.machines == Machines::Numbered && topology.servers == 0 {
@@ -395,6 +428,7 @@ impl Model for MuCache {
                     "cm_event_ns": cm_event_ns,
                     "write_ns": write_ns,
                     "machines": "numbered",
+                    "save_delay_ns": 1_000_000u64,
                 })
             })
             .boxed()

@@ -62,7 +62,8 @@ pub enum Timer {
     CmStep,
     /// A write of this request takes effect.
     WriteDone(ReqId),
-    /// A caller-side save (TTL baseline, `caller_side_save` mutant) lands in the cache.
+    /// A late save lands in the cache: caller-side (TTL baseline, `caller_side_save` mutant) or
+    /// overtaken by an Inv (`non_fifo_save` mutant).
     CallerSave(CallArgs, CacheEntry),
 }
 
@@ -136,7 +137,13 @@ impl ServiceNode {
             Msg::Save { ca, ret, visited, origin } => {
                 // saveHandler: applied on arrival, in link order (O7); nothing to book-keep.
                 out.count("mucache_save");
-                self.cache.insert(ca, CacheEntry { ret, visited, origin, expires: None });
+                let entry = CacheEntry { ret, visited, origin, expires: None };
+                if self.config.non_fifo_save && self.config.save_delay_ns > 0 {
+                    // Mutant: the Save took a slower path than the Invs behind it (X8).
+                    out.set_timer(Timer::CallerSave(ca, entry), self.config.save_delay_ns);
+                } else {
+                    self.cache.insert(ca, entry);
+                }
             }
             Msg::InvCalls { cas } => {
                 for ca in &cas {
@@ -210,7 +217,7 @@ impl ServiceNode {
         };
         self.running.insert(id, running);
         // preReqStart: Start is in the queue before the handler's first step (O1).
-        if ro && caller.is_some() && self.config.mucache() {
+        if ro && caller.is_some() && self.config.mucache() && !self.config.start_at_return {
             self.enqueue(CmItem::Start { cid: id }, out);
         }
         self.advance(now, id, out);
@@ -381,6 +388,10 @@ impl ServiceNode {
         let r = self.running.remove(&id).expect("running");
         if r.ro && self.config.mucache() {
             if let Some(caller) = r.caller {
+                if self.config.start_at_return {
+                    // Mutant: the Start enqueue lands only now (Fig. 20).
+                    self.enqueue(CmItem::Start { cid: id }, out);
+                }
                 let end = CmItem::End { cid: id, ca: r.ca, deps: r.deps, caller, ret: r.ret, visited: r.visited_sub };
                 self.enqueue(end, out);
             }
@@ -419,6 +430,10 @@ impl ServiceNode {
                 }
                 if stale {
                     out.count("mucache_save_refused");
+                    if self.config.refusal_invalidates {
+                        // X11: the caller may save its own calls that used this response.
+                        out.send(self.nodes[caller as usize], Msg::InvCalls { cas: vec![ca] });
+                    }
                     return;
                 }
                 if !self.config.caller_side_save {
