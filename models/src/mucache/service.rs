@@ -386,15 +386,16 @@ impl ServiceNode {
     /// preReturn: End to the CM for a read-only call, then the response.
     fn finish(&mut self, id: ReqId, out: &mut Outbox<Msg, Timer>) {
         let r = self.running.remove(&id).expect("running");
-        if r.ro && self.config.mucache() {
-            if let Some(caller) = r.caller {
-                if self.config.start_at_return {
-                    // Mutant: the Start enqueue lands only now (Fig. 20).
-                    self.enqueue(CmItem::Start { cid: id }, out);
-                }
-                let end = CmItem::End { cid: id, ca: r.ca, deps: r.deps, caller, ret: r.ret, visited: r.visited_sub };
-                self.enqueue(end, out);
+        if r.ro
+            && self.config.mucache()
+            && let Some(caller) = r.caller
+        {
+            if self.config.start_at_return {
+                // Mutant: the Start enqueue lands only now (Fig. 20).
+                self.enqueue(CmItem::Start { cid: id }, out);
             }
+            let end = CmItem::End { cid: id, ca: r.ca, deps: r.deps, caller, ret: r.ret, visited: r.visited_sub };
+            self.enqueue(end, out);
         }
         let record = Box::new(CallRecord { req: id, ca: r.ca, ret: r.ret, events: r.events });
         let (to, tag) = r.reply;

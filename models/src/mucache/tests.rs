@@ -13,6 +13,10 @@ const APP: &str = r#"[
 ]"#;
 
 fn backend(cm_event_ns: Time) -> ServiceNode {
+    backend_with(cm_event_ns, false)
+}
+
+fn backend_with(cm_event_ns: Time, refusal_invalidates: bool) -> ServiceNode {
     let specs: Vec<ServiceSpec> = serde_json::from_str(APP).unwrap();
     let config = Config {
         mode: CacheMode::Mucache,
@@ -23,6 +27,9 @@ fn backend(cm_event_ns: Time) -> ServiceNode {
         visited_checks: true,
         caller_side_save: false,
         inv_before_write: false,
+        start_at_return: false,
+        non_fifo_save: false,
+        refusal_invalidates,
     };
     ServiceNode::new(
         1,
@@ -89,4 +96,17 @@ fn a_write_queued_between_start_and_end_vetoes_the_save() {
     c_answers(&mut b, 1);
     let sent = drain(&mut b);
     assert!(sent.iter().all(|m| !matches!(m, Msg::Save { .. })), "{sent:?}");
+    // The paper's CM tells the caller nothing (hazard X11) ...
+    assert!(sent.is_empty(), "{sent:?}");
+}
+
+#[test]
+fn with_refusal_invalidates_a_vetoed_save_invalidates_the_call_at_the_caller() {
+    // ... our fix: the caller's CM hears Inv(get), so its own calls that used it are not saved.
+    let mut b = backend_with(10, true);
+    let mut out = Outbox::new(false);
+    b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut out);
+    b.on_message(0, NodeId::fixed(0), request(PUT, 1), &mut out);
+    c_answers(&mut b, 1);
+    assert_eq!(drain(&mut b), vec![Msg::InvCalls { cas: vec![GET] }]);
 }
