@@ -47,6 +47,8 @@ pub enum Anomaly {
     StaleRead,
     RealtimeFutureRead,
     NonLinearizable,
+    // Cache-free equivalence (call trees with cache hits).
+    NotCacheFree,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -63,7 +65,7 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 27] = [
+    pub const ALL: [Anomaly; 28] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
@@ -91,6 +93,7 @@ impl Anomaly {
         Anomaly::StaleRead,
         Anomaly::RealtimeFutureRead,
         Anomaly::NonLinearizable,
+        Anomaly::NotCacheFree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -122,6 +125,7 @@ impl Anomaly {
             Anomaly::StaleRead => "StaleRead",
             Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
             Anomaly::NonLinearizable => "NonLinearizable",
+            Anomaly::NotCacheFree => "NotCacheFree",
         }
     }
 
@@ -167,6 +171,9 @@ impl Anomaly {
             Anomaly::NonLinearizable => {
                 "no order of a key's reads and writes respects real time and has every read return the latest write"
             }
+            Anomaly::NotCacheFree => {
+                "no execution without caches explains the requests: a cache hit's virtual call and what the requests read form a cycle"
+            }
         }
     }
 
@@ -203,6 +210,7 @@ impl Anomaly {
             A::StaleRead => (None, None, Some("G-single-realtime")),
             A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
             A::NonLinearizable => (None, None, None),
+            A::NotCacheFree => (None, None, None),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

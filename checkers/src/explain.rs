@@ -443,6 +443,13 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             sentence = story.sentence;
             window_ids = window.iter().map(|o| id(h.op_txn[*o as usize])).collect();
         }
+        Detail::CacheFree(story) => {
+            for t in crate::cache_free::txns(story) {
+                nm.txn(t);
+            }
+            cycle = matches!(**story, crate::cache_free::Story::Cycle(_));
+            (steps, contradiction, sentence) = crate::cache_free::explain(story, &|t| nm.label(t));
+        }
         Detail::HbInit { write, hops } => {
             let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");
@@ -484,7 +491,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
         tap_name: aliases.tap_name,
         elle: aliases.elle,
         level,
-        forbidden_by: Level::ALL.iter().copied().filter(|l| l.forbids(f.anomaly)).collect(),
+        forbidden_by: Level::every().filter(|l| l.forbids(f.anomaly)).collect(),
         meaning: f.anomaly.meaning(),
         transactions,
         key: f.key.map(|k| h.key(k).clone()),

@@ -53,6 +53,8 @@ pub(crate) enum Detail {
     /// A key with no linearization: the smallest failing window found (op indices, by
     /// invocation) and why it fails (None only if the window defies the characterization).
     Linear { window: Vec<u32>, proof: Option<crate::lin::Proof> },
+    /// NotCacheFree: a cycle through the expanded call trees, or a hit nothing backs.
+    CacheFree(Box<crate::cache_free::Story>),
 }
 
 #[derive(Clone, Debug)]

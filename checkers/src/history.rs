@@ -486,6 +486,8 @@ pub struct History {
     pub(crate) header_info: BTreeMap<String, String>,
     /// List-append histories: every element of each read's list (`None` for registers).
     pub(crate) lists: Option<Box<crate::lists::ListReads>>,
+    /// Call trees (`call` fields), by transaction index, in line order.
+    pub(crate) calls: Vec<(u32, crate::cache_free::CallNode)>,
 }
 
 impl History {
@@ -656,6 +658,9 @@ pub struct HistoryBuilder {
     scratch: Vec<u64>,
     next_line: u64,
     lists: Option<Box<crate::lists::ListReads>>,
+    calls: Vec<(u32, crate::cache_free::CallNode)>,
+    /// The call tree of the transaction being read, attached when it ends.
+    pending_call: Option<crate::cache_free::CallNode>,
 }
 
 impl Default for HistoryBuilder {
@@ -694,7 +699,14 @@ impl HistoryBuilder {
             scratch: Vec::new(),
             next_line: 1,
             lists: None,
+            calls: Vec::new(),
+            pending_call: None,
         }
+    }
+
+    /// The call tree of the transaction being read (its `call` field).
+    pub(crate) fn set_call(&mut self, call: crate::cache_free::CallNode) {
+        self.pending_call = Some(call);
     }
 
     pub(crate) fn set_format(&mut self, format: InputFormat) {
@@ -853,6 +865,7 @@ impl HistoryBuilder {
 
     /// Drop the operations pushed since [`HistoryBuilder::begin_txn`] (to read the line again).
     pub(crate) fn abandon_txn(&mut self) {
+        self.pending_call = None;
         let start = self.ops_start as u32;
         self.ops.truncate(self.ops_start);
         if self.op_nodes.last_key_value().is_some_and(|(o, _)| *o >= start) {
@@ -954,6 +967,9 @@ impl HistoryBuilder {
             self.index_writes(end, line)?;
         }
         self.op_txn.resize(end, t);
+        if let Some(call) = self.pending_call.take() {
+            self.calls.push((t, call));
+        }
         self.txns.push(Txn {
             id,
             session,
@@ -1106,6 +1122,7 @@ impl HistoryBuilder {
             format,
             header_info,
             lists,
+            calls,
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
@@ -1201,6 +1218,7 @@ impl HistoryBuilder {
             format,
             header_info,
             lists,
+            calls,
         })
     }
 }

@@ -45,6 +45,11 @@ pub enum Level {
     /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
     /// real-time intervals of single-operation transactions.
     Linearizable,
+    /// Cache-free equivalence (MuCache's Theorem 1): the requests' call trees, each cache hit
+    /// replaced by a copy of the call that filled the entry, are explained by one execution
+    /// without caches. Judges the `call` fields only; not in [`Level::ALL`], whose levels judge
+    /// plain histories.
+    CacheFree,
 }
 
 impl Level {
@@ -78,6 +83,15 @@ impl Level {
         out
     };
 
+    /// The levels that judge call trees (histories with `call` fields) rather than plain
+    /// histories.
+    pub const CALL_TREES: [Level; 1] = [Level::CacheFree];
+
+    /// Every level: [`Level::ALL`], then [`Level::CALL_TREES`].
+    pub fn every() -> impl Iterator<Item = Level> {
+        Level::ALL.into_iter().chain(Level::CALL_TREES)
+    }
+
     /// The name used on the command line and in scenario files.
     pub fn name(self) -> &'static str {
         match self {
@@ -95,6 +109,7 @@ impl Level {
             Level::Ra => "ra",
             Level::Tcc => "tcc",
             Level::Linearizable => "linearizable",
+            Level::CacheFree => "cache-free",
         }
     }
 
@@ -115,6 +130,7 @@ impl Level {
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
             Level::Linearizable => "linearizability, per key",
+            Level::CacheFree => "equivalence to a cache-free execution",
         }
     }
 
@@ -136,6 +152,7 @@ impl Level {
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             "linearizable" | "linearizability" => Level::Linearizable,
+            "cache-free" | "cachefree" => Level::CacheFree,
             _ => return None,
         })
     }
@@ -174,6 +191,7 @@ impl Level {
             }
             A::COConflictCM | A::ConflictCM => self == L::Tcc,
             A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
+            A::NotCacheFree => self == L::CacheFree,
         }
     }
 

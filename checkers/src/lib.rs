@@ -50,6 +50,7 @@
 //! * Only the first `violations_max` violations get a witness; all are counted.
 
 mod anomaly;
+mod cache_free;
 mod causal;
 mod cm;
 pub mod doc_tables;
@@ -148,6 +149,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     if level == Level::Linearizable {
         complete = lin::check(h, &wf, options, &mut sink);
         lap("linearizability");
+    } else if level == Level::CacheFree {
+        cache_free::check(h, &mut sink);
+        lap("cache-free");
     } else if level != Level::WellFormed {
         let gran = if level.is_transactional() { Gran::Txn } else { Gran::Op };
         let units = Units::build(h, &wf, gran);
@@ -203,7 +207,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable | Level::CacheFree => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }

@@ -159,6 +159,7 @@ catalogue! {
     crate::direct::Direct,
     crate::faastcc::Faastcc,
     crate::hydrocache::HydroCache,
+    crate::mucache::MuCache,
 }
 
 #[cfg(test)]

@@ -116,6 +116,7 @@ impl Node for DirectNode {
                     outcome: Outcome::Ok,
                     ops,
                     note: None,
+                    call: None,
                 });
                 c.next += 1;
                 c.issue(now, out);

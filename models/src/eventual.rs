@@ -142,7 +142,16 @@ impl Client {
     }
 
     fn complete(&mut self, now: Time, from: NodeId, kind: TxnKind, ops: Ops, out: &mut Outbox<Msg, Replication>) {
-        out.record(TxnRecord { kind, node: Some(from), invoke_ns: self.invoked, complete_ns: now, outcome: Outcome::Ok, ops, note: None });
+        out.record(TxnRecord {
+            kind,
+            node: Some(from),
+            invoke_ns: self.invoked,
+            complete_ns: now,
+            outcome: Outcome::Ok,
+            ops,
+            note: None,
+            call: None,
+        });
         self.next += 1;
         self.issue(now, out);
     }

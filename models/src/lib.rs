@@ -19,6 +19,7 @@ pub mod faastcc;
 pub mod fault_model;
 pub mod hydrocache;
 pub mod metrics;
+pub mod mucache;
 pub mod register;
 pub mod tcc_store;
 pub mod txn_client;

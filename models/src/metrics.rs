@@ -70,6 +70,11 @@ metrics! {
     STORE_VERSIONS = "store_versions";
     /// HydroCache: bytes of dependency metadata the caches hold at the end.
     CACHE_METADATA_BYTES = "cache_metadata_bytes";
+    /// MuCache: cache entries that differ from a cache-free evaluation at the end of the run
+    /// (quiescent coherence; 0 for a correct protocol once every queue drained).
+    INCOHERENT_ENTRIES = "incoherent_entries";
+    /// MuCache: entries of the CMs' histories and dependency indexes at the end.
+    CM_STATE_ENTRIES = "cm_state_entries";
 }
 
 /// The summary key of an observation's statistic (`obs.context_bytes.p50`).

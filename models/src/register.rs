@@ -248,6 +248,7 @@ impl Client {
             outcome: Outcome::Ok,
             ops,
             note: None,
+            call: None,
         });
         self.next_op += 1;
         self.issue_next(now, out);

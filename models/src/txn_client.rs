@@ -200,6 +200,7 @@ impl TxnClient {
             outcome,
             ops: ops.into(),
             note,
+            call: None,
         }
     }
 }

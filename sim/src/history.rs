@@ -111,6 +111,9 @@ pub struct TxnRecord {
     pub outcome: Outcome,
     pub ops: Ops,
     pub note: Option<&'static str>,
+    /// The request's call tree as JSON (MuCache; see "Call trees" in `docs/history-format.md`),
+    /// written as the line's `call` field. `None` for every other protocol.
+    pub call: Option<Box<str>>,
 }
 
 /// Who a record belongs to; filled in by the engine.
@@ -362,6 +365,10 @@ impl HistoryWriter {
             buf.extend_from_slice(b",\"note\":");
             buf.extend_from_slice(json_string(note).as_bytes());
         }
+        if let Some(call) = &record.call {
+            buf.extend_from_slice(b",\"call\":");
+            buf.extend_from_slice(call.as_bytes());
+        }
         buf.extend_from_slice(b"}\n");
         self.write_line()
     }
@@ -392,6 +399,10 @@ impl HistoryWriter {
         }
         if let Some(note) = record.note {
             self.hash.update(note.as_bytes());
+        }
+        // Absent in every protocol but MuCache: their hashes are unchanged.
+        if let Some(call) = &record.call {
+            self.hash.update(call.as_bytes());
         }
     }
 
@@ -509,6 +520,7 @@ mod tests {
             outcome: Outcome::Ok,
             ops: [OpRecord::read(1, Some(1)).with_version([1, 1]), OpRecord::read(0, None)].into_iter().collect(),
             note: None,
+            call: None,
         };
         let session = SessionRef { workflow_name: Some("c2"), workflow_id: 1, attempt: 1, function: 0, per_function: false };
         w.write(3, session, &[], &record, &names).unwrap();
@@ -536,6 +548,7 @@ mod tests {
             outcome: Outcome::Ok,
             ops: [OpRecord::read(7, value).with_version([2])].into(),
             note: None,
+            call: None,
         };
         let hash = |records: &[TxnRecord], to_file: bool| {
             let mut w = if to_file { HistoryWriter::new(Box::new(Shared::default())) } else { HistoryWriter::hashing_only() };

@@ -225,6 +225,7 @@ enum LineField {
     Outcome,
     Ops,
     Format,
+    Call,
     Other,
 }
 
@@ -245,6 +246,7 @@ impl Visitor<'_> for LineFieldVisitor {
             "outcome" => LineField::Outcome,
             "ops" => LineField::Ops,
             "format" => LineField::Format,
+            "call" => LineField::Call,
             _ => LineField::Other,
         })
     }
@@ -302,6 +304,10 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
                 }
                 LineField::Format => {
                     return Err(de::Error::custom("a header (a line with `format`) may only be the first line"));
+                }
+                LineField::Call => {
+                    let v: serde_json::Value = map.next_value()?;
+                    b.set_call(crate::cache_free::parse_call(&v).map_err(de::Error::custom)?);
                 }
                 LineField::Other => {
                     map.next_value::<IgnoredAny>()?;

@@ -504,7 +504,8 @@ impl Scanner<'_> {
                     })?;
                     ops_range = Some(start..ops.len());
                 }
-                b"format" => return None,
+                // Headers, and call trees (which the general reader keeps), go the general way.
+                b"format" | b"call" => return None,
                 _ => s.skip(0)?,
             }
             Some(())

@@ -318,6 +318,7 @@ impl Client {
             outcome,
             ops: std::mem::take(&mut self.ctx.txn_ops).into(),
             note,
+            call: None,
         });
         self.ctx.txn_op_ids.clear();
     }
@@ -336,6 +337,7 @@ impl Client {
             outcome: Outcome::Ok,
             ops,
             note: None,
+            call: None,
         });
     }
 
@@ -385,6 +387,7 @@ impl Client {
                         outcome: Outcome::Aborted,
                         ops: ops.into(),
                         note: Some("the session's own write is newer than the cut read"),
+                        call: None,
                     });
                     // Fig. 8's abort is opaque to the user: retry the read transaction after a
                     // while (the write will have reached this cache), then give up on the workflow.

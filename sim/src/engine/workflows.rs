@@ -332,6 +332,7 @@ impl<P: Protocol> Sim<P> {
                 outcome: Outcome::Failed,
                 ops: [OpRecord::write(key, value)].into(),
                 note: Some(note),
+                call: None,
             };
             self.write_record_measured(id, record, false);
         }

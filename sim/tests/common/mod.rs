@@ -135,6 +135,7 @@ impl Node for ProbeNode {
                     outcome: Outcome::Ok,
                     ops: [op.with_version([c.context as u64])].into(),
                     note: None,
+                    call: None,
                 });
                 c.next += 1;
                 c.next_op(now, out);

@@ -1,0 +1,439 @@
+//! MuCache (Zhang, Kallas, Pavlatos, Alur, Angel, Liu; NSDI 2024): caches in a microservice
+//! call graph, kept equivalent to a cache-free execution.
+//!
+//! # The protocol
+//!
+//! Every service gets a wrapper, a cache of the responses of its calls to read-only endpoints
+//! of other services, and a cache manager (CM) that processes one queue in order
+//! (`service.rs`). The caller never fills its own cache: the *callee's* CM decides. When a
+//! read-only request starts, its wrapper queues Start; its reads and calls form its read set;
+//! when it returns, the wrapper queues End. The CM saves the result upstream (a Save to the
+//! caller's CM) only if no invalidation of anything in the read set entered the queue since
+//! Start, and then remembers who cached what (`saved`). A write queues Inv(k) once it took
+//! effect; the CM forwards invalidations upstream for every saved call that read `k`, and those
+//! CMs do the same for calls that called it. Save and Inv travel on one FIFO link, so they
+//! are never reordered. Visited sets stop a request from using a cached subtree that visited a
+//! service the request has already visited (the diamond of Fig. 4).
+//!
+//! # How a run maps onto causim (choices the paper leaves to us)
+//!
+//! - **Services are fixed nodes**, one per service of `params.services`, each on a machine of
+//!   its name; its endpoints' handlers are scripts in the scenario (`app.rs`). Stores are in
+//!   the service node and linearizable (A3); writes take `params.write_ns` to take effect.
+//! - **Workflow functions are clients**: a `read` of key `k` is a request to
+//!   `params.entry.read` with argument `k`, a `write` one to `params.entry.write`; the workload
+//!   format is unchanged. Client functions run on the entry services' machines.
+//! - **The history** has one record per client request, whose `call` field is the request's
+//!   call tree: reads and writes at each service, calls, fan-outs, and cache hits with their
+//!   origin (the request whose End produced the Save). `causim check --level cache-free` judges
+//!   it (digest §4.3).
+//! - **Exact Start/End matching** by request id (the digest's §2.7 alternative), so duplicate
+//!   pending calls with the same arguments need no conservative window.
+//! - **Save and Inv(calls) change the cache on arrival** (digest O7), their bookkeeping waits
+//!   in the queue; the CM takes `params.cm_event_ns` per queue item.
+//! - **Visited sets** follow V1–V3: a request has visited its own service, starts from its
+//!   caller's set, and a hit adds the entry's set.
+//! - **Baselines** are a parameter, `params.cache`: `mucache` (default), `none` (no caching:
+//!   the paper's BC) and `ttl` (the caller saves on response, entries expire after
+//!   `params.ttl_ns`, never when absent: TTL-∞; no CM, no visited checks).
+//! - **Quiescent coherence** (§4.4) is the final metric `incoherent_entries`: cache entries at
+//!   the end of the run that differ from a cache-free evaluation on the final stores (give the
+//!   run `limits.settle_ns` so the last invalidations drain first).
+//!
+//! - **Hazard X11** (found with the cache-free checker, not in the paper or the digest): Fig. 5
+//!   sends nothing upstream when a CM refuses a save, so a caller whose own End comes later
+//!   saves its call, computed from the refused (stale) response, and no dependency on the key
+//!   is recorded anywhere: the entry stays stale for good (`scenarios/mucache/x11-*.json`).
+//!   `params.refusal_invalidates` is our fix (off by default: the paper's protocol).
+//!
+//! Not modelled yet: sharding and its broadcast, batching, CM memory limits and LRU.
+//!
+//! # Mutants (`protocol.mutants`)
+//!
+//! See [`MUTANTS`].
+
+mod app;
+mod client;
+mod msg;
+mod service;
+
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, metrics, parse_params};
+use app::{App, EndpointRef, ServiceSpec};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
+use causim_sim::node::{Node, NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use client::Client;
+use msg::Msg;
+use proptest::prelude::*;
+use serde::Deserialize;
+use service::{ServiceNode, Timer};
+use std::sync::Arc;
+
+pub use app::{CallArgs, StoreKey};
+
+/// Scenario parameters: the application, its entry endpoints and the cache.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MuCacheParams {
+    pub services: Vec<ServiceSpec>,
+    pub entry: EntrySpec,
+    #[serde(default)]
+    pub cache: CacheMode,
+    /// TTL baseline: how long an entry lives; absent means forever (TTL-∞).
+    #[serde(default)]
+    pub ttl_ns: Option<Time>,
+    /// Time the CM takes per queue item. Default 10 µs (the paper's 13–52 µs per event).
+    #[serde(default = "default_cm_event_ns")]
+    pub cm_event_ns: Time,
+    /// Time a store write takes to take effect. Default 0.
+    #[serde(default)]
+    pub write_ns: Time,
+    /// Caller-side saves (the TTL baseline, the `caller_side_save` mutant): time from a
+    /// response to its entry landing in the cache (the paper's TTL saves asynchronously). With
+    /// the `non_fifo_save` mutant: how long a Save lags behind an Inv sent after it. Default 0.
+    #[serde(default)]
+    pub save_delay_ns: Time,
+    /// Our fix for hazard X11 (not in the paper): a CM that refuses a save sends Inv of the
+    /// call to the caller's CM, so the caller's pending calls that used the response are
+    /// refused too, or invalidated if already saved. Default false (the paper's Fig. 5).
+    #[serde(default)]
+    pub refusal_invalidates: bool,
+    /// Where services run: `services` (default), each on a machine of its own name, with
+    /// client functions on the entry services' machines; or `numbered`, service `i` on machine
+    /// `S{i mod topology.servers}`, every machine running client functions (the fuzzer's
+    /// topologies name machines so).
+    #[serde(default)]
+    pub machines: Machines,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Machines {
+    #[default]
+    Services,
+    Numbered,
+}
+
+fn default_cm_event_ns() -> Time {
+    10_000
+}
+
+/// `{"read":"Frontend.home","write":"Frontend.compose"}`, or lists of entries: an operation on
+/// key `k` then calls entry `k mod len` (in a script, a key's number is its order of first
+/// appearance, from 0).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySpec {
+    pub read: OneOrMany,
+    pub write: OneOrMany,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn names(&self) -> &[String] {
+        match self {
+            OneOrMany::One(s) => std::slice::from_ref(s),
+            OneOrMany::Many(v) => v,
+        }
+    }
+
+    /// Resolves every name; errors name `params.entry.<field>[i]`.
+    fn resolve(&self, app: &App, field: &str) -> Result<Vec<EndpointRef>, FieldError> {
+        if self.names().is_empty() {
+            return Err(FieldError::new(format!("params.entry.{field}"), "at least one entry endpoint"));
+        }
+        self.names()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let path =
+                    if matches!(self, OneOrMany::One(_)) { format!("params.entry.{field}") } else { format!("params.entry.{field}[{i}]") };
+                let e = app.resolve(n).map_err(|m| FieldError::new(path.clone(), m))?;
+                if field == "read" && !app.endpoint(e).ro {
+                    return Err(FieldError::new(path, format!("{n} is not read-only")));
+                }
+                Ok(e)
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    #[default]
+    Mucache,
+    None,
+    Ttl,
+}
+
+/// What every service node needs to know about the run.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub mode: CacheMode,
+    /// TTL mode only: the TTL, `u64::MAX` for ∞.
+    pub ttl_ns: Option<Time>,
+    pub cm_event_ns: Time,
+    pub write_ns: Time,
+    pub save_delay_ns: Time,
+    pub visited_checks: bool,
+    pub caller_side_save: bool,
+    pub inv_before_write: bool,
+    pub start_at_return: bool,
+    pub non_fifo_save: bool,
+    pub refusal_invalidates: bool,
+}
+
+impl Config {
+    pub fn mucache(&self) -> bool {
+        self.mode == CacheMode::Mucache
+    }
+    pub fn caching(&self) -> bool {
+        self.mode != CacheMode::None
+    }
+}
+
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "visited_checks_off",
+        about: "the wrapper ignores visited sets (as the authors' public code does), so a request that wrote through one branch of \
+                a diamond hits a cached entry of the other branch that misses its own write (Fig. 4; a cache-free cycle)",
+    },
+    Mutant {
+        name: "caller_side_save",
+        about: "the caller caches a response when it arrives instead of waiting for the callee's CM to send Save, so an Inv that \
+                overtakes a slow response leaves a stale entry nothing will invalidate (Fig. 6)",
+    },
+    Mutant {
+        name: "inv_before_write",
+        about: "the wrapper queues Inv(k) before the write takes effect (preWrite only), so a call that starts in between reads \
+                the old value and is saved with no invalidation left to come (X9)",
+    },
+    Mutant {
+        name: "start_at_return",
+        about: "Start reaches the CM's queue only when the request returns (its enqueue was not awaited, Fig. 20), so an Inv of a \
+                key the request already read is queued before its Start and does not veto its save (P7)",
+    },
+    Mutant {
+        name: "non_fifo_save",
+        about: "Save and Inv travel on different paths (X8): a Save lags params.save_delay_ns behind, so the Inv that should delete \
+                it arrives first and the stale entry stays (the outcome of Fig. 6 again)",
+    },
+];
+
+/// One node of a MuCache run.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MuNode {
+    Service(Box<ServiceNode>),
+    Client(Box<Client>),
+}
+
+impl Node for MuNode {
+    type Msg = Msg;
+    type Timer = Timer;
+
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        if let MuNode::Client(c) = self {
+            c.issue_next(now, out);
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match (self, msg) {
+            (MuNode::Service(s), msg) => s.on_message(now, from, msg, out),
+            (MuNode::Client(c), Msg::Response { record, .. }) => c.on_response(now, from, &record, out),
+            (MuNode::Client(_), msg) => unreachable!("a client gets only responses, not {msg:?}"),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
+        if let MuNode::Service(s) = self {
+            s.on_timer(now, timer, out);
+        }
+    }
+}
+
+/// The MuCache protocol as the engine sees it.
+#[derive(Clone, Debug)]
+pub struct MuCache {
+    pub app: Arc<App>,
+    pub config: Arc<Config>,
+    pub read_entries: Vec<EndpointRef>,
+    pub write_entries: Vec<EndpointRef>,
+    pub machines: Machines,
+    pub servers: u32,
+    nodes: Arc<Vec<NodeId>>,
+}
+
+impl Protocol for MuCache {
+    type Node = MuNode;
+    type Context = ();
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<MuNode>> {
+        (0..self.app.services.len())
+            .map(|s| {
+                let name = self.app.services[s].name.clone();
+                let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s as u32);
+                let node = MuNode::Service(Box::new(ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone())));
+                match self.machines {
+                    Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
+                    Machines::Numbered => FixedNode { name, machine: format!("S{}", s as u32 % self.servers), hosts_workers: true, node },
+                }
+            })
+            .collect()
+    }
+
+    fn new_context(&self) {}
+
+    fn spawn_function(&self, start: FunctionStart<'_, ()>) -> MuNode {
+        MuNode::Client(Box::new(Client {
+            app: self.app.clone(),
+            nodes: self.nodes.clone(),
+            requests: Client::requests_of(&start.ops, &self.read_entries, &self.write_entries),
+            next: 0,
+            invoked_at: start.now,
+        }))
+    }
+
+    fn finish_function(&self, _node: MuNode) {}
+
+    fn join_contexts(&self, _contexts: Vec<()>) {}
+
+    /// Quiescent coherence (digest §4.4): every cache entry against a cache-free evaluation on
+    /// the final stores. Meaningful only when the run ends quiescent: a scenario that measures
+    /// it lets the invalidations drain after the workload (`limits.settle_ns`).
+    fn final_metrics(&self, nodes: &[&MuNode]) -> Vec<(String, f64)> {
+        let services: Vec<&ServiceNode> = nodes
+            .iter()
+            .filter_map(|n| match n {
+                MuNode::Service(s) => Some(&**s),
+                MuNode::Client(_) => None,
+            })
+            .collect();
+        let store = |s: u32, k: StoreKey| services[s as usize].store.get(&k).copied();
+        let (mut entries, mut incoherent, mut cm_state) = (0usize, 0usize, 0usize);
+        for s in &services {
+            cm_state += s.cm_state_len();
+            for (ca, e) in &s.cache {
+                entries += 1;
+                // A finite-TTL entry may have expired; only entries that never expire are judged.
+                if e.expires.is_none() && self.app.evaluate(*ca, &store) != e.ret {
+                    incoherent += 1;
+                }
+            }
+        }
+        vec![
+            (metrics::CACHE_ENTRIES.into(), entries as f64),
+            (metrics::INCOHERENT_ENTRIES.into(), incoherent as f64),
+            (metrics::CM_STATE_ENTRIES.into(), cm_state as f64),
+        ]
+    }
+}
+
+/// The application the fuzzer and the catalogue tests run: a read walks a ProxyApp-like chain
+/// (Frontend → Proxy → Mid → Backend), then fans out to two more backends; a write fans out to
+/// the three backends at once. Six services, so every machine the fuzzer names (`S0`–`S5`)
+/// exists. Reads always visit the chain before the fan-out and writes are unordered among
+/// themselves, so no request can order two writes against each other and no history of the
+/// correct protocol has a cycle: the X1 leaks need a writer's program order or a store in
+/// between (`scenarios/mucache/x1*.json`).
+pub const FUZZ_APP: &str = r#"[
+  {"name":"Frontend","endpoints":[
+    {"name":"read","ro":true,"steps":[{"call":"Proxy.get"},{"par":["Side.get","Audit.get"]}]},
+    {"name":"write","steps":[{"par":["Backend.put","Side.put","Audit.put"]}]}]},
+  {"name":"Proxy","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Mid.get"}]}]},
+  {"name":"Mid","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Backend.get"}]}]},
+  {"name":"Backend","endpoints":[{"name":"get","ro":true,"steps":[{"read":"v"}]},{"name":"put","steps":[{"write":"v"}]}]},
+  {"name":"Side","endpoints":[{"name":"get","ro":true,"steps":[{"read":"s"}]},{"name":"put","steps":[{"write":"s"}]}]},
+  {"name":"Audit","endpoints":[{"name":"get","ro":true,"steps":[{"read":"a"}]},{"name":"put","steps":[{"write":"a"}]}]}
+]"#;
+
+impl Model for MuCache {
+    const ENTRY: Entry = Entry {
+        name: "mucache",
+        about: "MuCache (NSDI'24): per-service caches of downstream read-only calls, filled and invalidated by cache managers; \
+                params.cache selects the no-cache and TTL baselines",
+        level: Level::CacheFree,
+        mutants: MUTANTS,
+        profile: Profile {
+            database: false,
+            read_txn: false,
+            workflow_txn: false,
+            observations: &[],
+            final_metrics: &[metrics::CACHE_ENTRIES, metrics::INCOHERENT_ENTRIES, metrics::CM_STATE_ENTRIES],
+            hop_metadata: None,
+            server_metadata: None,
+        },
+        series: &[SeriesStyle { label: "MuCache", colour: (0, 158, 115) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let p: MuCacheParams = parse_params(params)?;
+        let app = App::build(&p.services).map_err(|e| e.within("params"))?;
+        let read_entries = p.entry.read.resolve(&app, "read")?;
+        let write_entries = p.entry.write.resolve(&app, "write")?;
+        if p.ttl_ns.is_some() && p.cache != CacheMode::Ttl {
+            return Err(FieldError::new("params.ttl_ns", "ttl_ns applies to \"cache\": \"ttl\" only"));
+        }
+        if p.ttl_ns == Some(0) {
+            return Err(FieldError::new("params.ttl_ns", "a TTL must be positive (use \"cache\": \"none\" for no cache)"));
+        }
+        if mutants.contains(&"non_fifo_save") && p.save_delay_ns == 0 {
+            return Err(FieldError::new(
+                "params.save_delay_ns",
+                "the non_fifo_save mutant needs a positive delay to reorder Save behind Inv",
+            ));
+        }
+        let ttl = p.cache == CacheMode::Ttl;
+        let config = Config {
+            mode: p.cache,
+            ttl_ns: ttl.then(|| p.ttl_ns.unwrap_or(u64::MAX)),
+            cm_event_ns: p.cm_event_ns,
+            write_ns: p.write_ns,
+            save_delay_ns: p.save_delay_ns,
+            visited_checks: !ttl && !mutants.contains(&"visited_checks_off"),
+            caller_side_save: mutants.contains(&"caller_side_save"),
+            inv_before_write: mutants.contains(&"inv_before_write"),
+            start_at_return: mutants.contains(&"start_at_return"),
+            non_fifo_save: mutants.contains(&"non_fifo_save"),
+            refusal_invalidates: p.refusal_invalidates,
+        };
+        let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
+        if p.machines == Machines::Numbered && topology.servers == 0 {
+            return Err(FieldError::new("topology.servers", "numbered machines need at least one server machine"));
+        }
+        let (machines, servers) = (p.machines, topology.servers);
+        Ok(MuCache { app: Arc::new(app), config: Arc::new(config), read_entries, write_entries, machines, servers, nodes })
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        let services: serde_json::Value = serde_json::from_str(FUZZ_APP).expect("the fuzz application is JSON");
+        (0u64..3, 0u64..3)
+            .prop_map(move |(cm, write)| {
+                let cm_event_ns: u64 = [0, 10_000, 200_000][cm as usize];
+                let write_ns: u64 = [0, 50_000, 500_000][write as usize];
+                serde_json::json!({
+                    "services": services,
+                    "entry": {"read": "Frontend.read", "write": "Frontend.write"},
+                    "cm_event_ns": cm_event_ns,
+                    "write_ns": write_ns,
+                    "machines": "numbered",
+                    "save_delay_ns": 1_000_000u64,
+                })
+            })
+            .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests;

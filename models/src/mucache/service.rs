@@ -1,0 +1,472 @@
+//! A service: its handler runner with the wrapper hooks, its store, its cache and its cache
+//! manager (CM), one node (digest §2.1–§2.8).
+//!
+//! The wrapper hooks run inline with the handler: preReqStart enqueues Start before the first
+//! step (the enqueue is synchronous, as B.1 requires), preRead and preCall add to the request's
+//! read set, preCall looks the cache up when the callee is read-only and its entry's visited
+//! set is disjoint from the request's, postWrite enqueues Inv(k) once the write took effect,
+//! and preReturn enqueues End. The CM drains its queue one item every `cm_event_ns`, in queue
+//! order (O3), so its history and the validity test at End see exactly the queue's order.
+//!
+//! Save and Inv of calls change the cache when they arrive, in link order, and enter the queue
+//! for the bookkeeping (digest O7: a request whose Start is queued behind an Inv must not hit
+//! the entry that Inv removes). Start and End carry the request's id, so End matches its own
+//! Start exactly (the §2.7 alternative), and the history is trimmed up to the oldest call
+//! still running.
+
+use super::Config;
+use super::app::{App, CallArgs, EndpointRef, Services, Step, StoreKey};
+use super::msg::{CallRecord, CallTag, Event, Msg, ReqId};
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::time::Time;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+/// What a read set holds and an invalidation names: a store key or a downstream call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dep {
+    Key(StoreKey),
+    Call(CallArgs),
+}
+
+/// An item of the CM's queue.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CmItem {
+    Start { cid: ReqId },
+    End { cid: ReqId, ca: CallArgs, deps: BTreeSet<Dep>, caller: u32, ret: u64, visited: Services },
+    InvKey(StoreKey),
+    InvCalls(Vec<CallArgs>),
+}
+
+/// An entry of the CM's history: a running call's start, or an invalidation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Mark {
+    Call(ReqId),
+    Inv(Dep),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CacheEntry {
+    pub ret: u64,
+    /// The services the cached call's subtree visited (`vs(ca)`), stored with the value.
+    pub visited: Services,
+    pub origin: ReqId,
+    /// TTL baseline: when the entry expires.
+    pub expires: Option<Time>,
+}
+
+/// The timers of a service.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    /// The CM processes the head of its queue.
+    CmStep,
+    /// A write of this request takes effect.
+    WriteDone(ReqId),
+    /// A late save lands in the cache: caller-side (TTL baseline, `caller_side_save` mutant) or
+    /// overtaken by an Inv (`non_fifo_save` mutant).
+    CallerSave(CallArgs, CacheEntry),
+}
+
+/// A request this service is running.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Running {
+    ca: CallArgs,
+    /// The calling service, `None` for a client request.
+    caller: Option<u32>,
+    reply: (NodeId, CallTag),
+    ro: bool,
+    next_step: usize,
+    /// Inherited and accumulated visited services (checked before a lookup; V1–V3).
+    visited_in: Services,
+    /// The services this request's own subtree visited (returned and stored with a Save).
+    visited_sub: Services,
+    ret: u64,
+    deps: BTreeSet<Dep>,
+    events: Vec<Event>,
+    /// The outstanding fan-out: one slot per branch.
+    branches: Vec<Option<Event>>,
+    branch_rets: Vec<u64>,
+    outstanding: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ServiceNode {
+    pub me: u32,
+    pub app: Arc<App>,
+    pub config: Arc<Config>,
+    /// The node of every service, by service index.
+    pub nodes: Arc<Vec<NodeId>>,
+    pub store: BTreeMap<StoreKey, u64>,
+    pub cache: BTreeMap<CallArgs, CacheEntry>,
+    next_req: u64,
+    running: BTreeMap<ReqId, Running>,
+    queue: VecDeque<CmItem>,
+    cm_busy: bool,
+    history: VecDeque<Mark>,
+    /// `saved[dep][caller]`: the calls of this service the caller has cached that depend on dep.
+    saved: BTreeMap<Dep, BTreeMap<u32, BTreeSet<CallArgs>>>,
+}
+
+impl ServiceNode {
+    pub fn new(me: u32, app: Arc<App>, config: Arc<Config>, nodes: Arc<Vec<NodeId>>) -> ServiceNode {
+        ServiceNode {
+            me,
+            app,
+            config,
+            nodes,
+            store: BTreeMap::new(),
+            cache: BTreeMap::new(),
+            next_req: 0,
+            running: BTreeMap::new(),
+            queue: VecDeque::new(),
+            cm_busy: false,
+            history: VecDeque::new(),
+            saved: BTreeMap::new(),
+        }
+    }
+
+    /// Entries of the CM's history and dependency index (its state, Fig. 15).
+    pub fn cm_state_len(&self) -> usize {
+        self.history.len() + self.saved.values().flat_map(|m| m.values()).map(|s| s.len()).sum::<usize>()
+    }
+
+    pub fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match msg {
+            Msg::Request { tag, ca, caller, visited } => self.start_request(now, from, tag, ca, caller, visited, out),
+            Msg::Response { tag, ret, visited, record } => self.on_response(now, tag, ret, visited, record, out),
+            Msg::Save { ca, ret, visited, origin } => {
+                // saveHandler: applied on arrival, in link order (O7); nothing to book-keep.
+                out.count("mucache_save");
+                let entry = CacheEntry { ret, visited, origin, expires: None };
+                if self.config.non_fifo_save && self.config.save_delay_ns > 0 {
+                    // Mutant: the Save took a slower path than the Invs behind it (X8).
+                    out.set_timer(Timer::CallerSave(ca, entry), self.config.save_delay_ns);
+                } else {
+                    self.cache.insert(ca, entry);
+                }
+            }
+            Msg::InvCalls { cas } => {
+                for ca in &cas {
+                    self.cache.remove(ca);
+                }
+                self.enqueue(CmItem::InvCalls(cas), out);
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
+        match timer {
+            Timer::CmStep => {
+                if let Some(item) = self.queue.pop_front() {
+                    self.process(item, out);
+                }
+                if self.queue.is_empty() {
+                    self.cm_busy = false;
+                } else {
+                    out.set_timer(Timer::CmStep, self.config.cm_event_ns);
+                }
+            }
+            Timer::CallerSave(ca, entry) => {
+                self.cache.insert(ca, entry);
+            }
+            Timer::WriteDone(id) => {
+                let key = self.apply_write(id);
+                if !self.config.inv_before_write {
+                    self.post_write(key, out);
+                }
+                self.running.get_mut(&id).expect("a write's request is running").next_step += 1;
+                self.advance(now, id, out);
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The wrapper and the handler
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_request(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        tag: CallTag,
+        ca: CallArgs,
+        caller: Option<u32>,
+        visited: Services,
+        out: &mut Outbox<Msg, Timer>,
+    ) {
+        self.next_req += 1;
+        let id = ReqId::new(self.me, self.next_req);
+        let ro = self.app.endpoint(ca.to).ro;
+        let me = 1 << self.me;
+        // V1 and V2: the request has visited its own service and starts from its caller's set.
+        let visited_in = if self.config.visited_checks { visited | me } else { me };
+        let running = Running {
+            ca,
+            caller,
+            reply: (from, tag),
+            ro,
+            next_step: 0,
+            visited_in,
+            visited_sub: me,
+            ret: super::app::seed(ca),
+            deps: BTreeSet::new(),
+            events: Vec::new(),
+            branches: Vec::new(),
+            branch_rets: Vec::new(),
+            outstanding: 0,
+        };
+        self.running.insert(id, running);
+        // preReqStart: Start is in the queue before the handler's first step (O1).
+        if ro && caller.is_some() && self.config.mucache() && !self.config.start_at_return {
+            self.enqueue(CmItem::Start { cid: id }, out);
+        }
+        self.advance(now, id, out);
+    }
+
+    /// Runs the request's steps until it waits (a call, a slow write) or returns.
+    fn advance(&mut self, now: Time, id: ReqId, out: &mut Outbox<Msg, Timer>) {
+        loop {
+            let r = self.running.get_mut(&id).expect("running");
+            let steps = &self.app.endpoint(r.ca.to).steps;
+            let Some(step) = steps.get(r.next_step) else {
+                self.finish(id, out);
+                return;
+            };
+            let arg = step.arg(r.ca.arg);
+            match step {
+                &Step::Read { name, .. } => {
+                    let key = StoreKey { name, arg };
+                    if r.ro {
+                        r.deps.insert(Dep::Key(key));
+                    }
+                    let value = self.store.get(&key).copied();
+                    r.ret = super::app::mix(r.ret, value.unwrap_or(0));
+                    r.events.push(Event::Read { key, value });
+                    r.next_step += 1;
+                }
+                &Step::Write { name, .. } => {
+                    let key = StoreKey { name, arg };
+                    if self.config.inv_before_write {
+                        // Mutant: Inv(k) before the write takes effect (X9).
+                        self.enqueue(CmItem::InvKey(key), out);
+                    }
+                    if self.config.write_ns > 0 {
+                        out.set_timer(Timer::WriteDone(id), self.config.write_ns);
+                        return;
+                    }
+                    let key = self.apply_write(id);
+                    if !self.config.inv_before_write {
+                        self.post_write(key, out);
+                    }
+                    self.running.get_mut(&id).expect("running").next_step += 1;
+                }
+                Step::Call { targets, .. } => {
+                    let targets = targets.clone();
+                    if self.issue_calls(now, id, &targets, arg, out) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The write of request `id`'s current step takes effect; its value is the key's next
+    /// version, so values are unique per key and ordered as the store committed them.
+    fn apply_write(&mut self, id: ReqId) -> StoreKey {
+        let r = self.running.get_mut(&id).expect("running");
+        let step = &self.app.endpoint(r.ca.to).steps[r.next_step];
+        let Step::Write { name, .. } = *step else { unreachable!("the current step is a write") };
+        let key = StoreKey { name, arg: step.arg(r.ca.arg) };
+        let value = self.store.get(&key).map_or(1, |v| v + 1);
+        self.store.insert(key, value);
+        r.ret = super::app::mix(r.ret, value);
+        r.events.push(Event::Write { key, value });
+        key
+    }
+
+    /// postWrite: Inv(k) once the write took effect (O2).
+    fn post_write(&mut self, key: StoreKey, out: &mut Outbox<Msg, Timer>) {
+        if self.config.mucache() {
+            self.enqueue(CmItem::InvKey(key), out);
+        }
+    }
+
+    /// preCall for each branch: a hit answers at once, a miss sends the call. Returns true
+    /// when the request now waits for responses.
+    fn issue_calls(&mut self, now: Time, id: ReqId, targets: &[EndpointRef], arg: u64, out: &mut Outbox<Msg, Timer>) -> bool {
+        let r = self.running.get_mut(&id).expect("running");
+        r.branches = vec![None; targets.len()];
+        r.branch_rets = vec![0; targets.len()];
+        r.outstanding = 0;
+        // Every branch looks the cache up with the visited set from before the fan-out.
+        let visited_at_call = r.visited_in;
+        for (b, &to) in targets.iter().enumerate() {
+            let ca = CallArgs { to, arg };
+            if r.ro {
+                r.deps.insert(Dep::Call(ca));
+            }
+            let callee_ro = self.app.endpoint(to).ro;
+            let hit = self.cache.get(&ca).filter(|e| {
+                callee_ro
+                    && self.config.caching()
+                    && e.expires.is_none_or(|t| now < t)
+                    && (!self.config.visited_checks || e.visited & visited_at_call == 0)
+            });
+            match hit {
+                Some(e) => {
+                    out.count("mucache_hit");
+                    r.branches[b] = Some(Event::Hit { ca, ret: e.ret, origin: e.origin });
+                    r.branch_rets[b] = e.ret;
+                    // V3: a hit visits the services its entry's subtree visited.
+                    r.visited_in |= e.visited;
+                    r.visited_sub |= e.visited;
+                }
+                None => {
+                    if callee_ro && self.config.caching() {
+                        out.count("mucache_miss");
+                    }
+                    r.outstanding += 1;
+                    let tag = CallTag { parent: id, branch: b as u32 };
+                    let visited = visited_at_call;
+                    out.send(self.nodes[to.service as usize], Msg::Request { tag, ca, caller: Some(self.me), visited });
+                }
+            }
+        }
+        if r.outstanding > 0 {
+            return true;
+        }
+        self.join_branches(id);
+        false
+    }
+
+    /// Every branch of the current call step answered: fold them in and go on.
+    fn join_branches(&mut self, id: ReqId) {
+        let r = self.running.get_mut(&id).expect("running");
+        for ret in std::mem::take(&mut r.branch_rets) {
+            r.ret = super::app::mix(r.ret, ret);
+        }
+        let mut branches: Vec<Event> = std::mem::take(&mut r.branches).into_iter().map(|b| b.expect("every branch answered")).collect();
+        if branches.len() == 1 {
+            r.events.push(branches.pop().expect("one"));
+        } else {
+            r.events.push(Event::Par(branches));
+        }
+        r.next_step += 1;
+    }
+
+    fn on_response(&mut self, now: Time, tag: CallTag, ret: u64, visited: Services, record: Box<CallRecord>, out: &mut Outbox<Msg, Timer>) {
+        let id = tag.parent;
+        let ca = record.ca;
+        let callee_ro = self.app.endpoint(ca.to).ro;
+        // The TTL baseline, and the caller-side-save mutant (Fig. 6), save at the caller.
+        if callee_ro && (self.config.ttl_ns.is_some() || self.config.caller_side_save) {
+            let delay = self.config.save_delay_ns;
+            let expires = self.config.ttl_ns.and_then(|ttl| (ttl != u64::MAX).then_some(now.saturating_add(delay).saturating_add(ttl)));
+            let entry = CacheEntry { ret, visited, origin: record.req, expires };
+            if delay == 0 {
+                self.cache.insert(ca, entry);
+            } else {
+                // Saved asynchronously (as the paper's TTL baseline does): a response still
+                // being saved when an invalidation arrives is the race of Fig. 6.
+                out.set_timer(Timer::CallerSave(ca, entry), delay);
+            }
+        }
+        let r = self.running.get_mut(&id).expect("a response answers a running request");
+        r.visited_in |= visited;
+        r.visited_sub |= visited;
+        r.branch_rets[tag.branch as usize] = ret;
+        r.branches[tag.branch as usize] = Some(Event::Call(record));
+        r.outstanding -= 1;
+        if r.outstanding == 0 {
+            self.join_branches(id);
+            self.advance(now, id, out);
+        }
+    }
+
+    /// preReturn: End to the CM for a read-only call, then the response.
+    fn finish(&mut self, id: ReqId, out: &mut Outbox<Msg, Timer>) {
+        let r = self.running.remove(&id).expect("running");
+        if r.ro
+            && self.config.mucache()
+            && let Some(caller) = r.caller
+        {
+            if self.config.start_at_return {
+                // Mutant: the Start enqueue lands only now (Fig. 20).
+                self.enqueue(CmItem::Start { cid: id }, out);
+            }
+            let end = CmItem::End { cid: id, ca: r.ca, deps: r.deps, caller, ret: r.ret, visited: r.visited_sub };
+            self.enqueue(end, out);
+        }
+        let record = Box::new(CallRecord { req: id, ca: r.ca, ret: r.ret, events: r.events });
+        let (to, tag) = r.reply;
+        out.send(to, Msg::Response { tag, ret: r.ret, visited: r.visited_sub, record });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The cache manager
+
+    fn enqueue(&mut self, item: CmItem, out: &mut Outbox<Msg, Timer>) {
+        self.queue.push_back(item);
+        if !self.cm_busy {
+            self.cm_busy = true;
+            out.set_timer(Timer::CmStep, self.config.cm_event_ns);
+        }
+    }
+
+    fn process(&mut self, item: CmItem, out: &mut Outbox<Msg, Timer>) {
+        match item {
+            CmItem::Start { cid } => self.history.push_back(Mark::Call(cid)),
+            CmItem::End { cid, ca, deps, caller, ret, visited } => {
+                let start = self.history.iter().position(|m| *m == Mark::Call(cid));
+                let stale = match start {
+                    Some(p) => self.history.iter().skip(p + 1).any(|m| matches!(m, Mark::Inv(d) if deps.contains(d))),
+                    None => unreachable!("End {cid:?} without its Start: Start is queued before the handler runs"),
+                };
+                if let Some(p) = start {
+                    self.history.remove(p);
+                }
+                // Invalidations older than every running call can no longer veto a save.
+                while matches!(self.history.front(), Some(Mark::Inv(_))) {
+                    self.history.pop_front();
+                }
+                if stale {
+                    out.count("mucache_save_refused");
+                    if self.config.refusal_invalidates {
+                        // X11: the caller may save its own calls that used this response.
+                        out.send(self.nodes[caller as usize], Msg::InvCalls { cas: vec![ca] });
+                    }
+                    return;
+                }
+                if !self.config.caller_side_save {
+                    out.send(self.nodes[caller as usize], Msg::Save { ca, ret, visited, origin: cid });
+                }
+                for d in deps {
+                    self.saved.entry(d).or_default().entry(caller).or_default().insert(ca);
+                }
+            }
+            CmItem::InvKey(key) => self.invalidate(&[Dep::Key(key)], out),
+            CmItem::InvCalls(cas) => {
+                let deps: Vec<Dep> = cas.into_iter().map(Dep::Call).collect();
+                self.invalidate(&deps, out);
+            }
+        }
+    }
+
+    /// invHandler: record the invalidations for running calls, and invalidate upstream every
+    /// saved call that depended on them.
+    fn invalidate(&mut self, deps: &[Dep], out: &mut Outbox<Msg, Timer>) {
+        let running_calls = !self.history.is_empty();
+        let mut upstream: BTreeMap<u32, BTreeSet<CallArgs>> = BTreeMap::new();
+        for d in deps {
+            if running_calls {
+                self.history.push_back(Mark::Inv(*d));
+            }
+            for (caller, cas) in self.saved.remove(d).unwrap_or_default() {
+                upstream.entry(caller).or_default().extend(cas);
+            }
+        }
+        for (caller, cas) in upstream {
+            out.send(self.nodes[caller as usize], Msg::InvCalls { cas: cas.into_iter().collect() });
+        }
+    }
+}
