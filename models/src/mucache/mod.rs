@@ -58,7 +58,7 @@ mod msg;
 mod service;
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{Model, metrics, parse_params};
+use crate::{FaultModel, Model, Support, metrics, parse_params};
 use app::{App, EndpointRef, ServiceSpec};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
@@ -358,6 +358,17 @@ pub const FUZZ_APP: &str = r#"[
   {"name":"Audit","endpoints":[{"name":"get","ro":true,"steps":[{"read":"a"}]},{"name":"put","steps":[{"write":"a"}]}]}
 ]"#;
 
+/// The paper assumes reliable, ordered channels between cache managers and no failures.
+const FAULTS: FaultModel = FaultModel {
+    drop_partition: Support::Outside(
+        "the paper assumes reliable channels: a dropped Save or invalidation leaves a cache entry stale with nothing to repair it, and a dropped call leaves its caller waiting",
+    ),
+    loss: Support::Outside("the paper assumes reliable channels: a lost invalidation leaves a cache entry stale for good"),
+    crash: Support::Outside(
+        "the paper assumes no failures: a restarted cache manager has forgotten who cached its results and can never invalidate them upstream",
+    ),
+};
+
 impl Model for MuCache {
     const ENTRY: Entry = Entry {
         name: "mucache",
@@ -374,6 +385,7 @@ impl Model for MuCache {
             hop_metadata: None,
             server_metadata: None,
         },
+        faults: FAULTS,
         series: &[SeriesStyle { label: "MuCache", colour: (0, 158, 115) }],
     };
 
