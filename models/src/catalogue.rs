@@ -155,6 +155,7 @@ catalogue! {
     crate::direct::Direct,
     crate::faastcc::Faastcc,
     crate::hydrocache::HydroCache,
+    crate::concord::Concord,
 }
 
 #[cfg(test)]

@@ -1,0 +1,447 @@
+//! Concord (Stojkovic et al., "Rethinking Distributed Coherence for Software Caches in
+//! Serverless Environments"): directory-based coherence for per-application function caches,
+//! checked for per-key linearizability.
+//!
+//! # The protocol
+//!
+//! Every machine that runs the application's functions has a cache instance managed by a cache
+//! agent (`agent.rs`); the functions on that machine call it for every storage access
+//! (`client.rs`). Lines are E (exclusive, the owner), S or I, and always clean: caches are
+//! write-through to global storage (`storage.rs`). Each key has a home agent, chosen by
+//! consistent hashing over the live agents (`ring.rs`), which keeps the key's directory entry:
+//! its sharers, or its owner. The six coherence operations (local and remote read hit, read
+//! miss, local and remote write hit, write miss; evictions are silent) are split between the
+//! requester's side (`cache.rs`) and the home's (`home.rs`), following the paper's §III-C2 and
+//! the transition tables of the digest (`design/protocols/concord.md` §2.4).
+//!
+//! # Fidelity: choices where the paper is silent, and findings where it is wrong
+//!
+//! - **Nodes.** One cache agent per worker machine (`S0 … S(n−1)`), one application, and
+//!   storage on the `db` machine. Channels are reliable and FIFO per pair (gRPC over TCP), so an
+//!   invalidation never overtakes the data it follows (A5) and no IS_D_I state is needed.
+//! - **The E-owner deferral guard (A3)** is the paper's: the owner defers forwarded reads and
+//!   invalidations until storage acknowledges its direct write, and the home invalidates an
+//!   owner *before* writing storage. Removing either loses updates (mutants below).
+//! - **A blocking directory (A15).** The paper says the home "processes one write operation at
+//!   a time"; we queue every request per key (reads too) while one is in flight, since a read
+//!   miss racing a write otherwise installs stale data in E.
+//! - **Gaps filled as the digest recommends:** an owner re-requesting a line it evicted is
+//!   served from storage in E; an S-upgrade invalidated by an earlier-serialized write goes on
+//!   as a write from I (A2); a line with a transaction in flight is never evicted; one
+//!   transaction per key per agent, with later calls of the machine's functions waiting behind
+//!   it (a read of a valid line is served at once).
+//! - **Strict rules** (`params.strict`, default true) replace paper-literal rules that break
+//!   linearizability; each is a finding about the paper (the † cases of the digest §5.3):
+//!   - `upgrade_applies_at_ack` (A1, A2): paper-literal, a write to an S line "updates the
+//!     local cache" before the home serializes it, so a function on that machine (or a remote
+//!     read the home serves from its own copy) reads the new value while another sharer still
+//!     serves the old one: a read of v2 followed by a read of v1. Strictly, the line keeps the
+//!     old value until the home's grant. `scenarios/concord/a1-*.json`, `a2-*.json`.
+//!   - `recall_on_directory_eviction` (A12): the paper lets a shrinking cache evict "data items
+//!     and possibly directory entries" without saying what happens to the copies the entry
+//!     tracked. Paper-literal they stay, untracked: a later write misses at the home,
+//!     invalidates nothing, and the old copies keep being read. Strictly, the home invalidates
+//!     them first (the entry stays busy meanwhile). `scenarios/concord/a12-*.json`.
+//! - **Ghost state for invariant I8** (write ordering): every storage write carries the number
+//!   of writes of its key its serializer knows were applied, and storage checks that it is
+//!   exactly its own count. The knowledge travels with grants, acks and forwarded data.
+//! - **Invariants** (`checks.invariants`): I6 at each agent, I8 at storage, and the local
+//!   halves of the others (see `Agent::check_invariants`). The cross-node ones (I1 SWMR, I2
+//!   directory superset, I3 no untracked copies, I4 clean copies) need a global view, which
+//!   per-node checks do not have; the linearizability check covers their observable effect.
+//!
+//! # Not modelled yet (refused, not ignored)
+//!
+//! Membership changes and home migration (§2.8), crashes with heartbeat detection and directory
+//! reconstruction (§2.9), external writes through the storage listener (§2.7, A11), cache resizing
+//! (capacities here are fixed: `lines_max`, `directory_max`), transactions (§2.11), coherence-aware scheduling and placement
+//! (§2.12), the Faa$T and OFC baselines, figures, TLA+ and Stateright. A scenario with crashes,
+//! dropping partitions, message loss or read transactions is refused with an error naming the
+//! field ([`Concord::check_run`]): the paper's answers to those need the parts above. Holding
+//! partitions only delay messages, which Concord's reliable channels allow.
+
+mod agent;
+mod cache;
+mod client;
+mod home;
+mod msg;
+mod ring;
+mod storage;
+
+pub use agent::{Agent, Dir, Line};
+pub use client::Client;
+pub use msg::Msg;
+pub use ring::Ring;
+pub use storage::Storage;
+
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{Model, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::{PartitionMode, SimConfig, TopologyConfig};
+use causim_sim::error::FieldError;
+use causim_sim::node::{Node, NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use causim_sim::workload::{ScriptOp, WorkloadConfig};
+use proptest::prelude::*;
+use serde::Deserialize;
+
+/// Named bugs (the scenario's `protocol.mutants`).
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "no_owner_deferral",
+        about: "the E owner answers forwarded reads and invalidations while its direct write to storage is \
+                in flight (A3 without the guard): the home then writes storage before the owner's write lands, \
+                or serves a reader from storage's older value (lost update, stale read: NonLinearizable)",
+    },
+    Mutant {
+        name: "inv_parallel_with_put",
+        about: "a write at the home to a key owned in E sends the invalidation and the storage write in \
+                parallel, as in the S case: the owner's in-flight direct write can land after it (lost update, \
+                then stale reads: NonLinearizable)",
+    },
+    Mutant {
+        name: "non_blocking_directory",
+        about: "the home starts every request at once instead of queueing it behind the key's transaction in \
+                flight (A15): a read miss racing a write installs the value it read before the write in E, \
+                after the write completed (stale read: NonLinearizable)",
+    },
+];
+
+/// `protocol.params`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConcordParams {
+    /// The strict rules where the paper-literal ones break linearizability (see the module
+    /// essay). Default true.
+    #[serde(default = "yes")]
+    pub strict: bool,
+    /// Lines each cache instance holds before it evicts (LRU, silently). Default unlimited.
+    #[serde(default)]
+    pub lines_max: Option<usize>,
+    /// Directory entries each home holds before it evicts one (LRU, among entries with no
+    /// transaction in flight). Default unlimited.
+    #[serde(default)]
+    pub directory_max: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The rules an agent follows: the strict ones, the mutants, the capacity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// Strict rule (A1, A2): an S-upgrade's value becomes visible at the home's grant.
+    pub upgrade_applies_at_ack: bool,
+    /// A3: the owner defers external requests during its direct write (off: `no_owner_deferral`).
+    pub owner_defers: bool,
+    /// The home invalidates an E owner before writing storage (off: `inv_parallel_with_put`).
+    pub inv_before_put: bool,
+    /// A15 (off: `non_blocking_directory`).
+    pub blocking_directory: bool,
+    pub lines_max: Option<usize>,
+    /// Strict rule (A12): a home recalls (invalidates) a directory entry's copies before
+    /// evicting it.
+    pub recall_on_directory_eviction: bool,
+    pub directory_max: Option<usize>,
+}
+
+/// Every role of Concord.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConcordNode {
+    Agent(Box<Agent>),
+    Storage(Box<Storage>),
+    Client(Box<Client>),
+}
+
+impl Node for ConcordNode {
+    type Msg = Msg;
+    type Timer = ();
+
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
+        if let ConcordNode::Client(c) = self {
+            c.issue_next(now, out);
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+        match self {
+            ConcordNode::Agent(a) => a.on_message(from, msg, out),
+            ConcordNode::Storage(s) => s.on_message(from, msg, out),
+            ConcordNode::Client(c) => c.on_message(now, msg, out),
+        }
+    }
+
+    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, ()>) {
+        unreachable!("crashes are refused when the scenario is loaded (Concord::check_run)")
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            ConcordNode::Agent(a) => a.check_invariants(),
+            ConcordNode::Storage(s) => s.check_invariants(),
+            ConcordNode::Client(_) => Ok(()),
+        }
+    }
+}
+
+/// Concord as the engine sees it.
+#[derive(Clone, Debug)]
+pub struct Concord {
+    pub agents: usize,
+    pub params: ConcordParams,
+    pub rules: Rules,
+}
+
+impl Concord {
+    pub fn storage_id(&self) -> NodeId {
+        NodeId::fixed(self.agents)
+    }
+
+    pub fn ring(&self) -> Ring {
+        Ring::new(&(0..self.agents).map(|i| (i, NodeId::fixed(i))).collect::<Vec<_>>())
+    }
+}
+
+impl Protocol for Concord {
+    type Node = ConcordNode;
+    type Context = ();
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<ConcordNode>> {
+        let ring = self.ring();
+        let mut nodes: Vec<FixedNode<ConcordNode>> = (0..self.agents)
+            .map(|i| FixedNode {
+                name: format!("S{i}"),
+                machine: format!("S{i}"),
+                hosts_workers: true,
+                node: ConcordNode::Agent(Box::new(Agent::new(NodeId::fixed(i), ring.clone(), self.storage_id(), self.rules.clone()))),
+            })
+            .collect();
+        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: ConcordNode::Storage(Box::default()) });
+        nodes
+    }
+
+    fn new_context(&self) {}
+
+    fn spawn_function(&self, start: FunctionStart<'_, ()>) -> ConcordNode {
+        ConcordNode::Client(Box::new(Client::new(start.colocated[0], start.ops, start.now)))
+    }
+
+    fn finish_function(&self, _node: ConcordNode) {}
+
+    fn join_contexts(&self, _contexts: Vec<()>) {}
+}
+
+impl Model for Concord {
+    const ENTRY: Entry = Entry {
+        name: "concord",
+        about: "Concord (directory-based ESI coherence for per-application function caches, write-through to storage); per-key linearizability",
+        level: Level::Linearizable,
+        mutants: MUTANTS,
+        profile: Profile { database: true, ..Profile::PLAIN },
+        series: &[SeriesStyle { label: "Concord", colour: (213, 94, 0) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: ConcordParams = parse_params(params)?;
+        if params.lines_max == Some(0) {
+            return Err(FieldError::new("params.lines_max", "must be at least 1"));
+        }
+        if params.directory_max == Some(0) {
+            return Err(FieldError::new("params.directory_max", "must be at least 1"));
+        }
+        let rules = Rules {
+            upgrade_applies_at_ack: params.strict,
+            owner_defers: !mutants.contains(&"no_owner_deferral"),
+            inv_before_put: !mutants.contains(&"inv_parallel_with_put"),
+            blocking_directory: !mutants.contains(&"non_blocking_directory"),
+            lines_max: params.lines_max,
+            recall_on_directory_eviction: params.strict,
+            directory_max: params.directory_max,
+        };
+        Ok(Concord { agents: topology.servers as usize, params, rules })
+    }
+
+    fn check_run(config: &SimConfig) -> Result<(), FieldError> {
+        let f = &config.faults;
+        let not_modelled = "Concord's failure handling (heartbeats, directory reconstruction, §2.9) is not modelled yet";
+        if !f.crashes.is_empty() {
+            return Err(FieldError::new("faults.crashes", format!("{not_modelled}; remove the crashes")));
+        }
+        if f.loss_probability > 0.0 {
+            return Err(FieldError::new("faults.loss_probability", format!("Concord assumes reliable channels and {not_modelled}")));
+        }
+        if let Some(i) = f.partitions.iter().position(|p| p.mode == PartitionMode::Drop) {
+            return Err(FieldError::new(
+                format!("faults.partitions[{i}].mode"),
+                format!("a dropping partition needs the timeout path of §III-H, and {not_modelled}; use \"hold\""),
+            ));
+        }
+        let no_txn = "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)";
+        match &config.workload {
+            WorkloadConfig::Script(sessions) => {
+                for (s, session) in sessions.iter().enumerate() {
+                    for (fi, function) in session.functions.iter().enumerate() {
+                        if let Some(o) = function.ops.iter().position(|o| matches!(o, ScriptOp::ReadTxn(_))) {
+                            return Err(FieldError::new(format!("workload.script[{s}].functions[{fi}].ops[{o}]"), no_txn));
+                        }
+                    }
+                }
+            }
+            WorkloadConfig::Generator(g) => {
+                for (i, f) in g.functions.iter().enumerate() {
+                    if f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0) {
+                        return Err(FieldError::new(format!("workload.generator.functions[{i}]"), no_txn));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        // The strict protocol only (the fuzzer checks at the entry's level); small caches make
+        // silent evictions, owner "don't have it" answers and re-requests common, and small
+        // directories make recalls common.
+        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3))
+            .prop_map(|(lines_max, directory_max)| {
+                let mut p = serde_json::json!({});
+                if let Some(n) = lines_max {
+                    p["lines_max"] = serde_json::json!(n);
+                }
+                if let Some(n) = directory_max {
+                    p["directory_max"] = serde_json::json!(n);
+                }
+                p
+            })
+            .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::msg::Writer;
+    use super::*;
+    use causim_sim::Effect;
+
+    fn concord(agents: usize, params: serde_json::Value, mutants: &[&str]) -> Concord {
+        let topology = TopologyConfig::new(agents as u32, causim_sim::dist::DurationDist::constant(1));
+        Concord::build(&params, mutants, &topology).unwrap()
+    }
+
+    fn agent(c: &Concord, i: usize) -> Agent {
+        Agent::new(NodeId::fixed(i), c.ring(), c.storage_id(), c.rules.clone())
+    }
+
+    fn sends(out: &Outbox<Msg, ()>) -> Vec<(NodeId, Msg)> {
+        out.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { to, msg } => Some((*to, msg.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const F: NodeId = NodeId(1 << 63);
+
+    #[test]
+    fn the_scenarios_homes_are_pinned() {
+        // scenarios/concord/*.json say "x (key 0) and y (key 1) are homed at S2" with 3 agents.
+        let ring = concord(3, serde_json::json!({}), &[]).ring();
+        assert_eq!((ring.home(0), ring.home(1)), (NodeId::fixed(2), NodeId::fixed(2)));
+    }
+
+    #[test]
+    fn a_read_miss_at_the_home_grants_e_and_a_second_reader_is_forwarded_to_the_owner() {
+        let c = concord(3, serde_json::json!({}), &[]);
+        let mut home = agent(&c, 2);
+        let mut out = Outbox::new(false);
+        home.on_message(NodeId::fixed(0), Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        assert_eq!(sends(&out), vec![(c.storage_id(), Msg::StGet { key: 0, tag: 0 })]);
+        out.clear();
+        // A second read waits: the directory is blocking.
+        home.on_message(NodeId::fixed(1), Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        assert!(sends(&out).is_empty());
+        home.on_message(c.storage_id(), Msg::StData { key: 0, value: None, tag: 0, applied: 0 }, &mut out);
+        assert_eq!(
+            sends(&out),
+            vec![
+                (NodeId::fixed(0), Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }),
+                (NodeId::fixed(0), Msg::FwdRd { key: 0, tag: 1 }),
+            ]
+        );
+        out.clear();
+        home.on_message(NodeId::fixed(0), Msg::FwdData { key: 0, value: None, tag: 1, applied: 0 }, &mut out);
+        assert_eq!(sends(&out), vec![(NodeId::fixed(1), Msg::Data { key: 0, value: None, exclusive: false, applied: 0 })]);
+        assert_eq!(home.directory().get(&0), Some(&Dir::Shared([NodeId::fixed(0), NodeId::fixed(1)].into())));
+        home.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_owner_defers_an_invalidation_until_its_direct_write_is_stored() {
+        let c = concord(3, serde_json::json!({}), &[]);
+        let mut owner = agent(&c, 0);
+        let home = NodeId::fixed(2);
+        let mut out = Outbox::new(false);
+        owner.on_message(F, Msg::Get { key: 0 }, &mut out);
+        owner.on_message(home, Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }, &mut out);
+        out.clear();
+        owner.on_message(F, Msg::Put { key: 0, value: 7 }, &mut out);
+        assert_eq!(sends(&out), vec![(c.storage_id(), Msg::StPut { key: 0, value: 7, writer: Writer::Owner, after: 0 })]);
+        out.clear();
+        owner.on_message(home, Msg::Inv { key: 0, tag: 3 }, &mut out);
+        assert!(sends(&out).is_empty(), "deferred");
+        owner.check_invariants().unwrap();
+        owner.on_message(c.storage_id(), Msg::StAck { key: 0, writer: Writer::Owner, applied: 1 }, &mut out);
+        assert_eq!(sends(&out), vec![(F, Msg::PutReply { key: 0 }), (home, Msg::InvAck { key: 0, tag: 3, applied: 1 })]);
+        assert!(owner.lines().is_empty());
+    }
+
+    #[test]
+    fn a_home_invalidates_an_owner_before_writing_storage_unless_the_mutant_is_on() {
+        for (mutants, put_at_once) in [(&[][..], false), (&["inv_parallel_with_put"][..], true)] {
+            let c = concord(3, serde_json::json!({}), mutants);
+            let mut home = agent(&c, 2);
+            let mut out = Outbox::new(false);
+            home.on_message(NodeId::fixed(0), Msg::WrReq { key: 0, value: 1, applied: 0 }, &mut out);
+            home.on_message(c.storage_id(), Msg::StAck { key: 0, writer: Writer::Home(0), applied: 1 }, &mut out);
+            out.clear();
+            home.on_message(NodeId::fixed(1), Msg::WrReq { key: 0, value: 2, applied: 0 }, &mut out);
+            let puts = sends(&out).iter().filter(|(_, m)| matches!(m, Msg::StPut { .. })).count();
+            assert_eq!(puts == 1, put_at_once, "{mutants:?}");
+        }
+    }
+
+    #[test]
+    fn strict_upgrades_keep_the_old_value_until_the_grant_and_paper_literal_ones_do_not() {
+        for (strict, seen) in [(true, Some(1)), (false, Some(2))] {
+            let c = concord(3, serde_json::json!({"strict": strict}), &[]);
+            let mut a = agent(&c, 0);
+            let mut out = Outbox::new(false);
+            a.on_message(F, Msg::Get { key: 0 }, &mut out);
+            a.on_message(NodeId::fixed(2), Msg::Data { key: 0, value: Some(1), exclusive: false, applied: 1 }, &mut out);
+            a.on_message(F, Msg::Put { key: 0, value: 2 }, &mut out);
+            out.clear();
+            a.on_message(F, Msg::Get { key: 0 }, &mut out);
+            assert_eq!(sends(&out), vec![(F, Msg::GetReply { key: 0, value: seen })], "strict {strict}");
+            a.check_invariants().unwrap();
+        }
+    }
+
+    #[test]
+    fn faults_and_read_transactions_it_does_not_model_are_refused_with_their_field() {
+        let base = serde_json::json!({
+            "seed": 1, "topology": {"servers": 2, "delay": {"dist": "constant", "ns": 1}},
+            "workload": {"script": [{"session": "c", "functions": [{"ops": [{"write": "x"}, {"read_txn": ["x", "y"]}]}]}]}
+        });
+        let config: SimConfig = serde_json::from_value(base.clone()).unwrap();
+        assert_eq!(Concord::check_run(&config).unwrap_err().path, "workload.script[0].functions[0].ops[1]");
+        let mut crash = base;
+        crash["workload"]["script"][0]["functions"][0]["ops"] = serde_json::json!([{"read": "x"}]);
+        crash["faults"] = serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]});
+        let config: SimConfig = serde_json::from_value(crash).unwrap();
+        assert_eq!(Concord::check_run(&config).unwrap_err().path, "faults.crashes");
+    }
+}

@@ -1,0 +1,48 @@
+//! Concord's mutants are found by the fuzzer, and the strict protocol survives the same budget.
+//!
+//! `inv_parallel_with_put` and `non_blocking_directory` are convicted by the history alone
+//! (`--oracle history`). `no_owner_deferral` is not: the fuzzer draws one constant storage
+//! delay, and with it storage applies writes and serves reads in the order they were sent, so
+//! an owner that answers early is never observed (its write was sent to storage before anything
+//! its early answer lets happen). It takes a storage latency that varies
+//! (`scenarios/concord/mutant-no-owner-deferral*.json` use a slow link from the owner) for a
+//! client to see it; here the agent's E_W invariant convicts it (`--oracle all`).
+
+use causim::fuzz::{self, FuzzOptions};
+
+/// Cases each search may use; the correct protocol must survive it.
+const BUDGET: u64 = 3000;
+
+fn options(mutants: &[&str], invariants: bool) -> FuzzOptions {
+    let mut o = FuzzOptions::new("concord", mutants).unwrap();
+    o.cases_max = BUDGET;
+    o.threads = 2;
+    o.invariants = invariants;
+    o.shrink_iters_max = 500;
+    o
+}
+
+#[test]
+fn every_concord_mutant_is_found_by_the_fuzzer() {
+    for (mutant, by_history) in [("inv_parallel_with_put", true), ("non_blocking_directory", true), ("no_owner_deferral", false)] {
+        let outcome = fuzz::fuzz(&options(&[mutant], !by_history)).unwrap();
+        let f = outcome.failure.unwrap_or_else(|| panic!("{mutant}: no failure in {} cases", outcome.cases));
+        if by_history {
+            assert!(!f.shrunk_verdict.anomalies.is_empty(), "{mutant}: the history check must convict: {}", f.shrunk_verdict);
+        }
+        eprintln!(
+            "concord --mutant {mutant}: case {} ({:.2} s), shrunk to {}: {}",
+            f.index,
+            outcome.search_s,
+            f.shrunk.size(),
+            f.shrunk_verdict
+        );
+    }
+}
+
+#[test]
+fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
+    let outcome = fuzz::fuzz(&options(&[], true)).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+    assert_eq!(outcome.cases, BUDGET);
+}
