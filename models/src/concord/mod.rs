@@ -63,6 +63,8 @@
 mod agent;
 mod cache;
 mod client;
+#[cfg(test)]
+mod explore;
 mod home;
 mod msg;
 mod ring;

@@ -45,6 +45,11 @@ impl Storage {
         }
     }
 
+    /// The stored value of `key` (`None`: never written).
+    pub fn value(&self, key: Key) -> Option<Value> {
+        self.values.get(&key).copied()
+    }
+
     fn applied(&self, key: Key) -> u64 {
         self.applied.get(&key).copied().unwrap_or(0)
     }
