@@ -9,6 +9,9 @@
 //! client to see it; here the agent's E_W invariant convicts it (`--oracle all`).
 
 use causim::fuzz::{self, FuzzOptions};
+use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::LoadedScenario;
+use std::path::Path;
 
 /// Cases each search may use; the correct protocol must survive it.
 const BUDGET: u64 = 3000;
@@ -45,4 +48,17 @@ fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
     let outcome = fuzz::fuzz(&options(&[], true)).unwrap();
     assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
     assert_eq!(outcome.cases, BUDGET);
+}
+
+#[test]
+fn a_crash_is_refused_with_the_file_line_and_field() {
+    let text = r#"{
+  "format": "causim-scenario/1", "name": "concord-crash", "protocol": {"name": "concord"}, "seed": 1,
+  "topology": {"servers": 3, "delay": {"dist": "constant", "ns": 1000}},
+  "workload": {"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]},
+  "faults": {"crashes": [{"node": "S2", "at_ns": 5}]}
+}"#;
+    let loaded = LoadedScenario::from_text(Path::new("crash.json"), text.to_string()).unwrap();
+    let err = run::run(&loaded, &RunOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("crash.json:5") && err.contains("faults.crashes") && err.contains("not modelled"), "{err}");
 }

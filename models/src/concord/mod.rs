@@ -45,20 +45,33 @@
 //! - **Ghost state for invariant I8** (write ordering): every storage write carries the number
 //!   of writes of its key its serializer knows were applied, and storage checks that it is
 //!   exactly its own count. The knowledge travels with grants, acks and forwarded data.
-//! - **Invariants** (`checks.invariants`): I6 at each agent, I8 at storage, and the local
-//!   halves of the others (see `Agent::check_invariants`). The cross-node ones (I1 SWMR, I2
-//!   directory superset, I3 no untracked copies, I4 clean copies) need a global view, which
-//!   per-node checks do not have; the linearizability check covers their observable effect.
+//! - **Invariants.** With `checks.invariants`, each node checks its own after every input: I6
+//!   and the local rules at each agent (`Agent::check_invariants`), I8 at storage. The
+//!   cross-node ones need every node at once: `explore.rs` (tests) runs small systems under
+//!   random schedules and checks I1 SWMR, I2 directory superset, I3 no untracked copies and
+//!   I4 clean copies after every step, and that every call finishes. I4 as the digest states it
+//!   is false of the paper's own protocol (the home writes storage in parallel with
+//!   invalidating sharers, which hold the old value meanwhile); it holds with that exception.
+//! - **A finding about A3:** with one constant storage latency, an owner that answers early
+//!   (`no_owner_deferral`) is never observed by clients: storage applies writes and serves reads
+//!   in the order they were sent, and the owner's write was sent before anything its early
+//!   answer lets happen. The guard matters because storage latency varies; the mutant's
+//!   scenarios use a slow link from the owner to storage.
 //!
-//! # Not modelled yet (refused, not ignored)
+//! # Mutants (`protocol.mutants`)
+//!
+//! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
+//!
+//! # Not modelled yet
 //!
 //! Membership changes and home migration (§2.8), crashes with heartbeat detection and directory
-//! reconstruction (§2.9), external writes through the storage listener (§2.7, A11), cache resizing
-//! (capacities here are fixed: `lines_max`, `directory_max`), transactions (§2.11), coherence-aware scheduling and placement
-//! (§2.12), the Faa$T and OFC baselines, figures, TLA+ and Stateright. A scenario with crashes,
-//! dropping partitions, message loss or read transactions is refused with an error naming the
-//! field ([`Concord::check_run`]): the paper's answers to those need the parts above. Holding
-//! partitions only delay messages, which Concord's reliable channels allow.
+//! reconstruction (§2.9), external writes through the storage listener (§2.7, A11), cache
+//! resizing (capacities are fixed here: `lines_max`, `directory_max`), transactions (§2.11),
+//! coherence-aware scheduling and placement (§2.12), the Faa$T and OFC baselines, figures, TLA+
+//! and Stateright. A scenario with crashes, dropping partitions, message loss or read
+//! transactions is refused with an error naming the field ([`Concord::check_run`]): the
+//! paper's answers to those need the parts above. Partitions that hold messages until they heal
+//! only delay them, which Concord's reliable channels allow.
 
 mod agent;
 mod cache;

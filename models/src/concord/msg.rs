@@ -112,30 +112,6 @@ pub enum Msg {
     },
 }
 
-impl Msg {
-    pub fn key(&self) -> Key {
-        match *self {
-            Msg::Get { key }
-            | Msg::Put { key, .. }
-            | Msg::GetReply { key, .. }
-            | Msg::PutReply { key }
-            | Msg::RdReq { key, .. }
-            | Msg::WrReq { key, .. }
-            | Msg::Data { key, .. }
-            | Msg::WrAck { key, .. }
-            | Msg::FwdRd { key, .. }
-            | Msg::FwdData { key, .. }
-            | Msg::FwdNack { key, .. }
-            | Msg::Inv { key, .. }
-            | Msg::InvAck { key, .. }
-            | Msg::StGet { key, .. }
-            | Msg::StData { key, .. }
-            | Msg::StPut { key, .. }
-            | Msg::StAck { key, .. } => key,
-        }
-    }
-}
-
 impl Message for Msg {
     fn kind(&self) -> &'static str {
         match self {

@@ -40,14 +40,6 @@ impl Ring {
         let i = self.tokens.partition_point(|&(p, _)| p < at);
         self.tokens[i % self.tokens.len()].1
     }
-
-    pub fn len(&self) -> usize {
-        self.tokens.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
-    }
 }
 
 #[cfg(test)]
