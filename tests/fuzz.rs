@@ -209,8 +209,12 @@ fn every_protocol_and_fault_model_makes_valid_scenarios() {
             o.threads = 2;
             o.shrink_iters_max = 0;
             // A failure is fine here (some protocols do not tolerate drops and crashes); an
-            // invalid scenario is not.
-            fuzz::fuzz(&o).unwrap_or_else(|e| panic!("{protocol} {faults:?}: {e}"));
+            // invalid scenario is not, except a fault the protocol refuses by name (Concord's
+            // failure handling is not modelled yet).
+            match fuzz::fuzz(&o) {
+                Err(e) if faults == fuzz::Faults::All && e.contains("rejects") && e.contains("field `faults.") => {}
+                other => drop(other.unwrap_or_else(|e| panic!("{protocol} {faults:?}: {e}"))),
+            }
         }
     }
     let mut o = FuzzOptions::new("causalmesh", &[]).unwrap();
