@@ -62,3 +62,34 @@ fn a_crash_is_refused_with_the_file_line_and_field() {
     let err = run::run(&loaded, &RunOptions::default()).unwrap_err().to_string();
     assert!(err.contains("crash.json:5") && err.contains("faults.crashes") && err.contains("not modelled"), "{err}");
 }
+
+/// Goal: the strict protocol under load, over many seeds, with small caches and directories so
+/// evictions, "don't have it" answers and recalls are common: no anomaly, no invariant broken.
+#[test]
+fn a_thousand_seeds_of_a_contended_workload_pass() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/concord/zipf-workload.json");
+    let mut s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    s["workload"]["generator"]["workflows_max"] = 200.into();
+    s["workload"]["generator"]["keys"]["count"] = 50.into();
+    s["protocol"]["params"] = serde_json::json!({"strict": true, "lines_max": 8, "directory_max": 6});
+    let loaded = LoadedScenario::from_text(&path, s.to_string()).unwrap();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2u64)
+            .map(|w| {
+                let loaded = &loaded;
+                scope.spawn(move || {
+                    (1..=1000u64)
+                        .filter(|seed| seed % 2 == w)
+                        .filter_map(|seed| {
+                            let report = run::run(loaded, &RunOptions { seed: Some(seed), ..RunOptions::default() }).unwrap();
+                            (!report.passed())
+                                .then(|| format!("seed {seed}: {:?} {:?}", report.anomalies(), report.summary.invariant_violation))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
