@@ -107,7 +107,8 @@ pub const MUTANTS: &[Mutant] = &[
         name: "no_owner_deferral",
         about: "the E owner answers forwarded reads and invalidations while its direct write to storage is \
                 in flight (A3 without the guard): the home then writes storage before the owner's write lands, \
-                or serves a reader from storage's older value (lost update, stale read: NonLinearizable)",
+                or serves a reader from storage's older value (lost update, stale read: NonLinearizable); clients see it \
+                only when storage latency varies",
     },
     Mutant {
         name: "inv_parallel_with_put",
@@ -119,7 +120,7 @@ pub const MUTANTS: &[Mutant] = &[
         name: "non_blocking_directory",
         about: "the home starts every request at once instead of queueing it behind the key's transaction in \
                 flight (A15): a read miss racing a write installs the value it read before the write in E, \
-                after the write completed (stale read: NonLinearizable)",
+                after the write completed (StaleRead)",
     },
 ];
 
