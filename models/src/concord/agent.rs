@@ -10,7 +10,7 @@
 //! same input, in FIFO order like a link.
 
 use super::Rules;
-use super::msg::{Msg, Tag};
+use super::msg::{Msg, Tag, Timer};
 use super::ring::Ring;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
@@ -105,6 +105,21 @@ pub struct Agent {
     /// Ghost (invariant I8): per key, how many writes this agent knows storage has applied.
     pub(super) known: BTreeMap<Key, u64>,
     loopback: VecDeque<(NodeId, Msg)>,
+    // Failure handling (`failure.rs`).
+    /// Failed agents whose messages are dropped from their notification on (I7).
+    pub(super) fenced: BTreeSet<NodeId>,
+    /// Failed agents whose recovery has not ended: their keys have no home yet.
+    pub(super) failing: BTreeSet<NodeId>,
+    /// Failures not acknowledged yet (this agent still drains its direct writes to their keys),
+    /// with the controller to tell.
+    pub(super) unacked: BTreeMap<NodeId, NodeId>,
+    /// Functions' calls for keys with no home yet, in arrival order, started when it ends.
+    pub(super) parked: BTreeMap<Key, VecDeque<Request>>,
+    /// Directory requests for keys this agent homes once a recovery it has not seen end yet
+    /// ends (a requester saw the end first).
+    pub(super) home_parked: VecDeque<(Key, HomeRequest)>,
+    /// This agent was declared failed while alive (a slow link): it serves nothing any more.
+    pub(super) removed: bool,
 }
 
 impl Agent {
@@ -126,18 +141,36 @@ impl Agent {
             next_tag: 0,
             known: BTreeMap::new(),
             loopback: VecDeque::new(),
+            fenced: BTreeSet::new(),
+            failing: BTreeSet::new(),
+            unacked: BTreeMap::new(),
+            parked: BTreeMap::new(),
+            home_parked: VecDeque::new(),
+            removed: false,
         }
     }
 
-    pub fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+    pub fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         self.handle(from, msg, out);
         while let Some((from, msg)) = self.loopback.pop_front() {
             self.handle(from, msg, out);
         }
     }
 
-    pub(super) fn handle(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn handle(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        if self.removed {
+            self.handle_removed(from, msg, out);
+            return;
+        }
+        if self.fenced.contains(&from) {
+            out.count("concord_fenced_message");
+            return;
+        }
         match msg {
+            Msg::Ping => out.send(from, Msg::Pong),
+            Msg::Fail { node } if node == self.id => self.on_removed(out),
+            Msg::Fail { node } => self.on_fail(from, node, out),
+            Msg::Recovered { node, applied } => self.on_recovered(node, applied, out),
             Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
             Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
             Msg::RdReq { key, applied } => {
@@ -181,14 +214,20 @@ impl Agent {
                     super::msg::Writer::Home(tag) => self.on_home_write_stored(key, tag, out),
                 }
             }
-            other @ (Msg::GetReply { .. } | Msg::PutReply { .. } | Msg::StGet { .. } | Msg::StPut { .. }) => {
+            other @ (Msg::GetReply { .. }
+            | Msg::PutReply { .. }
+            | Msg::StGet { .. }
+            | Msg::StPut { .. }
+            | Msg::Pong
+            | Msg::FailAck { .. }
+            | Msg::CallFailed { .. }) => {
                 unreachable!("a cache agent does not handle {other:?}")
             }
         }
     }
 
     /// Sends `msg`, through the loopback when it is for this agent.
-    pub(super) fn send(&mut self, to: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn send(&mut self, to: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         if to == self.id {
             self.loopback.push_back((self.id, msg));
         } else {
@@ -279,6 +318,6 @@ impl Agent {
         if !self.loopback.is_empty() {
             return Err("messages left in the loopback queue".into());
         }
-        Ok(())
+        self.check_failure_invariants()
     }
 }

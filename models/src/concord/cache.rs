@@ -18,13 +18,13 @@
 //!   evicted.
 
 use super::agent::{Agent, Line, Pending, Request};
-use super::msg::{Msg, Tag, Writer};
+use super::msg::{Msg, Tag, Timer, Writer};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 
 impl Agent {
     /// A function's read or write.
-    pub(super) fn request(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn request(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
         if self.pending.contains_key(&key) {
             // A read of a valid line is served even while the key has a transaction in flight:
             // the owner's own write (E_W) is already its value, and an upgrading S line (SE_A)
@@ -40,7 +40,11 @@ impl Agent {
     }
 
     /// Serves or starts one request; the key has no transaction in flight unless it is a hit.
-    fn start(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, ()>) {
+    fn start(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
+        if self.must_park(key, req.write.is_some()) {
+            self.parked.entry(key).or_default().push_back(req);
+            return;
+        }
         let now = self.tick();
         let home = self.ring.home(key);
         let applied = self.applied(key);
@@ -81,7 +85,7 @@ impl Agent {
 
     /// Ends the key's transaction and serves the requests that waited for it, until one of them
     /// starts another.
-    fn finish(&mut self, key: Key, out: &mut Outbox<Msg, ()>) {
+    fn finish(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
         self.pending.remove(&key);
         if let Some(deferred) = self.deferred.remove(&key) {
             for (from, msg) in deferred {
@@ -99,7 +103,7 @@ impl Agent {
     }
 
     /// Installs a line, evicting the least recently used idle line when the cache is full.
-    fn install(&mut self, key: Key, exclusive: bool, value: Option<Value>, out: &mut Outbox<Msg, ()>) {
+    fn install(&mut self, key: Key, exclusive: bool, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
         if let Some(max) = self.rules.lines_max
             && !self.lines.contains_key(&key)
             && self.lines.len() >= max
@@ -116,7 +120,7 @@ impl Agent {
     }
 
     /// The home's answer to a read: install in S or E and answer the function.
-    pub(super) fn on_data(&mut self, key: Key, value: Option<Value>, exclusive: bool, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_data(&mut self, key: Key, value: Option<Value>, exclusive: bool, out: &mut Outbox<Msg, Timer>) {
         let Some(Pending::Read { client }) = self.pending.get(&key).cloned() else {
             unreachable!("{:?}: data for key {key} with no read in flight", self.id)
         };
@@ -126,7 +130,7 @@ impl Agent {
     }
 
     /// The home granted E for this agent's write: the line becomes E with the written value.
-    pub(super) fn on_write_granted(&mut self, key: Key, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_write_granted(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
         let Some(Pending::Write { client, value }) = self.pending.get(&key).cloned() else {
             unreachable!("{:?}: write grant for key {key} with no write in flight", self.id)
         };
@@ -137,12 +141,20 @@ impl Agent {
 
     /// Storage acknowledged the owner's direct write: the function is answered, then the
     /// deferred external requests are served.
-    pub(super) fn on_owner_write_stored(&mut self, key: Key, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_owner_write_stored(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
         let Some(Pending::OwnerWrite { client, .. }) = self.pending.get(&key).cloned() else {
             unreachable!("{:?}: storage ack for key {key} with no owner write in flight", self.id)
         };
         out.send(client, Msg::PutReply { key });
+        // The key's home failed meanwhile: the drained line goes now (`failure.rs`).
+        let drained = self.failing.contains(&self.ring.home(key));
+        if drained && self.rules.evict_on_failure {
+            self.lines.remove(&key);
+        }
         self.finish(key, out);
+        if drained {
+            self.try_ack_failures(out);
+        }
     }
 
     /// True when an external request for `key` must wait for the owner's write (A3).
@@ -152,7 +164,7 @@ impl Agent {
 
     /// The home forwards a read because its directory names this agent the owner: downgrade to
     /// S and send the data, or say the line is gone (silently evicted).
-    pub(super) fn on_forwarded_read(&mut self, home: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_forwarded_read(&mut self, home: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         if self.defers(key) {
             self.deferred.entry(key).or_default().push((home, Msg::FwdRd { key, tag }));
             return;
@@ -170,7 +182,7 @@ impl Agent {
 
     /// The home invalidates this agent's copy; an upgrade in flight (SE_A) loses its line and
     /// continues as a write from I (another writer was serialized first: A2).
-    pub(super) fn on_invalidate(&mut self, home: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_invalidate(&mut self, home: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         if self.defers(key) {
             self.deferred.entry(key).or_default().push((home, Msg::Inv { key, tag }));
             return;

@@ -76,14 +76,14 @@ impl World {
                 waiting: false,
             })
             .collect();
-        World { agents, storage: Storage::default(), storage_id: c.storage_id(), functions, links: BTreeMap::new() }
+        World { agents, storage: Storage::new(true), storage_id: c.storage_id(), functions, links: BTreeMap::new() }
     }
 
     fn function_id(f: usize) -> NodeId {
         NodeId((1 << 63) | f as u64)
     }
 
-    fn post(&mut self, from: NodeId, out: Outbox<Msg, ()>) {
+    fn post(&mut self, from: NodeId, out: Outbox<Msg, Timer>) {
         for e in out.effects {
             if let Effect::Send { to, msg } = e {
                 self.links.entry((from, to)).or_default().push_back(msg);

@@ -15,15 +15,19 @@
 //! `non_blocking_directory` starts every request at once.
 
 use super::agent::{Agent, Dir, HomeOp, HomeRequest, Step};
-use super::msg::{Msg, Tag, Writer};
+use super::msg::{Msg, Tag, Timer, Writer};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::BTreeSet;
 
 impl Agent {
     /// A read or write request reaches this home.
-    pub(super) fn home_request(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, ()>) {
-        assert_eq!(self.ring.home(key), self.id, "a request for key {key} reached a node that is not its home");
+    pub(super) fn home_request(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
+        if self.ring.home(key) != self.id {
+            let parked = self.park_home_request(key, &req);
+            assert!(parked, "{:?}: a request for key {key} reached a node that is not its home", self.id);
+            return;
+        }
         let busy = self.active.get(&key).is_some_and(|ops| !ops.is_empty());
         if busy && self.rules.blocking_directory {
             self.queued.entry(key).or_default().push_back(req);
@@ -34,7 +38,7 @@ impl Agent {
 
     /// Starts a directory transaction (or answers at once, for a read the home's own copy
     /// serves).
-    fn begin(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, ()>) {
+    fn begin(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
         let r = req.requester;
         let tag = self.next_tag;
         self.next_tag += 1;
@@ -97,7 +101,7 @@ impl Agent {
         self.active.entry(key).or_default().push(HomeOp { tag, requester: r, step });
     }
 
-    fn put(&mut self, key: Key, value: Value, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    fn put(&mut self, key: Key, value: Value, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let after = self.applied(key);
         out.trace("HomeWrite", || format!("{{\"key\":{key},\"value\":{value}}}"));
         out.send(self.storage, Msg::StPut { key, value, writer: Writer::Home(tag), after });
@@ -113,8 +117,23 @@ impl Agent {
 
     /// Ends a transaction: sets the entry, answers the requester, starts the next queued
     /// request.
-    fn complete(&mut self, key: Key, tag: Tag, dir: Dir, reply: Msg, out: &mut Outbox<Msg, ()>) {
+    fn complete(&mut self, key: Key, tag: Tag, dir: Dir, reply: Msg, out: &mut Outbox<Msg, Timer>) {
         let op = self.end(key, tag);
+        // A requester that failed meanwhile holds no copy.
+        let dir = match dir {
+            Dir::Exclusive(o) if self.fenced.contains(&o) => None,
+            Dir::Shared(sharers) => Some(Dir::Shared(sharers.into_iter().filter(|s| !self.fenced.contains(s)).collect())),
+            dir => Some(dir),
+        }
+        .filter(|d| !matches!(d, Dir::Shared(s) if s.is_empty()));
+        let Some(dir) = dir else {
+            if self.directory.remove(&key).is_some() {
+                self.directory_used.remove(&key);
+            }
+            self.send(op.requester, reply, out);
+            self.start_queued(key, out);
+            return;
+        };
         let new = self.directory.insert(key, dir).is_none();
         let now = self.tick();
         self.directory_used.insert(key, now);
@@ -137,7 +156,7 @@ impl Agent {
     }
 
     /// Starts the key's queued requests until one leaves a transaction in flight.
-    fn start_queued(&mut self, key: Key, out: &mut Outbox<Msg, ()>) {
+    fn start_queued(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
         while !self.active.contains_key(&key) {
             let Some(queue) = self.queued.get_mut(&key) else { break };
             let req = queue.pop_front().expect("empty queues are removed");
@@ -153,7 +172,7 @@ impl Agent {
     /// write misses, invalidates nothing, and the old copies keep being read). Under the strict
     /// rule `recall_on_directory_eviction` the home first invalidates them, as an inclusive
     /// directory does, and requests for the key wait meanwhile.
-    fn evict_entry(&mut self, except: Key, out: &mut Outbox<Msg, ()>) {
+    fn evict_entry(&mut self, except: Key, out: &mut Outbox<Msg, Timer>) {
         let victim = self
             .directory
             .keys()
@@ -184,7 +203,7 @@ impl Agent {
 
     /// Every copy of a recalled entry is gone: the entry goes, and the key's queued requests
     /// start (from NoEntry).
-    fn finish_recall(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    fn finish_recall(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         self.end(key, tag);
         self.directory.remove(&key);
         self.directory_used.remove(&key);
@@ -192,7 +211,7 @@ impl Agent {
     }
 
     /// Storage answered a read for a transaction.
-    pub(super) fn on_storage_data(&mut self, key: Key, tag: Tag, value: Option<Value>, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_storage_data(&mut self, key: Key, tag: Tag, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag).clone();
         let Step::Fetch { exclusive } = op.step else { unreachable!("storage data for a {:?}", op.step) };
         let r = op.requester;
@@ -207,7 +226,7 @@ impl Agent {
 
     /// The owner answered a forwarded read: with the data (it is now a sharer), or with "don't
     /// have it" (`None`), in which case storage serves the read and the requester gets E.
-    pub(super) fn on_owner_data(&mut self, key: Key, tag: Tag, value: Option<Option<Value>>, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_owner_data(&mut self, key: Key, tag: Tag, value: Option<Option<Value>>, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
         let Step::Forward { owner } = op.step else { unreachable!("owner data for a {:?}", op.step) };
         let r = op.requester;
@@ -223,7 +242,7 @@ impl Agent {
         }
     }
 
-    pub(super) fn on_invalidate_ack(&mut self, from: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_invalidate_ack(&mut self, from: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
         match &mut op.step {
             Step::Write { value, acks, put, .. } => {
@@ -245,7 +264,7 @@ impl Agent {
         }
     }
 
-    pub(super) fn on_home_write_stored(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    pub(super) fn on_home_write_stored(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
         let Step::Write { stored, .. } = &mut op.step else { unreachable!("a storage ack for a {:?}", op.step) };
         *stored = true;
@@ -253,7 +272,7 @@ impl Agent {
     }
 
     /// A write completes once every invalidation and storage have acknowledged: E(requester).
-    fn try_finish_write(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, ()>) {
+    fn try_finish_write(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
         let Step::Write { acks, stored: true, .. } = &op.step else { return };
         if !acks.is_empty() {

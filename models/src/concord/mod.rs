@@ -16,9 +16,10 @@
 //!
 //! # Fidelity: choices where the paper is silent, and findings where it is wrong
 //!
-//! - **Nodes.** One cache agent per worker machine (`S0 … S(n−1)`), one application, and
-//!   storage on the `db` machine. Channels are reliable and FIFO per pair (gRPC over TCP), so an
-//!   invalidation never overtakes the data it follows (A5) and no IS_D_I state is needed.
+//! - **Nodes.** One cache agent per worker machine (`S0 … S(n−1)`), one application,
+//!   storage on the `db` machine and the controller on `ctl`. Channels are reliable and FIFO
+//!   per pair (gRPC over TCP), so an invalidation never overtakes the data it follows (A5) and
+//!   no IS_D_I state is needed.
 //! - **The E-owner deferral guard (A3)** is the paper's: the owner defers forwarded reads and
 //!   invalidations until storage acknowledges its direct write, and the home invalidates an
 //!   owner *before* writing storage. Removing either loses updates (mutants below).
@@ -58,26 +59,71 @@
 //!   answer lets happen. The guard matters because storage latency varies; the mutant's
 //!   scenarios use a slow link from the owner to storage.
 //!
+//! # Failures (§III-F, §III-H): `controller.rs`, `failure.rs`
+//!
+//! A controller node (ZooKeeper and the App Controller, on its own `ctl` machine with its own
+//! link delays) pings every agent each `heartbeat_ns` and declares one failed after
+//! `heartbeat_timeout_ns` of silence. It tells the survivors and storage; each fences the failed
+//! agent (drops what it still has on the wire), the survivors evict every line it homed (its
+//! directory is lost; storage is current, caches being write-through), cancel and later reissue
+//! the reads they had in flight to it, fail the writes (indeterminate: the function's workflow
+//! is retried with fresh values), and drain their own direct writes to its keys before they
+//! acknowledge. With every acknowledgment in, the controller ends the recovery: the ring
+//! without the failed agent is in force (its keys go to its clockwise successor, which starts
+//! with no entries: "the directory is not rebuilt"), and homes treat its missing answers as
+//! "gone". Until then nobody can read its keys from storage: the paper's rule for the critical
+//! case, a home that failed after storing a write but before invalidating every copy
+//! (`scenarios/concord/a6-home-crash-after-store.json`). Choices where the paper is silent:
+//!
+//! - **Storage fences the failed agent.** A crashed owner's direct write still on the wire
+//!   would otherwise land after the survivors wrote the key again (A9; the mutant
+//!   `no_storage_fencing`). The paper only says storage is always up to date.
+//! - **Recovery is a barrier**, as the paper's rule requires ("until the recovery is
+//!   complete"): the new home serves the failed agent's keys only once every survivor has
+//!   evicted them. A survivor's own direct write to such a key is drained first.
+//! - **A function on the crashed machine** gets no answer: after `call_timeout_ns` it aborts its
+//!   workflow, which the engine retries (its unanswered write recorded as indeterminate).
+//! - **Homes are not reconstructed from the survivors' lines**: they are evicted instead, as
+//!   the paper does; entries come back through misses.
+//! - **A6 † (home crash mid-write).** The paper's recovery protects the other caches from a
+//!   half-done write, not the writer: paper-literal, an S-upgrade shows its value at once (A1),
+//!   so a function on the writer's machine reads a value that, when the home dies before
+//!   storing it, never existed: it appears, then disappears
+//!   (`a6-home-crash-mid-write-paper.json` fails; the strict rule `upgrade_applies_at_ack`
+//!   passes, `a6-home-crash-mid-write-strict.json`).
+//! - **Ghost state across recovery.** Storage's write counts travel with its acknowledgment and
+//!   the end of recovery, so the new homes serialize after every write applied (I8).
+//! - **Invariant I7** (failure fencing) is checked at each agent: during a recovery it holds no
+//!   line of the failed agent's keys but a draining E_W one and no call in flight to it; after,
+//!   the failed agent is out of its ring and its entries.
+//!
+//! Refused (`Concord::check_run`): more than one crash per run (concurrent recoveries are not
+//! modelled), a restart (a crashed instance's keys have moved; coming back is a join, §III-D),
+//! crashing storage or the controller (assumed reliable), message loss and dropping partitions
+//! (the requester-timeout path of §III-H), and partitions that cut the controller off (A7: a
+//! partitioned but alive agent declared failed keeps serving its lines; self-fencing is not
+//! modelled). An agent declared failed while alive (only slow) is told, and stops serving.
+//!
 //! # Mutants (`protocol.mutants`)
 //!
 //! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
 //!
 //! # Not modelled yet
 //!
-//! Membership changes and home migration (§2.8), crashes with heartbeat detection and directory
-//! reconstruction (§2.9), external writes through the storage listener (§2.7, A11), cache
-//! resizing (capacities are fixed here: `lines_max`, `directory_max`), transactions (§2.11),
-//! coherence-aware scheduling and placement (§2.12), the Faa$T and OFC baselines, figures, TLA+
-//! and Stateright. A scenario with crashes, dropping partitions, message loss or read
-//! transactions is refused with an error naming the field ([`Concord::check_run`]): the
-//! paper's answers to those need the parts above. Partitions that hold messages until they heal
-//! only delay them, which Concord's reliable channels allow.
+//! Membership changes and home migration (§2.8), external writes through the storage listener
+//! (§2.7, A11), cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
+//! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the Faa$T and OFC
+//! baselines, figures, TLA+ and Stateright. A scenario with read transactions is refused with
+//! an error naming the field. Partitions that hold messages until they heal (and do not
+//! involve the controller) only delay them, which Concord's reliable channels allow.
 
 mod agent;
 mod cache;
 mod client;
+mod controller;
 #[cfg(test)]
 mod explore;
+mod failure;
 mod home;
 mod msg;
 mod ring;
@@ -85,7 +131,8 @@ mod storage;
 
 pub use agent::{Agent, Dir, Line};
 pub use client::Client;
-pub use msg::Msg;
+pub use controller::Controller;
+pub use msg::{Msg, Timer};
 pub use ring::Ring;
 pub use storage::Storage;
 
@@ -122,6 +169,18 @@ pub const MUTANTS: &[Mutant] = &[
                 flight (A15): a read miss racing a write installs the value it read before the write in E, \
                 after the write completed (StaleRead)",
     },
+    Mutant {
+        name: "no_failure_eviction",
+        about: "on a failure notification the survivors keep their copies of the keys the failed agent homed (I7): \
+                the new home, with no entry for them, lets a write through without invalidating those copies, \
+                and they keep serving the old value after the write completed (NonLinearizable)",
+    },
+    Mutant {
+        name: "no_storage_fencing",
+        about: "storage still applies a failed agent's writes that reach it after the failure notification (A9): \
+                a crashed owner's slow direct write lands after the survivors wrote the key again, so a value \
+                read before the crash comes back after a later one (NonLinearizable; I8 at storage)",
+    },
 ];
 
 /// `protocol.params`.
@@ -139,10 +198,32 @@ pub struct ConcordParams {
     /// transaction in flight). Default unlimited.
     #[serde(default)]
     pub directory_max: Option<usize>,
+    /// The controller pings every cache agent this often. Default 100 ms.
+    #[serde(default = "heartbeat_ns")]
+    pub heartbeat_ns: Time,
+    /// An agent silent this long is declared failed. Default 300 ms (three heartbeats).
+    #[serde(default = "heartbeat_timeout_ns")]
+    pub heartbeat_timeout_ns: Time,
+    /// A function whose call gets no answer for this long aborts its workflow (its machine
+    /// crashed). Default 10 s.
+    #[serde(default = "call_timeout_ns")]
+    pub call_timeout_ns: Time,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn heartbeat_ns() -> Time {
+    100_000_000
+}
+
+fn heartbeat_timeout_ns() -> Time {
+    300_000_000
+}
+
+fn call_timeout_ns() -> Time {
+    10_000_000_000
 }
 
 /// The rules an agent follows: the strict ones, the mutants, the capacity.
@@ -161,6 +242,8 @@ pub struct Rules {
     /// evicting it.
     pub recall_on_directory_eviction: bool,
     pub directory_max: Option<usize>,
+    /// I7: survivors evict the failed agent's keys (off: `no_failure_eviction`).
+    pub evict_on_failure: bool,
 }
 
 /// Every role of Concord.
@@ -168,36 +251,50 @@ pub struct Rules {
 pub enum ConcordNode {
     Agent(Box<Agent>),
     Storage(Box<Storage>),
+    Controller(Box<Controller>),
     Client(Box<Client>),
 }
 
 impl Node for ConcordNode {
     type Msg = Msg;
-    type Timer = ();
+    type Timer = Timer;
 
-    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, ()>) {
-        if let ConcordNode::Client(c) = self {
-            c.issue_next(now, out);
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        match self {
+            ConcordNode::Client(c) => c.issue_next(now, out),
+            ConcordNode::Controller(c) => c.on_start(now, out),
+            ConcordNode::Agent(_) | ConcordNode::Storage(_) => {}
         }
     }
 
-    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, ()>) {
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match self {
             ConcordNode::Agent(a) => a.on_message(from, msg, out),
             ConcordNode::Storage(s) => s.on_message(from, msg, out),
+            ConcordNode::Controller(c) => c.on_message(now, from, msg, out),
             ConcordNode::Client(c) => c.on_message(now, msg, out),
         }
     }
 
-    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, ()>) {
-        unreachable!("crashes are refused when the scenario is loaded (Concord::check_run)")
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
+        match (self, timer) {
+            (ConcordNode::Controller(c), Timer::Heartbeat) => c.heartbeat(now, out),
+            (ConcordNode::Client(c), Timer::CallTimeout) => c.on_timeout(out),
+            (node, timer) => unreachable!("{timer:?} fired at {node:?}"),
+        }
+    }
+
+    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, Timer>) {
+        // A crashed agent's keys have moved by the time it could come back: coming back is a
+        // join (§III-D), which is not modelled.
+        unreachable!("restarts are refused when the scenario is loaded (Concord::check_run)")
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         match self {
             ConcordNode::Agent(a) => a.check_invariants(),
             ConcordNode::Storage(s) => s.check_invariants(),
-            ConcordNode::Client(_) => Ok(()),
+            ConcordNode::Controller(_) | ConcordNode::Client(_) => Ok(()),
         }
     }
 }
@@ -208,11 +305,17 @@ pub struct Concord {
     pub agents: usize,
     pub params: ConcordParams,
     pub rules: Rules,
+    /// Storage fences failed agents (off: `no_storage_fencing`).
+    pub storage_fencing: bool,
 }
 
 impl Concord {
     pub fn storage_id(&self) -> NodeId {
         NodeId::fixed(self.agents)
+    }
+
+    pub fn controller_id(&self) -> NodeId {
+        NodeId::fixed(self.agents + 1)
     }
 
     pub fn ring(&self) -> Ring {
@@ -234,14 +337,29 @@ impl Protocol for Concord {
                 node: ConcordNode::Agent(Box::new(Agent::new(NodeId::fixed(i), ring.clone(), self.storage_id(), self.rules.clone()))),
             })
             .collect();
-        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: ConcordNode::Storage(Box::default()) });
+        let storage = Storage::new(self.storage_fencing);
+        nodes.push(FixedNode {
+            name: "db".into(),
+            machine: "db".into(),
+            hosts_workers: false,
+            node: ConcordNode::Storage(Box::new(storage)),
+        });
+        let agents: Vec<NodeId> = (0..self.agents).map(NodeId::fixed).collect();
+        let p = &self.params;
+        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns);
+        nodes.push(FixedNode {
+            name: "ctl".into(),
+            machine: "ctl".into(),
+            hosts_workers: false,
+            node: ConcordNode::Controller(Box::new(controller)),
+        });
         nodes
     }
 
     fn new_context(&self) {}
 
     fn spawn_function(&self, start: FunctionStart<'_, ()>) -> ConcordNode {
-        ConcordNode::Client(Box::new(Client::new(start.colocated[0], start.ops, start.now)))
+        ConcordNode::Client(Box::new(Client::new(start.colocated[0], start.ops, start.now, self.params.call_timeout_ns)))
     }
 
     fn finish_function(&self, _node: ConcordNode) {}
@@ -267,6 +385,18 @@ impl Model for Concord {
         if params.directory_max == Some(0) {
             return Err(FieldError::new("params.directory_max", "must be at least 1"));
         }
+        if params.heartbeat_ns == 0 {
+            return Err(FieldError::new("params.heartbeat_ns", "must be at least 1"));
+        }
+        if params.heartbeat_timeout_ns < params.heartbeat_ns {
+            return Err(FieldError::new("params.heartbeat_timeout_ns", "must be at least params.heartbeat_ns (one heartbeat)"));
+        }
+        if params.call_timeout_ns <= params.heartbeat_timeout_ns {
+            return Err(FieldError::new(
+                "params.call_timeout_ns",
+                "must exceed params.heartbeat_timeout_ns (a call waits for a failure to be detected and recovered from)",
+            ));
+        }
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
             owner_defers: !mutants.contains(&"no_owner_deferral"),
@@ -275,24 +405,59 @@ impl Model for Concord {
             lines_max: params.lines_max,
             recall_on_directory_eviction: params.strict,
             directory_max: params.directory_max,
+            evict_on_failure: !mutants.contains(&"no_failure_eviction"),
         };
-        Ok(Concord { agents: topology.servers as usize, params, rules })
+        let storage_fencing = !mutants.contains(&"no_storage_fencing");
+        Ok(Concord { agents: topology.servers as usize, params, rules, storage_fencing })
     }
 
     fn check_run(config: &SimConfig) -> Result<(), FieldError> {
         let f = &config.faults;
-        let not_modelled = "Concord's failure handling (heartbeats, directory reconstruction, §2.9) is not modelled yet";
-        if !f.crashes.is_empty() {
-            return Err(FieldError::new("faults.crashes", format!("{not_modelled}; remove the crashes")));
+        let not_modelled = "Concord's message-loss path (requester timeouts, §III-H) is not modelled";
+        if f.crashes.len() > 1 {
+            return Err(FieldError::new(
+                "faults.crashes[1]",
+                "Concord's model recovers from one crash per run (concurrent recoveries are not modelled); keep one",
+            ));
+        }
+        if let Some(c) = f.crashes.first() {
+            let agent = c.node.strip_prefix('S').and_then(|i| i.parse::<u32>().ok()).filter(|&i| i < config.topology.servers);
+            if agent.is_none() {
+                return Err(FieldError::new(
+                    "faults.crashes[0].node",
+                    format!(
+                        "Concord crashes function instances (S0..S{}); storage and the controller are assumed reliable",
+                        config.topology.servers.saturating_sub(1)
+                    ),
+                ));
+            }
+            if config.topology.servers < 2 {
+                return Err(FieldError::new("faults.crashes[0].node", "a crash needs a surviving cache agent: use at least 2 servers"));
+            }
+            if c.restart_ns.is_some() {
+                return Err(FieldError::new(
+                    "faults.crashes[0].restart_ns",
+                    "a crashed instance's keys are re-homed; coming back is a join (§III-D), which is not modelled yet; remove restart_ns",
+                ));
+            }
         }
         if f.loss_probability > 0.0 {
             return Err(FieldError::new("faults.loss_probability", format!("Concord assumes reliable channels and {not_modelled}")));
         }
-        if let Some(i) = f.partitions.iter().position(|p| p.mode == PartitionMode::Drop) {
-            return Err(FieldError::new(
-                format!("faults.partitions[{i}].mode"),
-                format!("a dropping partition needs the timeout path of §III-H, and {not_modelled}; use \"hold\""),
-            ));
+        for (i, p) in f.partitions.iter().enumerate() {
+            if p.mode == PartitionMode::Drop {
+                return Err(FieldError::new(
+                    format!("faults.partitions[{i}].mode"),
+                    format!("a dropping partition needs the timeout path of §III-H, and {not_modelled}; use \"hold\""),
+                ));
+            }
+            if p.groups.iter().flatten().any(|m| m == "ctl") {
+                return Err(FieldError::new(
+                    format!("faults.partitions[{i}].groups"),
+                    "cutting the controller off makes live agents look crashed while they still serve their lines \
+                     (A7, a partitioned but alive node), which needs self-fencing, not modelled yet",
+                ));
+            }
         }
         let no_txn = "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)";
         match &config.workload {
@@ -350,7 +515,7 @@ mod tests {
         Agent::new(NodeId::fixed(i), c.ring(), c.storage_id(), c.rules.clone())
     }
 
-    fn sends(out: &Outbox<Msg, ()>) -> Vec<(NodeId, Msg)> {
+    fn sends(out: &Outbox<Msg, Timer>) -> Vec<(NodeId, Msg)> {
         out.effects
             .iter()
             .filter_map(|e| match e {
@@ -454,10 +619,25 @@ mod tests {
         });
         let config: SimConfig = serde_json::from_value(base.clone()).unwrap();
         assert_eq!(Concord::check_run(&config).unwrap_err().path, "workload.script[0].functions[0].ops[1]");
-        let mut crash = base;
-        crash["workload"]["script"][0]["functions"][0]["ops"] = serde_json::json!([{"read": "x"}]);
-        crash["faults"] = serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]});
-        let config: SimConfig = serde_json::from_value(crash).unwrap();
-        assert_eq!(Concord::check_run(&config).unwrap_err().path, "faults.crashes");
+        let mut plain = base;
+        plain["workload"]["script"][0]["functions"][0]["ops"] = serde_json::json!([{"read": "x"}]);
+        let with_faults = |faults: serde_json::Value| {
+            let mut s = plain.clone();
+            s["faults"] = faults;
+            let config: SimConfig = serde_json::from_value(s).unwrap();
+            Concord::check_run(&config).err().map(|e| e.path)
+        };
+        assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]})), None);
+        let refused = [
+            (serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}, {"node": "S1", "at_ns": 9}]}), "faults.crashes[1]"),
+            (serde_json::json!({"crashes": [{"node": "db", "at_ns": 5}]}), "faults.crashes[0].node"),
+            (serde_json::json!({"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]}), "faults.crashes[0].restart_ns"),
+            (serde_json::json!({"loss_probability": 0.1}), "faults.loss_probability"),
+            (serde_json::json!({"partitions": [{"groups": [["S0"], ["S1"]], "start_ns": 1, "mode": "drop"}]}), "faults.partitions[0].mode"),
+            (serde_json::json!({"partitions": [{"groups": [["S0"], ["ctl"]], "start_ns": 1}]}), "faults.partitions[0].groups"),
+        ];
+        for (faults, path) in refused {
+            assert_eq!(with_faults(faults.clone()).as_deref(), Some(path), "{faults}");
+        }
     }
 }

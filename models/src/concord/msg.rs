@@ -5,7 +5,7 @@
 //! writes of the key the sender knows storage has applied. They cost nothing on the wire.
 
 use causim_sim::history::{Key, Value};
-use causim_sim::node::Message;
+use causim_sim::node::{Message, NodeId};
 
 /// Names one directory transaction at its home, so answers find it (and so a non-blocking
 /// directory, a mutant, can run several per key).
@@ -110,6 +110,38 @@ pub enum Msg {
         writer: Writer,
         applied: u64,
     },
+
+    // Failure handling (§III-F): the controller's heartbeats, its failure notification to the
+    // survivors and storage (who fence the failed agent and acknowledge), and the end of
+    // recovery (the new ring is in force).
+    Ping,
+    Pong,
+    Fail {
+        node: NodeId,
+    },
+    /// `applied`: storage's ghost write counts once it has fenced `node` (empty from agents).
+    FailAck {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
+    /// `applied`: storage's ghost counts, so the new homes serialize after what was applied.
+    Recovered {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
+    /// Cache agent → function: the call was cut short by a failure (its home failed with the
+    /// write in flight, or this agent was removed from the domain); a write's outcome is
+    /// unknown.
+    CallFailed {
+        key: Key,
+    },
+}
+
+/// Timers: the controller's heartbeat round, a function's wait for its agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    Heartbeat,
+    CallTimeout,
 }
 
 impl Message for Msg {
@@ -132,18 +164,25 @@ impl Message for Msg {
             Msg::StData { .. } => "StData",
             Msg::StPut { .. } => "StPut",
             Msg::StAck { .. } => "StAck",
+            Msg::Ping => "Ping",
+            Msg::Pong => "Pong",
+            Msg::Fail { .. } => "Fail",
+            Msg::FailAck { .. } => "FailAck",
+            Msg::Recovered { .. } => "Recovered",
+            Msg::CallFailed { .. } => "CallFailed",
         }
     }
 
     fn size_bytes(&self) -> u64 {
-        // A one-byte tag, an 8-byte key, 8 bytes per value and per transaction tag or state
-        // flag; ghost fields are free.
-        1 + 8
-            + match self {
-                Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } => 0,
-                Msg::Put { .. } | Msg::GetReply { .. } | Msg::WrReq { .. } => 8,
-                Msg::FwdRd { .. } | Msg::FwdNack { .. } | Msg::Inv { .. } | Msg::InvAck { .. } | Msg::StGet { .. } | Msg::StAck { .. } => 8,
-                Msg::Data { .. } | Msg::FwdData { .. } | Msg::StData { .. } | Msg::StPut { .. } => 16,
-            }
+        // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
+        // or state flag; ghost fields are free.
+        1 + match self {
+            Msg::Ping | Msg::Pong => 0,
+            Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } | Msg::CallFailed { .. } => 8,
+            Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } => 8,
+            Msg::Put { .. } | Msg::GetReply { .. } | Msg::WrReq { .. } => 16,
+            Msg::FwdRd { .. } | Msg::FwdNack { .. } | Msg::Inv { .. } | Msg::InvAck { .. } | Msg::StGet { .. } | Msg::StAck { .. } => 16,
+            Msg::Data { .. } | Msg::FwdData { .. } | Msg::StData { .. } | Msg::StPut { .. } => 24,
+        }
     }
 }

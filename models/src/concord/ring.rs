@@ -34,6 +34,17 @@ impl Ring {
         Ring { tokens }
     }
 
+    /// The ring after `node` leaves: its keys go to its clockwise successor.
+    pub fn without(&self, node: NodeId) -> Ring {
+        let tokens: Vec<(u64, NodeId)> = self.tokens.iter().copied().filter(|&(_, id)| id != node).collect();
+        assert!(!tokens.is_empty(), "a coherence domain has at least one cache agent");
+        Ring { tokens }
+    }
+
+    pub fn contains(&self, node: NodeId) -> bool {
+        self.tokens.iter().any(|&(_, id)| id == node)
+    }
+
     /// The home of `key`: the first agent at or after the key's position, wrapping around.
     pub fn home(&self, key: Key) -> NodeId {
         let at = mix(key);
