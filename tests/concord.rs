@@ -17,7 +17,11 @@ use std::path::Path;
 const BUDGET: u64 = 3000;
 
 fn options(mutants: &[&str], invariants: bool) -> FuzzOptions {
-    let mut o = FuzzOptions::new("concord", mutants).unwrap();
+    protocol_options("concord", mutants, invariants)
+}
+
+fn protocol_options(protocol: &str, mutants: &[&str], invariants: bool) -> FuzzOptions {
+    let mut o = FuzzOptions::new(protocol, mutants).unwrap();
     o.cases_max = BUDGET;
     o.threads = 2;
     o.invariants = invariants;
@@ -48,6 +52,18 @@ fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
     let outcome = fuzz::fuzz(&options(&[], true)).unwrap();
     assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
     assert_eq!(outcome.cases, BUDGET);
+}
+
+/// The Faa$T baseline (check-then-read) survives the same budget, and its mutant (local hits
+/// without the version check) is found by the history alone.
+#[test]
+fn the_faast_baseline_survives_and_its_mutant_is_found() {
+    let outcome = fuzz::fuzz(&protocol_options("faast", &[], true)).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+    let outcome = fuzz::fuzz(&protocol_options("faast", &["no_version_check"], false)).unwrap();
+    let f = outcome.failure.expect("no_version_check: no failure");
+    assert!(!f.shrunk_verdict.anomalies.is_empty(), "the history check must convict: {}", f.shrunk_verdict);
+    eprintln!("faast --mutant no_version_check: case {}, shrunk to {}: {}", f.index, f.shrunk.size(), f.shrunk_verdict);
 }
 
 #[test]

@@ -156,6 +156,7 @@ catalogue! {
     crate::faastcc::Faastcc,
     crate::hydrocache::HydroCache,
     crate::concord::Concord,
+    crate::concord::Faast,
 }
 
 #[cfg(test)]

@@ -220,7 +220,13 @@ impl Agent {
             | Msg::StPut { .. }
             | Msg::Pong
             | Msg::FailAck { .. }
-            | Msg::CallFailed { .. }) => {
+            | Msg::CallFailed { .. }
+            | Msg::FtVersionReq { .. }
+            | Msg::FtVersion { .. }
+            | Msg::FtDataReq { .. }
+            | Msg::FtData { .. }
+            | Msg::FtWrite { .. }
+            | Msg::FtWriteAck { .. }) => {
                 unreachable!("a cache agent does not handle {other:?}")
             }
         }

@@ -112,8 +112,9 @@
 //!
 //! Membership changes and home migration (§2.8), external writes through the storage listener
 //! (§2.7, A11), cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
-//! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the Faa$T and OFC
-//! baselines, figures, TLA+ and Stateright. A scenario with read transactions is refused with
+//! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the OFC baseline,
+//! figures, TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
+//! `faast`), sharing the ring, storage and client. A scenario with read transactions is refused with
 //! an error naming the field. Partitions that hold messages until they heal (and do not
 //! involve the controller) only delay them, which Concord's reliable channels allow.
 
@@ -123,6 +124,7 @@ mod client;
 mod controller;
 #[cfg(test)]
 mod explore;
+mod faast;
 mod failure;
 mod home;
 mod msg;
@@ -132,6 +134,7 @@ mod storage;
 pub use agent::{Agent, Dir, Line};
 pub use client::Client;
 pub use controller::Controller;
+pub use faast::{Faast, FaastAgent, FaastNode};
 pub use msg::{Msg, Timer};
 pub use ring::Ring;
 pub use storage::Storage;
@@ -459,26 +462,7 @@ impl Model for Concord {
                 ));
             }
         }
-        let no_txn = "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)";
-        match &config.workload {
-            WorkloadConfig::Script(sessions) => {
-                for (s, session) in sessions.iter().enumerate() {
-                    for (fi, function) in session.functions.iter().enumerate() {
-                        if let Some(o) = function.ops.iter().position(|o| matches!(o, ScriptOp::ReadTxn(_))) {
-                            return Err(FieldError::new(format!("workload.script[{s}].functions[{fi}].ops[{o}]"), no_txn));
-                        }
-                    }
-                }
-            }
-            WorkloadConfig::Generator(g) => {
-                for (i, f) in g.functions.iter().enumerate() {
-                    if f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0) {
-                        return Err(FieldError::new(format!("workload.generator.functions[{i}]"), no_txn));
-                    }
-                }
-            }
-        }
-        Ok(())
+        refuse_read_txns(config, "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)")
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
@@ -498,6 +482,29 @@ impl Model for Concord {
             })
             .boxed()
     }
+}
+
+/// Refuses read transactions, which Concord and its baselines do not have.
+fn refuse_read_txns(config: &SimConfig, why: &str) -> Result<(), FieldError> {
+    match &config.workload {
+        WorkloadConfig::Script(sessions) => {
+            for (s, session) in sessions.iter().enumerate() {
+                for (fi, function) in session.functions.iter().enumerate() {
+                    if let Some(o) = function.ops.iter().position(|o| matches!(o, ScriptOp::ReadTxn(_))) {
+                        return Err(FieldError::new(format!("workload.script[{s}].functions[{fi}].ops[{o}]"), why));
+                    }
+                }
+            }
+        }
+        WorkloadConfig::Generator(g) => {
+            for (i, f) in g.functions.iter().enumerate() {
+                if f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0) {
+                    return Err(FieldError::new(format!("workload.generator.functions[{i}]"), why));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -135,6 +135,32 @@ pub enum Msg {
     CallFailed {
         key: Key,
     },
+
+    // The Faa$T baseline (`faast.rs`): a cache asks the key's home for its version on every
+    // read, fetches the data when its own copy is older, and sends writes to the home.
+    FtVersionReq {
+        key: Key,
+    },
+    FtVersion {
+        key: Key,
+        version: u64,
+    },
+    FtDataReq {
+        key: Key,
+    },
+    FtData {
+        key: Key,
+        value: Option<Value>,
+        version: u64,
+    },
+    FtWrite {
+        key: Key,
+        value: Value,
+    },
+    FtWriteAck {
+        key: Key,
+        version: u64,
+    },
 }
 
 /// Timers: the controller's heartbeat round, a function's wait for its agent.
@@ -170,6 +196,12 @@ impl Message for Msg {
             Msg::FailAck { .. } => "FailAck",
             Msg::Recovered { .. } => "Recovered",
             Msg::CallFailed { .. } => "CallFailed",
+            Msg::FtVersionReq { .. } => "FtVersionReq",
+            Msg::FtVersion { .. } => "FtVersion",
+            Msg::FtDataReq { .. } => "FtDataReq",
+            Msg::FtData { .. } => "FtData",
+            Msg::FtWrite { .. } => "FtWrite",
+            Msg::FtWriteAck { .. } => "FtWriteAck",
         }
     }
 
@@ -179,7 +211,9 @@ impl Message for Msg {
         1 + match self {
             Msg::Ping | Msg::Pong => 0,
             Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } | Msg::CallFailed { .. } => 8,
-            Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } => 8,
+            Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } | Msg::FtVersionReq { .. } | Msg::FtDataReq { .. } => 8,
+            Msg::FtVersion { .. } | Msg::FtWrite { .. } | Msg::FtWriteAck { .. } => 16,
+            Msg::FtData { .. } => 24,
             Msg::Put { .. } | Msg::GetReply { .. } | Msg::WrReq { .. } => 16,
             Msg::FwdRd { .. } | Msg::FwdNack { .. } | Msg::Inv { .. } | Msg::InvAck { .. } | Msg::StGet { .. } | Msg::StAck { .. } => 16,
             Msg::Data { .. } | Msg::FwdData { .. } | Msg::StData { .. } | Msg::StPut { .. } => 24,
