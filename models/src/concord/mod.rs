@@ -102,7 +102,13 @@
 //! crashing storage or the controller (assumed reliable), message loss and dropping partitions
 //! (the requester-timeout path of §III-H), and partitions that cut the controller off (A7: a
 //! partitioned but alive agent declared failed keeps serving its lines; self-fencing is not
-//! modelled). An agent declared failed while alive (only slow) is told, and stops serving.
+//! modelled). An agent declared failed while alive (only slow) is told, and stops serving;
+//! until that notice reaches it, it may still serve local hits after the recovery ended (A7
+//! again), which the default 300 ms timeout makes unlikely but does not exclude.
+//!
+//! Scenarios: `a6-home-crash-after-store` (the critical case), `a6-home-crash-mid-write-*`,
+//! `a9-owner-crash-mid-write`, `a10-ack-from-failed-sharer` (a home waiting for a failed
+//! sharer's ack treats it as received at the end of recovery), and the two mutants'.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
