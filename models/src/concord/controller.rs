@@ -33,8 +33,9 @@ pub struct Controller {
     heard: BTreeMap<NodeId, Time>,
     /// The failure being recovered and the acknowledgments it waits for.
     recovery: Option<(NodeId, BTreeSet<NodeId>)>,
-    /// Ghost (I8): storage's write counts from its acknowledgment, passed on at the end.
-    applied: Vec<(Key, u64)>,
+    /// Ghost (I8): the write counts the acknowledgments report (storage's at its fence, the
+    /// agents' for the writes they drained), passed on at the end.
+    applied: BTreeMap<Key, u64>,
     /// Failures detected during another's recovery.
     next: VecDeque<NodeId>,
 }
@@ -47,7 +48,7 @@ impl Controller {
             timeout_ns,
             heard: agents.iter().map(|&a| (a, 0)).collect(),
             recovery: None,
-            applied: Vec::new(),
+            applied: BTreeMap::new(),
             next: VecDeque::new(),
         }
     }
@@ -106,8 +107,9 @@ impl Controller {
                     && *failed == node
                 {
                     acks.remove(&from);
-                    if from == self.storage {
-                        self.applied = applied;
+                    for (key, n) in applied {
+                        let known = self.applied.entry(key).or_insert(0);
+                        *known = (*known).max(n);
                     }
                     self.try_finish(out);
                 }
@@ -124,7 +126,7 @@ impl Controller {
         let failed = *failed;
         self.recovery = None;
         out.trace("Recovered", || format!("{{\"node\":{}}}", failed.index()));
-        let applied = std::mem::take(&mut self.applied);
+        let applied: Vec<(Key, u64)> = std::mem::take(&mut self.applied).into_iter().collect();
         for &a in self.heard.keys() {
             out.send(a, Msg::Recovered { node: failed, applied: applied.clone() });
         }

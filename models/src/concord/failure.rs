@@ -83,7 +83,9 @@ impl Agent {
             .collect();
         for f in done {
             let controller = self.unacked.remove(&f).expect("listed");
-            out.send(controller, Msg::FailAck { node: f, applied: Vec::new() });
+            // Ghost (I8): what this agent knows of `f`'s keys, its drained writes included.
+            let applied = self.known.iter().filter(|&(&k, _)| self.ring.home(k) == f).map(|(&k, &n)| (k, n)).collect();
+            out.send(controller, Msg::FailAck { node: f, applied });
         }
     }
 

@@ -91,11 +91,15 @@
 //!   storing it, never existed: it appears, then disappears
 //!   (`a6-home-crash-mid-write-paper.json` fails; the strict rule `upgrade_applies_at_ack`
 //!   passes, `a6-home-crash-mid-write-strict.json`).
-//! - **Ghost state across recovery.** Storage's write counts travel with its acknowledgment and
-//!   the end of recovery, so the new homes serialize after every write applied (I8).
+//! - **Ghost state across recovery.** Storage's write counts at its fence, and the agents' for
+//!   the writes they drained, travel with the acknowledgments and the end of recovery, so the
+//!   new homes serialize after every write applied (I8). The random-schedule exploration
+//!   (`explore.rs`) found the drained writes missing from a first version of this.
 //! - **Invariant I7** (failure fencing) is checked at each agent: during a recovery it holds no
 //!   line of the failed agent's keys but a draining E_W one and no call in flight to it; after,
-//!   the failed agent is out of its ring and its entries.
+//!   the failed agent is out of its ring and its entries. `explore.rs` crashes an agent at a
+//!   random step of random schedules and checks I1–I4 and I7 throughout, and that every
+//!   surviving call finishes.
 //!
 //! Refused (`Concord::check_run`): more than one crash per run (concurrent recoveries are not
 //! modelled), a restart (a crashed instance's keys have moved; coming back is a join, §III-D),

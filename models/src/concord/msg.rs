@@ -119,7 +119,8 @@ pub enum Msg {
     Fail {
         node: NodeId,
     },
-    /// `applied`: storage's ghost write counts once it has fenced `node` (empty from agents).
+    /// `applied`: ghost write counts, storage's once it has fenced `node`, an agent's for
+    /// `node`'s keys once it has drained its writes to them.
     FailAck {
         node: NodeId,
         applied: Vec<(Key, u64)>,
