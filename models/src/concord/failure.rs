@@ -30,6 +30,7 @@ use super::agent::{Agent, Dir, HomeRequest, Pending, Request, Step};
 use super::msg::{Msg, Timer};
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
+use std::collections::BTreeSet;
 
 impl Agent {
     pub(super) fn on_fail(&mut self, controller: NodeId, failed: NodeId, out: &mut Outbox<Msg, Timer>) {
@@ -37,7 +38,7 @@ impl Agent {
         self.fenced.insert(failed);
         self.failing.insert(failed);
         // Cache side: the lines and calls of `failed`'s keys.
-        let keys: Vec<Key> = self.lines.keys().chain(self.pending.keys()).copied().filter(|&k| self.ring.home(k) == failed).collect();
+        let keys: BTreeSet<Key> = self.lines.keys().chain(self.pending.keys()).copied().filter(|&k| self.ring.home(k) == failed).collect();
         for key in keys {
             match self.pending.get(&key).cloned() {
                 Some(Pending::OwnerWrite { .. }) => {
