@@ -167,7 +167,7 @@ pub struct FuzzCase {
     pub links: Vec<(u32, u32, u64)>,
     /// `(mask of servers on one side, start_ns, duration_ns, drop)`.
     pub partitions: Vec<(u32, u64, u64, bool)>,
-    /// `(server, at_ns, down_ns)`.
+    /// `(server, at_ns, down_ns)`; a down time of 0 is a crash-stop (no restart).
     pub crashes: Vec<(u32, u64, u64)>,
     pub loss_per_mille: u32,
     /// 0 random, 1 round-robin, 2 sticky (+ migration), 3 least-loaded.
@@ -189,6 +189,8 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
     let drop_ok = all && profile.faults.survives(Fault::DropPartition);
     let loss_ok = all && profile.faults.survives(Fault::Loss);
     let crash_ok = all && profile.faults.survives(Fault::Crash);
+    let restart_ok = profile.faults.survives(Fault::Restart);
+    let crashes_max = profile.faults.crashes_max;
     let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
     let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
     let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
@@ -256,7 +258,11 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
                 db_delay_ns,
                 links,
                 partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && drop_ok)).collect(),
-                crashes: if crash_ok { crashes } else { vec![] },
+                crashes: match crash_ok {
+                    // A protocol that survives crashes but not restarts gets crash-stops (no down time).
+                    true => crashes.into_iter().take(crashes_max).map(|(s, at, down)| (s, at, if restart_ok { down } else { 0 })).collect(),
+                    false => vec![],
+                },
                 loss_per_mille: if loss_ok { loss_per_mille } else { 0 },
                 policy,
                 dispatch_mean_ns,
@@ -313,8 +319,11 @@ impl FuzzCase {
                 })
             })
             .collect();
-        let crashes: Vec<CrashConfig> =
-            self.crashes.iter().map(|&(s, at, down)| CrashConfig { node: m(s), at_ns: at, restart_ns: Some(at + down) }).collect();
+        let crashes: Vec<CrashConfig> = self
+            .crashes
+            .iter()
+            .map(|&(s, at, down)| CrashConfig { node: m(s), at_ns: at, restart_ns: (down > 0).then_some(at + down) })
+            .collect();
         let policy = [PlacementPolicy::Random, PlacementPolicy::RoundRobin, PlacementPolicy::Sticky, PlacementPolicy::LeastLoaded]
             [self.policy as usize % 4];
         let scheduler = SchedulerConfig {

@@ -141,6 +141,9 @@ fn print_protocols() {
         }
         for fault in causim_models::Fault::ALL {
             text += &match e.faults.support(fault) {
+                causim_models::Support::Survives(why) if fault == causim_models::Fault::Crash && e.faults.crashes_max < usize::MAX => {
+                    format!("  {}: survived, at most {} per run ({why})\n", fault.key(), e.faults.crashes_max)
+                }
                 causim_models::Support::Survives(why) => format!("  {}: survived ({why})\n", fault.key()),
                 causim_models::Support::Outside(why) => format!("  {}: refused ({why})\n", fault.key()),
             };

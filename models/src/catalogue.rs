@@ -160,6 +160,8 @@ catalogue! {
     crate::faastcc::Faastcc,
     crate::hydrocache::HydroCache,
     crate::mucache::MuCache,
+    crate::concord::Concord,
+    crate::concord::Faast,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 pub mod causalmesh;
+pub mod concord;
 pub mod direct;
 pub mod eventual;
 pub mod faastcc;
@@ -24,7 +25,7 @@ pub mod register;
 pub mod tcc_store;
 pub mod txn_client;
 
-use causim_sim::config::TopologyConfig;
+use causim_sim::config::{SimConfig, TopologyConfig};
 use causim_sim::error::FieldError;
 use causim_sim::protocol::Protocol;
 use proptest::strategy::{BoxedStrategy, Just, Strategy};
@@ -47,6 +48,13 @@ pub trait Model: Protocol + Sized {
     /// the protocol correct (the fuzzer checks the history at the entry's level).
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         Just(serde_json::json!({})).boxed()
+    }
+
+    /// Refuses what the model cannot run faithfully (faults it does not handle, operations it
+    /// does not have), with an error naming the scenario field (`faults.crashes`, ...).
+    fn check_run(config: &SimConfig) -> Result<(), FieldError> {
+        let _ = config;
+        Ok(())
     }
 }
 

@@ -167,6 +167,9 @@ fn build_model<M: Model>(loaded: &LoadedScenario, extra_mutants: &[String]) -> R
     }
     let all = mutant_list(&p.mutants, extra_mutants);
     let mutants = check_mutants(&M::ENTRY, &all).map_err(|e| loaded.field_error(e.within("protocol")))?;
+    // A model may refuse faults or operations it does not model; its paths name the scenario's
+    // own fields (`faults.crashes`).
+    M::check_run(&loaded.scenario.sim_config()).map_err(|e| loaded.field_error(e))?;
     // Paths outside `protocol` (a model may object to the topology) are kept as they are.
     M::build(&p.params, &mutants, &loaded.scenario.topology)
         .map_err(|e| loaded.field_error(if e.path.starts_with("topology") { e } else { e.within("protocol") }).into())

@@ -475,6 +475,8 @@ const FAULTS: FaultModel = FaultModel {
     crash: Support::Outside(
         "the paper gives no recovery for a cache server: a restarted server has lost its caches and clock, so later reads can go back in time",
     ),
+    restart: Support::Outside("the paper gives no recovery for a cache server"),
+    crashes_max: 0,
 };
 
 /// `causalmesh`: causal+ consistency.

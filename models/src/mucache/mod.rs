@@ -367,6 +367,8 @@ const FAULTS: FaultModel = FaultModel {
     crash: Support::Outside(
         "the paper assumes no failures: a restarted cache manager has forgotten who cached its results and can never invalidate them upstream",
     ),
+    restart: Support::Outside("the paper assumes no failures"),
+    crashes_max: 0,
 };
 
 impl Model for MuCache {

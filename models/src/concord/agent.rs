@@ -1,0 +1,329 @@
+//! The cache agent (CA): one per function-instance machine, colocated with the workers. It has
+//! two roles, in two files: the cache side (`cache.rs`: the machine's lines, the functions'
+//! requests, the E owner's direct writes) and the home side (`home.rs`: the directory entries
+//! of the keys the ring homes here). This file holds the state they share, the dispatch, and
+//! the agent's invariants.
+//!
+//! A message from an agent to itself (the home's own cache asking its own directory, the home
+//! invalidating its own copy) costs no network hop in the paper (§VII: writes to keys "homed
+//! locally" go straight to storage); here it goes through a loopback queue drained within the
+//! same input, in FIFO order like a link.
+
+use super::Rules;
+use super::msg::{Msg, Tag, Timer};
+use super::ring::Ring;
+use causim_sim::history::{Key, Value};
+use causim_sim::node::{NodeId, Outbox};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// A valid line: E (`exclusive`, the owner) or S. Absent means I. Both are clean: equal to
+/// storage, except the owner's between its local update and storage's ack, and (paper-literal
+/// only) an S-upgrader's before its grant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Line {
+    pub exclusive: bool,
+    pub value: Option<Value>,
+    /// When the line was last used (the agent's LRU clock).
+    pub used: u64,
+}
+
+/// The coherence transaction a cache agent has in flight for a key (one at a time per key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Pending {
+    /// IS_D: a read sent to the home.
+    Read { client: NodeId },
+    /// IE_A (no line) or SE_A (an S line being upgraded): a write sent to the home.
+    Write { client: NodeId, value: Value },
+    /// E_W: the owner's write, sent straight to storage; external requests wait for its ack.
+    OwnerWrite { client: NodeId, value: Value },
+}
+
+/// A function's storage call waiting behind the key's pending transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Request {
+    pub client: NodeId,
+    /// `None` for a read.
+    pub write: Option<Value>,
+}
+
+/// A directory entry: S with its sharers (a superset of the real holders, since evictions are
+/// silent), or E with its owner. No entry means NoEntry.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dir {
+    Shared(BTreeSet<NodeId>),
+    Exclusive(NodeId),
+}
+
+/// A directory transaction in flight at the home.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HomeOp {
+    pub tag: Tag,
+    pub requester: NodeId,
+    pub step: Step,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Reading storage; the requester gets the value in E (`exclusive`) or joins the sharers.
+    Fetch { exclusive: bool },
+    /// Asking the owner for the data.
+    Forward { owner: NodeId },
+    /// Recalling the entry before evicting it: invalidations not yet acknowledged.
+    Recall { acks: BTreeSet<NodeId> },
+    /// A write: invalidations not yet acknowledged, whether storage has been written (`put`:
+    /// sent; `stored`: acknowledged).
+    Write { value: Value, acks: BTreeSet<NodeId>, put: bool, stored: bool },
+}
+
+/// A request queued at the home while the key's entry is busy (the blocking directory, A15).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HomeRequest {
+    pub requester: NodeId,
+    pub write: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Agent {
+    pub(super) id: NodeId,
+    pub(super) ring: Ring,
+    pub(super) storage: NodeId,
+    pub(super) rules: Rules,
+    // Cache side.
+    pub(super) lines: BTreeMap<Key, Line>,
+    pub(super) pending: BTreeMap<Key, Pending>,
+    pub(super) waiting: BTreeMap<Key, VecDeque<Request>>,
+    /// FwdRd/Inv an owner defers until its direct write is acknowledged (A3).
+    pub(super) deferred: BTreeMap<Key, Vec<(NodeId, Msg)>>,
+    pub(super) clock: u64,
+    // Home side.
+    pub(super) directory: BTreeMap<Key, Dir>,
+    /// When each directory entry was last used (the agent's LRU clock).
+    pub(super) directory_used: BTreeMap<Key, u64>,
+    pub(super) active: BTreeMap<Key, Vec<HomeOp>>,
+    pub(super) queued: BTreeMap<Key, VecDeque<HomeRequest>>,
+    pub(super) next_tag: Tag,
+    /// Ghost (invariant I8): per key, how many writes this agent knows storage has applied.
+    pub(super) known: BTreeMap<Key, u64>,
+    loopback: VecDeque<(NodeId, Msg)>,
+    // Failure handling (`failure.rs`).
+    /// Failed agents whose messages are dropped from their notification on (I7).
+    pub(super) fenced: BTreeSet<NodeId>,
+    /// Failed agents whose recovery has not ended: their keys have no home yet.
+    pub(super) failing: BTreeSet<NodeId>,
+    /// Failures not acknowledged yet (this agent still drains its direct writes to their keys),
+    /// with the controller to tell.
+    pub(super) unacked: BTreeMap<NodeId, NodeId>,
+    /// Functions' calls for keys with no home yet, in arrival order, started when it ends.
+    pub(super) parked: BTreeMap<Key, VecDeque<Request>>,
+    /// Directory requests for keys this agent homes once a recovery it has not seen end yet
+    /// ends (a requester saw the end first).
+    pub(super) home_parked: VecDeque<(Key, HomeRequest)>,
+    /// This agent was declared failed while alive (a slow link): it serves nothing any more.
+    pub(super) removed: bool,
+}
+
+impl Agent {
+    pub fn new(id: NodeId, ring: Ring, storage: NodeId, rules: Rules) -> Agent {
+        Agent {
+            id,
+            ring,
+            storage,
+            rules,
+            lines: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            waiting: BTreeMap::new(),
+            deferred: BTreeMap::new(),
+            clock: 0,
+            directory: BTreeMap::new(),
+            directory_used: BTreeMap::new(),
+            active: BTreeMap::new(),
+            queued: BTreeMap::new(),
+            next_tag: 0,
+            known: BTreeMap::new(),
+            loopback: VecDeque::new(),
+            fenced: BTreeSet::new(),
+            failing: BTreeSet::new(),
+            unacked: BTreeMap::new(),
+            parked: BTreeMap::new(),
+            home_parked: VecDeque::new(),
+            removed: false,
+        }
+    }
+
+    pub fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        self.handle(from, msg, out);
+        while let Some((from, msg)) = self.loopback.pop_front() {
+            self.handle(from, msg, out);
+        }
+    }
+
+    pub(super) fn handle(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        if self.removed {
+            self.handle_removed(from, msg, out);
+            return;
+        }
+        if self.fenced.contains(&from) {
+            out.count("concord_fenced_message");
+            return;
+        }
+        match msg {
+            Msg::Ping => out.send(from, Msg::Pong),
+            Msg::Fail { node } if node == self.id => self.on_removed(out),
+            Msg::Fail { node } => self.on_fail(from, node, out),
+            Msg::Recovered { node, applied } => self.on_recovered(node, applied, out),
+            Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
+            Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
+            Msg::RdReq { key, applied } => {
+                self.learn(key, applied);
+                self.home_request(key, HomeRequest { requester: from, write: None }, out);
+            }
+            Msg::WrReq { key, value, applied } => {
+                self.learn(key, applied);
+                self.home_request(key, HomeRequest { requester: from, write: Some(value) }, out);
+            }
+            Msg::Data { key, value, exclusive, applied } => {
+                self.learn(key, applied);
+                self.on_data(key, value, exclusive, out);
+            }
+            Msg::WrAck { key, applied } => {
+                self.learn(key, applied);
+                self.on_write_granted(key, out);
+            }
+            Msg::FwdRd { key, tag } => self.on_forwarded_read(from, key, tag, out),
+            Msg::Inv { key, tag } => self.on_invalidate(from, key, tag, out),
+            Msg::FwdData { key, value, tag, applied } => {
+                self.learn(key, applied);
+                self.on_owner_data(key, tag, Some(value), out);
+            }
+            Msg::FwdNack { key, tag, applied } => {
+                self.learn(key, applied);
+                self.on_owner_data(key, tag, None, out);
+            }
+            Msg::InvAck { key, tag, applied } => {
+                self.learn(key, applied);
+                self.on_invalidate_ack(from, key, tag, out);
+            }
+            Msg::StData { key, value, tag, applied } => {
+                self.learn(key, applied);
+                self.on_storage_data(key, tag, value, out);
+            }
+            Msg::StAck { key, writer, applied } => {
+                self.learn(key, applied);
+                match writer {
+                    super::msg::Writer::Owner => self.on_owner_write_stored(key, out),
+                    super::msg::Writer::Home(tag) => self.on_home_write_stored(key, tag, out),
+                }
+            }
+            other @ (Msg::GetReply { .. }
+            | Msg::PutReply { .. }
+            | Msg::StGet { .. }
+            | Msg::StPut { .. }
+            | Msg::Pong
+            | Msg::FailAck { .. }
+            | Msg::CallFailed { .. }
+            | Msg::FtVersionReq { .. }
+            | Msg::FtVersion { .. }
+            | Msg::FtDataReq { .. }
+            | Msg::FtData { .. }
+            | Msg::FtWrite { .. }
+            | Msg::FtWriteAck { .. }) => {
+                unreachable!("a cache agent does not handle {other:?}")
+            }
+        }
+    }
+
+    /// Sends `msg`, through the loopback when it is for this agent.
+    pub(super) fn send(&mut self, to: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        if to == self.id {
+            self.loopback.push_back((self.id, msg));
+        } else {
+            out.send(to, msg);
+        }
+    }
+
+    /// Ghost: storage has applied at least `applied` writes of `key`.
+    pub(super) fn learn(&mut self, key: Key, applied: u64) {
+        let k = self.known.entry(key).or_insert(0);
+        *k = (*k).max(applied);
+    }
+
+    pub(super) fn applied(&self, key: Key) -> u64 {
+        self.known.get(&key).copied().unwrap_or(0)
+    }
+
+    pub(super) fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    pub fn lines(&self) -> &BTreeMap<Key, Line> {
+        &self.lines
+    }
+
+    pub fn directory(&self) -> &BTreeMap<Key, Dir> {
+        &self.directory
+    }
+
+    /// The agent's own invariants (the parts of §5.2 one agent can see):
+    /// - I6, single home: every directory entry and directory request here is for a key the
+    ///   ring homes here;
+    /// - an E_W line is pinned: the owner with a direct write in flight holds the line in E with
+    ///   the value it writes (eviction in E_W would let a reader see storage's older value);
+    /// - deferred external requests exist only while such a write is in flight (A3);
+    /// - an S-upgrade starts from S, and under the strict rules its new value is not visible
+    ///   before the grant (A1);
+    /// - no function waits for nothing: a waiting request always sits behind a pending one.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for key in self.directory.keys().chain(self.active.keys()).chain(self.queued.keys()) {
+            let home = self.ring.home(*key);
+            if home != self.id {
+                return Err(format!("I6 single home: {:?} holds directory state for key {key}, homed at {home:?}", self.id));
+            }
+        }
+        if !self.directory.keys().eq(self.directory_used.keys()) {
+            return Err("the directory's LRU clock does not cover exactly its entries".into());
+        }
+        for (key, dir) in &self.directory {
+            if let Dir::Shared(sharers) = dir
+                && sharers.is_empty()
+            {
+                return Err(format!("directory entry for key {key} is S with no sharers"));
+            }
+        }
+        for (key, p) in &self.pending {
+            let line = self.lines.get(key);
+            match p {
+                Pending::OwnerWrite { value, .. } => {
+                    if !line.is_some_and(|l| l.exclusive && l.value == Some(*value)) {
+                        return Err(format!("E_W: the owner's line of key {key} is {line:?} while it writes {value}"));
+                    }
+                }
+                Pending::Write { value, .. } => {
+                    if let Some(l) = line {
+                        if l.exclusive {
+                            return Err(format!("SE_A: key {key} is upgraded from E"));
+                        }
+                        if self.rules.upgrade_applies_at_ack && l.value == Some(*value) {
+                            return Err(format!("A1: key {key}'s upgrade value {value} is visible before the grant"));
+                        }
+                    }
+                }
+                Pending::Read { .. } => {}
+            }
+        }
+        for key in self.deferred.keys() {
+            if !matches!(self.pending.get(key), Some(Pending::OwnerWrite { .. })) {
+                return Err(format!("requests for key {key} are deferred with no owner write in flight"));
+            }
+        }
+        for (key, w) in &self.waiting {
+            if !w.is_empty() && !self.pending.contains_key(key) {
+                return Err(format!("{} requests for key {key} wait behind no pending transaction", w.len()));
+            }
+        }
+        if !self.loopback.is_empty() {
+            return Err("messages left in the loopback queue".into());
+        }
+        self.check_failure_invariants()
+    }
+}

@@ -1,0 +1,653 @@
+//! Concord (Stojkovic et al., "Rethinking Distributed Coherence for Software Caches in
+//! Serverless Environments"): directory-based coherence for per-application function caches,
+//! checked for per-key linearizability.
+//!
+//! # The protocol
+//!
+//! Every machine that runs the application's functions has a cache instance managed by a cache
+//! agent (`agent.rs`); the functions on that machine call it for every storage access
+//! (`client.rs`). Lines are E (exclusive, the owner), S or I, and always clean: caches are
+//! write-through to global storage (`storage.rs`). Each key has a home agent, chosen by
+//! consistent hashing over the live agents (`ring.rs`), which keeps the key's directory entry:
+//! its sharers, or its owner. The six coherence operations (local and remote read hit, read
+//! miss, local and remote write hit, write miss; evictions are silent) are split between the
+//! requester's side (`cache.rs`) and the home's (`home.rs`), following the paper's §III-C2 and
+//! the transition tables of the digest (`design/protocols/concord.md` §2.4).
+//!
+//! # Fidelity: choices where the paper is silent, and findings where it is wrong
+//!
+//! - **Nodes.** One cache agent per worker machine (`S0 … S(n−1)`), one application,
+//!   storage on the `db` machine and the controller on `ctl`. Channels are reliable and FIFO
+//!   per pair (gRPC over TCP), so an invalidation never overtakes the data it follows (A5) and
+//!   no IS_D_I state is needed.
+//! - **The E-owner deferral guard (A3)** is the paper's: the owner defers forwarded reads and
+//!   invalidations until storage acknowledges its direct write, and the home invalidates an
+//!   owner *before* writing storage. Removing either loses updates (mutants below).
+//! - **A blocking directory (A15).** The paper says the home "processes one write operation at
+//!   a time"; we queue every request per key (reads too) while one is in flight, since a read
+//!   miss racing a write otherwise installs stale data in E.
+//! - **Gaps filled as the digest recommends:** an owner re-requesting a line it evicted is
+//!   served from storage in E; an S-upgrade invalidated by an earlier-serialized write goes on
+//!   as a write from I (A2); a line with a transaction in flight is never evicted; one
+//!   transaction per key per agent, with later calls of the machine's functions waiting behind
+//!   it (a read of a valid line is served at once).
+//! - **Strict rules** (`params.strict`, default true) replace paper-literal rules that break
+//!   linearizability; each is a finding about the paper (the † cases of the digest §5.3):
+//!   - `upgrade_applies_at_ack` (A1, A2): paper-literal, a write to an S line "updates the
+//!     local cache" before the home serializes it, so a function on that machine (or a remote
+//!     read the home serves from its own copy) reads the new value while another sharer still
+//!     serves the old one: a read of v2 followed by a read of v1. Strictly, the line keeps the
+//!     old value until the home's grant. `scenarios/concord/a1-*.json`, `a2-*.json`.
+//!   - `recall_on_directory_eviction` (A12): the paper lets a shrinking cache evict "data items
+//!     and possibly directory entries" without saying what happens to the copies the entry
+//!     tracked. Paper-literal they stay, untracked: a later write misses at the home,
+//!     invalidates nothing, and the old copies keep being read. Strictly, the home invalidates
+//!     them first (the entry stays busy meanwhile). `scenarios/concord/a12-*.json`.
+//! - **Ghost state for invariant I8** (write ordering): every storage write carries the number
+//!   of writes of its key its serializer knows were applied, and storage checks that it is
+//!   exactly its own count. The knowledge travels with grants, acks and forwarded data.
+//! - **Invariants.** With `checks.invariants`, each node checks its own after every input: I6
+//!   and the local rules at each agent (`Agent::check_invariants`), I8 at storage. The
+//!   cross-node ones need every node at once: `explore.rs` (tests) runs small systems under
+//!   random schedules and checks I1 SWMR, I2 directory superset, I3 no untracked copies and
+//!   I4 clean copies after every step, and that every call finishes. I4 as the digest states it
+//!   is false of the paper's own protocol (the home writes storage in parallel with
+//!   invalidating sharers, which hold the old value meanwhile); it holds with that exception.
+//! - **A finding about A3:** with one constant storage latency, an owner that answers early
+//!   (`no_owner_deferral`) is never observed by clients: storage applies writes and serves reads
+//!   in the order they were sent, and the owner's write was sent before anything its early
+//!   answer lets happen. The guard matters because storage latency varies; the mutant's
+//!   scenarios use a slow link from the owner to storage.
+//!
+//! # Failures (§III-F, §III-H): `controller.rs`, `failure.rs`
+//!
+//! A controller node (ZooKeeper and the App Controller, on its own `ctl` machine with its own
+//! link delays) pings every agent each `heartbeat_ns` and declares one failed after
+//! `heartbeat_timeout_ns` of silence. It tells the survivors and storage; each fences the failed
+//! agent (drops what it still has on the wire), the survivors evict every line it homed (its
+//! directory is lost; storage is current, caches being write-through), cancel and later reissue
+//! the reads they had in flight to it, fail the writes (indeterminate: the function's workflow
+//! is retried with fresh values), and drain their own direct writes to its keys before they
+//! acknowledge. With every acknowledgment in, the controller ends the recovery: the ring
+//! without the failed agent is in force (its keys go to its clockwise successor, which starts
+//! with no entries: "the directory is not rebuilt"), and homes treat its missing answers as
+//! "gone". Until then nobody can read its keys from storage: the paper's rule for the critical
+//! case, a home that failed after storing a write but before invalidating every copy
+//! (`scenarios/concord/a6-home-crash-after-store.json`). Choices where the paper is silent:
+//!
+//! - **Storage fences the failed agent.** A crashed owner's direct write still on the wire
+//!   would otherwise land after the survivors wrote the key again (A9; the mutant
+//!   `no_storage_fencing`). The paper only says storage is always up to date.
+//! - **Recovery is a barrier**, as the paper's rule requires ("until the recovery is
+//!   complete"): the new home serves the failed agent's keys only once every survivor has
+//!   evicted them. A survivor's own direct write to such a key is drained first.
+//! - **A function on the crashed machine** gets no answer: after `call_timeout_ns` it aborts its
+//!   workflow, which the engine retries (its unanswered write recorded as indeterminate).
+//! - **Homes are not reconstructed from the survivors' lines**: they are evicted instead, as
+//!   the paper does; entries come back through misses.
+//! - **A6 † (home crash mid-write).** The paper's recovery protects the other caches from a
+//!   half-done write, not the writer: paper-literal, an S-upgrade shows its value at once (A1),
+//!   so a function on the writer's machine reads a value that, when the home dies before
+//!   storing it, never existed: it appears, then disappears
+//!   (`a6-home-crash-mid-write-paper.json` fails; the strict rule `upgrade_applies_at_ack`
+//!   passes, `a6-home-crash-mid-write-strict.json`).
+//! - **Ghost state across recovery.** Storage's write counts at its fence, and the agents' for
+//!   the writes they drained, travel with the acknowledgments and the end of recovery, so the
+//!   new homes serialize after every write applied (I8). The random-schedule exploration
+//!   (`explore.rs`) found the drained writes missing from a first version of this.
+//! - **Invariant I7** (failure fencing) is checked at each agent: during a recovery it holds no
+//!   line of the failed agent's keys but a draining E_W one and no call in flight to it; after,
+//!   the failed agent is out of its ring and its entries. `explore.rs` crashes an agent at a
+//!   random step of random schedules and checks I1–I4 and I7 throughout, and that every
+//!   surviving call finishes.
+//!
+//! Refused (`Concord::check_run`): more than one crash per run (concurrent recoveries are not
+//! modelled), a restart (a crashed instance's keys have moved; coming back is a join, §III-D),
+//! crashing storage or the controller (assumed reliable), message loss and dropping partitions
+//! (the requester-timeout path of §III-H), and partitions that cut the controller off (A7: a
+//! partitioned but alive agent declared failed keeps serving its lines; self-fencing is not
+//! modelled). An agent declared failed while alive (only slow) is told, and stops serving;
+//! until that notice reaches it, it may still serve local hits after the recovery ended (A7
+//! again), which the default 300 ms timeout makes unlikely but does not exclude.
+//!
+//! Scenarios: `a6-home-crash-after-store` (the critical case), `a6-home-crash-mid-write-*`,
+//! `a9-owner-crash-mid-write`, `a10-ack-from-failed-sharer` (a home waiting for a failed
+//! sharer's ack treats it as received at the end of recovery), and the two mutants'.
+//!
+//! # Mutants (`protocol.mutants`)
+//!
+//! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
+//!
+//! # Not modelled yet
+//!
+//! Membership changes and home migration (§2.8), external writes through the storage listener
+//! (§2.7, A11), cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
+//! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the OFC baseline,
+//! figures, TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
+//! `faast`), sharing the ring, storage and client. A scenario with read transactions is refused with
+//! an error naming the field. Partitions that hold messages until they heal (and do not
+//! involve the controller) only delay them, which Concord's reliable channels allow.
+
+mod agent;
+mod cache;
+mod client;
+mod controller;
+#[cfg(test)]
+mod explore;
+mod faast;
+mod failure;
+mod home;
+mod msg;
+mod ring;
+mod storage;
+
+pub use agent::{Agent, Dir, Line};
+pub use client::Client;
+pub use controller::Controller;
+pub use faast::{Faast, FaastAgent, FaastNode};
+pub use msg::{Msg, Timer};
+pub use ring::Ring;
+pub use storage::Storage;
+
+use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
+use crate::{FaultModel, Model, Support, parse_params};
+use causim_checkers::Level;
+use causim_sim::config::{SimConfig, TopologyConfig};
+use causim_sim::error::FieldError;
+use causim_sim::node::{Node, NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use causim_sim::workload::{ScriptOp, WorkloadConfig};
+use proptest::prelude::*;
+use serde::Deserialize;
+
+/// Named bugs (the scenario's `protocol.mutants`).
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "no_owner_deferral",
+        about: "the E owner answers forwarded reads and invalidations while its direct write to storage is \
+                in flight (A3 without the guard): the home then writes storage before the owner's write lands, \
+                or serves a reader from storage's older value (lost update, stale read: NonLinearizable); clients see it \
+                only when storage latency varies",
+    },
+    Mutant {
+        name: "inv_parallel_with_put",
+        about: "a write at the home to a key owned in E sends the invalidation and the storage write in \
+                parallel, as in the S case: the owner's in-flight direct write can land after it (lost update, \
+                then stale reads: NonLinearizable)",
+    },
+    Mutant {
+        name: "non_blocking_directory",
+        about: "the home starts every request at once instead of queueing it behind the key's transaction in \
+                flight (A15): a read miss racing a write installs the value it read before the write in E, \
+                after the write completed (StaleRead)",
+    },
+    Mutant {
+        name: "no_failure_eviction",
+        about: "on a failure notification the survivors keep their copies of the keys the failed agent homed (I7): \
+                the new home, with no entry for them, lets a write through without invalidating those copies, \
+                and they keep serving the old value after the write completed (NonLinearizable)",
+    },
+    Mutant {
+        name: "no_storage_fencing",
+        about: "storage still applies a failed agent's writes that reach it after the failure notification (A9): \
+                a crashed owner's slow direct write lands after the survivors wrote the key again, so a value \
+                read before the crash comes back after a later one (NonLinearizable; I8 at storage)",
+    },
+];
+
+/// `protocol.params`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConcordParams {
+    /// The strict rules where the paper-literal ones break linearizability (see the module
+    /// essay). Default true.
+    #[serde(default = "yes")]
+    pub strict: bool,
+    /// Lines each cache instance holds before it evicts (LRU, silently). Default unlimited.
+    #[serde(default)]
+    pub lines_max: Option<usize>,
+    /// Directory entries each home holds before it evicts one (LRU, among entries with no
+    /// transaction in flight). Default unlimited.
+    #[serde(default)]
+    pub directory_max: Option<usize>,
+    /// The controller pings every cache agent this often. Default 100 ms.
+    #[serde(default = "heartbeat_ns")]
+    pub heartbeat_ns: Time,
+    /// An agent silent this long is declared failed. Default 300 ms (three heartbeats).
+    #[serde(default = "heartbeat_timeout_ns")]
+    pub heartbeat_timeout_ns: Time,
+    /// A function whose call gets no answer for this long aborts its workflow (its machine
+    /// crashed). Default 10 s.
+    #[serde(default = "call_timeout_ns")]
+    pub call_timeout_ns: Time,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn heartbeat_ns() -> Time {
+    100_000_000
+}
+
+fn heartbeat_timeout_ns() -> Time {
+    300_000_000
+}
+
+fn call_timeout_ns() -> Time {
+    10_000_000_000
+}
+
+/// The rules an agent follows: the strict ones, the mutants, the capacity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// Strict rule (A1, A2): an S-upgrade's value becomes visible at the home's grant.
+    pub upgrade_applies_at_ack: bool,
+    /// A3: the owner defers external requests during its direct write (off: `no_owner_deferral`).
+    pub owner_defers: bool,
+    /// The home invalidates an E owner before writing storage (off: `inv_parallel_with_put`).
+    pub inv_before_put: bool,
+    /// A15 (off: `non_blocking_directory`).
+    pub blocking_directory: bool,
+    pub lines_max: Option<usize>,
+    /// Strict rule (A12): a home recalls (invalidates) a directory entry's copies before
+    /// evicting it.
+    pub recall_on_directory_eviction: bool,
+    pub directory_max: Option<usize>,
+    /// I7: survivors evict the failed agent's keys (off: `no_failure_eviction`).
+    pub evict_on_failure: bool,
+}
+
+/// Every role of Concord.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConcordNode {
+    Agent(Box<Agent>),
+    Storage(Box<Storage>),
+    Controller(Box<Controller>),
+    Client(Box<Client>),
+}
+
+impl Node for ConcordNode {
+    type Msg = Msg;
+    type Timer = Timer;
+
+    fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        match self {
+            ConcordNode::Client(c) => c.issue_next(now, out),
+            ConcordNode::Controller(c) => c.on_start(now, out),
+            ConcordNode::Agent(_) | ConcordNode::Storage(_) => {}
+        }
+    }
+
+    fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match self {
+            ConcordNode::Agent(a) => a.on_message(from, msg, out),
+            ConcordNode::Storage(s) => s.on_message(from, msg, out),
+            ConcordNode::Controller(c) => c.on_message(now, from, msg, out),
+            ConcordNode::Client(c) => c.on_message(now, msg, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
+        match (self, timer) {
+            (ConcordNode::Controller(c), Timer::Heartbeat) => c.heartbeat(now, out),
+            (ConcordNode::Client(c), Timer::CallTimeout) => c.on_timeout(out),
+            (node, timer) => unreachable!("{timer:?} fired at {node:?}"),
+        }
+    }
+
+    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, Timer>) {
+        // A crashed agent's keys have moved by the time it could come back: coming back is a
+        // join (§III-D), which is not modelled.
+        unreachable!("restarts are refused when the scenario is loaded (Concord::check_run)")
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            ConcordNode::Agent(a) => a.check_invariants(),
+            ConcordNode::Storage(s) => s.check_invariants(),
+            ConcordNode::Controller(_) | ConcordNode::Client(_) => Ok(()),
+        }
+    }
+}
+
+/// Concord as the engine sees it.
+#[derive(Clone, Debug)]
+pub struct Concord {
+    pub agents: usize,
+    pub params: ConcordParams,
+    pub rules: Rules,
+    /// Storage fences failed agents (off: `no_storage_fencing`).
+    pub storage_fencing: bool,
+}
+
+impl Concord {
+    pub fn storage_id(&self) -> NodeId {
+        NodeId::fixed(self.agents)
+    }
+
+    pub fn controller_id(&self) -> NodeId {
+        NodeId::fixed(self.agents + 1)
+    }
+
+    pub fn ring(&self) -> Ring {
+        Ring::new(&(0..self.agents).map(|i| (i, NodeId::fixed(i))).collect::<Vec<_>>())
+    }
+}
+
+impl Protocol for Concord {
+    type Node = ConcordNode;
+    type Context = ();
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<ConcordNode>> {
+        let ring = self.ring();
+        let mut nodes: Vec<FixedNode<ConcordNode>> = (0..self.agents)
+            .map(|i| FixedNode {
+                name: format!("S{i}"),
+                machine: format!("S{i}"),
+                hosts_workers: true,
+                node: ConcordNode::Agent(Box::new(Agent::new(NodeId::fixed(i), ring.clone(), self.storage_id(), self.rules.clone()))),
+            })
+            .collect();
+        let storage = Storage::new(self.storage_fencing);
+        nodes.push(FixedNode {
+            name: "db".into(),
+            machine: "db".into(),
+            hosts_workers: false,
+            node: ConcordNode::Storage(Box::new(storage)),
+        });
+        let agents: Vec<NodeId> = (0..self.agents).map(NodeId::fixed).collect();
+        let p = &self.params;
+        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns);
+        nodes.push(FixedNode {
+            name: "ctl".into(),
+            machine: "ctl".into(),
+            hosts_workers: false,
+            node: ConcordNode::Controller(Box::new(controller)),
+        });
+        nodes
+    }
+
+    fn new_context(&self) {}
+
+    fn spawn_function(&self, start: FunctionStart<'_, ()>) -> ConcordNode {
+        ConcordNode::Client(Box::new(Client::new(start.colocated[0], start.ops, start.now, self.params.call_timeout_ns)))
+    }
+
+    fn finish_function(&self, _node: ConcordNode) {}
+
+    fn join_contexts(&self, _contexts: Vec<()>) {}
+}
+
+/// What the model recovers from (§2.9); the limits inside a crash (which nodes, enough
+/// survivors) and partitions that cut the controller off are refused by `check_run`.
+const FAULTS: FaultModel = FaultModel {
+    drop_partition: Support::Outside(
+        "a dropping partition needs the requester-timeout path of §III-H, which is not modelled; use \"hold\"",
+    ),
+    loss: Support::Outside("Concord assumes reliable channels and its message-loss path (requester timeouts, §III-H) is not modelled"),
+    crash: Support::Survives(
+        "a crashed function instance is detected by heartbeat at the controller, fenced, and the keys it homed are evicted and re-homed (§2.9)",
+    ),
+    restart: Support::Outside("a crashed instance's keys are re-homed; coming back is a join (§III-D), which is not modelled yet"),
+    crashes_max: 1,
+};
+
+impl Model for Concord {
+    const ENTRY: Entry = Entry {
+        name: "concord",
+        about: "Concord (directory-based ESI coherence for per-application function caches, write-through to storage); per-key linearizability",
+        level: Level::Linearizable,
+        mutants: MUTANTS,
+        profile: Profile { database: true, ..Profile::PLAIN },
+        faults: FAULTS,
+        series: &[SeriesStyle { label: "Concord", colour: (213, 94, 0) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        let params: ConcordParams = parse_params(params)?;
+        if params.lines_max == Some(0) {
+            return Err(FieldError::new("params.lines_max", "must be at least 1"));
+        }
+        if params.directory_max == Some(0) {
+            return Err(FieldError::new("params.directory_max", "must be at least 1"));
+        }
+        if params.heartbeat_ns == 0 {
+            return Err(FieldError::new("params.heartbeat_ns", "must be at least 1"));
+        }
+        if params.heartbeat_timeout_ns < params.heartbeat_ns {
+            return Err(FieldError::new("params.heartbeat_timeout_ns", "must be at least params.heartbeat_ns (one heartbeat)"));
+        }
+        if params.call_timeout_ns <= params.heartbeat_timeout_ns {
+            return Err(FieldError::new(
+                "params.call_timeout_ns",
+                "must exceed params.heartbeat_timeout_ns (a call waits for a failure to be detected and recovered from)",
+            ));
+        }
+        let rules = Rules {
+            upgrade_applies_at_ack: params.strict,
+            owner_defers: !mutants.contains(&"no_owner_deferral"),
+            inv_before_put: !mutants.contains(&"inv_parallel_with_put"),
+            blocking_directory: !mutants.contains(&"non_blocking_directory"),
+            lines_max: params.lines_max,
+            recall_on_directory_eviction: params.strict,
+            directory_max: params.directory_max,
+            evict_on_failure: !mutants.contains(&"no_failure_eviction"),
+        };
+        let storage_fencing = !mutants.contains(&"no_storage_fencing");
+        Ok(Concord { agents: topology.servers as usize, params, rules, storage_fencing })
+    }
+
+    fn check_run(config: &SimConfig) -> Result<(), FieldError> {
+        let f = &config.faults;
+        if let Some(c) = f.crashes.first() {
+            let agent = c.node.strip_prefix('S').and_then(|i| i.parse::<u32>().ok()).filter(|&i| i < config.topology.servers);
+            if agent.is_none() {
+                return Err(FieldError::new(
+                    "faults.crashes[0].node",
+                    format!(
+                        "Concord crashes function instances (S0..S{}); storage and the controller are assumed reliable",
+                        config.topology.servers.saturating_sub(1)
+                    ),
+                ));
+            }
+            if config.topology.servers < 2 {
+                return Err(FieldError::new("faults.crashes[0].node", "a crash needs a surviving cache agent: use at least 2 servers"));
+            }
+        }
+        for (i, p) in f.partitions.iter().enumerate() {
+            if p.groups.iter().flatten().any(|m| m == "ctl") {
+                return Err(FieldError::new(
+                    format!("faults.partitions[{i}].groups"),
+                    "cutting the controller off makes live agents look crashed while they still serve their lines \
+                     (A7, a partitioned but alive node), which needs self-fencing, not modelled yet",
+                ));
+            }
+        }
+        refuse_read_txns(config, "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)")
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        // The strict protocol only (the fuzzer checks at the entry's level); small caches make
+        // silent evictions, owner "don't have it" answers and re-requests common, and small
+        // directories make recalls common.
+        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3))
+            .prop_map(|(lines_max, directory_max)| {
+                let mut p = serde_json::json!({});
+                if let Some(n) = lines_max {
+                    p["lines_max"] = serde_json::json!(n);
+                }
+                if let Some(n) = directory_max {
+                    p["directory_max"] = serde_json::json!(n);
+                }
+                p
+            })
+            .boxed()
+    }
+}
+
+/// Refuses read transactions, which Concord and its baselines do not have.
+fn refuse_read_txns(config: &SimConfig, why: &str) -> Result<(), FieldError> {
+    match &config.workload {
+        WorkloadConfig::Script(sessions) => {
+            for (s, session) in sessions.iter().enumerate() {
+                for (fi, function) in session.functions.iter().enumerate() {
+                    if let Some(o) = function.ops.iter().position(|o| matches!(o, ScriptOp::ReadTxn(_))) {
+                        return Err(FieldError::new(format!("workload.script[{s}].functions[{fi}].ops[{o}]"), why));
+                    }
+                }
+            }
+        }
+        WorkloadConfig::Generator(g) => {
+            for (i, f) in g.functions.iter().enumerate() {
+                if f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0) {
+                    return Err(FieldError::new(format!("workload.generator.functions[{i}]"), why));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::msg::Writer;
+    use super::*;
+    use causim_sim::Effect;
+
+    fn concord(agents: usize, params: serde_json::Value, mutants: &[&str]) -> Concord {
+        let topology = TopologyConfig::new(agents as u32, causim_sim::dist::DurationDist::constant(1));
+        Concord::build(&params, mutants, &topology).unwrap()
+    }
+
+    fn agent(c: &Concord, i: usize) -> Agent {
+        Agent::new(NodeId::fixed(i), c.ring(), c.storage_id(), c.rules.clone())
+    }
+
+    fn sends(out: &Outbox<Msg, Timer>) -> Vec<(NodeId, Msg)> {
+        out.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Send { to, msg } => Some((*to, msg.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const F: NodeId = NodeId(1 << 63);
+
+    #[test]
+    fn the_scenarios_homes_are_pinned() {
+        // scenarios/concord/*.json say "x (key 0) and y (key 1) are homed at S2" with 3 agents.
+        let ring = concord(3, serde_json::json!({}), &[]).ring();
+        assert_eq!((ring.home(0), ring.home(1)), (NodeId::fixed(2), NodeId::fixed(2)));
+    }
+
+    #[test]
+    fn a_read_miss_at_the_home_grants_e_and_a_second_reader_is_forwarded_to_the_owner() {
+        let c = concord(3, serde_json::json!({}), &[]);
+        let mut home = agent(&c, 2);
+        let mut out = Outbox::new(false);
+        home.on_message(NodeId::fixed(0), Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        assert_eq!(sends(&out), vec![(c.storage_id(), Msg::StGet { key: 0, tag: 0 })]);
+        out.clear();
+        // A second read waits: the directory is blocking.
+        home.on_message(NodeId::fixed(1), Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        assert!(sends(&out).is_empty());
+        home.on_message(c.storage_id(), Msg::StData { key: 0, value: None, tag: 0, applied: 0 }, &mut out);
+        assert_eq!(
+            sends(&out),
+            vec![
+                (NodeId::fixed(0), Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }),
+                (NodeId::fixed(0), Msg::FwdRd { key: 0, tag: 1 }),
+            ]
+        );
+        out.clear();
+        home.on_message(NodeId::fixed(0), Msg::FwdData { key: 0, value: None, tag: 1, applied: 0 }, &mut out);
+        assert_eq!(sends(&out), vec![(NodeId::fixed(1), Msg::Data { key: 0, value: None, exclusive: false, applied: 0 })]);
+        assert_eq!(home.directory().get(&0), Some(&Dir::Shared([NodeId::fixed(0), NodeId::fixed(1)].into())));
+        home.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_owner_defers_an_invalidation_until_its_direct_write_is_stored() {
+        let c = concord(3, serde_json::json!({}), &[]);
+        let mut owner = agent(&c, 0);
+        let home = NodeId::fixed(2);
+        let mut out = Outbox::new(false);
+        owner.on_message(F, Msg::Get { key: 0 }, &mut out);
+        owner.on_message(home, Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }, &mut out);
+        out.clear();
+        owner.on_message(F, Msg::Put { key: 0, value: 7 }, &mut out);
+        assert_eq!(sends(&out), vec![(c.storage_id(), Msg::StPut { key: 0, value: 7, writer: Writer::Owner, after: 0 })]);
+        out.clear();
+        owner.on_message(home, Msg::Inv { key: 0, tag: 3 }, &mut out);
+        assert!(sends(&out).is_empty(), "deferred");
+        owner.check_invariants().unwrap();
+        owner.on_message(c.storage_id(), Msg::StAck { key: 0, writer: Writer::Owner, applied: 1 }, &mut out);
+        assert_eq!(sends(&out), vec![(F, Msg::PutReply { key: 0 }), (home, Msg::InvAck { key: 0, tag: 3, applied: 1 })]);
+        assert!(owner.lines().is_empty());
+    }
+
+    #[test]
+    fn a_home_invalidates_an_owner_before_writing_storage_unless_the_mutant_is_on() {
+        for (mutants, put_at_once) in [(&[][..], false), (&["inv_parallel_with_put"][..], true)] {
+            let c = concord(3, serde_json::json!({}), mutants);
+            let mut home = agent(&c, 2);
+            let mut out = Outbox::new(false);
+            home.on_message(NodeId::fixed(0), Msg::WrReq { key: 0, value: 1, applied: 0 }, &mut out);
+            home.on_message(c.storage_id(), Msg::StAck { key: 0, writer: Writer::Home(0), applied: 1 }, &mut out);
+            out.clear();
+            home.on_message(NodeId::fixed(1), Msg::WrReq { key: 0, value: 2, applied: 0 }, &mut out);
+            let puts = sends(&out).iter().filter(|(_, m)| matches!(m, Msg::StPut { .. })).count();
+            assert_eq!(puts == 1, put_at_once, "{mutants:?}");
+        }
+    }
+
+    #[test]
+    fn strict_upgrades_keep_the_old_value_until_the_grant_and_paper_literal_ones_do_not() {
+        for (strict, seen) in [(true, Some(1)), (false, Some(2))] {
+            let c = concord(3, serde_json::json!({"strict": strict}), &[]);
+            let mut a = agent(&c, 0);
+            let mut out = Outbox::new(false);
+            a.on_message(F, Msg::Get { key: 0 }, &mut out);
+            a.on_message(NodeId::fixed(2), Msg::Data { key: 0, value: Some(1), exclusive: false, applied: 1 }, &mut out);
+            a.on_message(F, Msg::Put { key: 0, value: 2 }, &mut out);
+            out.clear();
+            a.on_message(F, Msg::Get { key: 0 }, &mut out);
+            assert_eq!(sends(&out), vec![(F, Msg::GetReply { key: 0, value: seen })], "strict {strict}");
+            a.check_invariants().unwrap();
+        }
+    }
+
+    #[test]
+    fn faults_and_read_transactions_it_does_not_model_are_refused_with_their_field() {
+        let base = serde_json::json!({
+            "seed": 1, "topology": {"servers": 2, "delay": {"dist": "constant", "ns": 1}},
+            "workload": {"script": [{"session": "c", "functions": [{"ops": [{"write": "x"}, {"read_txn": ["x", "y"]}]}]}]}
+        });
+        let config: SimConfig = serde_json::from_value(base.clone()).unwrap();
+        assert_eq!(Concord::check_run(&config).unwrap_err().path, "workload.script[0].functions[0].ops[1]");
+        let mut plain = base;
+        plain["workload"]["script"][0]["functions"][0]["ops"] = serde_json::json!([{"read": "x"}]);
+        let with_faults = |faults: serde_json::Value| {
+            let mut s = plain.clone();
+            s["faults"] = faults;
+            let config: SimConfig = serde_json::from_value(s).unwrap();
+            Concord::check_run(&config).err().map(|e| e.path)
+        };
+        assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]})), None);
+        let refused = [
+            (serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}, {"node": "S1", "at_ns": 9}]}), "faults.crashes[1]"),
+            (serde_json::json!({"crashes": [{"node": "db", "at_ns": 5}]}), "faults.crashes[0].node"),
+            (serde_json::json!({"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]}), "faults.crashes[0].restart_ns"),
+            (serde_json::json!({"loss_probability": 0.1}), "faults.loss_probability"),
+            (serde_json::json!({"partitions": [{"groups": [["S0"], ["S1"]], "start_ns": 1, "mode": "drop"}]}), "faults.partitions[0].mode"),
+            (serde_json::json!({"partitions": [{"groups": [["S0"], ["ctl"]], "start_ns": 1}]}), "faults.partitions[0].groups"),
+        ];
+        for (faults, path) in refused {
+            assert_eq!(with_faults(faults.clone()).as_deref(), Some(path), "{faults}");
+        }
+    }
+}

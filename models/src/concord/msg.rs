@@ -1,0 +1,223 @@
+//! Concord's messages: the function's storage calls, the coherence traffic between cache agents
+//! (named after the steps of §III-C2; the paper names steps, not messages), and storage.
+//!
+//! Fields named `applied` and `after` are ghost state for invariant I8 (write ordering): how many
+//! writes of the key the sender knows storage has applied. They cost nothing on the wire.
+
+use causim_sim::history::{Key, Value};
+use causim_sim::node::{Message, NodeId};
+
+/// Names one directory transaction at its home, so answers find it (and so a non-blocking
+/// directory, a mutant, can run several per key).
+pub type Tag = u64;
+
+/// Who a storage write belongs to: a directory transaction at the home, or the E owner's direct
+/// write (at most one per key and agent: the owner defers everything else until its ack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Writer {
+    Home(Tag),
+    Owner,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    // A function → its machine's cache agent (the runtime intercepts storage calls).
+    Get {
+        key: Key,
+    },
+    Put {
+        key: Key,
+        value: Value,
+    },
+    // Cache agent → function.
+    GetReply {
+        key: Key,
+        value: Option<Value>,
+    },
+    PutReply {
+        key: Key,
+    },
+
+    // Requester → home.
+    RdReq {
+        key: Key,
+        applied: u64,
+    },
+    WrReq {
+        key: Key,
+        value: Value,
+        applied: u64,
+    },
+    // Home → requester: the data with the state granted (E or S), or the grant of E for a write.
+    Data {
+        key: Key,
+        value: Option<Value>,
+        exclusive: bool,
+        applied: u64,
+    },
+    WrAck {
+        key: Key,
+        applied: u64,
+    },
+
+    // Home → owner (a read when the directory says E), and the owner's answers.
+    FwdRd {
+        key: Key,
+        tag: Tag,
+    },
+    FwdData {
+        key: Key,
+        value: Option<Value>,
+        tag: Tag,
+        applied: u64,
+    },
+    /// The owner has silently evicted the line ("don't have it").
+    FwdNack {
+        key: Key,
+        tag: Tag,
+        applied: u64,
+    },
+    // Home → sharer, and the acknowledgment (always sent, even for a line already gone).
+    Inv {
+        key: Key,
+        tag: Tag,
+    },
+    InvAck {
+        key: Key,
+        tag: Tag,
+        applied: u64,
+    },
+
+    // Cache agent ↔ storage (write-through; storage is linearizable).
+    StGet {
+        key: Key,
+        tag: Tag,
+    },
+    StData {
+        key: Key,
+        value: Option<Value>,
+        tag: Tag,
+        applied: u64,
+    },
+    StPut {
+        key: Key,
+        value: Value,
+        writer: Writer,
+        after: u64,
+    },
+    StAck {
+        key: Key,
+        writer: Writer,
+        applied: u64,
+    },
+
+    // Failure handling (§III-F): the controller's heartbeats, its failure notification to the
+    // survivors and storage (who fence the failed agent and acknowledge), and the end of
+    // recovery (the new ring is in force).
+    Ping,
+    Pong,
+    Fail {
+        node: NodeId,
+    },
+    /// `applied`: ghost write counts, storage's once it has fenced `node`, an agent's for
+    /// `node`'s keys once it has drained its writes to them.
+    FailAck {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
+    /// `applied`: storage's ghost counts, so the new homes serialize after what was applied.
+    Recovered {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
+    /// Cache agent → function: the call was cut short by a failure (its home failed with the
+    /// write in flight, or this agent was removed from the domain); a write's outcome is
+    /// unknown.
+    CallFailed {
+        key: Key,
+    },
+
+    // The Faa$T baseline (`faast.rs`): a cache asks the key's home for its version on every
+    // read, fetches the data when its own copy is older, and sends writes to the home.
+    FtVersionReq {
+        key: Key,
+    },
+    FtVersion {
+        key: Key,
+        version: u64,
+    },
+    FtDataReq {
+        key: Key,
+    },
+    FtData {
+        key: Key,
+        value: Option<Value>,
+        version: u64,
+    },
+    FtWrite {
+        key: Key,
+        value: Value,
+    },
+    FtWriteAck {
+        key: Key,
+        version: u64,
+    },
+}
+
+/// Timers: the controller's heartbeat round, a function's wait for its agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    Heartbeat,
+    CallTimeout,
+}
+
+impl Message for Msg {
+    fn kind(&self) -> &'static str {
+        match self {
+            Msg::Get { .. } => "Get",
+            Msg::Put { .. } => "Put",
+            Msg::GetReply { .. } => "GetReply",
+            Msg::PutReply { .. } => "PutReply",
+            Msg::RdReq { .. } => "RdReq",
+            Msg::WrReq { .. } => "WrReq",
+            Msg::Data { .. } => "Data",
+            Msg::WrAck { .. } => "WrAck",
+            Msg::FwdRd { .. } => "FwdRd",
+            Msg::FwdData { .. } => "FwdData",
+            Msg::FwdNack { .. } => "FwdNack",
+            Msg::Inv { .. } => "Inv",
+            Msg::InvAck { .. } => "InvAck",
+            Msg::StGet { .. } => "StGet",
+            Msg::StData { .. } => "StData",
+            Msg::StPut { .. } => "StPut",
+            Msg::StAck { .. } => "StAck",
+            Msg::Ping => "Ping",
+            Msg::Pong => "Pong",
+            Msg::Fail { .. } => "Fail",
+            Msg::FailAck { .. } => "FailAck",
+            Msg::Recovered { .. } => "Recovered",
+            Msg::CallFailed { .. } => "CallFailed",
+            Msg::FtVersionReq { .. } => "FtVersionReq",
+            Msg::FtVersion { .. } => "FtVersion",
+            Msg::FtDataReq { .. } => "FtDataReq",
+            Msg::FtData { .. } => "FtData",
+            Msg::FtWrite { .. } => "FtWrite",
+            Msg::FtWriteAck { .. } => "FtWriteAck",
+        }
+    }
+
+    fn size_bytes(&self) -> u64 {
+        // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
+        // or state flag; ghost fields are free.
+        1 + match self {
+            Msg::Ping | Msg::Pong => 0,
+            Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } | Msg::CallFailed { .. } => 8,
+            Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } | Msg::FtVersionReq { .. } | Msg::FtDataReq { .. } => 8,
+            Msg::FtVersion { .. } | Msg::FtWrite { .. } | Msg::FtWriteAck { .. } => 16,
+            Msg::FtData { .. } => 24,
+            Msg::Put { .. } | Msg::GetReply { .. } | Msg::WrReq { .. } => 16,
+            Msg::FwdRd { .. } | Msg::FwdNack { .. } | Msg::Inv { .. } | Msg::InvAck { .. } | Msg::StGet { .. } | Msg::StAck { .. } => 16,
+            Msg::Data { .. } | Msg::FwdData { .. } | Msg::StData { .. } | Msg::StPut { .. } => 24,
+        }
+    }
+}
