@@ -47,6 +47,15 @@ pub enum Anomaly {
     StaleRead,
     RealtimeFutureRead,
     NonLinearizable,
+    // Shared logs (level `shared-log`): the order, the reads against their prefix, sessions.
+    DuplicateSeqnum,
+    OrderDisagreement,
+    PhantomRecord,
+    IncorrectLogRead,
+    LostRecord,
+    MissedOwnAppend,
+    NonMonotonicLogRead,
+    LostInheritance,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -93,6 +102,19 @@ impl Anomaly {
         Anomaly::NonLinearizable,
     ];
 
+    /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
+    /// key-value anomalies.
+    pub const LOG: [Anomaly; 8] = [
+        Anomaly::DuplicateSeqnum,
+        Anomaly::OrderDisagreement,
+        Anomaly::PhantomRecord,
+        Anomaly::IncorrectLogRead,
+        Anomaly::LostRecord,
+        Anomaly::MissedOwnAppend,
+        Anomaly::NonMonotonicLogRead,
+        Anomaly::LostInheritance,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Anomaly::ThinAirRead => "ThinAirRead",
@@ -122,11 +144,19 @@ impl Anomaly {
             Anomaly::StaleRead => "StaleRead",
             Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
             Anomaly::NonLinearizable => "NonLinearizable",
+            Anomaly::DuplicateSeqnum => "DuplicateSeqnum",
+            Anomaly::OrderDisagreement => "OrderDisagreement",
+            Anomaly::PhantomRecord => "PhantomRecord",
+            Anomaly::IncorrectLogRead => "IncorrectLogRead",
+            Anomaly::LostRecord => "LostRecord",
+            Anomaly::MissedOwnAppend => "MissedOwnAppend",
+            Anomaly::NonMonotonicLogRead => "NonMonotonicLogRead",
+            Anomaly::LostInheritance => "LostInheritance",
         }
     }
 
     pub fn parse(s: &str) -> Option<Anomaly> {
-        Anomaly::ALL.iter().copied().find(|a| a.name().eq_ignore_ascii_case(s))
+        Anomaly::ALL.iter().chain(&Anomaly::LOG).copied().find(|a| a.name().eq_ignore_ascii_case(s))
     }
 
     /// What the anomaly means, in one line.
@@ -167,6 +197,16 @@ impl Anomaly {
             Anomaly::NonLinearizable => {
                 "no order of a key's reads and writes respects real time and has every read return the latest write"
             }
+            Anomaly::DuplicateSeqnum => "two different records of a log were given the same seqnum",
+            Anomaly::OrderDisagreement => "one record is seen at two different seqnums, or one seqnum names two different records",
+            Anomaly::PhantomRecord => "a log read returns a record that no append wrote",
+            Anomaly::IncorrectLogRead => {
+                "a log read's answer is not the one the prefix that served it holds (readNext: the first matching seqnum at or after its bound, or EMPTY iff none)"
+            }
+            Anomaly::LostRecord => "a log read finds an ordered seqnum whose record no storage replica can return (ordered before it was durable)",
+            Anomaly::MissedOwnAppend => "a function's read misses a record the function itself appended earlier (read-your-appends)",
+            Anomaly::NonMonotonicLogRead => "a function's read misses a record in a prefix the function had already read (monotonic reads)",
+            Anomaly::LostInheritance => "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)",
         }
     }
 
@@ -203,6 +243,9 @@ impl Anomaly {
             A::StaleRead => (None, None, Some("G-single-realtime")),
             A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
             A::NonLinearizable => (None, None, None),
+            A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
+            A::PhantomRecord => (None, None, Some("garbage-read")),
+            A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

@@ -486,6 +486,9 @@ pub struct History {
     pub(crate) header_info: BTreeMap<String, String>,
     /// List-append histories: every element of each read's list (`None` for registers).
     pub(crate) lists: Option<Box<crate::lists::ListReads>>,
+    /// Shared-log calls (`append`, `read_next`, …), for the `shared-log` level; empty for
+    /// key-value histories.
+    pub(crate) log: Vec<crate::shared_log::LogCall>,
 }
 
 impl History {
@@ -651,6 +654,7 @@ pub struct HistoryBuilder {
     scratch: FxHashMap<u32, u32>,
     next_line: u64,
     lists: Option<Box<crate::lists::ListReads>>,
+    log: Vec<crate::shared_log::LogCall>,
 }
 
 impl Default for HistoryBuilder {
@@ -687,6 +691,7 @@ impl HistoryBuilder {
             scratch: map_with_capacity(0),
             next_line: 1,
             lists: None,
+            log: Vec::new(),
         }
     }
 
@@ -836,6 +841,10 @@ impl HistoryBuilder {
 
     /// Drop the operations pushed since [`HistoryBuilder::begin_txn`] (to read the line again).
     pub(crate) fn abandon_txn(&mut self) {
+        let t = self.txns.len() as u32;
+        while self.log.last().is_some_and(|c| c.txn == t) {
+            self.log.pop();
+        }
         let start = self.ops_start as u32;
         self.ops.truncate(self.ops_start);
         if self.op_nodes.last_key_value().is_some_and(|(o, _)| *o >= start) {
@@ -863,6 +872,20 @@ impl HistoryBuilder {
         }
         self.ops.push(Op::new(kind, key, val));
         Ok(())
+    }
+
+    /// Add a shared-log call to the current transaction.
+    pub(crate) fn push_log(&mut self, mut call: crate::shared_log::LogCall) {
+        call.txn = self.txns.len() as u32;
+        self.log.push(call);
+    }
+
+    /// The function index (`fn`) of the current transaction, for its log calls.
+    pub(crate) fn set_log_function(&mut self, function: Option<i64>) {
+        let t = self.txns.len() as u32;
+        for c in self.log.iter_mut().rev().take_while(|c| c.txn == t) {
+            c.function = function;
+        }
     }
 
     /// Close the current transaction.
@@ -1063,6 +1086,7 @@ impl HistoryBuilder {
             format,
             header_info,
             lists,
+            log,
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
@@ -1158,6 +1182,7 @@ impl HistoryBuilder {
             format,
             header_info,
             lists,
+            log,
         })
     }
 }

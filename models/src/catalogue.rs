@@ -155,6 +155,7 @@ catalogue! {
     crate::direct::Direct,
     crate::faastcc::Faastcc,
     crate::hydrocache::HydroCache,
+    crate::boki::Boki,
 }
 
 #[cfg(test)]

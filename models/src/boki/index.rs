@@ -1,0 +1,120 @@
+//! An index replica of one physical log (§4.4, digest §2.5): seqnums and tags, no data,
+//! grouped by `(book, tag)` (tag 0 groups every record of a book).
+//!
+//! The replica applies metalog entries in order, but an entry says only *how many* records it
+//! orders per shard; their books and tags come from the storage nodes. So it queues each
+//! entry's cut and indexes the records below it once their tags have all arrived. Its
+//! **version** is the metalog position of the last cut it indexed entirely: it includes every
+//! record that prefix of the metalog orders. Replicas do not synchronise with each other;
+//! reads compare the version with the caller's position instead.
+
+use super::ids::{Entry, Pos, seqnum};
+use super::msg::{Dir, IndexRecord};
+use causim_sim::history::Key;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Index {
+    pub(super) term: u64,
+    /// Cuts applied but not yet indexed: `(entry index, records ordered up to it)`.
+    cuts: VecDeque<(u64, u64)>,
+    /// Tags received for positions not yet indexed.
+    received: BTreeMap<u64, IndexRecord>,
+    /// Every position below this one has been received (or indexed).
+    received_through: u64,
+    /// Positions below this one are in the rows.
+    indexed_through: u64,
+    /// Entries fully indexed: the index's version within its term.
+    indexed_entries: u64,
+    rows: BTreeMap<(Key, u64), BTreeSet<u64>>,
+    /// The shard each indexed seqnum came from (which storage replicas hold it).
+    shard_of: BTreeMap<u64, u32>,
+}
+
+impl Index {
+    pub(super) fn new(term: u64) -> Index {
+        Index { term, ..Index::default() }
+    }
+
+    pub(super) fn version(&self) -> Pos {
+        Pos::new(self.term, self.indexed_entries)
+    }
+
+    pub(super) fn apply_entry(&mut self, entry: &Entry) {
+        self.cuts.push_back((entry.index, entry.total()));
+        self.advance();
+    }
+
+    pub(super) fn receive(&mut self, records: Vec<IndexRecord>) {
+        for r in records {
+            if r.position >= self.received_through {
+                self.received.entry(r.position).or_insert(r);
+            }
+        }
+        while self.received.contains_key(&self.received_through) {
+            self.received_through += 1;
+        }
+        self.advance();
+    }
+
+    /// Indexes every queued cut whose records have all arrived. Returns whether the version
+    /// moved.
+    fn advance(&mut self) -> bool {
+        let before = self.indexed_entries;
+        while let Some(&(index, total)) = self.cuts.front() {
+            if total > self.received_through {
+                break;
+            }
+            while self.indexed_through < total {
+                let r = self.received.remove(&self.indexed_through).expect("received below received_through");
+                let s = seqnum(self.term, 0, r.position);
+                self.rows.entry((r.book, 0)).or_default().insert(s);
+                for &t in &r.tags {
+                    self.rows.entry((r.book, t)).or_default().insert(s);
+                }
+                self.shard_of.insert(s, r.shard);
+                self.indexed_through += 1;
+            }
+            self.indexed_entries = index + 1;
+            self.cuts.pop_front();
+        }
+        self.indexed_entries != before
+    }
+
+    /// The seqnum a read finds in this version: the first of `(book, tag)` at or after
+    /// `bound` (`Next`), or the last at or before it (`Prev`).
+    pub(super) fn lookup(&self, book: Key, tag: u64, dir: Dir, bound: u64) -> Option<u64> {
+        let row = self.rows.get(&(book, tag))?;
+        match dir {
+            Dir::Next => row.range(bound..).next().copied(),
+            Dir::Prev => row.range(..=bound).next_back().copied(),
+        }
+    }
+
+    pub(super) fn shard_of(&self, seqnum: u64) -> u32 {
+        self.shard_of[&seqnum]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(position: u64, book: Key, tags: &[u64]) -> IndexRecord {
+        IndexRecord { position, shard: 0, book, tags: tags.to_vec() }
+    }
+
+    #[test]
+    fn an_entry_is_indexed_once_all_its_tags_arrived_and_reads_search_its_rows() {
+        let mut index = Index::new(0);
+        index.apply_entry(&Entry { index: 0, start: vec![0], end: vec![3] });
+        index.receive(vec![rec(0, 7, &[1]), rec(2, 7, &[2])]);
+        assert_eq!(index.version(), Pos::new(0, 0), "position 1 is missing");
+        index.receive(vec![rec(1, 8, &[1])]);
+        assert_eq!(index.version(), Pos::new(0, 1));
+        assert_eq!(index.lookup(7, 0, Dir::Next, 1), Some(2));
+        assert_eq!(index.lookup(7, 1, Dir::Next, 1), None);
+        assert_eq!(index.lookup(7, 1, Dir::Prev, u64::MAX), Some(0));
+        assert_eq!(index.lookup(9, 0, Dir::Prev, u64::MAX), None);
+    }
+}

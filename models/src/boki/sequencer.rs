@@ -1,0 +1,139 @@
+//! The sequencers of one physical log (§4.3, digest §2.4 steps 5–8): a primary that turns the
+//! storage nodes' progress vectors into metalog entries, and backups that hold copies.
+//!
+//! Every global cut interval the primary takes, per shard, the minimum progress over the
+//! shard's storage replicas — the records stored on *all* of them — and, if some shard moved,
+//! appends that cut as the next entry. It issues an entry only when the previous one is on a
+//! quorum (itself and ⌊n_meta/2⌋ backups), and propagates an entry to the subscribers only
+//! once it is on a quorum: at most one unreplicated entry is in flight, and nothing a
+//! subscriber applies can be lost by a seal that hears from a quorum.
+
+use super::ids::Entry;
+use super::msg::Msg;
+use super::Timer;
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::time::Time;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Sequencer {
+    pub(super) primary: bool,
+    pub(super) backups: Vec<NodeId>,
+    /// Engines and storage nodes, which apply the metalog.
+    pub(super) subscribers: Vec<NodeId>,
+    /// Storage replicas (node ids) of each shard.
+    pub(super) replicas: Vec<Vec<NodeId>>,
+    pub(super) global_cut_interval_ns: Time,
+    /// Mutant `order_before_durability`: cut at the *most* advanced replica.
+    pub(super) order_before_durability: bool,
+    pub(super) metalog: Vec<Entry>,
+    /// Entries known to be on a quorum (a prefix of `metalog`).
+    pub(super) replicated: u64,
+    /// Each backup's metalog length, as acknowledged.
+    pub(super) acks: BTreeMap<NodeId, u64>,
+    /// The last progress reported per `(shard, storage node)`.
+    pub(super) reported: BTreeMap<(u32, NodeId), u64>,
+}
+
+impl Sequencer {
+    pub(super) fn start(&mut self, out: &mut Outbox<Msg, Timer>) {
+        if self.primary {
+            out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns);
+        }
+    }
+
+    pub(super) fn on_progress(&mut self, from: NodeId, shards: Vec<(u32, u64)>) {
+        for (shard, p) in shards {
+            let r = self.reported.entry((shard, from)).or_insert(0);
+            *r = (*r).max(p);
+        }
+    }
+
+    /// The cut of the records stored on all replicas of their shard (on any one of them, under
+    /// the mutant).
+    fn durable_cut(&self, order_before_durability: bool) -> Vec<u64> {
+        self.replicas
+            .iter()
+            .enumerate()
+            .map(|(j, nodes)| {
+                let reports = nodes.iter().map(|n| self.reported.get(&(j as u32, *n)).copied().unwrap_or(0));
+                if order_before_durability { reports.max() } else { reports.min() }.unwrap_or(0)
+            })
+            .collect()
+    }
+
+    fn last_cut(&self) -> Vec<u64> {
+        self.metalog.last().map_or_else(|| vec![0; self.replicas.len()], |e| e.end.clone())
+    }
+
+    pub(super) fn on_global_cut(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns);
+        if self.replicated < self.metalog.len() as u64 {
+            return; // the previous entry is not on a quorum yet
+        }
+        let start = self.last_cut();
+        let end: Vec<u64> = self.durable_cut(self.order_before_durability).iter().zip(&start).map(|(c, s)| (*c).max(*s)).collect();
+        if end == start {
+            return;
+        }
+        let entry = Entry { index: self.metalog.len() as u64, start, end };
+        out.trace("AppendMetalog", || format!("{{\"index\":{},\"cut\":{:?}}}", entry.index, entry.end));
+        self.metalog.push(entry.clone());
+        for &b in &self.backups {
+            out.send(b, Msg::MetaReplicate { entry: entry.clone() });
+        }
+        self.advance_replicated(out);
+    }
+
+    /// A backup stores entries strictly in order and acknowledges its length.
+    pub(super) fn on_meta_replicate(&mut self, from: NodeId, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        if entry.index == self.metalog.len() as u64 {
+            self.metalog.push(entry);
+        }
+        out.send(from, Msg::MetaAck { entries: self.metalog.len() as u64 });
+    }
+
+    pub(super) fn on_meta_ack(&mut self, from: NodeId, entries: u64, out: &mut Outbox<Msg, Timer>) {
+        let a = self.acks.entry(from).or_insert(0);
+        *a = (*a).max(entries);
+        self.advance_replicated(out);
+    }
+
+    /// Entries held by the primary and ⌊n_meta/2⌋ backups are replicated: propagate them.
+    fn advance_replicated(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let need = (self.backups.len() + 1) / 2;
+        while self.replicated < self.metalog.len() as u64 {
+            let next = self.replicated + 1;
+            if self.acks.values().filter(|&&a| a >= next).count() < need {
+                break;
+            }
+            let entry = self.metalog[self.replicated as usize].clone();
+            self.replicated = next;
+            out.trace("PropagateMetalog", || format!("{{\"index\":{}}}", entry.index));
+            for &s in &self.subscribers {
+                out.send(s, Msg::Metalog { entry: entry.clone() });
+            }
+        }
+    }
+
+    /// The primary's invariants: at most one entry not yet on a quorum, and every cut covers
+    /// only records every replica of their shard has reported (durability before order).
+    pub(super) fn check(&self) -> Result<(), String> {
+        if !self.primary {
+            return Ok(());
+        }
+        if self.metalog.len() as u64 > self.replicated + 1 {
+            return Err(format!("the primary has {} metalog entries not on a quorum (at most one may be)", self.metalog.len() as u64 - self.replicated));
+        }
+        let durable = self.durable_cut(false);
+        if let Some(last) = self.metalog.last()
+            && let Some(j) = (0..durable.len()).find(|&j| last.end[j] > durable[j])
+        {
+            return Err(format!(
+                "metalog entry {} orders shard {j} up to local id {} but only {} are stored on all its replicas (order before durability)",
+                last.index, last.end[j], durable[j]
+            ));
+        }
+        Ok(())
+    }
+}

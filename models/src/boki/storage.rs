@@ -1,0 +1,121 @@
+//! A storage node (§4.3, digest §2.3–§2.4): it holds the records of the shards assigned to it,
+//! reports how far each shard has arrived contiguously (its progress vector) to the primary
+//! sequencer every local cut interval, and when a metalog entry orders records it gives them
+//! their seqnums, tells the index replicas their tags, and serves reads of them.
+//!
+//! Records are durable once received (JournalStore: flushed before they count in progress), so
+//! a restart keeps them; reads of a seqnum the node has not yet seen ordered wait for the entry.
+
+use super::ids::{Entry, seqnum};
+use super::msg::{Answer, IndexRecord, Msg};
+use super::Timer;
+use causim_sim::history::{Key, Value};
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::time::Time;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Storage {
+    pub(super) primary: NodeId,
+    pub(super) index_engines: Vec<NodeId>,
+    /// The shards this node stores.
+    pub(super) shards: BTreeSet<u32>,
+    pub(super) shard_count: usize,
+    pub(super) term: u64,
+    pub(super) local_cut_interval_ns: Time,
+    /// Received, not yet ordered: `(shard, local_id) → (book, tags, data)`.
+    pub(super) pending: BTreeMap<(u32, u64), (Key, Vec<u64>, Value)>,
+    /// Per stored shard, the contiguous received prefix (local ids below it are all here).
+    pub(super) progress: BTreeMap<u32, u64>,
+    pub(super) dirty: bool,
+    /// Metalog entries applied, the records they ordered (in total), and entries that came
+    /// early.
+    pub(super) applied: u64,
+    pub(super) ordered_total: u64,
+    pub(super) early: BTreeMap<u64, Entry>,
+    pub(super) last_cut: Option<Entry>,
+    /// Ordered records: `seqnum → (book, data)`.
+    pub(super) live: BTreeMap<u64, (Key, Value)>,
+    /// Reads of seqnums not yet ordered here.
+    pub(super) waiting_reads: Vec<(u64, Answer, NodeId)>,
+}
+
+impl Storage {
+    pub(super) fn start(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.set_timer(Timer::LocalCut, self.local_cut_interval_ns);
+    }
+
+    pub(super) fn on_replicate(&mut self, shard: u32, local_id: u64, book: Key, tags: Vec<u64>, data: Value) {
+        if !self.shards.contains(&shard) {
+            return;
+        }
+        self.pending.insert((shard, local_id), (book, tags, data));
+        let p = self.progress.entry(shard).or_insert(0);
+        // The records of a shard that arrived contiguously count; one still on its way holds
+        // back the ones behind it.
+        while self.pending.contains_key(&(shard, *p)) {
+            *p += 1;
+            self.dirty = true;
+        }
+    }
+
+    pub(super) fn on_local_cut(&mut self, out: &mut Outbox<Msg, Timer>) {
+        if self.dirty {
+            self.dirty = false;
+            let shards: Vec<(u32, u64)> = self.progress.iter().map(|(&s, &p)| (s, p)).collect();
+            out.trace("ReportProgress", || format!("{{\"progress\":{shards:?}}}"));
+            out.send(self.primary, Msg::Progress { shards });
+        }
+        out.set_timer(Timer::LocalCut, self.local_cut_interval_ns);
+    }
+
+    pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        if entry.index < self.applied {
+            return;
+        }
+        self.early.insert(entry.index, entry);
+        while let Some(entry) = self.early.remove(&self.applied) {
+            self.apply(entry, out);
+        }
+    }
+
+    fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        assert!(entry.follows(self.last_cut.as_ref(), self.shard_count), "storage: metalog entry {} does not extend the last cut", entry.index);
+        let mut index_data = Vec::new();
+        for (shard, local_id, position) in entry.delta() {
+            if !self.shards.contains(&shard) {
+                continue;
+            }
+            // Without durability before order (a mutant), an entry may cover a record this
+            // replica never received: it has nothing to store, and reads of it find it lost.
+            if let Some((book, tags, data)) = self.pending.remove(&(shard, local_id)) {
+                self.live.insert(seqnum(self.term, 0, position), (book, data));
+                index_data.push(IndexRecord { position, shard, book, tags });
+            }
+        }
+        self.applied = entry.index + 1;
+        self.ordered_total = entry.total();
+        self.last_cut = Some(entry);
+        if !index_data.is_empty() {
+            for &e in &self.index_engines {
+                out.send(e, Msg::IndexData { records: index_data.clone() });
+            }
+        }
+        let waiting = std::mem::take(&mut self.waiting_reads);
+        for (s, answer, origin) in waiting {
+            self.on_fetch(s, answer, origin, out);
+        }
+    }
+
+    pub(super) fn on_fetch(&mut self, s: u64, mut answer: Answer, origin: NodeId, out: &mut Outbox<Msg, Timer>) {
+        if super::ids::position(s) >= self.ordered_total {
+            self.waiting_reads.push((s, answer, origin));
+            return;
+        }
+        match self.live.get(&s) {
+            Some(&(_, data)) => answer.data = Some(data),
+            None => answer.lost = true,
+        }
+        out.send(origin, Msg::Answered(answer));
+    }
+}
