@@ -240,7 +240,7 @@ fn check_calls(entry: &causim_models::Entry, workload: &WorkloadConfig) -> Resul
         if log {
             format!("{} is a shared log: it runs log calls (append, read_next, read_prev, check_tail), not {what}", entry.name)
         } else {
-            format!("{} is not a shared log: log calls ({what}) need a protocol such as boki", entry.name)
+            format!("{} is not a shared log: log calls ({what}) need a shared-log protocol", entry.name)
         }
     };
     match workload {

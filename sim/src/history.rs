@@ -664,6 +664,38 @@ mod tests {
     }
 
     #[test]
+    fn a_log_call_renders_as_the_documented_line_and_hashes_apart_from_a_write() {
+        let names = Names::new(&["S0".into()], &["b".into()]);
+        let sink = Shared::default();
+        let mut w = HistoryWriter::new(Box::new(sink.clone()));
+        let session = SessionRef { workflow_name: Some("a"), workflow_id: 0, attempt: 1, function: 0, per_function: false };
+        let append = LogRecord { call: LogCall::Append, tags: vec![1], bound: 0, seqnum: Some(0), pos: Some((0, 1)) };
+        let read = LogRecord { call: LogCall::ReadPrev, tags: vec![0], bound: u64::MAX, seqnum: None, pos: Some((0, 0)) };
+        let record = |op: OpRecord| TxnRecord {
+            kind: TxnKind::Write,
+            node: Some(NodeId::fixed(0)),
+            invoke_ns: 0,
+            complete_ns: 5,
+            outcome: Outcome::Ok,
+            ops: [op].into(),
+            note: None,
+        };
+        w.write(0, session, &[], &record(OpRecord::log(0, Some(1), append)), &names).unwrap();
+        w.write(1, session, &[], &record(OpRecord::log(0, None, read)), &names).unwrap();
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}"), "{}", lines[0]);
+        assert!(lines[1].ends_with("\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":0,\"seqnum\":null,\"data\":null,\"pos\":[0,0]}]}"), "{}", lines[1]);
+        let hash = |op: OpRecord| {
+            let mut w = HistoryWriter::hashing_only();
+            w.write(0, session, &[], &record(op), &names).unwrap();
+            w.hash()
+        };
+        let append = LogRecord { call: LogCall::Append, tags: vec![1], bound: 0, seqnum: Some(0), pos: Some((0, 1)) };
+        assert_ne!(hash(OpRecord::log(0, Some(1), append)), hash(OpRecord::write(0, 1)));
+    }
+
+    #[test]
     fn session_names_encode_attempt_and_function() {
         let s = SessionRef { workflow_name: None, workflow_id: 17, attempt: 2, function: 3, per_function: true };
         assert_eq!(session_name(s), "w17#2/f3");

@@ -744,6 +744,38 @@ mod tests {
     }
 
     #[test]
+    fn scripts_and_generators_draw_log_calls() {
+        let sessions: Vec<ScriptSession> = serde_json::from_str(
+            r#"[{"session":"a","functions":[{"ops":[{"append":{"book":"b","tags":[1,2]}},{"read_next":{"book":"b","tag":2}},{"check_tail":{"book":"c"}}]}]}]"#,
+        )
+        .unwrap();
+        let script = compile_script(&sessions).unwrap();
+        assert_eq!(script.key_names, ["b", "c"]);
+        assert_eq!(
+            script.plans[0].ops[0],
+            [
+                OpSpec::Log(LogOp::Append { book: 0, tags: vec![1, 2], data: 0 }),
+                OpSpec::Log(LogOp::ReadNext { book: 0, tag: 2, min: 0 }),
+                OpSpec::Log(LogOp::ReadPrev { book: 1, tag: 0, max: u64::MAX }),
+            ]
+        );
+        let mut values = ValueAllocator::default();
+        assert_eq!(values.assign(&script.plans[0].ops[0][0]), Op::Log(LogOp::Append { book: 0, tags: vec![1, 2], data: 1 }));
+        let zero_tag: Vec<ScriptSession> =
+            serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[{"append":{"book":"b","tags":[0]}}]}]}]"#).unwrap();
+        assert_eq!(compile_script(&zero_tag).unwrap_err().path, "[0].functions[0].ops[0].append.tags[0]");
+
+        let mut c = micro_benchmark();
+        c.functions = vec![serde_json::from_str(r#"{"ops":50,"tags":3,"mix":{"append":0.5,"check_tail":0.5}}"#).unwrap()];
+        let g = Generator::new(c).unwrap();
+        let plan = g.plan(&mut RngStream::new(5, StreamId::Workload));
+        let appends = plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::Append { tags, .. }) if (1..=3).contains(&tags[0]))).count();
+        let tails = plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::ReadPrev { tag, max: u64::MAX, .. }) if *tag <= 3)).count();
+        assert_eq!(appends + tails, 50, "every drawn call is an append with a tag in 1..=3 or a tail read");
+        assert!(appends > 12 && tails > 12);
+    }
+
+    #[test]
     fn generator_errors_name_the_field() {
         let mut c = micro_benchmark();
         c.functions = vec![FunctionGen { reads: 1, ..serde_json::from_str("{}").unwrap() }; 2];

@@ -137,3 +137,66 @@ impl Sequencer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causim_sim::Effect;
+
+    const D0: NodeId = NodeId(10);
+    const D1: NodeId = NodeId(11);
+    const B1: NodeId = NodeId(21);
+    const B2: NodeId = NodeId(22);
+    const E0: NodeId = NodeId(0);
+
+    fn primary(order_before_durability: bool) -> Sequencer {
+        Sequencer {
+            primary: true,
+            backups: vec![B1, B2],
+            subscribers: vec![E0],
+            replicas: vec![vec![D0, D1]],
+            global_cut_interval_ns: 300_000,
+            order_before_durability,
+            metalog: Vec::new(),
+            replicated: 0,
+            acks: BTreeMap::new(),
+            reported: BTreeMap::new(),
+        }
+    }
+
+    fn sent(out: &Outbox<Msg, Timer>) -> Vec<(NodeId, Msg)> {
+        out.effects.iter().filter_map(|e| if let Effect::Send { to, msg } = e { Some((*to, msg.clone())) } else { None }).collect()
+    }
+
+    #[test]
+    fn the_primary_cuts_at_the_least_replica_and_waits_for_a_quorum_before_the_next_entry() {
+        let mut q = primary(false);
+        let mut out = Outbox::new(false);
+        q.on_progress(D0, vec![(0, 3)]);
+        q.on_progress(D1, vec![(0, 1)]);
+        q.on_global_cut(&mut out);
+        let entry = Entry { index: 0, start: vec![0], end: vec![1] };
+        assert_eq!(sent(&out), [(B1, Msg::MetaReplicate { entry: entry.clone() }), (B2, Msg::MetaReplicate { entry: entry.clone() })]);
+        out.clear();
+        q.on_progress(D1, vec![(0, 3)]);
+        q.on_global_cut(&mut out);
+        assert!(sent(&out).is_empty(), "entry 0 is not on a quorum yet: no second entry");
+        assert!(q.check().is_ok());
+        q.on_meta_ack(B2, 1, &mut out);
+        assert_eq!(sent(&out), [(E0, Msg::Metalog { entry })], "the primary and one backup are a quorum of three");
+        out.clear();
+        q.on_global_cut(&mut out);
+        assert_eq!(sent(&out).len(), 2, "now entry 1 (local ids 1 and 2)");
+        assert_eq!(q.metalog[1].end, [3]);
+    }
+
+    #[test]
+    fn ordering_ahead_of_a_replica_breaks_the_durability_invariant() {
+        let mut q = primary(true);
+        let mut out = Outbox::new(false);
+        q.on_progress(D0, vec![(0, 2)]);
+        q.on_global_cut(&mut out);
+        assert_eq!(q.metalog[0].end, [2]);
+        assert!(q.check().unwrap_err().contains("order before durability"));
+    }
+}
