@@ -203,10 +203,14 @@ impl Anomaly {
             Anomaly::IncorrectLogRead => {
                 "a log read's answer is not the one the prefix that served it holds (readNext: the first matching seqnum at or after its bound, or EMPTY iff none)"
             }
-            Anomaly::LostRecord => "a log read finds an ordered seqnum whose record no storage replica can return (ordered before it was durable)",
+            Anomaly::LostRecord => {
+                "a log read finds an ordered seqnum whose record no storage replica can return (ordered before it was durable)"
+            }
             Anomaly::MissedOwnAppend => "a function's read misses a record the function itself appended earlier (read-your-appends)",
             Anomaly::NonMonotonicLogRead => "a function's read misses a record in a prefix the function had already read (monotonic reads)",
-            Anomaly::LostInheritance => "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)",
+            Anomaly::LostInheritance => {
+                "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)"
+            }
         }
     }
 

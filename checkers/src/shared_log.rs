@@ -168,7 +168,17 @@ impl Checker<'_> {
                 for o in t.ops() {
                     let op = &h.ops[o];
                     if op.is_write() {
-                        let c = LogCall { txn: 0, call: Call::Append, book: op.key, tags: vec![], bound: 0, seqnum: None, data: op.val(), pos: None, function: None };
+                        let c = LogCall {
+                            txn: 0,
+                            call: Call::Append,
+                            book: op.key,
+                            tags: vec![],
+                            bound: 0,
+                            seqnum: None,
+                            data: op.val(),
+                            pos: None,
+                            function: None,
+                        };
                         unreported.insert(rec(&c));
                     }
                 }
@@ -492,7 +502,10 @@ impl Checker<'_> {
             edges,
             sentence: format!("a read served at {}:{} {what}.", p.0, p.1),
             steps: vec![format!("The index that served the read had applied the metalog up to {}:{}.", p.0, p.1)],
-            contradiction: format!("The read's answer must be the one the prefix at {}:{} holds, but it {what}: a contradiction!", p.0, p.1),
+            contradiction: format!(
+                "The read's answer must be the one the prefix at {}:{} holds, but it {what}: a contradiction!",
+                p.0, p.1
+            ),
         }
     }
 
@@ -510,7 +523,11 @@ impl Checker<'_> {
         };
         let mut steps = vec![format!("The record was ordered at {}:{}.", rp.0, rp.1)];
         if append != reached {
-            steps.push(format!("An earlier call reached position {}:{}, which includes it.", h.log[reached].pos.map_or(0, |p| p.0), h.log[reached].pos.map_or(0, |p| p.1)));
+            steps.push(format!(
+                "An earlier call reached position {}:{}, which includes it.",
+                h.log[reached].pos.map_or(0, |p| p.0),
+                h.log[reached].pos.map_or(0, |p| p.1)
+            ));
         }
         Found {
             anomaly,
@@ -518,7 +535,8 @@ impl Checker<'_> {
             edges: vec![(reached, r, EdgeKind::SessionOrder, "the reader's position includes the record".into())],
             sentence: format!("a read missed a record although {who}."),
             steps,
-            contradiction: "A read is served only by an index at or past the caller's position, whose prefix holds the record: a contradiction!".into(),
+            contradiction:
+                "A read is served only by an index at or past the caller's position, whose prefix holds the record: a contradiction!".into(),
         }
     }
 
@@ -535,7 +553,8 @@ impl Checker<'_> {
             .iter()
             .map(|&t| {
                 let txn = &h.txns[t as usize];
-                let summary = f.calls.iter().filter(|&&i| h.log[i].txn == t).map(|&i| self.call_text(i)).collect::<Vec<_>>().join(", then ");
+                let summary =
+                    f.calls.iter().filter(|&&i| h.log[i].txn == t).map(|&i| self.call_text(i)).collect::<Vec<_>>().join(", then ");
                 TxnRef {
                     label: label(t),
                     id: txn.id,
@@ -635,7 +654,11 @@ impl Rows {
         if monotone {
             // Positions grow with seqnums: the prefix is a leading part of the row.
             let held = &row[..row.partition_point(|x| x.1 <= p)];
-            let found = if next { held[held.partition_point(|x| x.0 < c.bound)..].first() } else { held[..held.partition_point(|x| x.0 <= c.bound)].last() };
+            let found = if next {
+                held[held.partition_point(|x| x.0 < c.bound)..].first()
+            } else {
+                held[..held.partition_point(|x| x.0 <= c.bound)].last()
+            };
             return found.map(|x| (x.0, x.2));
         }
         let held = row.iter().filter(|x| x.1 <= p).filter(|x| matches(x));

@@ -28,7 +28,9 @@ fn append(id: u32, session: &str, data: u32, tags: &str, seqnum: u32, pos: u32) 
 fn read(id: u32, session: &str, f: &str, tag: u32, result: Option<(u32, u32)>, pos: Option<u32>) -> String {
     let (s, d) = result.map_or(("null".to_string(), "null".to_string()), |(s, d)| (s.to_string(), d.to_string()));
     let pos = pos.map(|p| format!(",\"pos\":[0,{p}]")).unwrap_or_default();
-    format!("{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"{f}\",\"book\":\"b\",\"tag\":{tag},\"seqnum\":{s},\"data\":{d}{pos}}}]}}\n")
+    format!(
+        "{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"{f}\",\"book\":\"b\",\"tag\":{tag},\"seqnum\":{s},\"data\":{d}{pos}}}]}}\n"
+    )
 }
 
 #[test]
@@ -62,7 +64,11 @@ fn the_order_anomalies_are_named() {
     assert_eq!(anomalies(&inverted), ["OrderDisagreement"]);
     let phantom = [append(0, "a", 1, "1", 0, 1), read(1, "c", "check_tail", 0, Some((0, 7)), Some(1))].concat();
     assert_eq!(anomalies(&phantom), ["PhantomRecord"]);
-    let lost = [append(0, "a", 1, "1", 0, 1), "{\"id\":1,\"session\":\"c\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"seqnum\":0,\"data\":null,\"pos\":[0,1]}]}\n".into()].concat();
+    let lost = [
+        append(0, "a", 1, "1", 0, 1),
+        "{\"id\":1,\"session\":\"c\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"seqnum\":0,\"data\":null,\"pos\":[0,1]}]}\n".into(),
+    ]
+    .concat();
     assert_eq!(anomalies(&lost), ["LostRecord"]);
 }
 
@@ -70,9 +76,11 @@ fn the_order_anomalies_are_named() {
 fn reads_are_judged_against_the_prefix_that_served_them() {
     let empty = [append(0, "a", 1, "1", 0, 1), read(1, "c", "read_next", 1, None, Some(1))].concat();
     assert_eq!(anomalies(&empty), ["IncorrectLogRead"]);
-    let skipped = [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "read_next", 1, Some((1, 2)), Some(2))].concat();
+    let skipped =
+        [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "read_next", 1, Some((1, 2)), Some(2))].concat();
     assert_eq!(anomalies(&skipped), ["IncorrectLogRead"]);
-    let outside = [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "check_tail", 1, Some((1, 2)), Some(1))].concat();
+    let outside =
+        [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "check_tail", 1, Some((1, 2)), Some(1))].concat();
     assert_eq!(anomalies(&outside), ["IncorrectLogRead"]);
     let untagged = [append(0, "a", 1, "1", 0, 1), read(1, "c", "read_next", 3, Some((0, 1)), Some(1))].concat();
     assert_eq!(anomalies(&untagged), ["IncorrectLogRead"]);
@@ -84,8 +92,9 @@ fn the_session_guarantees_are_named_after_who_reached_the_record() {
     let own = [append(0, "a", 1, "1", 0, 1), read(1, "a", "read_next", 1, None, Some(0))].concat();
     assert_eq!(anomalies(&own), ["MissedOwnAppend"]);
     // Monotonic reads: the function saw the record at position 1, then an index at 0.
-    let mono = [append(0, "w", 1, "1", 0, 1), read(1, "r", "check_tail", 1, Some((0, 1)), Some(1)), read(2, "r", "check_tail", 1, None, Some(0))]
-        .concat();
+    let mono =
+        [append(0, "w", 1, "1", 0, 1), read(1, "r", "check_tail", 1, Some((0, 1)), Some(1)), read(2, "r", "check_tail", 1, None, Some(0))]
+            .concat();
     assert_eq!(anomalies(&mono), ["NonMonotonicLogRead"]);
     // Inheritance within a chain session: fn 1 misses what fn 0 appended.
     let chain = "{\"id\":0,\"session\":\"p\",\"fn\":0,\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[7],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}\n\
@@ -126,7 +135,7 @@ fn bad_log_calls_are_input_errors_naming_the_field() {
         ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[-1],\"data\":1}", "ops[0].tags: expected an array of non-negative integers"),
         ("{\"f\":\"read_next\",\"book\":\"b\",\"pos\":[0]}", "ops[0].pos: expected [term, position]"),
         ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[1]}", "an append's `data` must not be null"),
-        ("{\"f\":\"scan\",\"book\":\"b\"}", "ops[0].f: expected \"r\", \"w\", or a log call"),
+        ("{\"f\":\"scan\",\"book\":\"b\"}", "(or a log call: append, read_next, read_prev, check_tail)"),
     ] {
         let text = format!("{HEADER}{{\"id\":0,\"session\":\"a\",\"ops\":[{op}]}}\n");
         let err = read_history(text.as_bytes(), None).unwrap_err();

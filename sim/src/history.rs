@@ -684,8 +684,16 @@ mod tests {
         w.write(1, session, &[], &record(OpRecord::log(0, None, read)), &names).unwrap();
         let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[0].ends_with("\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}"), "{}", lines[0]);
-        assert!(lines[1].ends_with("\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":0,\"seqnum\":null,\"data\":null,\"pos\":[0,0]}]}"), "{}", lines[1]);
+        assert!(
+            lines[0].ends_with("\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].ends_with("\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":0,\"seqnum\":null,\"data\":null,\"pos\":[0,0]}]}"),
+            "{}",
+            lines[1]
+        );
         let hash = |op: OpRecord| {
             let mut w = HistoryWriter::hashing_only();
             w.write(0, session, &[], &record(op), &names).unwrap();

@@ -18,9 +18,16 @@ use std::collections::BTreeMap;
 /// An operation a function performs, with its written value assigned.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
-    Read { key: Key },
-    Write { key: Key, value: Value },
-    ReadTxn { keys: Vec<Key> },
+    Read {
+        key: Key,
+    },
+    Write {
+        key: Key,
+        value: Value,
+    },
+    ReadTxn {
+        keys: Vec<Key>,
+    },
     /// A shared-log (LogBook) call; only log protocols (level `shared-log`) accept them.
     Log(LogOp),
 }
@@ -30,12 +37,24 @@ pub enum Op {
 /// written value, unique per book.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LogOp {
-    Append { book: Key, tags: Vec<u64>, data: Value },
+    Append {
+        book: Key,
+        tags: Vec<u64>,
+        data: Value,
+    },
     /// The first record of `book` with `tag` (0: any) and a seqnum ≥ `min`.
-    ReadNext { book: Key, tag: u64, min: u64 },
+    ReadNext {
+        book: Key,
+        tag: u64,
+        min: u64,
+    },
     /// The last record of `book` with `tag` (0: any) and a seqnum ≤ `max`; `logCheckTail` is
     /// `max = u64::MAX`.
-    ReadPrev { book: Key, tag: u64, max: u64 },
+    ReadPrev {
+        book: Key,
+        tag: u64,
+        max: u64,
+    },
 }
 
 impl LogOp {
@@ -77,7 +96,9 @@ impl ValueAllocator {
             OpSpec::Read(key) => Op::Read { key: *key },
             OpSpec::Write(key) => Op::Write { key: *key, value: self.next(*key) },
             OpSpec::ReadTxn(keys) => Op::ReadTxn { keys: keys.clone() },
-            OpSpec::Log(LogOp::Append { book, tags, .. }) => Op::Log(LogOp::Append { book: *book, tags: tags.clone(), data: self.next(*book) }),
+            OpSpec::Log(LogOp::Append { book, tags, .. }) => {
+                Op::Log(LogOp::Append { book: *book, tags: tags.clone(), data: self.next(*book) })
+            }
             OpSpec::Log(op) => Op::Log(op.clone()),
         }
     }
@@ -427,7 +448,10 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, Fiel
                     }
                     ScriptOp::Append(a) => {
                         if let Some(i) = a.tags.iter().position(|&t| t == 0) {
-                            return Err(FieldError::new(format!("{opath}.append.tags[{i}]"), "tag 0 means every record of the book; an append's tags are non-zero"));
+                            return Err(FieldError::new(
+                                format!("{opath}.append.tags[{i}]"),
+                                "tag 0 means every record of the book; an append's tags are non-zero",
+                            ));
                         }
                         OpSpec::Log(LogOp::Append { book: intern(&a.book), tags: a.tags.clone(), data: 0 })
                     }
@@ -769,8 +793,10 @@ mod tests {
         c.functions = vec![serde_json::from_str(r#"{"ops":50,"tags":3,"mix":{"append":0.5,"check_tail":0.5}}"#).unwrap()];
         let g = Generator::new(c).unwrap();
         let plan = g.plan(&mut RngStream::new(5, StreamId::Workload));
-        let appends = plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::Append { tags, .. }) if (1..=3).contains(&tags[0]))).count();
-        let tails = plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::ReadPrev { tag, max: u64::MAX, .. }) if *tag <= 3)).count();
+        let appends =
+            plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::Append { tags, .. }) if (1..=3).contains(&tags[0]))).count();
+        let tails =
+            plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::ReadPrev { tag, max: u64::MAX, .. }) if *tag <= 3)).count();
         assert_eq!(appends + tails, 50, "every drawn call is an append with a tag in 1..=3 or a tail read");
         assert!(appends > 12 && tails > 12);
     }

@@ -679,7 +679,10 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
                 continue;
             }
             Some(other) => {
-                return Some(format!("ops[{i}].{F_EXPECTED}, found {}", describe(other)));
+                return Some(format!(
+                    "ops[{i}].f: expected \"r\" or \"w\", found {} (or a log call: append, read_next, read_prev, check_tail)",
+                    describe(other)
+                ));
             }
         };
         match o.get("key") {

@@ -4,9 +4,9 @@
 //! index that answered a read). The position travels to the function's children in the
 //! workflow context, so a child never reads a prefix older than its parent saw.
 
+use super::Timer;
 use super::ids::Pos;
 use super::msg::{Dir, Msg};
-use super::Timer;
 use causim_sim::history::{LogCall, LogRecord, OpRecord, Outcome, TxnKind, TxnRecord};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -36,8 +36,12 @@ impl Client {
         self.invoked_at = now;
         let msg = match op {
             Op::Log(LogOp::Append { book, tags, data }) => Msg::Append { book: *book, tags: tags.clone(), data: *data },
-            Op::Log(LogOp::ReadNext { book, tag, min }) => Msg::Read { book: *book, tag: *tag, dir: Dir::Next, bound: *min, pos: self.ctx.pos },
-            Op::Log(LogOp::ReadPrev { book, tag, max }) => Msg::Read { book: *book, tag: *tag, dir: Dir::Prev, bound: *max, pos: self.ctx.pos },
+            Op::Log(LogOp::ReadNext { book, tag, min }) => {
+                Msg::Read { book: *book, tag: *tag, dir: Dir::Next, bound: *min, pos: self.ctx.pos }
+            }
+            Op::Log(LogOp::ReadPrev { book, tag, max }) => {
+                Msg::Read { book: *book, tag: *tag, dir: Dir::Prev, bound: *max, pos: self.ctx.pos }
+            }
             other => unreachable!("a shared log runs log calls only (the scenario loader checks): {other:?}"),
         };
         out.send(self.engine, msg);
@@ -47,7 +51,13 @@ impl Client {
         let (op, served_by) = match (&self.ops[self.next], msg) {
             (Op::Log(LogOp::Append { book, tags, data }), Msg::AppendDone { seqnum, pos }) => {
                 self.ctx.pos = self.ctx.pos.max(pos);
-                let log = LogRecord { call: LogCall::Append, tags: tags.clone(), bound: 0, seqnum: Some(seqnum), pos: Some((pos.term, pos.entries)) };
+                let log = LogRecord {
+                    call: LogCall::Append,
+                    tags: tags.clone(),
+                    bound: 0,
+                    seqnum: Some(seqnum),
+                    pos: Some((pos.term, pos.entries)),
+                };
                 (OpRecord::log(*book, Some(*data), log), self.engine)
             }
             (Op::Log(read), Msg::ReadDone(a)) => {

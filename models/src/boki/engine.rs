@@ -10,10 +10,10 @@
 //!   caller's position (Fig. 5), then the record comes from the index node's cache or from a
 //!   storage replica of its shard (round robin), and lands in this node's cache.
 
+use super::Timer;
 use super::ids::{Entry, Pos, seqnum};
 use super::index::Index;
 use super::msg::{Answer, Dir, IndexRecord, Msg, Query};
-use super::Timer;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +70,11 @@ impl Engine {
     }
 
     fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        assert!(entry.follows(self.last_cut.as_ref(), self.shard_count), "engine: metalog entry {} does not extend the last cut", entry.index);
+        assert!(
+            entry.follows(self.last_cut.as_ref(), self.shard_count),
+            "engine: metalog entry {} does not extend the last cut",
+            entry.index
+        );
         let pos = entry.pos_after(self.term);
         for (shard, local_id, position) in entry.delta() {
             if shard != self.shard {

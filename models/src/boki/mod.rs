@@ -151,9 +151,14 @@ impl Model for Boki {
             return field("n_meta", format!("must be between 1 and 16, got {}", params.n_meta));
         }
         if params.index_engines > topology.servers {
-            return field("index_engines", format!("must be at most the function nodes (topology.servers = {}), got {}", topology.servers, params.index_engines));
+            return field(
+                "index_engines",
+                format!("must be at most the function nodes (topology.servers = {}), got {}", topology.servers, params.index_engines),
+            );
         }
-        for (name, v) in [("local_cut_interval_ns", params.local_cut_interval_ns), ("global_cut_interval_ns", params.global_cut_interval_ns)] {
+        for (name, v) in
+            [("local_cut_interval_ns", params.local_cut_interval_ns), ("global_cut_interval_ns", params.global_cut_interval_ns)]
+        {
             if v == 0 {
                 return field(name, "a cut interval must be positive".into());
             }
@@ -216,7 +221,9 @@ impl Node for BokiNode {
             (BokiNode::Engine(e), Msg::IndexData { records }) => e.on_index_data(records, out),
             (BokiNode::Engine(e), Msg::IndexQuery(q)) => e.on_query(q, out),
             (BokiNode::Engine(e), Msg::Answered(a)) => e.on_answered(a, out),
-            (BokiNode::Storage(s), Msg::Replicate { shard, local_id, book, tags, data }) => s.on_replicate(shard, local_id, book, tags, data),
+            (BokiNode::Storage(s), Msg::Replicate { shard, local_id, book, tags, data }) => {
+                s.on_replicate(shard, local_id, book, tags, data)
+            }
             (BokiNode::Storage(s), Msg::Metalog { entry }) => s.on_metalog(entry, out),
             (BokiNode::Storage(s), Msg::Fetch { seqnum, answer, origin }) => s.on_fetch(seqnum, answer, origin, out),
             (BokiNode::Sequencer(q), Msg::Progress { shards }) => q.on_progress(from, shards),
@@ -312,7 +319,12 @@ impl Protocol for Boki {
                 round_robin: i as u64,
                 answered_behind: 0,
             };
-            nodes.push(FixedNode { name: format!("S{i}"), machine: format!("S{i}"), hosts_workers: true, node: BokiNode::Engine(Box::new(engine)) });
+            nodes.push(FixedNode {
+                name: format!("S{i}"),
+                machine: format!("S{i}"),
+                hosts_workers: true,
+                node: BokiNode::Engine(Box::new(engine)),
+            });
         }
         for j in 0..self.params.storage_nodes {
             let id = self.storage_id(j);
@@ -334,9 +346,15 @@ impl Protocol for Boki {
                 live: BTreeMap::new(),
                 waiting_reads: Vec::new(),
             };
-            nodes.push(FixedNode { name: format!("D{j}"), machine: format!("D{j}"), hosts_workers: false, node: BokiNode::Storage(Box::new(storage)) });
+            nodes.push(FixedNode {
+                name: format!("D{j}"),
+                machine: format!("D{j}"),
+                hosts_workers: false,
+                node: BokiNode::Storage(Box::new(storage)),
+            });
         }
-        let subscribers: Vec<NodeId> = (0..self.function_nodes).map(|i| self.engine_id(i)).chain((0..self.params.storage_nodes).map(|j| self.storage_id(j))).collect();
+        let subscribers: Vec<NodeId> =
+            (0..self.function_nodes).map(|i| self.engine_id(i)).chain((0..self.params.storage_nodes).map(|j| self.storage_id(j))).collect();
         for k in 0..self.params.n_meta {
             let sequencer = Sequencer {
                 primary: k == 0,
@@ -350,7 +368,12 @@ impl Protocol for Boki {
                 acks: BTreeMap::new(),
                 reported: BTreeMap::new(),
             };
-            nodes.push(FixedNode { name: format!("Q{k}"), machine: format!("Q{k}"), hosts_workers: false, node: BokiNode::Sequencer(Box::new(sequencer)) });
+            nodes.push(FixedNode {
+                name: format!("Q{k}"),
+                machine: format!("Q{k}"),
+                hosts_workers: false,
+                node: BokiNode::Sequencer(Box::new(sequencer)),
+            });
         }
         nodes
     }

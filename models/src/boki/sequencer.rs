@@ -8,9 +8,9 @@
 //! once it is on a quorum: at most one unreplicated entry is in flight, and nothing a
 //! subscriber applies can be lost by a seal that hears from a quorum.
 
+use super::Timer;
 use super::ids::Entry;
 use super::msg::Msg;
-use super::Timer;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::collections::BTreeMap;
@@ -123,7 +123,10 @@ impl Sequencer {
             return Ok(());
         }
         if self.metalog.len() as u64 > self.replicated + 1 {
-            return Err(format!("the primary has {} metalog entries not on a quorum (at most one may be)", self.metalog.len() as u64 - self.replicated));
+            return Err(format!(
+                "the primary has {} metalog entries not on a quorum (at most one may be)",
+                self.metalog.len() as u64 - self.replicated
+            ));
         }
         let durable = self.durable_cut(false);
         if let Some(last) = self.metalog.last()

@@ -6,9 +6,9 @@
 //! Records are durable once received (JournalStore: flushed before they count in progress), so
 //! a restart keeps them; reads of a seqnum the node has not yet seen ordered wait for the entry.
 
+use super::Timer;
 use super::ids::{Entry, seqnum};
 use super::msg::{Answer, IndexRecord, Msg};
-use super::Timer;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -80,7 +80,11 @@ impl Storage {
     }
 
     fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        assert!(entry.follows(self.last_cut.as_ref(), self.shard_count), "storage: metalog entry {} does not extend the last cut", entry.index);
+        assert!(
+            entry.follows(self.last_cut.as_ref(), self.shard_count),
+            "storage: metalog entry {} does not extend the last cut",
+            entry.index
+        );
         let mut index_data = Vec::new();
         for (shard, local_id, position) in entry.delta() {
             if !self.shards.contains(&shard) {
