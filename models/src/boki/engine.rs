@@ -206,8 +206,8 @@ impl Engine {
     pub(super) fn check(&self) -> Result<(), String> {
         if self.answered_behind > 0 {
             return Err(format!(
-                "index replica {:?} answered {} read(s) at a version behind the caller's metalog position",
-                self.id, self.answered_behind
+                "its index replica answered {} read(s) at a version behind the caller's metalog position",
+                self.answered_behind
             ));
         }
         if self.cache.len() != self.cache_order.len() || self.cache.len() > self.cache_records {

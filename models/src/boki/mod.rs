@@ -206,8 +206,8 @@ impl Node for BokiNode {
 
     fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         match self {
-            BokiNode::Storage(s) => s.start(out),
-            BokiNode::Sequencer(q) => q.start(out),
+            BokiNode::Storage(s) => s.start(now, out),
+            BokiNode::Sequencer(q) => q.start(now, out),
             BokiNode::Client(c) => c.issue_next(now, out),
             BokiNode::Engine(_) => {}
         }
@@ -222,22 +222,22 @@ impl Node for BokiNode {
             (BokiNode::Engine(e), Msg::IndexQuery(q)) => e.on_query(q, out),
             (BokiNode::Engine(e), Msg::Answered(a)) => e.on_answered(a, out),
             (BokiNode::Storage(s), Msg::Replicate { shard, local_id, book, tags, data }) => {
-                s.on_replicate(shard, local_id, book, tags, data)
+                s.on_replicate(now, shard, local_id, book, tags, data, out)
             }
             (BokiNode::Storage(s), Msg::Metalog { entry }) => s.on_metalog(entry, out),
             (BokiNode::Storage(s), Msg::Fetch { seqnum, answer, origin }) => s.on_fetch(seqnum, answer, origin, out),
-            (BokiNode::Sequencer(q), Msg::Progress { shards }) => q.on_progress(from, shards),
+            (BokiNode::Sequencer(q), Msg::Progress { shards }) => q.on_progress(now, from, shards, out),
             (BokiNode::Sequencer(q), Msg::MetaReplicate { entry }) => q.on_meta_replicate(from, entry, out),
-            (BokiNode::Sequencer(q), Msg::MetaAck { entries }) => q.on_meta_ack(from, entries, out),
+            (BokiNode::Sequencer(q), Msg::MetaAck { entries }) => q.on_meta_ack(now, from, entries, out),
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }
     }
 
-    fn on_timer(&mut self, _now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
+    fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
         match (self, timer) {
             (BokiNode::Storage(s), Timer::LocalCut) => s.on_local_cut(out),
-            (BokiNode::Sequencer(q), Timer::GlobalCut) => q.on_global_cut(out),
+            (BokiNode::Sequencer(q), Timer::GlobalCut) => q.on_global_cut(now, out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
         }
     }
@@ -339,6 +339,7 @@ impl Protocol for Boki {
                 pending: BTreeMap::new(),
                 progress: BTreeMap::new(),
                 dirty: false,
+                timer_set: false,
                 applied: 0,
                 ordered_total: 0,
                 early: BTreeMap::new(),
@@ -367,6 +368,7 @@ impl Protocol for Boki {
                 replicated: 0,
                 acks: BTreeMap::new(),
                 reported: BTreeMap::new(),
+                timer_set: false,
             };
             nodes.push(FixedNode {
                 name: format!("Q{k}"),

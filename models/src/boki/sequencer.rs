@@ -33,20 +33,33 @@ pub struct Sequencer {
     pub(super) acks: BTreeMap<NodeId, u64>,
     /// The last progress reported per `(shard, storage node)`.
     pub(super) reported: BTreeMap<(u32, NodeId), u64>,
+    /// The cut timer is set (only while a cut could order something new).
+    pub(super) timer_set: bool,
 }
 
 impl Sequencer {
-    pub(super) fn start(&mut self, out: &mut Outbox<Msg, Timer>) {
-        if self.primary {
-            out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns);
+    /// (Re)starts: timers set before a crash are gone.
+    pub(super) fn start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.timer_set = false;
+        self.arm(now, out);
+    }
+
+    /// Cuts happen on the global cut interval's grid, as with a periodic timer, but the timer
+    /// is set only when the next cut would order something.
+    fn arm(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        let news = self.durable_cut(self.order_before_durability).iter().zip(self.last_cut()).any(|(d, l)| *d > l);
+        if self.primary && !self.timer_set && news && self.replicated == self.metalog.len() as u64 {
+            self.timer_set = true;
+            out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns - now % self.global_cut_interval_ns);
         }
     }
 
-    pub(super) fn on_progress(&mut self, from: NodeId, shards: Vec<(u32, u64)>) {
+    pub(super) fn on_progress(&mut self, now: Time, from: NodeId, shards: Vec<(u32, u64)>, out: &mut Outbox<Msg, Timer>) {
         for (shard, p) in shards {
             let r = self.reported.entry((shard, from)).or_insert(0);
             *r = (*r).max(p);
         }
+        self.arm(now, out);
     }
 
     /// The cut of the records stored on all replicas of their shard (on any one of them, under
@@ -66,10 +79,10 @@ impl Sequencer {
         self.metalog.last().map_or_else(|| vec![0; self.replicas.len()], |e| e.end.clone())
     }
 
-    pub(super) fn on_global_cut(&mut self, out: &mut Outbox<Msg, Timer>) {
-        out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns);
+    pub(super) fn on_global_cut(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.timer_set = false;
         if self.replicated < self.metalog.len() as u64 {
-            return; // the previous entry is not on a quorum yet
+            return; // the previous entry is not on a quorum yet: its acknowledgement re-arms
         }
         let start = self.last_cut();
         let end: Vec<u64> = self.durable_cut(self.order_before_durability).iter().zip(&start).map(|(c, s)| (*c).max(*s)).collect();
@@ -83,6 +96,7 @@ impl Sequencer {
             out.send(b, Msg::MetaReplicate { entry: entry.clone() });
         }
         self.advance_replicated(out);
+        self.arm(now, out);
     }
 
     /// A backup stores entries strictly in order and acknowledges its length.
@@ -93,10 +107,11 @@ impl Sequencer {
         out.send(from, Msg::MetaAck { entries: self.metalog.len() as u64 });
     }
 
-    pub(super) fn on_meta_ack(&mut self, from: NodeId, entries: u64, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_meta_ack(&mut self, now: Time, from: NodeId, entries: u64, out: &mut Outbox<Msg, Timer>) {
         let a = self.acks.entry(from).or_insert(0);
         *a = (*a).max(entries);
         self.advance_replicated(out);
+        self.arm(now, out);
     }
 
     /// Entries held by the primary and ⌊n_meta/2⌋ backups are replicated: propagate them.
@@ -164,6 +179,7 @@ mod tests {
             replicated: 0,
             acks: BTreeMap::new(),
             reported: BTreeMap::new(),
+            timer_set: false,
         }
     }
 
@@ -175,20 +191,23 @@ mod tests {
     fn the_primary_cuts_at_the_least_replica_and_waits_for_a_quorum_before_the_next_entry() {
         let mut q = primary(false);
         let mut out = Outbox::new(false);
-        q.on_progress(D0, vec![(0, 3)]);
-        q.on_progress(D1, vec![(0, 1)]);
-        q.on_global_cut(&mut out);
+        q.on_progress(0, D0, vec![(0, 3)], &mut out);
+        q.on_progress(0, D1, vec![(0, 1)], &mut out);
+        assert_eq!(out.effects, [Effect::SetTimer { timer: Timer::GlobalCut, after_ns: 300_000 }], "armed once, on the grid");
+        out.clear();
+        q.on_global_cut(300_000, &mut out);
         let entry = Entry { index: 0, start: vec![0], end: vec![1] };
         assert_eq!(sent(&out), [(B1, Msg::MetaReplicate { entry: entry.clone() }), (B2, Msg::MetaReplicate { entry: entry.clone() })]);
         out.clear();
-        q.on_progress(D1, vec![(0, 3)]);
-        q.on_global_cut(&mut out);
-        assert!(sent(&out).is_empty(), "entry 0 is not on a quorum yet: no second entry");
+        q.on_progress(400_000, D1, vec![(0, 3)], &mut out);
+        q.on_global_cut(600_000, &mut out);
+        assert!(out.effects.is_empty(), "entry 0 is not on a quorum yet: no second entry, and no timer");
         assert!(q.check().is_ok());
-        q.on_meta_ack(B2, 1, &mut out);
+        q.on_meta_ack(700_000, B2, 1, &mut out);
         assert_eq!(sent(&out), [(E0, Msg::Metalog { entry })], "the primary and one backup are a quorum of three");
+        assert!(out.effects.contains(&Effect::SetTimer { timer: Timer::GlobalCut, after_ns: 200_000 }));
         out.clear();
-        q.on_global_cut(&mut out);
+        q.on_global_cut(900_000, &mut out);
         assert_eq!(sent(&out).len(), 2, "now entry 1 (local ids 1 and 2)");
         assert_eq!(q.metalog[1].end, [3]);
     }
@@ -197,8 +216,8 @@ mod tests {
     fn ordering_ahead_of_a_replica_breaks_the_durability_invariant() {
         let mut q = primary(true);
         let mut out = Outbox::new(false);
-        q.on_progress(D0, vec![(0, 2)]);
-        q.on_global_cut(&mut out);
+        q.on_progress(0, D0, vec![(0, 2)], &mut out);
+        q.on_global_cut(300_000, &mut out);
         assert_eq!(q.metalog[0].end, [2]);
         assert!(q.check().unwrap_err().contains("order before durability"));
     }

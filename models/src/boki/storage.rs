@@ -28,6 +28,9 @@ pub struct Storage {
     /// Per stored shard, the contiguous received prefix (local ids below it are all here).
     pub(super) progress: BTreeMap<u32, u64>,
     pub(super) dirty: bool,
+    /// The progress report timer is set (only while there is progress to report, so an idle
+    /// log schedules nothing).
+    pub(super) timer_set: bool,
     /// Metalog entries applied, the records they ordered (in total), and entries that came
     /// early.
     pub(super) applied: u64,
@@ -41,11 +44,31 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub(super) fn start(&mut self, out: &mut Outbox<Msg, Timer>) {
-        out.set_timer(Timer::LocalCut, self.local_cut_interval_ns);
+    /// (Re)starts: timers set before a crash are gone.
+    pub(super) fn start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.timer_set = false;
+        self.arm(now, out);
     }
 
-    pub(super) fn on_replicate(&mut self, shard: u32, local_id: u64, book: Key, tags: Vec<u64>, data: Value) {
+    /// Reports happen on the local cut interval's grid (every multiple of it), as a periodic
+    /// timer would, but the timer is set only when something is to be reported.
+    fn arm(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        if self.dirty && !self.timer_set {
+            self.timer_set = true;
+            out.set_timer(Timer::LocalCut, self.local_cut_interval_ns - now % self.local_cut_interval_ns);
+        }
+    }
+
+    pub(super) fn on_replicate(
+        &mut self,
+        now: Time,
+        shard: u32,
+        local_id: u64,
+        book: Key,
+        tags: Vec<u64>,
+        data: Value,
+        out: &mut Outbox<Msg, Timer>,
+    ) {
         if !self.shards.contains(&shard) {
             return;
         }
@@ -57,16 +80,17 @@ impl Storage {
             *p += 1;
             self.dirty = true;
         }
+        self.arm(now, out);
     }
 
     pub(super) fn on_local_cut(&mut self, out: &mut Outbox<Msg, Timer>) {
+        self.timer_set = false;
         if self.dirty {
             self.dirty = false;
             let shards: Vec<(u32, u64)> = self.progress.iter().map(|(&s, &p)| (s, p)).collect();
             out.trace("ReportProgress", || format!("{{\"progress\":{shards:?}}}"));
             out.send(self.primary, Msg::Progress { shards });
         }
-        out.set_timer(Timer::LocalCut, self.local_cut_interval_ns);
     }
 
     pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
