@@ -65,6 +65,10 @@ pub(crate) struct LogCall {
 }
 
 type Pos = (u64, u64);
+/// The highest position reached, and the call that reached it.
+type Reached = Option<(Pos, usize)>;
+/// A positioned record in a row: `(seqnum, position, append call)`.
+type Placed = (u64, Pos, usize);
 /// A record: its book and its data (comparable form).
 type Rec = (u32, (u8, i64));
 
@@ -239,7 +243,7 @@ impl Checker<'_> {
             record_at.entry(s).or_insert((r, i));
         }
         // A record ordered by a later metalog entry must not get a smaller seqnum.
-        let mut placed: Vec<(u64, Pos, usize)> = h
+        let mut placed: Vec<Placed> = h
             .log
             .iter()
             .enumerate()
@@ -314,9 +318,9 @@ impl Checker<'_> {
         let function = |t: usize| calls_of[t].first().and_then(|&i| h.log[i].function);
         // Per transaction, the highest position before it: (all, same function), each with
         // the call that reached it.
-        let mut past: Vec<(Option<(Pos, usize)>, Option<(Pos, usize)>)> = vec![(None, None); h.txns.len()];
+        let mut past: Vec<(Reached, Reached)> = vec![(None, None); h.txns.len()];
         let mut last_of_session: Vec<u32> = vec![NONE; h.sessions.len()];
-        let max = |a: Option<(Pos, usize)>, b: Option<(Pos, usize)>| match (a, b) {
+        let max = |a: Reached, b: Reached| match (a, b) {
             (Some(x), Some(y)) => Some(if y.0 > x.0 { y } else { x }),
             (x, None) => x,
             (None, y) => y,
@@ -354,11 +358,11 @@ impl Checker<'_> {
         }
     }
 
-    fn reached_in(&self, calls: &[usize]) -> Option<(Pos, usize)> {
+    fn reached_in(&self, calls: &[usize]) -> Reached {
         calls.iter().filter(|&&i| self.ok(i)).filter_map(|&i| Some((self.h.log[i].pos?, i))).max_by_key(|x| x.0)
     }
 
-    fn judge_session_read(&mut self, i: usize, all: Option<(Pos, usize)>, same: Option<(Pos, usize)>, order: &Order, rows: &Rows) {
+    fn judge_session_read(&mut self, i: usize, all: Reached, same: Reached, order: &Order, rows: &Rows) {
         let h = self.h;
         let c = &h.log[i];
         let Some((q, _)) = all else { return };
@@ -620,12 +624,12 @@ impl Checker<'_> {
 /// The positioned records of each `(book, tag)` (tag 0: all of the book), sorted by seqnum:
 /// `(seqnum, position, append call)`.
 struct Rows {
-    rows: BTreeMap<(u32, u64), Vec<(u64, Pos, usize)>>,
+    rows: BTreeMap<(u32, u64), Vec<Placed>>,
 }
 
 impl Rows {
     fn build(h: &History, order: &Order) -> Rows {
-        let mut rows: BTreeMap<(u32, u64), Vec<(u64, Pos, usize)>> = BTreeMap::new();
+        let mut rows: BTreeMap<(u32, u64), Vec<Placed>> = BTreeMap::new();
         for (&r, &a) in &order.append_of {
             let c = &h.log[a];
             let (Some(p), Some(&(s, _))) = (c.pos, order.seqnum_of.get(&r)) else { continue };
@@ -650,7 +654,7 @@ impl Rows {
     fn answer(&self, _h: &History, c: &LogCall, p: Pos, monotone: bool) -> Option<(u64, usize)> {
         let row = self.rows.get(&(c.book, c.tags[0]))?;
         let next = c.call == Call::ReadNext;
-        let matches = |&(s, _, _): &(u64, Pos, usize)| if next { s >= c.bound } else { s <= c.bound };
+        let matches = |&(s, _, _): &Placed| if next { s >= c.bound } else { s <= c.bound };
         if monotone {
             // Positions grow with seqnums: the prefix is a leading part of the row.
             let held = &row[..row.partition_point(|x| x.1 <= p)];

@@ -11,9 +11,9 @@
 //!   storage replica of its shard (round robin), and lands in this node's cache.
 
 use super::Timer;
-use super::ids::{Entry, Pos, seqnum};
+use super::ids::{Entry, seqnum};
 use super::index::Index;
-use super::msg::{Answer, Dir, IndexRecord, Msg, Query};
+use super::msg::{Answer, IndexRecord, Msg, NewRecord, Query};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::{BTreeMap, BTreeSet};
@@ -55,7 +55,7 @@ impl Engine {
         self.pending_appends.insert(local_id, (client, data));
         out.trace("Append", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
         for &s in &self.replicas[self.shard as usize] {
-            out.send(s, Msg::Replicate { shard: self.shard, local_id, book, tags: tags.clone(), data });
+            out.send(s, Msg::Replicate(NewRecord { shard: self.shard, local_id, book, tags: tags.clone(), data }));
         }
     }
 
@@ -102,8 +102,7 @@ impl Engine {
     }
 
     /// A function's read: to the local index, or to a remote one.
-    pub(super) fn on_read(&mut self, client: NodeId, book: Key, tag: u64, dir: Dir, bound: u64, pos: Pos, out: &mut Outbox<Msg, Timer>) {
-        let query = Query { client, origin: self.id, book, tag, dir, bound, pos };
+    pub(super) fn on_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
         if self.index.is_some() {
             self.on_query(query, out);
         } else {

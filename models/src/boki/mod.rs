@@ -216,14 +216,15 @@ impl Node for BokiNode {
     fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
             (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
-            (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => e.on_read(from, book, tag, dir, bound, pos, out),
+            (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
+                let query = msg::Query { client: from, origin: e.id, book, tag, dir, bound, pos };
+                e.on_read(query, out)
+            }
             (BokiNode::Engine(e), Msg::Metalog { entry }) => e.on_metalog(entry, out),
             (BokiNode::Engine(e), Msg::IndexData { records }) => e.on_index_data(records, out),
             (BokiNode::Engine(e), Msg::IndexQuery(q)) => e.on_query(q, out),
             (BokiNode::Engine(e), Msg::Answered(a)) => e.on_answered(a, out),
-            (BokiNode::Storage(s), Msg::Replicate { shard, local_id, book, tags, data }) => {
-                s.on_replicate(now, shard, local_id, book, tags, data, out)
-            }
+            (BokiNode::Storage(s), Msg::Replicate(record)) => s.on_replicate(now, record, out),
             (BokiNode::Storage(s), Msg::Metalog { entry }) => s.on_metalog(entry, out),
             (BokiNode::Storage(s), Msg::Fetch { seqnum, answer, origin }) => s.on_fetch(seqnum, answer, origin, out),
             (BokiNode::Sequencer(q), Msg::Progress { shards }) => q.on_progress(now, from, shards, out),

@@ -46,6 +46,16 @@ pub struct Answer {
     pub index: NodeId,
 }
 
+/// A new record on its way to its shard's storage replicas.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NewRecord {
+    pub shard: u32,
+    pub local_id: u64,
+    pub book: Key,
+    pub tags: Vec<u64>,
+    pub data: Value,
+}
+
 /// What an index needs of an ordered record (storage nodes send it; no data).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct IndexRecord {
@@ -64,7 +74,7 @@ pub enum Msg {
     AppendDone { seqnum: u64, pos: Pos },
     ReadDone(Answer),
     // ① Engine → its shard's storage replicas.
-    Replicate { shard: u32, local_id: u64, book: Key, tags: Vec<u64>, data: Value },
+    Replicate(NewRecord),
     // ② Storage → primary sequencer: the contiguous received prefix of each shard it stores.
     Progress { shards: Vec<(u32, u64)> },
     // ③ Primary → backups, and their acknowledgement (their metalog length).
@@ -89,7 +99,7 @@ impl Message for Msg {
             Msg::Read { .. } => "Read",
             Msg::AppendDone { .. } => "AppendDone",
             Msg::ReadDone(_) => "ReadDone",
-            Msg::Replicate { .. } => "Replicate",
+            Msg::Replicate(_) => "Replicate",
             Msg::Progress { .. } => "Progress",
             Msg::MetaReplicate { .. } => "MetaReplicate",
             Msg::MetaAck { .. } => "MetaAck",
@@ -106,7 +116,7 @@ impl Message for Msg {
         // record size).
         const RECORD: u64 = 1024;
         1 + match self {
-            Msg::Append { tags, .. } | Msg::Replicate { tags, .. } => 24 + 8 * tags.len() as u64 + RECORD,
+            Msg::Append { tags, .. } | Msg::Replicate(NewRecord { tags, .. }) => 24 + 8 * tags.len() as u64 + RECORD,
             Msg::Read { .. } | Msg::IndexQuery(_) => 56,
             Msg::AppendDone { .. } | Msg::MetaAck { .. } => 24,
             Msg::ReadDone(a) | Msg::Answered(a) | Msg::Fetch { answer: a, .. } => 48 + if a.data.is_some() { RECORD } else { 0 },

@@ -116,7 +116,8 @@ impl Sequencer {
 
     /// Entries held by the primary and ⌊n_meta/2⌋ backups are replicated: propagate them.
     fn advance_replicated(&mut self, out: &mut Outbox<Msg, Timer>) {
-        let need = (self.backups.len() + 1) / 2;
+        let n_meta = self.backups.len() + 1;
+        let need = n_meta / 2;
         while self.replicated < self.metalog.len() as u64 {
             let next = self.replicated + 1;
             if self.acks.values().filter(|&&a| a >= next).count() < need {

@@ -8,7 +8,7 @@
 
 use super::Timer;
 use super::ids::{Entry, seqnum};
-use super::msg::{Answer, IndexRecord, Msg};
+use super::msg::{Answer, IndexRecord, Msg, NewRecord};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -59,16 +59,8 @@ impl Storage {
         }
     }
 
-    pub(super) fn on_replicate(
-        &mut self,
-        now: Time,
-        shard: u32,
-        local_id: u64,
-        book: Key,
-        tags: Vec<u64>,
-        data: Value,
-        out: &mut Outbox<Msg, Timer>,
-    ) {
+    pub(super) fn on_replicate(&mut self, now: Time, record: NewRecord, out: &mut Outbox<Msg, Timer>) {
+        let NewRecord { shard, local_id, book, tags, data } = record;
         if !self.shards.contains(&shard) {
             return;
         }
