@@ -48,7 +48,14 @@ impl Client {
     }
 
     pub(super) fn on_message(&mut self, now: Time, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        let mut outcome = Outcome::Ok;
         let (op, served_by) = match (&self.ops[self.next], msg) {
+            (Op::Log(LogOp::Append { book, tags, data }), Msg::AppendFailed { .. }) => {
+                // Discarded by a seal: definitely never ordered (the position does not move).
+                outcome = Outcome::Aborted;
+                let log = LogRecord { call: LogCall::Append, tags: tags.clone(), bound: 0, seqnum: None, pos: None };
+                (OpRecord::log(*book, Some(*data), log), self.engine)
+            }
             (Op::Log(LogOp::Append { book, tags, data }), Msg::AppendDone { seqnum, pos }) => {
                 self.ctx.pos = self.ctx.pos.max(pos);
                 let log = LogRecord {
@@ -79,9 +86,13 @@ impl Client {
             node: Some(served_by),
             invoke_ns: self.invoked_at,
             complete_ns: now,
-            outcome: Outcome::Ok,
+            outcome,
             ops: [op].into(),
-            note: lost.then_some("no storage replica had the record the index named (it was ordered before it was stored)"),
+            note: if outcome == Outcome::Aborted {
+                Some("discarded: the seal of its term left it out of the final metalog")
+            } else {
+                lost.then_some("no live storage replica had the record the index named")
+            },
         });
         self.next += 1;
         self.issue_next(now, out);

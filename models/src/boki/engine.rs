@@ -9,11 +9,15 @@
 //!   another node (round robin). The index answers only once its version reaches the
 //!   caller's position (Fig. 5), then the record comes from the index node's cache or from a
 //!   storage replica of its shard (round robin), and lands in this node's cache.
+//! - **New term** (§4.5): apply the old term's final entries it missed, fail the appends they
+//!   do not cover (the storage nodes discard those records), and number new records from 0
+//!   under the new term's configuration; records of older terms are read from their term's
+//!   replicas, avoiding those the controller found failed.
 
 use super::Timer;
-use super::ids::{Entry, seqnum};
+use super::ids::{Entry, seqnum, term_of};
 use super::index::Index;
-use super::msg::{Answer, IndexRecord, Msg, NewRecord, Query};
+use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord, Query};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,8 +28,13 @@ pub struct Engine {
     pub(super) shard: u32,
     pub(super) shard_count: usize,
     pub(super) term: u64,
+    /// Seqnums carry the term (false only under the mutant `new_term_reuses_seqnums`).
+    pub(super) term_bits: bool,
     /// Storage replicas of every shard (node ids), for appends and record reads.
     pub(super) replicas: Vec<Vec<NodeId>>,
+    /// The replicas of earlier terms, and the nodes the last reconfiguration found failed.
+    pub(super) past_replicas: BTreeMap<u64, Vec<Vec<NodeId>>>,
+    pub(super) failed: BTreeSet<NodeId>,
     pub(super) index_engines: Vec<NodeId>,
     pub(super) index: Option<Index>,
     /// Mutant `read_behind_position`: an index answers without waiting for the caller's position.
@@ -44,8 +53,16 @@ pub struct Engine {
     pub(super) cache_records: usize,
     pub(super) uses: u64,
     pub(super) round_robin: u64,
+    /// Reads of this node's functions not answered yet, by number.
+    pub(super) next_read: u64,
+    pub(super) reads: BTreeMap<u64, Query>,
     /// Reads this node's index answered below the caller's position (never, unless mutated).
     pub(super) answered_behind: u64,
+    /// Messages of a later term, held until this node reaches it.
+    pub(super) held: Vec<(NodeId, Msg)>,
+    /// A seal that ended a term below the entries this node had applied: `(term, applied,
+    /// final length)` (never, unless mutated).
+    pub(super) seal_lost: Option<(u64, u64, u64)>,
 }
 
 impl Engine {
@@ -55,7 +72,7 @@ impl Engine {
         self.pending_appends.insert(local_id, (client, data));
         out.trace("Append", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
         for &s in &self.replicas[self.shard as usize] {
-            out.send(s, Msg::Replicate(NewRecord { shard: self.shard, local_id, book, tags: tags.clone(), data }));
+            out.send(s, Msg::Replicate(NewRecord { term: self.term, shard: self.shard, local_id, book, tags: tags.clone(), data }));
         }
     }
 
@@ -75,13 +92,13 @@ impl Engine {
             "engine: metalog entry {} does not extend the last cut",
             entry.index
         );
-        let pos = entry.pos_after(self.term);
+        let pos = entry.pos_after();
         for (shard, local_id, position) in entry.delta() {
             if shard != self.shard {
                 continue;
             }
             if let Some((client, data)) = self.pending_appends.remove(&local_id) {
-                let s = seqnum(self.term, 0, position);
+                let s = seqnum(if self.term_bits { self.term } else { 0 }, 0, position);
                 self.cache_put(s, data);
                 out.send(client, Msg::AppendDone { seqnum: s, pos });
             }
@@ -94,15 +111,63 @@ impl Engine {
         self.release(out);
     }
 
-    pub(super) fn on_index_data(&mut self, records: Vec<IndexRecord>, out: &mut Outbox<Msg, Timer>) {
+    /// The next term (see the module essay).
+    pub(super) fn on_new_term(&mut self, config: &Config, out: &mut Outbox<Msg, Timer>) {
+        if config.term <= self.term {
+            return;
+        }
+        if config.term == self.term + 1 {
+            if self.applied > config.sealed.len() as u64 {
+                self.seal_lost = Some((self.term, self.applied, config.sealed.len() as u64));
+            }
+            for entry in config.sealed.iter().skip(self.applied as usize) {
+                self.on_metalog(entry.clone(), out);
+            }
+        }
+        for (local_id, (client, _)) in std::mem::take(&mut self.pending_appends) {
+            out.trace("DiscardAppend", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
+            out.send(client, Msg::AppendFailed { term: self.term });
+        }
+        let old = std::mem::replace(&mut self.replicas, config.replicas.clone());
+        self.past_replicas.insert(self.term, old);
+        self.failed = config.failed.iter().copied().collect();
+        (self.term, self.applied, self.next_local_id, self.last_cut) = (config.term, 0, 0, None);
+        self.early.clear();
         if let Some(index) = &mut self.index {
-            index.receive(records);
+            index.begin_term(config.term);
+        }
+        self.release(out);
+        // A failed storage node may have taken record reads with it: send every unanswered
+        // read again (the first answer wins).
+        let unanswered: Vec<Query> = self.reads.values().cloned().collect();
+        for q in unanswered {
+            self.send_read(q, out);
+        }
+    }
+
+    /// The replicas that hold seqnum `s`'s record: its term's replicas of its shard, without
+    /// the failed ones.
+    fn holders(&self, s: u64, shard: usize) -> Vec<NodeId> {
+        let plan = if term_of(s) == self.term { &self.replicas } else { self.past_replicas.get(&term_of(s)).unwrap_or(&self.replicas) };
+        plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect()
+    }
+
+    pub(super) fn on_index_data(&mut self, term: u64, records: Vec<IndexRecord>, out: &mut Outbox<Msg, Timer>) {
+        if let Some(index) = &mut self.index {
+            index.receive(term, records);
             self.release(out);
         }
     }
 
     /// A function's read: to the local index, or to a remote one.
-    pub(super) fn on_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_read(&mut self, mut query: Query, out: &mut Outbox<Msg, Timer>) {
+        query.id = self.next_read;
+        self.next_read += 1;
+        self.reads.insert(query.id, query.clone());
+        self.send_read(query, out);
+    }
+
+    fn send_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
         if self.index.is_some() {
             self.on_query(query, out);
         } else {
@@ -144,7 +209,7 @@ impl Engine {
         if version < q.pos {
             self.answered_behind += 1;
         }
-        let mut answer = Answer { client: q.client, seqnum: found, data: None, lost: false, pos: version, index: self.id };
+        let mut answer = Answer { id: q.id, client: q.client, seqnum: found, data: None, lost: false, pos: version, index: self.id };
         out.trace("ServeRead", || format!("{{\"version\":{},\"seqnum\":{found:?}}}", version.entries));
         let Some(s) = found else {
             return self.reply(q.origin, answer, out);
@@ -155,7 +220,11 @@ impl Engine {
             return self.reply(q.origin, answer, out);
         }
         out.count("cache_miss");
-        let replicas = &self.replicas[shard.expect("found in the index")];
+        let replicas = self.holders(s, shard.expect("found in the index"));
+        if replicas.is_empty() {
+            answer.lost = true;
+            return self.reply(q.origin, answer, out);
+        }
         let target = replicas[(self.round_robin % replicas.len() as u64) as usize];
         self.round_robin += 1;
         out.send(target, Msg::Fetch { seqnum: s, answer, origin: q.origin });
@@ -171,6 +240,9 @@ impl Engine {
 
     /// The answer reaches the caller's engine: cache the record, hand it to the function.
     pub(super) fn on_answered(&mut self, answer: Answer, out: &mut Outbox<Msg, Timer>) {
+        if self.reads.remove(&answer.id).is_none() {
+            return; // answered already: this is the answer to a re-sent copy, or the reverse
+        }
         if let (Some(s), Some(d)) = (answer.seqnum, answer.data) {
             self.cache_put(s, d);
         }
@@ -203,6 +275,7 @@ impl Engine {
     }
 
     pub(super) fn check(&self) -> Result<(), String> {
+        seal_safety(self.seal_lost)?;
         if self.answered_behind > 0 {
             return Err(format!(
                 "its index replica answered {} read(s) at a version behind the caller's metalog position",
@@ -213,5 +286,15 @@ impl Engine {
             return Err("the record cache's LRU order does not match its contents".into());
         }
         Ok(())
+    }
+}
+
+/// Seal safety at a subscriber: the final metalog of a term holds every entry it applied.
+pub(super) fn seal_safety(lost: Option<(u64, u64, u64)>) -> Result<(), String> {
+    match lost {
+        Some((term, applied, last)) => Err(format!(
+            "the seal of term {term} kept {last} metalog entries, but this node had applied {applied} (an applied entry was lost)"
+        )),
+        None => Ok(()),
     }
 }

@@ -47,6 +47,8 @@ pub fn term_of(seqnum: u64) -> u64 {
 /// as Boki does to check replay) and its own cut (`end`), one local id bound per shard.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Entry {
+    /// The term whose metalog holds it.
+    pub term: u64,
     /// Its index in the metalog (0-based).
     pub index: u64,
     pub start: Vec<u64>,
@@ -65,8 +67,8 @@ impl Entry {
     }
 
     /// The metalog position reached once this entry is applied.
-    pub fn pos_after(&self, term: u64) -> Pos {
-        Pos::new(term, self.index + 1)
+    pub fn pos_after(&self) -> Pos {
+        Pos::new(self.term, self.index + 1)
     }
 
     /// The delta set in order: `(shard, local_id, position)`, by shard, then local id.
@@ -84,7 +86,7 @@ impl Entry {
     /// it starts where `previous` ended and no shard's cut moves back.
     pub fn follows(&self, previous: Option<&Entry>, shards: usize) -> bool {
         let start_ok = match previous {
-            Some(p) => p.index + 1 == self.index && p.end == self.start,
+            Some(p) => p.term == self.term && p.index + 1 == self.index && p.end == self.start,
             None => self.index == 0 && self.start.iter().all(|&s| s == 0),
         };
         start_ok && self.start.len() == shards && self.end.len() == shards && self.start.iter().zip(&self.end).all(|(s, e)| s <= e)
@@ -99,13 +101,13 @@ mod tests {
     fn fig3_delta_sets_are_ordered_by_shard_then_local_id() {
         // Three shards; v1 = (2, 1, 0), v2 = (3, 1, 2): the second entry orders shard 0's local
         // id 2 and shard 2's local ids 0 and 1, in that order, from position 3.
-        let v1 = Entry { index: 0, start: vec![0, 0, 0], end: vec![2, 1, 0] };
-        let v2 = Entry { index: 1, start: vec![2, 1, 0], end: vec![3, 1, 2] };
+        let v1 = Entry { term: 0, index: 0, start: vec![0, 0, 0], end: vec![2, 1, 0] };
+        let v2 = Entry { term: 0, index: 1, start: vec![2, 1, 0], end: vec![3, 1, 2] };
         assert_eq!(v1.delta().collect::<Vec<_>>(), [(0, 0, 0), (0, 1, 1), (1, 0, 2)]);
         assert_eq!(v2.delta().collect::<Vec<_>>(), [(0, 2, 3), (2, 0, 4), (2, 1, 5)]);
         assert!(v1.follows(None, 3) && v2.follows(Some(&v1), 3));
         assert!(!v1.follows(Some(&v2), 3));
-        assert_eq!(v2.pos_after(0), Pos::new(0, 2));
+        assert_eq!(v2.pos_after(), Pos::new(0, 2));
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! **version** is the metalog position of the last cut it indexed entirely: it includes every
 //! record that prefix of the metalog orders. Replicas do not synchronise with each other;
 //! reads compare the version with the caller's position instead.
+//!
+//! At a new term the replica first finishes the old term's final cuts, then starts the new
+//! term at version `(term, 0)`; tags of the new term that arrive before are kept until then.
 
 use super::ids::{Entry, Pos, seqnum};
 use super::msg::{Dir, IndexRecord};
@@ -16,10 +19,14 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Index {
     pub(super) term: u64,
-    /// Cuts applied but not yet indexed: `(entry index, records ordered up to it)`.
-    cuts: VecDeque<(u64, u64)>,
+    /// Seqnums carry the term (false only under the mutant `new_term_reuses_seqnums`).
+    term_bits: bool,
+    /// Cuts applied but not yet indexed, and term changes, in metalog order.
+    cuts: VecDeque<Cut>,
     /// Tags received for positions not yet indexed.
     received: BTreeMap<u64, IndexRecord>,
+    /// Tags of later terms, kept until the replica reaches their term.
+    later: BTreeMap<u64, Vec<IndexRecord>>,
     /// Every position below this one has been received (or indexed).
     received_through: u64,
     /// Positions below this one are in the rows.
@@ -31,9 +38,17 @@ pub struct Index {
     shard_of: BTreeMap<u64, u32>,
 }
 
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Cut {
+    /// An entry's index and the records ordered up to it.
+    Entry(u64, u64),
+    /// The next term begins.
+    Term(u64),
+}
+
 impl Index {
-    pub(super) fn new(term: u64) -> Index {
-        Index { term, ..Index::default() }
+    pub(super) fn new(term: u64, term_bits: bool) -> Index {
+        Index { term, term_bits, ..Index::default() }
     }
 
     pub(super) fn version(&self) -> Pos {
@@ -41,11 +56,30 @@ impl Index {
     }
 
     pub(super) fn apply_entry(&mut self, entry: &Entry) {
-        self.cuts.push_back((entry.index, entry.total()));
+        self.cuts.push_back(Cut::Entry(entry.index, entry.total()));
         self.advance();
     }
 
-    pub(super) fn receive(&mut self, records: Vec<IndexRecord>) {
+    /// The metalog of the current term is final: after its queued cuts comes `term`.
+    pub(super) fn begin_term(&mut self, term: u64) {
+        self.cuts.push_back(Cut::Term(term));
+        self.advance();
+    }
+
+    /// The tags of records ordered in `term` (older terms' are already indexed: dropped).
+    pub(super) fn receive(&mut self, term: u64, records: Vec<IndexRecord>) {
+        if term > self.term {
+            self.later.entry(term).or_default().extend(records);
+            return;
+        }
+        if term < self.term {
+            return;
+        }
+        self.take(records);
+        self.advance();
+    }
+
+    fn take(&mut self, records: Vec<IndexRecord>) {
         for r in records {
             if r.position >= self.received_through {
                 self.received.entry(r.position).or_insert(r);
@@ -54,20 +88,31 @@ impl Index {
         while self.received.contains_key(&self.received_through) {
             self.received_through += 1;
         }
-        self.advance();
     }
 
-    /// Indexes every queued cut whose records have all arrived. Returns whether the version
-    /// moved.
-    fn advance(&mut self) -> bool {
-        let before = self.indexed_entries;
-        while let Some(&(index, total)) = self.cuts.front() {
+    /// Indexes every queued cut whose records have all arrived, and enters the next term once
+    /// the current one's cuts are all indexed.
+    fn advance(&mut self) {
+        while let Some(cut) = self.cuts.front() {
+            let (index, total) = match *cut {
+                Cut::Entry(index, total) => (index, total),
+                Cut::Term(term) => {
+                    self.cuts.pop_front();
+                    self.term = term;
+                    (self.received_through, self.indexed_through, self.indexed_entries) = (0, 0, 0);
+                    self.received.clear();
+                    let records = self.later.remove(&term).unwrap_or_default();
+                    self.later.retain(|&t, _| t > term);
+                    self.take(records);
+                    continue;
+                }
+            };
             if total > self.received_through {
                 break;
             }
             while self.indexed_through < total {
                 let r = self.received.remove(&self.indexed_through).expect("received below received_through");
-                let s = seqnum(self.term, 0, r.position);
+                let s = seqnum(if self.term_bits { self.term } else { 0 }, 0, r.position);
                 self.rows.entry((r.book, 0)).or_default().insert(s);
                 for &t in &r.tags {
                     self.rows.entry((r.book, t)).or_default().insert(s);
@@ -78,7 +123,6 @@ impl Index {
             self.indexed_entries = index + 1;
             self.cuts.pop_front();
         }
-        self.indexed_entries != before
     }
 
     /// The seqnum a read finds in this version: the first of `(book, tag)` at or after
@@ -106,11 +150,11 @@ mod tests {
 
     #[test]
     fn an_entry_is_indexed_once_all_its_tags_arrived_and_reads_search_its_rows() {
-        let mut index = Index::new(0);
-        index.apply_entry(&Entry { index: 0, start: vec![0], end: vec![3] });
-        index.receive(vec![rec(0, 7, &[1]), rec(2, 7, &[2])]);
+        let mut index = Index::new(0, true);
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![3] });
+        index.receive(0, vec![rec(0, 7, &[1]), rec(2, 7, &[2])]);
         assert_eq!(index.version(), Pos::new(0, 0), "position 1 is missing");
-        index.receive(vec![rec(1, 8, &[1])]);
+        index.receive(0, vec![rec(1, 8, &[1])]);
         assert_eq!(index.version(), Pos::new(0, 1));
         assert_eq!(index.lookup(7, 0, Dir::Next, 1), Some(2));
         assert_eq!(index.lookup(7, 1, Dir::Next, 1), None);

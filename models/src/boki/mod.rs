@@ -23,13 +23,22 @@
 //!    delays only the functions ahead of it (no slowdown cascade).
 //! 4. **The library** (`client.rs`): a function's position advances with every call and is
 //!    inherited by its children.
+//! 5. **Reconfiguration** (`controller.rs`, when `session_timeout_ns` is set): the controller
+//!    seals the term when the primary sequencer or a storage node fails, and installs the next
+//!    term; appends its final metalog does not cover fail, and the new term's seqnums and
+//!    positions are above every old one. Nodes hold messages of a term they have not reached
+//!    and drop those of a term they have left.
 //!
 //! # Choices where the paper is silent, and what is left out
 //!
-//! - One physical log (the evaluation's default) and one term: no reconfiguration yet (seal,
-//!   new term, discarded appends: digest §2.10), so a crashed primary sequencer stalls ordering
-//!   and a restarted node resumes with the state it had. Trim and auxiliary data are not
-//!   modelled yet.
+//! - One physical log (the evaluation's default). Without a controller (`session_timeout_ns`
+//!   0, the default, so a stalled run schedules nothing) a crashed primary sequencer or storage
+//!   node stalls ordering for good. A restarted sequencer has lost its metalog (it lives in
+//!   memory); a restarted storage node keeps its records (they are on disk). Function-node
+//!   failures, scaling, and trim and auxiliary data are not modelled yet.
+//! - Failure detection is a session per sequencer and storage node: heartbeats every third of
+//!   the timeout (ZooKeeper's, in Boki); the seal quorum is ⌈n/2⌉ of the term's n sequencers,
+//!   as [C]'s `(n+1)/2`. Discarded appends fail (`DISCARDED` in [C]); nobody retries them.
 //! - Shards are function nodes; shard `j` lives on storage nodes `D(j mod S) … D(j+n_data−1 mod S)`.
 //!   The first `index_engines` engines hold the index (default: all); an engine without one
 //!   asks the others round robin, and record reads pick a shard's replicas round robin ([C]).
@@ -44,6 +53,7 @@
 //! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
 
 mod client;
+mod controller;
 mod engine;
 mod ids;
 mod index;
@@ -64,10 +74,11 @@ use causim_sim::node::{Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
 use client::Client;
+use controller::{Controller, Phase};
 use engine::Engine;
 use index::Index;
 use proptest::prelude::*;
-use sequencer::Sequencer;
+use sequencer::{Sequencer, Session};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use storage::Storage;
@@ -97,6 +108,15 @@ pub struct BokiParams {
     /// Records each engine's cache holds (LRU). Default 1,000,000 (1 GB of 1 KB records).
     #[serde(default = "cache_records")]
     pub cache_records: u32,
+    /// A session expires when the controller has not heard from its node for this long; 0:
+    /// no controller, no reconfiguration. Default 0.
+    #[serde(default)]
+    pub session_timeout_ns: Time,
+    /// From a sealed term to the next one's installation: the controller's coordination writes
+    /// (≈ 4 sequential ZooKeeper writes, §5.3; the paper's whole reconfiguration took 15.7 ms
+    /// with n_meta = 3). Default 12 ms.
+    #[serde(default = "reconfiguration_delay")]
+    pub reconfiguration_delay_ns: Time,
 }
 
 fn three() -> u32 {
@@ -107,6 +127,9 @@ fn cut_interval() -> Time {
 }
 fn cache_records() -> u32 {
     1_000_000
+}
+fn reconfiguration_delay() -> Time {
+    12_000_000
 }
 
 pub const MUTANTS: &[Mutant] = &[
@@ -124,6 +147,17 @@ pub const MUTANTS: &[Mutant] = &[
         name: "order_before_durability",
         about: "the primary cuts at the most advanced storage replica of each shard instead of the least, so an entry \
                 orders records some replicas do not hold yet and a read sent there finds an ordered record lost",
+    },
+    Mutant {
+        name: "seal_loses_entries",
+        about: "the controller ends a sealed term at the shortest metalog copy of the seal quorum instead of the longest, \
+                so an entry some subscribers applied is missing from the final metalog: their records are ordered for \
+                some nodes and discarded (their appends failed) for others",
+    },
+    Mutant {
+        name: "new_term_reuses_seqnums",
+        about: "seqnums leave the term out of their high bits, so the new term numbers its records from the same \
+                seqnums as the old one: two records with one seqnum",
     },
 ];
 
@@ -156,6 +190,9 @@ impl Model for Boki {
                 format!("must be at most the function nodes (topology.servers = {}), got {}", topology.servers, params.index_engines),
             );
         }
+        if params.session_timeout_ns > 0 && params.session_timeout_ns < 3 {
+            return field("session_timeout_ns", "must be 0 (no controller) or at least 3 ns".into());
+        }
         for (name, v) in
             [("local_cut_interval_ns", params.local_cut_interval_ns), ("global_cut_interval_ns", params.global_cut_interval_ns)]
         {
@@ -169,6 +206,8 @@ impl Model for Boki {
             no_inheritance: mutants.contains(&"no_inheritance"),
             read_behind_position: mutants.contains(&"read_behind_position"),
             order_before_durability: mutants.contains(&"order_before_durability"),
+            seal_loses_entries: mutants.contains(&"seal_loses_entries"),
+            new_term_reuses_seqnums: mutants.contains(&"new_term_reuses_seqnums"),
         })
     }
 
@@ -184,11 +223,15 @@ impl Model for Boki {
     }
 }
 
-/// The nodes' timers: a storage node's progress report, the primary's cut.
+/// The nodes' timers: a storage node's progress report, the primary's cut, a session's
+/// heartbeat, the controller's session check and its installation of the next term.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     LocalCut,
     GlobalCut,
+    Heartbeat,
+    Check,
+    Install,
 }
 
 /// Every role of Boki's shared log.
@@ -197,7 +240,49 @@ pub enum BokiNode {
     Engine(Box<Engine>),
     Storage(Box<Storage>),
     Sequencer(Box<Sequencer>),
+    Controller(Box<Controller>),
     Client(Box<Client>),
+}
+
+impl BokiNode {
+    /// The node's term and its messages held for later terms (none for functions and the
+    /// controller).
+    fn term_and_held(&mut self) -> Option<(u64, &mut Vec<(NodeId, Msg)>)> {
+        match self {
+            BokiNode::Engine(e) => Some((e.term, &mut e.held)),
+            BokiNode::Storage(s) => Some((s.term, &mut s.held)),
+            BokiNode::Sequencer(q) => Some((q.term, &mut q.held)),
+            BokiNode::Controller(_) | BokiNode::Client(_) => None,
+        }
+    }
+
+    fn deliver(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match (self, msg) {
+            (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
+            (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
+                let query = msg::Query { id: 0, client: from, origin: e.id, book, tag, dir, bound, pos };
+                e.on_read(query, out)
+            }
+            (BokiNode::Engine(e), Msg::Metalog { entry }) => e.on_metalog(entry, out),
+            (BokiNode::Engine(e), Msg::IndexData { term, records }) => e.on_index_data(term, records, out),
+            (BokiNode::Engine(e), Msg::IndexQuery(q)) => e.on_query(q, out),
+            (BokiNode::Engine(e), Msg::Answered(a)) => e.on_answered(a, out),
+            (BokiNode::Engine(e), Msg::NewTerm(c)) => e.on_new_term(&c, out),
+            (BokiNode::Storage(s), Msg::Replicate(record)) => s.on_replicate(now, record, out),
+            (BokiNode::Storage(s), Msg::Metalog { entry }) => s.on_metalog(entry, out),
+            (BokiNode::Storage(s), Msg::Fetch { seqnum, answer, origin }) => s.on_fetch(seqnum, answer, origin, out),
+            (BokiNode::Storage(s), Msg::NewTerm(c)) => s.on_new_term(now, &c, out),
+            (BokiNode::Sequencer(q), Msg::Progress { term, shards }) => q.on_progress(now, from, term, shards, out),
+            (BokiNode::Sequencer(q), Msg::MetaReplicate { entry }) => q.on_meta_replicate(from, entry, out),
+            (BokiNode::Sequencer(q), Msg::MetaAck { term, entries }) => q.on_meta_ack(now, from, term, entries, out),
+            (BokiNode::Sequencer(q), Msg::Seal { term }) => q.on_seal(from, term, out),
+            (BokiNode::Sequencer(q), Msg::NewTerm(c)) => q.on_new_term(now, &c, out),
+            (BokiNode::Controller(c), Msg::Alive { incarnation }) => c.on_alive(now, from, incarnation),
+            (BokiNode::Controller(c), Msg::Sealed { term, metalog }) => c.on_sealed(from, term, metalog, out),
+            (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
+            (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
+        }
+    }
 }
 
 impl Node for BokiNode {
@@ -208,30 +293,42 @@ impl Node for BokiNode {
         match self {
             BokiNode::Storage(s) => s.start(now, out),
             BokiNode::Sequencer(q) => q.start(now, out),
+            BokiNode::Controller(c) => c.start(now, out),
             BokiNode::Client(c) => c.issue_next(now, out),
             BokiNode::Engine(_) => {}
         }
     }
 
+    fn on_restart(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        match self {
+            BokiNode::Storage(s) => s.restart(now, out),
+            BokiNode::Sequencer(q) => q.restart(now, out),
+            // Engines and the controller keep their state (function-node failures are not
+            // modelled; the controller is replicated in Boki).
+            node => node.on_start(now, out),
+        }
+    }
+
     fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
-        match (self, msg) {
-            (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
-            (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
-                let query = msg::Query { client: from, origin: e.id, book, tag, dir, bound, pos };
-                e.on_read(query, out)
+        let new_term = matches!(msg, Msg::NewTerm(_));
+        if let (Some(t), Some((term, held))) = (msg.term(), self.term_and_held()) {
+            if t > term {
+                held.push((from, msg));
+                return;
             }
-            (BokiNode::Engine(e), Msg::Metalog { entry }) => e.on_metalog(entry, out),
-            (BokiNode::Engine(e), Msg::IndexData { records }) => e.on_index_data(records, out),
-            (BokiNode::Engine(e), Msg::IndexQuery(q)) => e.on_query(q, out),
-            (BokiNode::Engine(e), Msg::Answered(a)) => e.on_answered(a, out),
-            (BokiNode::Storage(s), Msg::Replicate(record)) => s.on_replicate(now, record, out),
-            (BokiNode::Storage(s), Msg::Metalog { entry }) => s.on_metalog(entry, out),
-            (BokiNode::Storage(s), Msg::Fetch { seqnum, answer, origin }) => s.on_fetch(seqnum, answer, origin, out),
-            (BokiNode::Sequencer(q), Msg::Progress { shards }) => q.on_progress(now, from, shards, out),
-            (BokiNode::Sequencer(q), Msg::MetaReplicate { entry }) => q.on_meta_replicate(from, entry, out),
-            (BokiNode::Sequencer(q), Msg::MetaAck { entries }) => q.on_meta_ack(now, from, entries, out),
-            (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
-            (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
+            // Of a term the node has left: the final metalog covered it (an index may still
+            // need the tags of the old term's last records).
+            if t < term && !matches!(msg, Msg::IndexData { .. }) {
+                return;
+            }
+        }
+        self.deliver(now, from, msg, out);
+        if new_term && let Some((term, held)) = self.term_and_held() {
+            let (now_due, later): (Vec<_>, Vec<_>) = std::mem::take(held).into_iter().partition(|(_, m)| m.term() <= Some(term));
+            *held = later;
+            for (from, msg) in now_due {
+                self.on_message(now, from, msg, out);
+            }
         }
     }
 
@@ -239,6 +336,10 @@ impl Node for BokiNode {
         match (self, timer) {
             (BokiNode::Storage(s), Timer::LocalCut) => s.on_local_cut(out),
             (BokiNode::Sequencer(q), Timer::GlobalCut) => q.on_global_cut(now, out),
+            (BokiNode::Storage(s), Timer::Heartbeat) => s.session.beat(out),
+            (BokiNode::Sequencer(q), Timer::Heartbeat) => q.session.beat(out),
+            (BokiNode::Controller(c), Timer::Check) => c.on_check(now, out),
+            (BokiNode::Controller(c), Timer::Install) => c.on_install(now, out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
         }
     }
@@ -247,7 +348,8 @@ impl Node for BokiNode {
         match self {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
-            BokiNode::Storage(_) | BokiNode::Client(_) => Ok(()),
+            BokiNode::Storage(s) => engine::seal_safety(s.seal_lost),
+            BokiNode::Controller(_) | BokiNode::Client(_) => Ok(()),
         }
     }
 }
@@ -260,6 +362,8 @@ pub struct Boki {
     pub no_inheritance: bool,
     pub read_behind_position: bool,
     pub order_before_durability: bool,
+    pub seal_loses_entries: bool,
+    pub new_term_reuses_seqnums: bool,
 }
 
 impl Boki {
@@ -272,6 +376,15 @@ impl Boki {
     }
     fn sequencer_id(&self, k: u32) -> NodeId {
         NodeId::fixed((self.function_nodes + self.params.storage_nodes + k) as usize)
+    }
+    fn controller_id(&self) -> NodeId {
+        NodeId::fixed((self.function_nodes + self.params.storage_nodes + self.params.n_meta) as usize)
+    }
+
+    /// The session every sequencer and storage node keeps with the controller, if there is one.
+    fn session(&self) -> Session {
+        let timeout = self.params.session_timeout_ns;
+        Session { controller: (timeout > 0).then(|| self.controller_id()), every_ns: timeout / 3, incarnation: 0 }
     }
 
     /// The storage replicas of each shard (one shard per function node).
@@ -303,9 +416,12 @@ impl Protocol for Boki {
                 shard: i,
                 shard_count: shards,
                 term: 0,
+                term_bits: !self.new_term_reuses_seqnums,
                 replicas: replicas.clone(),
+                past_replicas: BTreeMap::new(),
+                failed: Default::default(),
                 index_engines: index_engines.clone(),
-                index: index_engines.contains(&id).then(|| Index::new(0)),
+                index: index_engines.contains(&id).then(|| Index::new(0, !self.new_term_reuses_seqnums)),
                 read_behind_position: self.read_behind_position,
                 next_local_id: 0,
                 pending_appends: BTreeMap::new(),
@@ -318,7 +434,11 @@ impl Protocol for Boki {
                 cache_records: self.params.cache_records as usize,
                 uses: 0,
                 round_robin: i as u64,
+                next_read: 0,
+                reads: BTreeMap::new(),
+                seal_lost: None,
                 answered_behind: 0,
+                held: Vec::new(),
             };
             nodes.push(FixedNode {
                 name: format!("S{i}"),
@@ -331,11 +451,13 @@ impl Protocol for Boki {
             let id = self.storage_id(j);
             let stored = (0..self.function_nodes).filter(|&shard| replicas[shard as usize].contains(&id)).collect();
             let storage = Storage {
+                id,
                 primary,
                 index_engines: index_engines.clone(),
                 shards: stored,
                 shard_count: shards,
                 term: 0,
+                term_bits: !self.new_term_reuses_seqnums,
                 local_cut_interval_ns: self.params.local_cut_interval_ns,
                 pending: BTreeMap::new(),
                 progress: BTreeMap::new(),
@@ -347,6 +469,9 @@ impl Protocol for Boki {
                 last_cut: None,
                 live: BTreeMap::new(),
                 waiting_reads: Vec::new(),
+                session: self.session(),
+                held: Vec::new(),
+                seal_lost: None,
             };
             nodes.push(FixedNode {
                 name: format!("D{j}"),
@@ -359,9 +484,11 @@ impl Protocol for Boki {
             (0..self.function_nodes).map(|i| self.engine_id(i)).chain((0..self.params.storage_nodes).map(|j| self.storage_id(j))).collect();
         for k in 0..self.params.n_meta {
             let sequencer = Sequencer {
+                id: self.sequencer_id(k),
+                term: 0,
                 primary: k == 0,
                 backups: if k == 0 { (1..self.params.n_meta).map(|b| self.sequencer_id(b)).collect() } else { Vec::new() },
-                subscribers: if k == 0 { subscribers.clone() } else { Vec::new() },
+                subscribers: subscribers.clone(),
                 replicas: if k == 0 { replicas.clone() } else { Vec::new() },
                 global_cut_interval_ns: self.params.global_cut_interval_ns,
                 order_before_durability: self.order_before_durability,
@@ -370,12 +497,44 @@ impl Protocol for Boki {
                 acks: BTreeMap::new(),
                 reported: BTreeMap::new(),
                 timer_set: false,
+                sealed: false,
+                amnesiac: false,
+                session: self.session(),
+                held: Vec::new(),
             };
             nodes.push(FixedNode {
                 name: format!("Q{k}"),
                 machine: format!("Q{k}"),
                 hosts_workers: false,
                 node: BokiNode::Sequencer(Box::new(sequencer)),
+            });
+        }
+        if self.params.session_timeout_ns > 0 {
+            let controller = Controller {
+                engines: (0..self.function_nodes).map(|i| self.engine_id(i)).collect(),
+                storage_nodes: (0..self.params.storage_nodes).map(|j| self.storage_id(j)).collect(),
+                sequencers: (0..self.params.n_meta).map(|k| self.sequencer_id(k)).collect(),
+                n_data: self.params.n_data,
+                session_timeout_ns: self.params.session_timeout_ns,
+                reconfiguration_delay_ns: self.params.reconfiguration_delay_ns,
+                seal_loses_entries: self.seal_loses_entries,
+                config: msg::Config {
+                    term: 0,
+                    sealed: Vec::new(),
+                    primary,
+                    backups: (1..self.params.n_meta).map(|b| self.sequencer_id(b)).collect(),
+                    replicas: replicas.clone(),
+                    failed: Vec::new(),
+                },
+                sessions: BTreeMap::new(),
+                installed: BTreeMap::new(),
+                phase: Phase::Normal,
+            };
+            nodes.push(FixedNode {
+                name: "C0".into(),
+                machine: "C0".into(),
+                hosts_workers: false,
+                node: BokiNode::Controller(Box::new(controller)),
             });
         }
         nodes

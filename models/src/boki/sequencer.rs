@@ -7,16 +7,22 @@
 //! quorum (itself and ⌊n_meta/2⌋ backups), and propagates an entry to the subscribers only
 //! once it is on a quorum: at most one unreplicated entry is in flight, and nothing a
 //! subscriber applies can be lost by a seal that hears from a quorum.
+//!
+//! The metalog lives in memory only: a restarted sequencer has lost its copy and takes no part
+//! in its term any more (it neither acknowledges nor answers a seal) until the controller
+//! installs the next term. A sealed sequencer does nothing more in its term.
 
 use super::Timer;
 use super::ids::Entry;
-use super::msg::Msg;
+use super::msg::{Config, Msg};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Sequencer {
+    pub(super) id: NodeId,
+    pub(super) term: u64,
     pub(super) primary: bool,
     pub(super) backups: Vec<NodeId>,
     /// Engines and storage nodes, which apply the metalog.
@@ -35,12 +41,79 @@ pub struct Sequencer {
     pub(super) reported: BTreeMap<(u32, NodeId), u64>,
     /// The cut timer is set (only while a cut could order something new).
     pub(super) timer_set: bool,
+    /// The term is sealed here: no more entries, acknowledgements or propagation.
+    pub(super) sealed: bool,
+    /// Restarted in this term: its copy of the metalog is gone.
+    pub(super) amnesiac: bool,
+    pub(super) session: Session,
+    /// Messages of a later term, held until this node reaches it.
+    pub(super) held: Vec<(NodeId, Msg)>,
+}
+
+/// A node's session with the controller (none without reconfiguration): heartbeats every
+/// `every_ns`, and the incarnation, which a restart increments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Session {
+    pub(super) controller: Option<NodeId>,
+    pub(super) every_ns: Time,
+    pub(super) incarnation: u64,
+}
+
+impl Session {
+    pub(super) fn beat(&self, out: &mut Outbox<Msg, Timer>) {
+        if let Some(c) = self.controller {
+            out.send(c, Msg::Alive { incarnation: self.incarnation });
+            out.set_timer(Timer::Heartbeat, self.every_ns);
+        }
+    }
 }
 
 impl Sequencer {
     /// (Re)starts: timers set before a crash are gone.
     pub(super) fn start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.timer_set = false;
+        self.session.beat(out);
+        self.arm(now, out);
+    }
+
+    /// A restart: the in-memory metalog and the term's bookkeeping are gone.
+    pub(super) fn restart(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.metalog.clear();
+        self.acks.clear();
+        self.reported.clear();
+        self.replicated = 0;
+        self.amnesiac = true;
+        self.session.incarnation += 1;
+        out.trace("MetalogLost", || format!("{{\"term\":{}}}", self.term));
+        self.start(now, out);
+    }
+
+    fn active(&self) -> bool {
+        !self.sealed && !self.amnesiac
+    }
+
+    pub(super) fn on_seal(&mut self, from: NodeId, term: u64, out: &mut Outbox<Msg, Timer>) {
+        if term != self.term || self.amnesiac {
+            return;
+        }
+        self.sealed = true;
+        out.send(from, Msg::Sealed { term, metalog: self.metalog.clone() });
+    }
+
+    /// The next term: an empty metalog, and the role the configuration gives this node.
+    pub(super) fn on_new_term(&mut self, now: Time, config: &Config, out: &mut Outbox<Msg, Timer>) {
+        if config.term <= self.term {
+            return;
+        }
+        self.term = config.term;
+        self.primary = config.primary == self.id;
+        self.backups = if self.primary { config.backups.clone() } else { Vec::new() };
+        self.replicas = config.replicas.clone();
+        self.metalog.clear();
+        self.acks.clear();
+        self.reported.clear();
+        self.replicated = 0;
+        (self.sealed, self.amnesiac) = (false, false);
         self.arm(now, out);
     }
 
@@ -48,13 +121,16 @@ impl Sequencer {
     /// is set only when the next cut would order something.
     fn arm(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         let news = self.durable_cut(self.order_before_durability).iter().zip(self.last_cut()).any(|(d, l)| *d > l);
-        if self.primary && !self.timer_set && news && self.replicated == self.metalog.len() as u64 {
+        if self.primary && self.active() && !self.timer_set && news && self.replicated == self.metalog.len() as u64 {
             self.timer_set = true;
             out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns - now % self.global_cut_interval_ns);
         }
     }
 
-    pub(super) fn on_progress(&mut self, now: Time, from: NodeId, shards: Vec<(u32, u64)>, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_progress(&mut self, now: Time, from: NodeId, term: u64, shards: Vec<(u32, u64)>, out: &mut Outbox<Msg, Timer>) {
+        if term != self.term {
+            return;
+        }
         for (shard, p) in shards {
             let r = self.reported.entry((shard, from)).or_insert(0);
             *r = (*r).max(p);
@@ -81,7 +157,7 @@ impl Sequencer {
 
     pub(super) fn on_global_cut(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.timer_set = false;
-        if self.replicated < self.metalog.len() as u64 {
+        if !self.active() || self.replicated < self.metalog.len() as u64 {
             return; // the previous entry is not on a quorum yet: its acknowledgement re-arms
         }
         let start = self.last_cut();
@@ -89,7 +165,7 @@ impl Sequencer {
         if end == start {
             return;
         }
-        let entry = Entry { index: self.metalog.len() as u64, start, end };
+        let entry = Entry { term: self.term, index: self.metalog.len() as u64, start, end };
         out.trace("AppendMetalog", || format!("{{\"index\":{},\"cut\":{:?}}}", entry.index, entry.end));
         self.metalog.push(entry.clone());
         for &b in &self.backups {
@@ -101,13 +177,19 @@ impl Sequencer {
 
     /// A backup stores entries strictly in order and acknowledges its length.
     pub(super) fn on_meta_replicate(&mut self, from: NodeId, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        if entry.term != self.term || !self.active() {
+            return;
+        }
         if entry.index == self.metalog.len() as u64 {
             self.metalog.push(entry);
         }
-        out.send(from, Msg::MetaAck { entries: self.metalog.len() as u64 });
+        out.send(from, Msg::MetaAck { term: self.term, entries: self.metalog.len() as u64 });
     }
 
-    pub(super) fn on_meta_ack(&mut self, now: Time, from: NodeId, entries: u64, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_meta_ack(&mut self, now: Time, from: NodeId, term: u64, entries: u64, out: &mut Outbox<Msg, Timer>) {
+        if term != self.term || !self.active() {
+            return;
+        }
         let a = self.acks.entry(from).or_insert(0);
         *a = (*a).max(entries);
         self.advance_replicated(out);
@@ -170,6 +252,8 @@ mod tests {
 
     fn primary(order_before_durability: bool) -> Sequencer {
         Sequencer {
+            id: NodeId(20),
+            term: 0,
             primary: true,
             backups: vec![B1, B2],
             subscribers: vec![E0],
@@ -181,6 +265,10 @@ mod tests {
             acks: BTreeMap::new(),
             reported: BTreeMap::new(),
             timer_set: false,
+            sealed: false,
+            amnesiac: false,
+            session: Session::default(),
+            held: Vec::new(),
         }
     }
 
@@ -192,19 +280,19 @@ mod tests {
     fn the_primary_cuts_at_the_least_replica_and_waits_for_a_quorum_before_the_next_entry() {
         let mut q = primary(false);
         let mut out = Outbox::new(false);
-        q.on_progress(0, D0, vec![(0, 3)], &mut out);
-        q.on_progress(0, D1, vec![(0, 1)], &mut out);
+        q.on_progress(0, D0, 0, vec![(0, 3)], &mut out);
+        q.on_progress(0, D1, 0, vec![(0, 1)], &mut out);
         assert_eq!(out.effects, [Effect::SetTimer { timer: Timer::GlobalCut, after_ns: 300_000 }], "armed once, on the grid");
         out.clear();
         q.on_global_cut(300_000, &mut out);
-        let entry = Entry { index: 0, start: vec![0], end: vec![1] };
+        let entry = Entry { term: 0, index: 0, start: vec![0], end: vec![1] };
         assert_eq!(sent(&out), [(B1, Msg::MetaReplicate { entry: entry.clone() }), (B2, Msg::MetaReplicate { entry: entry.clone() })]);
         out.clear();
-        q.on_progress(400_000, D1, vec![(0, 3)], &mut out);
+        q.on_progress(400_000, D1, 0, vec![(0, 3)], &mut out);
         q.on_global_cut(600_000, &mut out);
         assert!(out.effects.is_empty(), "entry 0 is not on a quorum yet: no second entry, and no timer");
         assert!(q.check().is_ok());
-        q.on_meta_ack(700_000, B2, 1, &mut out);
+        q.on_meta_ack(700_000, B2, 0, 1, &mut out);
         assert_eq!(sent(&out), [(E0, Msg::Metalog { entry })], "the primary and one backup are a quorum of three");
         assert!(out.effects.contains(&Effect::SetTimer { timer: Timer::GlobalCut, after_ns: 200_000 }));
         out.clear();
@@ -217,7 +305,7 @@ mod tests {
     fn ordering_ahead_of_a_replica_breaks_the_durability_invariant() {
         let mut q = primary(true);
         let mut out = Outbox::new(false);
-        q.on_progress(0, D0, vec![(0, 2)], &mut out);
+        q.on_progress(0, D0, 0, vec![(0, 2)], &mut out);
         q.on_global_cut(300_000, &mut out);
         assert_eq!(q.metalog[0].end, [2]);
         assert!(q.check().unwrap_err().contains("order before durability"));
