@@ -18,8 +18,10 @@
 //!    apply the entries they missed, engines fail the appends it does not cover, storage nodes
 //!    discard the records it does not cover, and the term's metalog starts empty.
 //!
-//! A restarted node that comes back live joins the next term's configuration; a failed backup
-//! alone does not start a reconfiguration (the metalog goes on while a quorum lives).
+//! A restarted node that comes back live joins the next term's configuration, and is sent every
+//! term's configuration again at once (with each term's final metalog), since it may have missed
+//! some while down; a failed backup alone does not start a reconfiguration (the metalog goes on
+//! while a quorum lives).
 
 use super::Timer;
 use super::ids::Entry;
@@ -44,6 +46,8 @@ pub struct Controller {
     pub(super) sessions: BTreeMap<NodeId, (u64, Time)>,
     /// The incarnations the current term was installed with.
     pub(super) installed: BTreeMap<NodeId, u64>,
+    /// Every configuration installed so far (terms 1, 2, …), for restarted nodes to catch up.
+    pub(super) installs: Vec<Config>,
     pub(super) phase: Phase,
 }
 
@@ -65,9 +69,15 @@ impl Controller {
         out.set_timer(Timer::Check, self.session_timeout_ns / 2);
     }
 
-    pub(super) fn on_alive(&mut self, now: Time, from: NodeId, incarnation: u64) {
+    pub(super) fn on_alive(&mut self, now: Time, from: NodeId, incarnation: u64, out: &mut Outbox<Msg, Timer>) {
         let s = self.sessions.entry(from).or_insert((incarnation, now));
+        let restarted = incarnation > s.0;
         *s = (s.0.max(incarnation), now);
+        if restarted {
+            for config in &self.installs {
+                out.send(from, Msg::NewTerm(Box::new(config.clone())));
+            }
+        }
     }
 
     fn live(&self, now: Time, n: NodeId) -> bool {
@@ -146,6 +156,7 @@ impl Controller {
         for &n in self.engines.iter().chain(&self.storage_nodes).chain(&self.sequencers) {
             out.send(n, Msg::NewTerm(Box::new(config.clone())));
         }
+        self.installs.push(config.clone());
         self.config = Config { sealed: Vec::new(), ..config };
     }
 }

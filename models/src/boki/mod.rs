@@ -277,7 +277,7 @@ impl BokiNode {
             (BokiNode::Sequencer(q), Msg::MetaAck { term, entries }) => q.on_meta_ack(now, from, term, entries, out),
             (BokiNode::Sequencer(q), Msg::Seal { term }) => q.on_seal(from, term, out),
             (BokiNode::Sequencer(q), Msg::NewTerm(c)) => q.on_new_term(now, &c, out),
-            (BokiNode::Controller(c), Msg::Alive { incarnation }) => c.on_alive(now, from, incarnation),
+            (BokiNode::Controller(c), Msg::Alive { incarnation }) => c.on_alive(now, from, incarnation, out),
             (BokiNode::Controller(c), Msg::Sealed { term, metalog }) => c.on_sealed(from, term, metalog, out),
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
@@ -317,7 +317,7 @@ impl Node for BokiNode {
                 return;
             }
             // Of a term the node has left: the final metalog covered it (an index may still
-            // need the tags of the old term's last records).
+            // need the tags of the old term's last records); or a configuration it has.
             if t < term && !matches!(msg, Msg::IndexData { .. }) {
                 return;
             }
@@ -528,6 +528,7 @@ impl Protocol for Boki {
                 },
                 sessions: BTreeMap::new(),
                 installed: BTreeMap::new(),
+                installs: Vec::new(),
                 phase: Phase::Normal,
             };
             nodes.push(FixedNode {

@@ -168,6 +168,8 @@ impl Msg {
             Msg::Replicate(r) => Some(r.term),
             Msg::Progress { term, .. } | Msg::MetaAck { term, .. } | Msg::IndexData { term, .. } => Some(*term),
             Msg::MetaReplicate { entry } | Msg::Metalog { entry } => Some(entry.term),
+            // A configuration belongs to the term it ends: a node takes the terms in order.
+            Msg::NewTerm(c) => Some(c.term - 1),
             _ => None,
         }
     }
