@@ -50,7 +50,8 @@ fn log_history(calls: u64) -> String {
     let mut out = String::with_capacity(calls as usize * 130);
     out.push_str("{\"format\":\"causim-history/1\"}\n");
     // Per (book, tag) (tag 0: the whole book): (seqnum, position, data) in seqnum order.
-    let mut rows: std::collections::BTreeMap<(u64, u64), Vec<(u64, u64, u64)>> = Default::default();
+    type Row = Vec<(u64, u64, u64)>;
+    let mut rows: std::collections::BTreeMap<(u64, u64), Row> = Default::default();
     let mut function_pos = vec![0u64; functions as usize];
     let (mut closed, mut open_appends, mut seqnum) = (0u64, 0u64, 0u64);
     for id in 0..calls {
