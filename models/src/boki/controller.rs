@@ -160,3 +160,105 @@ impl Controller {
         self.config = Config { sealed: Vec::new(), ..config };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causim_sim::Effect;
+
+    const E0: NodeId = NodeId(0);
+    const D: [NodeId; 3] = [NodeId(10), NodeId(11), NodeId(12)];
+    const Q: [NodeId; 3] = [NodeId(20), NodeId(21), NodeId(22)];
+    const MS: Time = 1_000_000;
+
+    fn controller(seal_loses_entries: bool) -> Controller {
+        Controller {
+            engines: vec![E0],
+            storage_nodes: D.to_vec(),
+            sequencers: Q.to_vec(),
+            n_data: 2,
+            session_timeout_ns: 3 * MS,
+            reconfiguration_delay_ns: 12 * MS,
+            seal_loses_entries,
+            config: Config {
+                term: 0,
+                sealed: vec![],
+                primary: Q[0],
+                backups: Q[1..].to_vec(),
+                replicas: vec![D[..2].to_vec()],
+                failed: vec![],
+            },
+            sessions: BTreeMap::new(),
+            installed: BTreeMap::new(),
+            installs: Vec::new(),
+            phase: Phase::Normal,
+        }
+    }
+
+    fn entry(index: u64) -> Entry {
+        Entry { term: 0, index, start: vec![index], end: vec![index + 1] }
+    }
+
+    fn sent(out: &Outbox<Msg, Timer>) -> Vec<(NodeId, Msg)> {
+        out.effects.iter().filter_map(|e| if let Effect::Send { to, msg } = e { Some((*to, msg.clone())) } else { None }).collect()
+    }
+
+    /// The primary Q0 falls silent at 0; everyone else keeps beating until `until`.
+    fn primary_expires(c: &mut Controller, out: &mut Outbox<Msg, Timer>, until: Time) {
+        c.start(0, out);
+        for t in (MS..=until).step_by(MS as usize) {
+            for n in D.iter().chain(&Q[1..]) {
+                c.on_alive(t, *n, 0, out);
+            }
+            c.on_check(t, out);
+        }
+    }
+
+    #[test]
+    fn an_expired_primary_is_sealed_at_the_longest_copy_of_a_quorum_and_replaced_after_the_delay() {
+        let mut c = controller(false);
+        let mut out = Outbox::new(false);
+        primary_expires(&mut c, &mut out, 4 * MS);
+        let seals: Vec<NodeId> = sent(&out).into_iter().filter(|(_, m)| matches!(m, Msg::Seal { term: 0 })).map(|(n, _)| n).collect();
+        assert_eq!(seals, Q, "one seal round, to every sequencer of the term");
+        out.clear();
+        c.on_sealed(Q[2], 0, vec![entry(0)], &mut out);
+        assert!(out.effects.is_empty(), "one copy is not a quorum of three");
+        c.on_sealed(Q[1], 0, vec![entry(0), entry(1)], &mut out);
+        assert_eq!(out.effects, [Effect::SetTimer { timer: Timer::Install, after_ns: 12 * MS }]);
+        out.clear();
+        for n in D.iter().chain(&Q[1..]) {
+            c.on_alive(16 * MS, *n, 0, &mut out);
+        }
+        c.on_install(16 * MS, &mut out);
+        let Some((_, Msg::NewTerm(config))) = sent(&out).into_iter().next() else { panic!("a new term") };
+        assert_eq!(config.term, 1);
+        assert_eq!(config.sealed, [entry(0), entry(1)], "the longest copy: entry 1 may have been applied");
+        assert_eq!((config.primary, config.backups.clone(), config.failed.clone()), (Q[1], vec![Q[2]], vec![Q[0]]));
+        assert_eq!(config.replicas, [vec![D[0], D[1]]]);
+        assert_eq!(sent(&out).len(), 7, "to the engine, every storage node and every sequencer");
+    }
+
+    #[test]
+    fn the_mutant_seals_at_the_shortest_copy() {
+        let mut c = controller(true);
+        let mut out = Outbox::new(false);
+        primary_expires(&mut c, &mut out, 4 * MS);
+        c.on_sealed(Q[2], 0, vec![entry(0)], &mut out);
+        c.on_sealed(Q[1], 0, vec![entry(0), entry(1)], &mut out);
+        assert_eq!(c.phase, Phase::Installing(vec![entry(0)]));
+    }
+
+    #[test]
+    fn a_restarted_node_is_sent_every_installed_configuration() {
+        let mut c = controller(false);
+        let mut out = Outbox::new(false);
+        c.installs = vec![Config { term: 1, sealed: vec![entry(0)], primary: Q[1], backups: vec![Q[2]], replicas: vec![], failed: vec![] }];
+        c.start(0, &mut out);
+        out.clear();
+        c.on_alive(MS, D[2], 0, &mut out);
+        assert!(sent(&out).is_empty(), "the same session");
+        c.on_alive(2 * MS, D[2], 1, &mut out);
+        assert_eq!(sent(&out), [(D[2], Msg::NewTerm(Box::new(c.installs[0].clone())))]);
+    }
+}

@@ -143,6 +143,7 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::boki::ids::term_of;
 
     fn rec(position: u64, book: Key, tags: &[u64]) -> IndexRecord {
         IndexRecord { position, shard: 0, book, tags: tags.to_vec() }
@@ -160,5 +161,26 @@ mod tests {
         assert_eq!(index.lookup(7, 1, Dir::Next, 1), None);
         assert_eq!(index.lookup(7, 1, Dir::Prev, u64::MAX), Some(0));
         assert_eq!(index.lookup(9, 0, Dir::Prev, u64::MAX), None);
+    }
+
+    #[test]
+    fn a_new_term_starts_only_after_the_old_terms_final_cuts_are_indexed() {
+        let mut index = Index::new(0, true);
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![2] });
+        index.begin_term(1);
+        // The new term's first record arrives before the old term's last one.
+        index.receive(1, vec![rec(0, 7, &[1])]);
+        index.receive(0, vec![rec(0, 7, &[1])]);
+        assert_eq!(index.version(), Pos::new(0, 0), "term 0's entry still misses position 1");
+        index.receive(0, vec![rec(1, 7, &[2])]);
+        assert_eq!(index.version(), Pos::new(1, 0), "term 0 done: term 1 begins");
+        index.apply_entry(&Entry { term: 1, index: 0, start: vec![0], end: vec![1] });
+        assert_eq!(index.version(), Pos::new(1, 1), "the held term-1 record completes its entry");
+        let (old, new) = (seqnum(0, 0, 1), seqnum(1, 0, 0));
+        assert_eq!(index.lookup(7, 0, Dir::Prev, u64::MAX), Some(new));
+        assert_eq!(index.lookup(7, 0, Dir::Prev, new - 1), Some(old), "term 1's seqnums are above term 0's");
+        index.receive(0, vec![rec(5, 7, &[1])]);
+        assert!(index.received.is_empty() && index.later.is_empty(), "a late term-0 record is dropped, not kept");
+        assert_eq!(index.lookup(7, 1, Dir::Next, 0).map(term_of), Some(0));
     }
 }
