@@ -31,7 +31,7 @@ fn crashes(seed: u64) -> Vec<CrashConfig> {
             at_ns: storage_at,
             restart_ns: (seed % 2 == 1).then_some(storage_at + (10 + h(3)) * MS),
         },
-        CrashConfig { node: "Q0".into(), at_ns: primary_at, restart_ns: (seed % 3 == 0).then_some(primary_at + 20 * MS) },
+        CrashConfig { node: "Q0".into(), at_ns: primary_at, restart_ns: seed.is_multiple_of(3).then_some(primary_at + 20 * MS) },
     ]
 }
 

@@ -69,6 +69,14 @@ impl Controller {
         out.set_timer(Timer::Check, self.session_timeout_ns / 2);
     }
 
+    /// A restart of the controller (replicated in Boki: its state survives); its timers are gone.
+    pub(super) fn resume(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.set_timer(Timer::Check, self.session_timeout_ns / 2);
+        if matches!(self.phase, Phase::Installing(_)) {
+            out.set_timer(Timer::Install, self.reconfiguration_delay_ns);
+        }
+    }
+
     pub(super) fn on_alive(&mut self, now: Time, from: NodeId, incarnation: u64, out: &mut Outbox<Msg, Timer>) {
         let s = self.sessions.entry(from).or_insert((incarnation, now));
         let restarted = incarnation > s.0;

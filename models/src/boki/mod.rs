@@ -303,8 +303,8 @@ impl Node for BokiNode {
         match self {
             BokiNode::Storage(s) => s.restart(now, out),
             BokiNode::Sequencer(q) => q.restart(now, out),
-            // Engines and the controller keep their state (function-node failures are not
-            // modelled; the controller is replicated in Boki).
+            BokiNode::Controller(c) => c.resume(out),
+            // Engines keep their state (function-node failures are not modelled).
             node => node.on_start(now, out),
         }
     }
