@@ -12,7 +12,8 @@
 //! - **One order.** Two records with one seqnum (DuplicateSeqnum); one record seen at two
 //!   seqnums, one seqnum naming two records, or a record ordered by a later metalog entry
 //!   holding a smaller seqnum than one ordered earlier (OrderDisagreement); a read of a record
-//!   no append wrote (PhantomRecord), or of an ordered seqnum whose data is gone (LostRecord).
+//!   no append wrote, or whose append failed as never ordered (PhantomRecord: seal safety), or
+//!   of an ordered seqnum whose data is gone (LostRecord).
 //! - **Reads against their prefix** (IncorrectLogRead): `readNext(min, tag)` must return the
 //!   smallest matching seqnum ≥ `min` among the records of the prefix that served it, or EMPTY
 //!   iff there is none; `readPrev` symmetrically; and never a record outside that prefix.
@@ -158,11 +159,14 @@ impl Checker<'_> {
     /// Seqnums: appends' and reads' agree, one seqnum per record and one record per seqnum.
     fn order(&mut self) -> Order {
         let h = self.h;
-        let mut append_of = BTreeMap::new();
+        let (mut append_of, mut discarded) = (BTreeMap::new(), BTreeMap::new());
         for (i, c) in h.log.iter().enumerate() {
-            if c.call == Call::Append && h.txns[c.txn as usize].outcome != Outcome::Aborted {
-                append_of.entry(rec(c)).or_insert(i);
+            if c.call != Call::Append {
+                continue;
             }
+            // An aborted append was never ordered (in Boki: a seal discarded it).
+            let into = if h.txns[c.txn as usize].outcome == Outcome::Aborted { &mut discarded } else { &mut append_of };
+            into.entry(rec(c)).or_insert(i);
         }
         // Writes of failed transactions are appends a function never reported (the engine
         // records them so; `docs/history-format.md`): their records may be read.
@@ -219,7 +223,7 @@ impl Checker<'_> {
             let r = rec(c);
             if !append_of.contains_key(&r) && !unreported.contains(&r) {
                 self.flagged[i] = true;
-                let f = self.phantom(i);
+                let f = self.phantom(i, discarded.get(&r).copied());
                 self.report(f);
                 continue;
             }
@@ -453,7 +457,17 @@ impl Checker<'_> {
         }
     }
 
-    fn phantom(&self, r: usize) -> Found {
+    fn phantom(&self, r: usize, discarded: Option<usize>) -> Found {
+        if let Some(a) = discarded {
+            return Found {
+                anomaly: Anomaly::PhantomRecord,
+                calls: vec![a, r],
+                edges: vec![(a, r, EdgeKind::ReadsFrom, "the discarded append's record".into())],
+                sentence: "a read returned the record of an append that failed as never ordered (discarded by a seal).".into(),
+                steps: vec!["T1's append was aborted: its record was never ordered.".into(), "T2 read that record from the log.".into()],
+                contradiction: "A record is ordered in exactly one term or its append fails, never both: a contradiction!".into(),
+            };
+        }
         Found {
             anomaly: Anomaly::PhantomRecord,
             calls: vec![r],

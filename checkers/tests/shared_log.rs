@@ -47,6 +47,20 @@ fn a_correct_log_passes() {
 }
 
 #[test]
+fn a_read_of_an_append_a_seal_discarded_is_a_phantom_record() {
+    // Seal safety: the append failed (aborted, no seqnum), yet its record is read.
+    let failed =
+        "{\"id\":0,\"session\":\"a\",\"outcome\":\"aborted\",\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1}]}\n";
+    let h = [failed.to_string(), read(1, "c", "check_tail", 1, Some((0, 1)), Some(1))].concat();
+    assert_eq!(anomalies(&h), ["PhantomRecord"]);
+    let text = format!("{HEADER}{h}");
+    let report = check(&read_history(text.as_bytes(), None).unwrap(), Level::SharedLog);
+    assert!(report.violations[0].sentence.contains("discarded by a seal"), "{}", report.violations[0].sentence);
+    // Without the read, a failed append is just a failed append.
+    assert_eq!(anomalies(failed), Vec::<String>::new());
+}
+
+#[test]
 fn a_stale_tail_for_an_unrelated_function_is_allowed() {
     // S4: G checks the tail after F's append completed, at an index that has not seen it.
     let h = [append(0, "F", 1, "1", 0, 1), read(1, "G", "check_tail", 1, None, Some(0))].concat();
