@@ -45,7 +45,7 @@ use causim_sim::config::{
     CrashConfig, FaultsConfig, LimitsConfig, LinkOverride, PartitionConfig, PartitionMode, PlacementPolicy, SchedulerConfig, TopologyConfig,
 };
 use causim_sim::dist::DurationDist;
-use causim_sim::workload::{ScriptFunction, ScriptOp, ScriptSession, WorkloadConfig};
+use causim_sim::workload::{ScriptAppend, ScriptCheckTail, ScriptFunction, ScriptOp, ScriptReadNext, ScriptSession, WorkloadConfig};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -274,6 +274,18 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
         .boxed()
 }
 
+/// The log call a fuzzed operation stands for at a shared log: a write appends to the book
+/// with one of three tags, a read is a `read_next` from seqnum 0 or (odd distance) a
+/// `check_tail`, for one of the tags or (tag 0) every record.
+fn log_op(kind: u8, book: String, d: u8) -> ScriptOp {
+    let tag = u64::from(d % 4);
+    match kind {
+        1 => ScriptOp::Append(ScriptAppend { book, tags: vec![tag.max(1)] }),
+        _ if d % 2 == 1 => ScriptOp::CheckTail(ScriptCheckTail { book, tag }),
+        _ => ScriptOp::ReadNext(ScriptReadNext { book, tag, min: 0 }),
+    }
+}
+
 fn dist(kind: u8, mean: u64, sigma_tenths: u32) -> DurationDist {
     match kind {
         0 => DurationDist::Constant { ns: mean },
@@ -334,6 +346,7 @@ impl FuzzCase {
             retry_backoff: DurationDist::Uniform { min_ns: 100_000, max_ns: 2_000_000 },
         };
         let key = |k: u8| KEY_NAMES[k as usize % KEY_NAMES.len()].to_string();
+        let log = profile.level == Level::SharedLog;
         let sessions: Vec<ScriptSession> = self
             .sessions
             .iter()
@@ -352,6 +365,7 @@ impl FuzzCase {
                             .ops
                             .iter()
                             .map(|&(kind, k, d)| match kind {
+                                _ if log => log_op(kind, key(k), d),
                                 0 => ScriptOp::Read(key(k)),
                                 1 => ScriptOp::Write(key(k)),
                                 _ => {

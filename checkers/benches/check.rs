@@ -4,7 +4,8 @@
 //! plus `causim check`'s whole path (read the file, check) at `tcc` and `cc` over 10^5 uniformly
 //! chosen keys at 10 K, 100 K and 1 M transactions;
 //! plus `linearizable` on real-time register histories (16 clients with overlapping intervals,
-//! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys).
+//! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys); plus
+//! `shared-log` on generated Boki logs of 10^4, 10^5 and 10^6 log calls (`log_history`).
 //!
 //! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only, and
 //! words to run only the cases whose names contain one of them: `-- lin`).
@@ -30,6 +31,67 @@ struct Case {
     /// `linearizable` rows: make one read, halfway, return an older value (the check must fail
     /// and shrink the key to a smallest failing window).
     broken: bool,
+}
+
+/// A shared-log history of `calls` log calls in `causim-history/1` text: 256 functions (one
+/// session each) over 1000 LogBooks with 4 tags, half appends, a quarter `readNext` from a
+/// random seqnum, a quarter `checkTail`. Appends gather into the open metalog entry, which
+/// closes (position + 1) every 8 appends or before a read that must see one of them; a read is
+/// served at a random position between its function's own and the newest (so many reads are
+/// stale, as Boki allows), and answers exactly from that prefix. Serially valid: it passes.
+fn log_history(calls: u64) -> String {
+    use std::fmt::Write;
+    let mut rng = 42u64;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let (functions, books, tags) = (256u64, 1000u64, 4u64);
+    let mut out = String::with_capacity(calls as usize * 130);
+    out.push_str("{\"format\":\"causim-history/1\"}\n");
+    // Per (book, tag) (tag 0: the whole book): (seqnum, position, data) in seqnum order.
+    type Row = Vec<(u64, u64, u64)>;
+    let mut rows: std::collections::BTreeMap<(u64, u64), Row> = Default::default();
+    let mut function_pos = vec![0u64; functions as usize];
+    let (mut closed, mut open_appends, mut seqnum) = (0u64, 0u64, 0u64);
+    for id in 0..calls {
+        let f = next(functions) as usize;
+        let book = next(books);
+        let roll = next(4);
+        if roll < 2 {
+            let tag = 1 + next(tags);
+            let pos = closed + 1;
+            for t in [0, tag] {
+                rows.entry((book, t)).or_default().push((seqnum, pos, id));
+            }
+            writeln!(out, "{{\"id\":{id},\"session\":\"f{f}\",\"ops\":[{{\"f\":\"append\",\"book\":\"b{book}\",\"tags\":[{tag}],\"data\":{id},\"seqnum\":{seqnum},\"pos\":[0,{pos}]}}]}}").unwrap();
+            function_pos[f] = pos;
+            seqnum += 1;
+            open_appends += 1;
+            if open_appends == 8 {
+                (closed, open_appends) = (closed + 1, 0);
+            }
+            continue;
+        }
+        if function_pos[f] > closed {
+            (closed, open_appends) = (closed + 1, 0);
+        }
+        let served = function_pos[f] + next(closed - function_pos[f] + 1);
+        function_pos[f] = served;
+        let tag = next(tags + 1);
+        let row = rows.get(&(book, tag)).map_or(&[][..], |r| &r[..r.partition_point(|x| x.1 <= served)]);
+        let (call, bound, found) = if roll == 2 {
+            let min = next(seqnum + 1);
+            ("read_next", format!(",\"min\":{min}"), row.get(row.partition_point(|x| x.0 < min)))
+        } else {
+            ("check_tail", String::new(), row.last())
+        };
+        let (s, d) = found.map_or(("null".to_string(), "null".to_string()), |x| (x.0.to_string(), x.2.to_string()));
+        writeln!(out, "{{\"id\":{id},\"session\":\"f{f}\",\"ops\":[{{\"f\":\"{call}\",\"book\":\"b{book}\",\"tag\":{tag}{bound},\"seqnum\":{s},\"data\":{d},\"pos\":[0,{served}]}}]}}").unwrap();
+    }
+    out
 }
 
 /// Make the first read after the middle that read a committed write return the value of the
@@ -110,6 +172,11 @@ fn cases(quick: bool) -> Vec<Case> {
         v.push(Case { duration_ns: 50_000, ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1) });
         v.push(Case { duration_ns: 50_000, broken: true, ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1) });
     }
+    v.push(case("log 10K", Level::SharedLog, 10_000, 1, false, 0));
+    v.push(case("log 100K", Level::SharedLog, 100_000, 1, false, 0));
+    if !quick {
+        v.push(case("log 1M", Level::SharedLog, 1_000_000, 1, false, 0));
+    }
     v
 }
 
@@ -131,6 +198,11 @@ fn child(index: usize, quick: bool) {
         let start = Instant::now();
         let h = read_history_path(&path, None).expect("the generated file parses");
         (h, start.elapsed().as_secs_f64(), size)
+    } else if case.level == Level::SharedLog {
+        let start = Instant::now();
+        let text = log_history(case.txns);
+        let h = causim_checkers::read_history(text.as_bytes(), None).expect("a generated log history parses");
+        (h, start.elapsed().as_secs_f64(), 0.0)
     } else if case.level == Level::Linearizable {
         let start = Instant::now();
         let mut records = register_records(&register_params(case));
@@ -164,12 +236,14 @@ fn child(index: usize, quick: bool) {
     let hwm = status_kb("VmHWM:");
     let check_peak = if reset { format!("{:.0}", hwm as f64 / 1024.0) } else { "-".into() };
     let hwm = hwm.max(load_peak);
-    let ops = history.op_count() as f64;
+    // Log rows hold one log call per transaction (`op_count` counts key operations only).
+    let op_count = if case.level == Level::SharedLog { history.txn_count() } else { history.op_count() };
+    let ops = op_count as f64;
     println!(
         "{:<24} {:>9} {:>10} {:>8.2} {:>8.2} {:>8.2} {:>11.0} {:>8.0} {:>9} {:>8.0} {:>8.0}",
         case.name,
         history.txn_count(),
-        history.op_count(),
+        op_count,
         load_s,
         check_s,
         check_cpu,

@@ -49,6 +49,15 @@ pub enum Anomaly {
     NonLinearizable,
     // Cache-free equivalence (call trees with cache hits).
     NotCacheFree,
+    // Shared logs (level `shared-log`): the order, the reads against their prefix, sessions.
+    DuplicateSeqnum,
+    OrderDisagreement,
+    PhantomRecord,
+    IncorrectLogRead,
+    LostRecord,
+    MissedOwnAppend,
+    NonMonotonicLogRead,
+    LostInheritance,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -96,6 +105,19 @@ impl Anomaly {
         Anomaly::NotCacheFree,
     ];
 
+    /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
+    /// key-value anomalies.
+    pub const LOG: [Anomaly; 8] = [
+        Anomaly::DuplicateSeqnum,
+        Anomaly::OrderDisagreement,
+        Anomaly::PhantomRecord,
+        Anomaly::IncorrectLogRead,
+        Anomaly::LostRecord,
+        Anomaly::MissedOwnAppend,
+        Anomaly::NonMonotonicLogRead,
+        Anomaly::LostInheritance,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Anomaly::ThinAirRead => "ThinAirRead",
@@ -126,11 +148,19 @@ impl Anomaly {
             Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
             Anomaly::NonLinearizable => "NonLinearizable",
             Anomaly::NotCacheFree => "NotCacheFree",
+            Anomaly::DuplicateSeqnum => "DuplicateSeqnum",
+            Anomaly::OrderDisagreement => "OrderDisagreement",
+            Anomaly::PhantomRecord => "PhantomRecord",
+            Anomaly::IncorrectLogRead => "IncorrectLogRead",
+            Anomaly::LostRecord => "LostRecord",
+            Anomaly::MissedOwnAppend => "MissedOwnAppend",
+            Anomaly::NonMonotonicLogRead => "NonMonotonicLogRead",
+            Anomaly::LostInheritance => "LostInheritance",
         }
     }
 
     pub fn parse(s: &str) -> Option<Anomaly> {
-        Anomaly::ALL.iter().copied().find(|a| a.name().eq_ignore_ascii_case(s))
+        Anomaly::ALL.iter().chain(&Anomaly::LOG).copied().find(|a| a.name().eq_ignore_ascii_case(s))
     }
 
     /// What the anomaly means, in one line.
@@ -174,6 +204,20 @@ impl Anomaly {
             Anomaly::NotCacheFree => {
                 "no execution without caches explains the requests: a cache hit's virtual call and what the requests read form a cycle"
             }
+            Anomaly::DuplicateSeqnum => "two different records of a log were given the same seqnum",
+            Anomaly::OrderDisagreement => "one record is seen at two different seqnums, or one seqnum names two different records",
+            Anomaly::PhantomRecord => "a log read returns a record that no append wrote",
+            Anomaly::IncorrectLogRead => {
+                "a log read's answer is not the one the prefix that served it holds (readNext: the first matching seqnum at or after its bound, or EMPTY iff none)"
+            }
+            Anomaly::LostRecord => {
+                "a log read finds an ordered seqnum whose record no storage replica can return (ordered before it was durable)"
+            }
+            Anomaly::MissedOwnAppend => "a function's read misses a record the function itself appended earlier (read-your-appends)",
+            Anomaly::NonMonotonicLogRead => "a function's read misses a record in a prefix the function had already read (monotonic reads)",
+            Anomaly::LostInheritance => {
+                "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)"
+            }
         }
     }
 
@@ -211,6 +255,9 @@ impl Anomaly {
             A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
             A::NonLinearizable => (None, None, None),
             A::NotCacheFree => (None, None, None),
+            A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
+            A::PhantomRecord => (None, None, Some("garbage-read")),
+            A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

@@ -58,3 +58,12 @@ pub fn forbids_matrix() -> String {
     }
     out
 }
+
+/// Markdown: the shared-log anomalies (level `shared-log`), one row each with its meaning.
+pub fn log_anomaly_table() -> String {
+    let mut out = String::from("| anomaly | Elle / Adya (nearest) | meaning |\n|---|---|---|\n");
+    for a in Anomaly::LOG {
+        out.push_str(&format!("| {} | {} | {} |\n", a.name(), a.aliases(false).elle.unwrap_or("—"), a.meaning()));
+    }
+    out
+}

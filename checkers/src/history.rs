@@ -488,6 +488,9 @@ pub struct History {
     pub(crate) lists: Option<Box<crate::lists::ListReads>>,
     /// Call trees (`call` fields), by transaction index, in line order.
     pub(crate) calls: Vec<(u32, crate::cache_free::CallNode)>,
+    /// Shared-log calls (`append`, `read_next`, …), for the `shared-log` level; empty for
+    /// key-value histories.
+    pub(crate) log: Vec<crate::shared_log::LogCall>,
 }
 
 impl History {
@@ -661,6 +664,7 @@ pub struct HistoryBuilder {
     calls: Vec<(u32, crate::cache_free::CallNode)>,
     /// The call tree of the transaction being read, attached when it ends.
     pending_call: Option<crate::cache_free::CallNode>,
+    log: Vec<crate::shared_log::LogCall>,
 }
 
 impl Default for HistoryBuilder {
@@ -701,6 +705,7 @@ impl HistoryBuilder {
             lists: None,
             calls: Vec::new(),
             pending_call: None,
+            log: Vec::new(),
         }
     }
 
@@ -866,6 +871,10 @@ impl HistoryBuilder {
     /// Drop the operations pushed since [`HistoryBuilder::begin_txn`] (to read the line again).
     pub(crate) fn abandon_txn(&mut self) {
         self.pending_call = None;
+        let t = self.txns.len() as u32;
+        while self.log.last().is_some_and(|c| c.txn == t) {
+            self.log.pop();
+        }
         let start = self.ops_start as u32;
         self.ops.truncate(self.ops_start);
         if self.op_nodes.last_key_value().is_some_and(|(o, _)| *o >= start) {
@@ -893,6 +902,20 @@ impl HistoryBuilder {
         }
         self.ops.push(Op::new(kind, key, val));
         Ok(())
+    }
+
+    /// Add a shared-log call to the current transaction.
+    pub(crate) fn push_log(&mut self, mut call: crate::shared_log::LogCall) {
+        call.txn = self.txns.len() as u32;
+        self.log.push(call);
+    }
+
+    /// The function index (`fn`) of the current transaction, for its log calls.
+    pub(crate) fn set_log_function(&mut self, function: Option<i64>) {
+        let t = self.txns.len() as u32;
+        for c in self.log.iter_mut().rev().take_while(|c| c.txn == t) {
+            c.function = function;
+        }
     }
 
     /// Close the current transaction.
@@ -1123,6 +1146,7 @@ impl HistoryBuilder {
             header_info,
             lists,
             calls,
+            log,
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
@@ -1219,6 +1243,7 @@ impl HistoryBuilder {
             header_info,
             lists,
             calls,
+            log,
         })
     }
 }

@@ -50,6 +50,10 @@ pub enum Level {
     /// without caches. Judges the `call` fields only; not in [`Level::ALL`], whose levels judge
     /// plain histories.
     CacheFree,
+    /// A shared log's guarantees (Boki): one total order of records that every reader agrees
+    /// on, reads correct against the prefix that served them, and per-function
+    /// read-your-appends, monotonic reads and parent→child inheritance. Judges log calls only.
+    SharedLog,
 }
 
 impl Level {
@@ -69,6 +73,10 @@ impl Level {
         Level::Tcc,
         Level::Linearizable,
     ];
+
+    /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
+    /// [`Level::ALL`], which lists the key-value levels.
+    pub const LOG: [Level; 1] = [Level::SharedLog];
 
     /// The levels that ignore real time (all but `linearizable`, the last of [`Level::ALL`]):
     /// they judge any history, with or without `invoke_ns`/`complete_ns`.
@@ -110,6 +118,7 @@ impl Level {
             Level::Tcc => "tcc",
             Level::Linearizable => "linearizable",
             Level::CacheFree => "cache-free",
+            Level::SharedLog => "shared-log",
         }
     }
 
@@ -131,6 +140,7 @@ impl Level {
             Level::Tcc => "transactional causal consistency",
             Level::Linearizable => "linearizability, per key",
             Level::CacheFree => "equivalence to a cache-free execution",
+            Level::SharedLog => "shared-log order, prefix reads and session guarantees",
         }
     }
 
@@ -153,6 +163,7 @@ impl Level {
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             "linearizable" | "linearizability" => Level::Linearizable,
             "cache-free" | "cachefree" => Level::CacheFree,
+            "shared-log" | "log" => Level::SharedLog,
             _ => return None,
         })
     }
@@ -172,7 +183,17 @@ impl Level {
         use Anomaly as A;
         use Level as L;
         match anomaly {
-            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => true,
+            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => {
+                self != L::SharedLog
+            }
+            A::DuplicateSeqnum
+            | A::OrderDisagreement
+            | A::PhantomRecord
+            | A::IncorrectLogRead
+            | A::LostRecord
+            | A::MissedOwnAppend
+            | A::NonMonotonicLogRead
+            | A::LostInheritance => self == L::SharedLog,
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
@@ -218,7 +239,7 @@ impl std::str::FromStr for Level {
     type Err = String;
     fn from_str(s: &str) -> Result<Level, String> {
         Level::parse(s).ok_or_else(|| {
-            let names: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
+            let names: Vec<&str> = Level::every().chain(Level::LOG).map(|l| l.name()).collect();
             format!("unknown level {s:?}; expected one of {} (or causal+ for ccv)", names.join(", "))
         })
     }

@@ -67,6 +67,7 @@ mod plume_rc;
 mod reach;
 mod report;
 mod session;
+mod shared_log;
 pub mod testgen;
 mod wf;
 mod witness_order;
@@ -116,6 +117,9 @@ pub fn check(history: &History, level: Level) -> Report {
 /// Check `history` at `level`.
 pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Report {
     let h = history;
+    if level == Level::SharedLog {
+        return shared_log_report(h, options);
+    }
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let mut clock = (std::time::Instant::now(), cpu_seconds());
     let mut lap = |what: &str| {
@@ -207,7 +211,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable | Level::CacheFree => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }
@@ -293,6 +297,29 @@ fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report
         counts: sink.counts,
         violations,
         notes: sink.notes,
+        source: None,
+    }
+}
+
+/// The report of the `shared-log` level, which judges log calls only.
+fn shared_log_report(h: &History, options: &CheckOptions) -> Report {
+    let out = shared_log::check(h, options.violations_max);
+    Report {
+        level: Level::SharedLog,
+        level_title: Level::SharedLog.title(),
+        ok: out.total == 0,
+        complete: true,
+        history: HistorySummary {
+            format: h.format(),
+            transactions: h.txn_count(),
+            operations: h.op_count() + h.log.len(),
+            sessions: h.session_count(),
+            keys: h.key_count(),
+        },
+        violation_count: out.total,
+        counts: out.counts,
+        violations: out.violations,
+        notes: out.notes,
         source: None,
     }
 }

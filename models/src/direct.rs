@@ -64,6 +64,7 @@ impl Client {
             Op::Read { key } => Msg::Read { keys: vec![*key] },
             Op::ReadTxn { keys } => Msg::Read { keys: keys.clone() },
             Op::Write { key, value } => Msg::Write { key: *key, value: *value },
+            Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
         };
         out.send(self.db, msg);
     }

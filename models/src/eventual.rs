@@ -138,6 +138,7 @@ impl Client {
             Op::Read { key } => out.send(self.node, Msg::Read { key: *key }),
             Op::ReadTxn { keys } => out.send(self.node, Msg::ReadMany { keys: keys.clone() }),
             Op::Write { key, value } => out.send(self.primary, Msg::Write { key: *key, value: *value }),
+            Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
         }
     }
 

@@ -11,6 +11,7 @@
 //! Start with [`register`], the teaching protocol, and [`catalogue`], the list of protocols
 //! (it says how to add one).
 
+pub mod boki;
 pub mod catalogue;
 pub mod causalmesh;
 pub mod concord;

@@ -235,6 +235,7 @@ impl Client {
             Op::Read { key } => Msg::Read { key: *key },
             Op::Write { key, value } => Msg::Write { key: *key, value: *value },
             Op::ReadTxn { keys } => Msg::ReadMany { keys: keys.clone() },
+            Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
         };
         out.send(self.replica, msg);
     }

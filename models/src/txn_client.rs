@@ -123,6 +123,7 @@ impl TxnClient {
                 Op::Read { key } => batch.push(*key),
                 Op::ReadTxn { keys } => batch.extend(keys.iter().copied()),
                 Op::Write { .. } => break,
+                Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
             }
             self.next_op += 1;
         }

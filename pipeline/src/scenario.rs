@@ -224,6 +224,7 @@ impl LoadedScenario {
         };
         causim_models::check_mutants(entry, &protocol.mutants).map_err(|e| loaded.field_error(e.within("protocol")))?;
         entry.faults.check(entry.name, &loaded.scenario.faults).map_err(|e| loaded.field_error(e))?;
+        check_calls(entry, &loaded.scenario.workload).map_err(|e| loaded.field_error(e))?;
         Ok(loaded)
     }
 
@@ -261,7 +262,47 @@ pub fn check_output_name(name: &str) -> Result<(), String> {
 
 /// The level names `checks.level` accepts.
 pub fn level_names() -> String {
-    causim_checkers::Level::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+    causim_checkers::Level::every().chain(causim_checkers::Level::LOG).map(|l| l.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// A shared log (a protocol whose level is `shared-log`) runs LogBook calls only, and every
+/// other protocol key reads and writes only: the first operation of the wrong kind is an error.
+fn check_calls(entry: &causim_models::Entry, workload: &WorkloadConfig) -> Result<(), FieldError> {
+    let log = entry.level == causim_checkers::Level::SharedLog;
+    let wrong = |what: &str| {
+        if log {
+            format!("{} is a shared log: it runs log calls (append, read_next, read_prev, check_tail), not {what}", entry.name)
+        } else {
+            format!("{} is not a shared log: log calls ({what}) need a shared-log protocol", entry.name)
+        }
+    };
+    match workload {
+        WorkloadConfig::Script(sessions) => {
+            for (s, session) in sessions.iter().enumerate() {
+                for (f, function) in session.functions.iter().enumerate() {
+                    if let Some(o) = function.ops.iter().position(|op| op.is_log() != log) {
+                        let what = if log { "key reads and writes" } else { "append, read_next, …" };
+                        return Err(FieldError::new(format!("workload.script[{s}].functions[{f}].ops[{o}]"), wrong(what)));
+                    }
+                }
+            }
+        }
+        WorkloadConfig::Generator(g) => {
+            for (i, f) in g.functions.iter().enumerate() {
+                let path = format!("workload.generator.functions[{i}]");
+                let kv = f.reads + f.writes + f.read_txns + f.read_written > 0
+                    || f.mix.as_ref().is_some_and(|m| m.read + m.write + m.read_txn > 0.0);
+                let calls = f.mix.as_ref().is_some_and(|m| m.append + m.read_next + m.check_tail > 0.0);
+                if log && kv {
+                    return Err(FieldError::new(path, wrong("key reads and writes")));
+                }
+                if !log && calls {
+                    return Err(FieldError::new(format!("{path}.mix"), wrong("append, read_next, check_tail")));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An error at JSON path `field` of a file's text, located in it when the path is found.

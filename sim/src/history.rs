@@ -41,15 +41,50 @@ pub struct OpRecord {
     /// Where and when this operation ran, for transactions that span functions.
     pub node: Option<NodeId>,
     pub at_ns: Option<Time>,
+    /// A shared-log call (`key` is its book, `value` the record's data); `None` for reads and
+    /// writes of keys.
+    pub log: Option<Box<LogRecord>>,
+}
+
+/// Which LogBook call a log operation record stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LogCall {
+    Append,
+    ReadNext,
+    /// `logReadPrev`; with `bound == u64::MAX` it is `logCheckTail` (and written so).
+    ReadPrev,
+}
+
+/// What a shared-log call returned, beyond its book and data (see `docs/history-format.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LogRecord {
+    pub call: LogCall,
+    /// An append's tags; for a read, the one tag it asked for (0: every record of the book).
+    pub tags: Vec<u64>,
+    /// A read's bound: `min` of `logReadNext`, `max` of `logReadPrev`. 0 for an append.
+    pub bound: u64,
+    /// An append's seqnum; the seqnum of the record a read found (`None`: EMPTY, or an append
+    /// that never got one).
+    pub seqnum: Option<u64>,
+    /// The metalog position `(term, position)` the call was served at: for an append the
+    /// position that ordered its record, for a read the version of the index that answered.
+    pub pos: Option<(u64, u64)>,
 }
 
 impl OpRecord {
     pub fn read(key: Key, value: Option<Value>) -> OpRecord {
-        OpRecord { kind: OpKind::Read, key, value, version: OpVersion::new(), node: None, at_ns: None }
+        OpRecord { kind: OpKind::Read, key, value, version: OpVersion::new(), node: None, at_ns: None, log: None }
     }
 
     pub fn write(key: Key, value: Value) -> OpRecord {
-        OpRecord { kind: OpKind::Write, key, value: Some(value), version: OpVersion::new(), node: None, at_ns: None }
+        OpRecord { kind: OpKind::Write, key, value: Some(value), version: OpVersion::new(), node: None, at_ns: None, log: None }
+    }
+
+    /// A log call on `book`: an append (a write of `data`) or a read (of the record with
+    /// `data`, `None` for EMPTY).
+    pub fn log(book: Key, data: Option<Value>, log: LogRecord) -> OpRecord {
+        let kind = if log.call == LogCall::Append { OpKind::Write } else { OpKind::Read };
+        OpRecord { kind, key: book, value: data, version: OpVersion::new(), node: None, at_ns: None, log: Some(Box::new(log)) }
     }
 
     pub fn with_version(mut self, version: impl IntoIterator<Item = u64>) -> OpRecord {
@@ -392,6 +427,14 @@ impl HistoryWriter {
             w.extend(optional(op.at_ns));
             w.push(op.version.len() as u64);
             w.extend_from_slice(&op.version);
+            // Only log calls add words, so the hashes of key-value histories are unchanged.
+            if let Some(log) = &op.log {
+                w.extend([u64::MAX - 1, log.call as u64, log.bound, log.tags.len() as u64]);
+                w.extend_from_slice(&log.tags);
+                w.extend(optional(log.seqnum));
+                w.extend(optional(log.pos.map(|p| p.0)));
+                w.extend(optional(log.pos.map(|p| p.1)));
+            }
         }
         self.hash.update_words(w);
         if let Some(name) = session.workflow_name {
@@ -459,6 +502,9 @@ pub fn session_name(s: SessionRef<'_>) -> String {
 }
 
 fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
+    if let Some(log) = &op.log {
+        return push_log_op(buf, op, log, names);
+    }
     buf.extend_from_slice(match op.kind {
         OpKind::Read => b"{\"f\":\"r\",\"key\":",
         OpKind::Write => b"{\"f\":\"w\",\"key\":",
@@ -486,6 +532,70 @@ fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
     if let Some(at) = op.at_ns {
         buf.extend_from_slice(b",\"at_ns\":");
         push_u64(buf, at);
+    }
+    buf.push(b'}');
+}
+
+/// `{"f":"append","book":"b","tags":[1],"data":3,"seqnum":17,"pos":[0,4]}`, or a read:
+/// `{"f":"read_next","book":"b","tag":1,"min":0,"seqnum":17,"data":3,"pos":[0,5]}`
+/// (`read_prev` has `max`; `check_tail` neither).
+fn push_log_op(buf: &mut Vec<u8>, op: &OpRecord, log: &LogRecord, names: &Names) {
+    let f: &[u8] = match log.call {
+        LogCall::Append => b"append",
+        LogCall::ReadNext => b"read_next",
+        LogCall::ReadPrev if log.bound == u64::MAX => b"check_tail",
+        LogCall::ReadPrev => b"read_prev",
+    };
+    buf.extend_from_slice(b"{\"f\":\"");
+    buf.extend_from_slice(f);
+    buf.extend_from_slice(b"\",\"book\":");
+    names.push_key_json(op.key, buf);
+    let optional = |buf: &mut Vec<u8>, v: Option<u64>| match v {
+        Some(v) => push_u64(buf, v),
+        None => buf.extend_from_slice(b"null"),
+    };
+    match log.call {
+        LogCall::Append => {
+            buf.extend_from_slice(b",\"tags\":[");
+            for (i, t) in log.tags.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                push_u64(buf, *t);
+            }
+            buf.extend_from_slice(b"],\"data\":");
+            optional(buf, op.value);
+            if let Some(s) = log.seqnum {
+                buf.extend_from_slice(b",\"seqnum\":");
+                push_u64(buf, s);
+            }
+        }
+        LogCall::ReadNext | LogCall::ReadPrev => {
+            buf.extend_from_slice(b",\"tag\":");
+            push_u64(buf, log.tags.first().copied().unwrap_or(0));
+            if log.call == LogCall::ReadNext {
+                buf.extend_from_slice(b",\"min\":");
+                push_u64(buf, log.bound);
+            } else if log.bound != u64::MAX {
+                buf.extend_from_slice(b",\"max\":");
+                push_u64(buf, log.bound);
+            }
+            buf.extend_from_slice(b",\"seqnum\":");
+            optional(buf, log.seqnum);
+            buf.extend_from_slice(b",\"data\":");
+            optional(buf, op.value);
+        }
+    }
+    if let Some((term, pos)) = log.pos {
+        buf.extend_from_slice(b",\"pos\":[");
+        push_u64(buf, term);
+        buf.push(b',');
+        push_u64(buf, pos);
+        buf.push(b']');
+    }
+    if let Some(node) = op.node {
+        buf.extend_from_slice(b",\"node\":");
+        buf.extend_from_slice(names.node_json(node).as_bytes());
     }
     buf.push(b'}');
 }
@@ -564,6 +674,46 @@ mod tests {
         assert_ne!(hash(&history, false), hash(&[record(Some(1)), record(Some(0))], false));
         assert_ne!(hash(&history, false), hash(&[record(None), record(Some(1))], false));
         assert_ne!(hash(&history, false), hash(&history[..1], false));
+    }
+
+    #[test]
+    fn a_log_call_renders_as_the_documented_line_and_hashes_apart_from_a_write() {
+        let names = Names::new(&["S0".into()], &["b".into()]);
+        let sink = Shared::default();
+        let mut w = HistoryWriter::new(Box::new(sink.clone()));
+        let session = SessionRef { workflow_name: Some("a"), workflow_id: 0, attempt: 1, function: 0, per_function: false };
+        let append = LogRecord { call: LogCall::Append, tags: vec![1], bound: 0, seqnum: Some(0), pos: Some((0, 1)) };
+        let read = LogRecord { call: LogCall::ReadPrev, tags: vec![0], bound: u64::MAX, seqnum: None, pos: Some((0, 0)) };
+        let record = |op: OpRecord| TxnRecord {
+            kind: TxnKind::Write,
+            node: Some(NodeId::fixed(0)),
+            invoke_ns: 0,
+            complete_ns: 5,
+            outcome: Outcome::Ok,
+            ops: [op].into(),
+            note: None,
+        };
+        w.write(0, session, &[], &record(OpRecord::log(0, Some(1), append)), &names).unwrap();
+        w.write(1, session, &[], &record(OpRecord::log(0, None, read)), &names).unwrap();
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].ends_with("\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].ends_with("\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":0,\"seqnum\":null,\"data\":null,\"pos\":[0,0]}]}"),
+            "{}",
+            lines[1]
+        );
+        let hash = |op: OpRecord| {
+            let mut w = HistoryWriter::hashing_only();
+            w.write(0, session, &[], &record(op), &names).unwrap();
+            w.hash()
+        };
+        let append = LogRecord { call: LogCall::Append, tags: vec![1], bound: 0, seqnum: Some(0), pos: Some((0, 1)) };
+        assert_ne!(hash(OpRecord::log(0, Some(1), append)), hash(OpRecord::write(0, 1)));
     }
 
     #[test]

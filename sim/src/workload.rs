@@ -18,9 +18,51 @@ use std::collections::BTreeMap;
 /// An operation a function performs, with its written value assigned.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
-    Read { key: Key },
-    Write { key: Key, value: Value },
-    ReadTxn { keys: Vec<Key> },
+    Read {
+        key: Key,
+    },
+    Write {
+        key: Key,
+        value: Value,
+    },
+    ReadTxn {
+        keys: Vec<Key>,
+    },
+    /// A shared-log (LogBook) call; only log protocols (level `shared-log`) accept them.
+    Log(LogOp),
+}
+
+/// A call of a shared log's LogBook API (Boki's `logAppend`, `logReadNext`, ...). The book is
+/// a key of the script (interned like one); the data an append writes is assigned like a
+/// written value, unique per book.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LogOp {
+    Append {
+        book: Key,
+        tags: Vec<u64>,
+        data: Value,
+    },
+    /// The first record of `book` with `tag` (0: any) and a seqnum ≥ `min`.
+    ReadNext {
+        book: Key,
+        tag: u64,
+        min: u64,
+    },
+    /// The last record of `book` with `tag` (0: any) and a seqnum ≤ `max`; `logCheckTail` is
+    /// `max = u64::MAX`.
+    ReadPrev {
+        book: Key,
+        tag: u64,
+        max: u64,
+    },
+}
+
+impl LogOp {
+    pub fn book(&self) -> Key {
+        match self {
+            LogOp::Append { book, .. } | LogOp::ReadNext { book, .. } | LogOp::ReadPrev { book, .. } => *book,
+        }
+    }
 }
 
 /// An operation before its value is assigned (what scripts and generators produce).
@@ -29,6 +71,8 @@ pub enum OpSpec {
     Read(Key),
     Write(Key),
     ReadTxn(Vec<Key>),
+    /// A log call; an append's `data` is assigned when the function starts.
+    Log(LogOp),
 }
 
 /// Hands out written values: 1, 2, 3, … per key. Value 0 is never written.
@@ -52,6 +96,10 @@ impl ValueAllocator {
             OpSpec::Read(key) => Op::Read { key: *key },
             OpSpec::Write(key) => Op::Write { key: *key, value: self.next(*key) },
             OpSpec::ReadTxn(keys) => Op::ReadTxn { keys: keys.clone() },
+            OpSpec::Log(LogOp::Append { book, tags, .. }) => {
+                Op::Log(LogOp::Append { book: *book, tags: tags.clone(), data: self.next(*book) })
+            }
+            OpSpec::Log(op) => Op::Log(op.clone()),
         }
     }
 }
@@ -59,13 +107,65 @@ impl ValueAllocator {
 // ---------------------------------------------------------------------------------------------
 // Scripts
 
-/// A scripted operation: `{"read":"x"}`, `{"write":"x"}`, `{"read_txn":["x","y"]}`.
+/// A scripted operation: `{"read":"x"}`, `{"write":"x"}`, `{"read_txn":["x","y"]}`, and the
+/// shared-log calls `{"append":{"book":"b","tags":[1]}}`, `{"read_next":{"book":"b","tag":1,"min":0}}`,
+/// `{"read_prev":{"book":"b","tag":1,"max":99}}` and `{"check_tail":{"book":"b","tag":0}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScriptOp {
     Read(String),
     Write(String),
     ReadTxn(Vec<String>),
+    Append(ScriptAppend),
+    ReadNext(ScriptReadNext),
+    ReadPrev(ScriptReadPrev),
+    CheckTail(ScriptCheckTail),
+}
+
+impl ScriptOp {
+    /// Whether this is a shared-log call.
+    pub fn is_log(&self) -> bool {
+        matches!(self, ScriptOp::Append(_) | ScriptOp::ReadNext(_) | ScriptOp::ReadPrev(_) | ScriptOp::CheckTail(_))
+    }
+}
+
+/// `logAppend(tags, data)` to a LogBook; the data is assigned by the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptAppend {
+    pub book: String,
+    #[serde(default)]
+    pub tags: Vec<u64>,
+}
+
+/// `logReadNext(min, tag)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptReadNext {
+    pub book: String,
+    #[serde(default)]
+    pub tag: u64,
+    #[serde(default)]
+    pub min: u64,
+}
+
+/// `logReadPrev(max, tag)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptReadPrev {
+    pub book: String,
+    #[serde(default)]
+    pub tag: u64,
+    pub max: u64,
+}
+
+/// `logCheckTail(tag)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCheckTail {
+    pub book: String,
+    #[serde(default)]
+    pub tag: u64,
 }
 
 /// One function of a scripted session.
@@ -110,6 +210,8 @@ pub struct KeysConfig {
 ///
 /// Either counts — `{"reads":3}`, `{"reads":2,"writes":1,"order":"shuffled"}` — or a number of
 /// operations drawn from a mix: `{"ops":4,"mix":{"read":0.5,"write":0.4,"read_txn":0.1}}`.
+/// For a shared log the mix draws log calls over books (the keys) with tags `1..=tags`:
+/// `{"ops":4,"tags":4,"mix":{"append":0.5,"read_next":0.25,"check_tail":0.25}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FunctionGen {
@@ -134,6 +236,14 @@ pub struct FunctionGen {
     pub ops: Option<u32>,
     #[serde(default)]
     pub mix: Option<OpMix>,
+    /// Tags per LogBook for drawn log calls (an append carries one, a read asks for one or for
+    /// 0, every record). Default 4.
+    #[serde(default = "default_log_tags")]
+    pub tags: u32,
+}
+
+fn default_log_tags() -> u32 {
+    4
 }
 
 impl FunctionGen {
@@ -168,6 +278,21 @@ pub struct OpMix {
     pub write: f64,
     #[serde(default)]
     pub read_txn: f64,
+    /// Shared-log calls: `logAppend`, `logReadNext` from seqnum 0, `logCheckTail` (a
+    /// `logReadPrev` from the tail). Seqnums are opaque to a generator, so it draws no other
+    /// bounds.
+    #[serde(default)]
+    pub append: f64,
+    #[serde(default)]
+    pub read_next: f64,
+    #[serde(default)]
+    pub check_tail: f64,
+}
+
+impl OpMix {
+    fn log_total(&self) -> f64 {
+        self.append + self.read_next + self.check_tail
+    }
 }
 
 /// When workflows start.
@@ -313,6 +438,26 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, Fiel
                     ScriptOp::Read(k) | ScriptOp::Write(k) if k.is_empty() => {
                         return Err(FieldError::new(opath, "a key name must not be empty"));
                     }
+                    ScriptOp::Append(ScriptAppend { book, .. })
+                    | ScriptOp::ReadNext(ScriptReadNext { book, .. })
+                    | ScriptOp::ReadPrev(ScriptReadPrev { book, .. })
+                    | ScriptOp::CheckTail(ScriptCheckTail { book, .. })
+                        if book.is_empty() =>
+                    {
+                        return Err(FieldError::new(opath, "a book name must not be empty"));
+                    }
+                    ScriptOp::Append(a) => {
+                        if let Some(i) = a.tags.iter().position(|&t| t == 0) {
+                            return Err(FieldError::new(
+                                format!("{opath}.append.tags[{i}]"),
+                                "tag 0 means every record of the book; an append's tags are non-zero",
+                            ));
+                        }
+                        OpSpec::Log(LogOp::Append { book: intern(&a.book), tags: a.tags.clone(), data: 0 })
+                    }
+                    ScriptOp::ReadNext(r) => OpSpec::Log(LogOp::ReadNext { book: intern(&r.book), tag: r.tag, min: r.min }),
+                    ScriptOp::ReadPrev(r) => OpSpec::Log(LogOp::ReadPrev { book: intern(&r.book), tag: r.tag, max: r.max }),
+                    ScriptOp::CheckTail(r) => OpSpec::Log(LogOp::ReadPrev { book: intern(&r.book), tag: r.tag, max: u64::MAX }),
                     ScriptOp::Read(k) => OpSpec::Read(intern(k)),
                     ScriptOp::Write(k) => OpSpec::Write(intern(k)),
                     ScriptOp::ReadTxn(keys) => {
@@ -436,15 +581,19 @@ impl Generator {
     /// Draws one function's operations onto the end of `ops`.
     fn push_function_ops(&self, spec: &FunctionGen, rng: &mut RngStream, ops: &mut Vec<OpSpec>) {
         if let (Some(count), Some(mix)) = (spec.ops, &spec.mix) {
-            let total = mix.read + mix.write + mix.read_txn;
+            let kv_total = mix.read + mix.write + mix.read_txn;
+            let log_total = mix.log_total();
+            let total = kv_total + log_total;
             ops.extend((0..count).map(|_| {
                 let u = rng.unit() * total;
                 if u < mix.read {
                     OpSpec::Read(self.key(rng))
                 } else if u < mix.read + mix.write {
                     OpSpec::Write(self.key(rng))
-                } else {
+                } else if log_total == 0.0 || u < kv_total {
                     OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))
+                } else {
+                    self.log_op(u - kv_total, mix, spec.tags, rng)
                 }
             }));
             return;
@@ -466,6 +615,22 @@ impl Generator {
                 }
             }
         }
+    }
+
+    /// The log call at `u` (in `[0, log total)`) of the mix: a book drawn like a key, a tag
+    /// drawn uniformly (an append's from `1..=tags`, a read's from `0..=tags`).
+    fn log_op(&self, u: f64, mix: &OpMix, tags: u32, rng: &mut RngStream) -> OpSpec {
+        let book = self.key(rng);
+        let tags = tags.max(1) as u64;
+        if u < mix.append {
+            return OpSpec::Log(LogOp::Append { book, tags: vec![1 + rng.below(tags)], data: 0 });
+        }
+        let tag = rng.below(tags + 1);
+        OpSpec::Log(if u < mix.append + mix.read_next {
+            LogOp::ReadNext { book, tag, min: 0 }
+        } else {
+            LogOp::ReadPrev { book, tag, max: u64::MAX }
+        })
     }
 
     /// `n` distinct keys (n ≤ key count, checked at construction). Rejection keeps the Zipf
@@ -499,12 +664,20 @@ fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), FieldErr
             if f.reads + f.writes + f.read_txns > 0 {
                 return Err(FieldError::new("ops", "give either counts (reads/writes/read_txns) or ops with a mix, not both"));
             }
-            for (name, p) in [("mix.read", mix.read), ("mix.write", mix.write), ("mix.read_txn", mix.read_txn)] {
+            let weights = [
+                ("mix.read", mix.read),
+                ("mix.write", mix.write),
+                ("mix.read_txn", mix.read_txn),
+                ("mix.append", mix.append),
+                ("mix.read_next", mix.read_next),
+                ("mix.check_tail", mix.check_tail),
+            ];
+            for (name, p) in weights {
                 if !(p.is_finite() && p >= 0.0) {
                     return Err(FieldError::new(name, format!("must be a non-negative number, got {p}")));
                 }
             }
-            if mix.read + mix.write + mix.read_txn <= 0.0 {
+            if mix.read + mix.write + mix.read_txn + mix.log_total() <= 0.0 {
                 return Err(FieldError::new("mix", "at least one weight must be positive"));
             }
         }
@@ -592,6 +765,40 @@ mod tests {
         let FieldError { path, message: msg } = compile_script(&dup).unwrap_err();
         assert_eq!(path, "[1].session");
         assert!(msg.contains("already used"));
+    }
+
+    #[test]
+    fn scripts_and_generators_draw_log_calls() {
+        let sessions: Vec<ScriptSession> = serde_json::from_str(
+            r#"[{"session":"a","functions":[{"ops":[{"append":{"book":"b","tags":[1,2]}},{"read_next":{"book":"b","tag":2}},{"check_tail":{"book":"c"}}]}]}]"#,
+        )
+        .unwrap();
+        let script = compile_script(&sessions).unwrap();
+        assert_eq!(script.key_names, ["b", "c"]);
+        assert_eq!(
+            script.plans[0].ops[0],
+            [
+                OpSpec::Log(LogOp::Append { book: 0, tags: vec![1, 2], data: 0 }),
+                OpSpec::Log(LogOp::ReadNext { book: 0, tag: 2, min: 0 }),
+                OpSpec::Log(LogOp::ReadPrev { book: 1, tag: 0, max: u64::MAX }),
+            ]
+        );
+        let mut values = ValueAllocator::default();
+        assert_eq!(values.assign(&script.plans[0].ops[0][0]), Op::Log(LogOp::Append { book: 0, tags: vec![1, 2], data: 1 }));
+        let zero_tag: Vec<ScriptSession> =
+            serde_json::from_str(r#"[{"session":"a","functions":[{"ops":[{"append":{"book":"b","tags":[0]}}]}]}]"#).unwrap();
+        assert_eq!(compile_script(&zero_tag).unwrap_err().path, "[0].functions[0].ops[0].append.tags[0]");
+
+        let mut c = micro_benchmark();
+        c.functions = vec![serde_json::from_str(r#"{"ops":50,"tags":3,"mix":{"append":0.5,"check_tail":0.5}}"#).unwrap()];
+        let g = Generator::new(c).unwrap();
+        let plan = g.plan(&mut RngStream::new(5, StreamId::Workload));
+        let appends =
+            plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::Append { tags, .. }) if (1..=3).contains(&tags[0]))).count();
+        let tails =
+            plan.ops[0].iter().filter(|op| matches!(op, OpSpec::Log(LogOp::ReadPrev { tag, max: u64::MAX, .. }) if *tag <= 3)).count();
+        assert_eq!(appends + tails, 50, "every drawn call is an append with a tag in 1..=3 or a tail read");
+        assert!(appends > 12 && tails > 12);
     }
 
     #[test]

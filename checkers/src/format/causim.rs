@@ -8,6 +8,7 @@
 use crate::history::{
     Header, History, HistoryBuilder, KIND_READ, KIND_WRITE_FINAL, Key, NONE, Outcome, ParseError, TxnMeta, Val, Value, json_quote,
 };
+use crate::shared_log::{Call, LogCall};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 use std::io::{self, BufRead, Write};
@@ -190,6 +191,7 @@ pub(super) fn parse_txn_line(text: &[u8], line: u64, b: &mut HistoryBuilder, aft
             return Err(ParseError::at(line, "invoke_ns and complete_ns must be given together (both or neither)"));
         }
     };
+    b.set_log_function(meta.function);
     b.end_txn(TxnMeta { id: meta.id, session: meta.session, after, node: meta.node, times, outcome: meta.outcome, line })
 }
 
@@ -200,6 +202,7 @@ struct LineMeta {
     invoke_ns: Option<u64>,
     complete_ns: Option<u64>,
     outcome: Outcome,
+    function: Option<i64>,
 }
 
 struct LineSeed<'b> {
@@ -226,6 +229,7 @@ enum LineField {
     Ops,
     Format,
     Call,
+    Fn,
     Other,
 }
 
@@ -247,6 +251,7 @@ impl Visitor<'_> for LineFieldVisitor {
             "ops" => LineField::Ops,
             "format" => LineField::Format,
             "call" => LineField::Call,
+            "fn" => LineField::Fn,
             _ => LineField::Other,
         })
     }
@@ -282,7 +287,8 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LineMeta, A::Error> {
         let LineSeed { b, after } = self;
-        let mut meta = LineMeta { id: None, session: NONE, node: NONE, invoke_ns: None, complete_ns: None, outcome: Outcome::Ok };
+        let mut meta =
+            LineMeta { id: None, session: NONE, node: NONE, invoke_ns: None, complete_ns: None, outcome: Outcome::Ok, function: None };
         let mut saw_ops = false;
         while let Some(field) = map.next_key::<LineField>()? {
             match field {
@@ -309,6 +315,7 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
                     let v: serde_json::Value = map.next_value()?;
                     b.set_call(crate::cache_free::parse_call(&v).map_err(de::Error::custom)?);
                 }
+                LineField::Fn => meta.function = map.next_value::<Option<i64>>()?,
                 LineField::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -380,6 +387,15 @@ enum OpField {
     Key,
     Value,
     Node,
+    // Shared-log calls.
+    Book,
+    Tags,
+    Tag,
+    Min,
+    Max,
+    Seqnum,
+    Data,
+    Pos,
     Other,
 }
 struct OpFieldVisitor;
@@ -394,6 +410,14 @@ impl Visitor<'_> for OpFieldVisitor {
             "key" => OpField::Key,
             "value" => OpField::Value,
             "node" => OpField::Node,
+            "book" => OpField::Book,
+            "tags" => OpField::Tags,
+            "tag" => OpField::Tag,
+            "min" => OpField::Min,
+            "max" => OpField::Max,
+            "seqnum" => OpField::Seqnum,
+            "data" => OpField::Data,
+            "pos" => OpField::Pos,
             _ => OpField::Other,
         })
     }
@@ -415,6 +439,7 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
         let mut key: Option<u32> = None;
         let mut val: Option<Val> = None;
         let mut node: Option<u32> = None;
+        let mut log = LogFields::default();
         while let Some(field) = map.next_key::<OpField>()? {
             match field {
                 OpField::F => {
@@ -422,9 +447,9 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
                         map.next_value_seed(StrSeed(|s: &str| match s {
                             "r" => Some(KIND_READ),
                             "w" => Some(KIND_WRITE_FINAL),
-                            _ => None,
+                            other => log_kind(other),
                         }))?
-                        .ok_or_else(|| de::Error::custom("f: expected \"r\" or \"w\""))?,
+                        .ok_or_else(|| de::Error::custom(F_EXPECTED))?,
                     );
                 }
                 OpField::Key => key = Some(map.next_value_seed(KeySeed { b: &mut *b })?),
@@ -432,15 +457,77 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
                 OpField::Node => {
                     node = map.next_value_seed(OptSeed(StrSeed(|s: &str| b.node_index(s))))?;
                 }
+                OpField::Book => log.book = Some(map.next_value_seed(KeySeed { b: &mut *b })?),
+                OpField::Tags => log.tags = Some(map.next_value()?),
+                OpField::Tag => log.tag = Some(map.next_value()?),
+                OpField::Min => log.min = Some(map.next_value()?),
+                OpField::Max => log.max = Some(map.next_value()?),
+                OpField::Seqnum => log.seqnum = Some(map.next_value()?),
+                OpField::Data => log.data = Some(map.next_value_seed(ValSeed { b: &mut *b })?),
+                OpField::Pos => log.pos = Some(map.next_value()?),
                 OpField::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
         let kind = kind.ok_or_else(|| de::Error::missing_field("f"))?;
+        if kind >= KIND_LOG {
+            let call = log.into_call(kind).map_err(de::Error::custom)?;
+            b.push_log(call);
+            return Ok(());
+        }
         let key = key.ok_or_else(|| de::Error::missing_field("key"))?;
         let val = val.ok_or_else(|| de::Error::missing_field("value"))?;
         b.push_op_node_index(kind, key, val, node).map_err(de::Error::custom)
+    }
+}
+
+const F_EXPECTED: &str = "f: expected \"r\", \"w\", or a log call (\"append\", \"read_next\", \"read_prev\", \"check_tail\")";
+
+/// Operation kinds of shared-log calls (after the key-value kinds).
+const KIND_LOG: u8 = 16;
+const KIND_APPEND: u8 = KIND_LOG;
+const KIND_READ_NEXT: u8 = KIND_LOG + 1;
+const KIND_READ_PREV: u8 = KIND_LOG + 2;
+const KIND_CHECK_TAIL: u8 = KIND_LOG + 3;
+
+fn log_kind(f: &str) -> Option<u8> {
+    Some(match f {
+        "append" => KIND_APPEND,
+        "read_next" => KIND_READ_NEXT,
+        "read_prev" => KIND_READ_PREV,
+        "check_tail" => KIND_CHECK_TAIL,
+        _ => return None,
+    })
+}
+
+/// The fields of a shared-log call, as parsed (see `docs/history-format.md`).
+#[derive(Default)]
+struct LogFields {
+    book: Option<u32>,
+    tags: Option<Vec<u64>>,
+    tag: Option<u64>,
+    min: Option<u64>,
+    max: Option<u64>,
+    seqnum: Option<Option<u64>>,
+    data: Option<Val>,
+    pos: Option<Option<(u64, u64)>>,
+}
+
+impl LogFields {
+    fn into_call(self, kind: u8) -> Result<LogCall, String> {
+        let book = self.book.ok_or("missing field `book`")?;
+        let (call, tags, bound) = match kind {
+            KIND_APPEND => (Call::Append, self.tags.ok_or("missing field `tags`")?, 0),
+            KIND_READ_NEXT => (Call::ReadNext, vec![self.tag.unwrap_or(0)], self.min.unwrap_or(0)),
+            KIND_READ_PREV => (Call::ReadPrev, vec![self.tag.unwrap_or(0)], self.max.ok_or("missing field `max`")?),
+            _ => (Call::ReadPrev, vec![self.tag.unwrap_or(0)], u64::MAX),
+        };
+        let data = self.data.unwrap_or(Val::Null);
+        if call == Call::Append && data == Val::Null {
+            return Err("an append's `data` must not be null".into());
+        }
+        Ok(LogCall { txn: 0, call, book, tags, bound, seqnum: self.seqnum.flatten(), data, pos: self.pos.flatten(), function: None })
     }
 }
 
@@ -591,8 +678,17 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
             None => return Some(format!("ops[{i}]: missing field `f`")),
             Some(J::String(s)) if s == "r" => false,
             Some(J::String(s)) if s == "w" => true,
+            Some(J::String(s)) if log_kind(s).is_some() => {
+                if let Some(problem) = validate_log_op(o) {
+                    return Some(format!("ops[{i}].{problem}"));
+                }
+                continue;
+            }
             Some(other) => {
-                return Some(format!("ops[{i}].f: expected \"r\" or \"w\", found {}", describe(other)));
+                return Some(format!(
+                    "ops[{i}].f: expected \"r\" or \"w\", found {} (or a log call: append, read_next, read_prev, check_tail)",
+                    describe(other)
+                ));
             }
         };
         match o.get("key") {
@@ -620,6 +716,46 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
                 return Some(format!("ops[{i}].node: expected a string, found {}", describe(other)));
             }
         }
+    }
+    None
+}
+
+/// What is wrong with a shared-log call's fields, if anything (as `field: problem`).
+fn validate_log_op(o: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    use serde_json::Value as J;
+    match o.get("book") {
+        None => return Some("book: missing field `book`".into()),
+        Some(k) => {
+            if let Err(p) = scalar_key(k) {
+                return Some(format!("book: {p}"));
+            }
+        }
+    }
+    let u64_or_null = |name: &str| match o.get(name) {
+        None | Some(J::Null) => None,
+        Some(J::Number(n)) if n.as_u64().is_some() => None,
+        Some(other) => Some(format!("{name}: expected a non-negative integer, found {}", describe(other))),
+    };
+    for name in ["tag", "min", "max", "seqnum"] {
+        if let Some(p) = u64_or_null(name) {
+            return Some(p);
+        }
+    }
+    if let Some(tags) = o.get("tags")
+        && !tags.as_array().is_some_and(|t| t.iter().all(|x| x.as_u64().is_some()))
+    {
+        return Some(format!("tags: expected an array of non-negative integers, found {}", describe(tags)));
+    }
+    if let Some(pos) = o.get("pos")
+        && !pos.is_null()
+        && !pos.as_array().is_some_and(|p| p.len() == 2 && p.iter().all(|x| x.as_u64().is_some()))
+    {
+        return Some(format!("pos: expected [term, position], found {}", describe(pos)));
+    }
+    if let Some(data) = o.get("data")
+        && let Err(p) = scalar_value(data)
+    {
+        return Some(format!("data: {p}"));
     }
     None
 }

@@ -246,6 +246,7 @@ impl Client {
                         };
                         Msg::ClientWrite { key, value, deps: self.ctx.deps.clone(), local }
                     }
+                    Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
                 };
                 out.observe(metrics::REQUEST_METADATA_BYTES, self.ctx.bytes());
                 out.send(self.server, msg);
@@ -271,6 +272,7 @@ impl Client {
                     }
                 }
                 Op::ReadTxn { .. } => unreachable!("expanded in `new`"),
+                Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
             }
             self.next += 1;
         }

@@ -39,6 +39,7 @@ impl Client {
             Op::Write { key, value } => Msg::Put { key, value },
             // Refused when the scenario is loaded (`Concord::check_run`).
             Op::ReadTxn { .. } => unreachable!("Concord has no read transactions"),
+            Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
         };
         out.send(self.agent, msg);
         out.set_timer(Timer::CallTimeout, self.call_timeout_ns);

@@ -34,6 +34,7 @@ impl Client {
                 Op::Read { key } => vec![(pick(read, *key), *key, false)],
                 Op::Write { key, .. } => vec![(pick(write, *key), *key, true)],
                 Op::ReadTxn { keys } => keys.iter().map(|k| (pick(read, *k), *k, false)).collect(),
+                Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
             })
             .collect()
     }

@@ -183,6 +183,7 @@ impl Placer {
                 let mut h = match ops.first() {
                     Some(OpSpec::Read(k) | OpSpec::Write(k)) => *k,
                     Some(OpSpec::ReadTxn(keys)) => keys.first().copied().unwrap_or(0),
+                    Some(OpSpec::Log(op)) => op.book(),
                     None => workflow_id.wrapping_mul(31).wrapping_add(function as u64),
                 };
                 let hash = splitmix64(&mut h);

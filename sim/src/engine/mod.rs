@@ -37,7 +37,7 @@ use crate::queue::EventQueue;
 use crate::rng::{RngStream, StreamId};
 use crate::time::Time;
 use crate::trace::TraceWriter;
-use crate::workload::{Arrival, Generator, Op, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
+use crate::workload::{Arrival, Generator, LogOp, Op, ValueAllocator, WorkflowPlan, WorkloadConfig, compile_script};
 use cpu::{Cpu, Input};
 use flows::{Machine, Placer, WorkflowRun};
 use net::{Held, LinkCells, Network, Partition, fifo_delivery};

@@ -140,6 +140,8 @@ impl<P: Protocol> Sim<P> {
         s.unrecorded_writes.clear();
         s.unrecorded_writes.extend(ops.iter().filter_map(|op| match op {
             Op::Write { key, value } => Some((*key, *value)),
+            // An append is a write of its data to its book: unreported, it is recorded the same way.
+            Op::Log(LogOp::Append { book, data, .. }) => Some((*book, *data)),
             _ => None,
         }));
         let start = FunctionStart {

@@ -91,6 +91,7 @@ impl Client {
                 let key = match op {
                     Op::Read { key } | Op::Write { key, .. } => *key,
                     Op::ReadTxn { keys } => keys[0],
+                    Op::Log(l) => l.book(),
                 };
                 out.send(self.server, Msg::Request(key));
             }

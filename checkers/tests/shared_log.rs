@@ -1,0 +1,175 @@
+//! The `shared-log` level: one small history per anomaly, the staleness Boki allows, input
+//! errors, and the README's table of its anomalies.
+
+mod common;
+
+use causim_checkers::{Anomaly, Level, check, read_history};
+
+const HEADER: &str = "{\"format\":\"causim-history/1\"}\n";
+
+fn anomalies(lines: &str) -> Vec<String> {
+    let text = format!("{HEADER}{lines}");
+    let h = read_history(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}"));
+    let report = check(&h, Level::SharedLog);
+    assert_eq!(report.ok, report.violation_count == 0);
+    for v in &report.violations {
+        assert!(!v.explanation.contradiction.is_empty() && !v.sentence.is_empty(), "{v:?}");
+        assert!(v.forbidden_by.contains(&Level::SharedLog));
+    }
+    report.counts.keys().map(|a| a.name().to_string()).collect()
+}
+
+fn append(id: u32, session: &str, data: u32, tags: &str, seqnum: u32, pos: u32) -> String {
+    format!(
+        "{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"append\",\"book\":\"b\",\"tags\":[{tags}],\"data\":{data},\"seqnum\":{seqnum},\"pos\":[0,{pos}]}}]}}\n"
+    )
+}
+
+fn read(id: u32, session: &str, f: &str, tag: u32, result: Option<(u32, u32)>, pos: Option<u32>) -> String {
+    let (s, d) = result.map_or(("null".to_string(), "null".to_string()), |(s, d)| (s.to_string(), d.to_string()));
+    let pos = pos.map(|p| format!(",\"pos\":[0,{p}]")).unwrap_or_default();
+    format!(
+        "{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"{f}\",\"book\":\"b\",\"tag\":{tag},\"seqnum\":{s},\"data\":{d}{pos}}}]}}\n"
+    )
+}
+
+#[test]
+fn a_correct_log_passes() {
+    let h = [
+        append(0, "a", 1, "1", 0, 1),
+        append(1, "c", 2, "2", 1, 1),
+        read(2, "a", "read_next", 2, Some((1, 2)), Some(1)),
+        read(3, "c", "check_tail", 0, Some((1, 2)), Some(1)),
+        read(4, "c", "check_tail", 1, Some((0, 1)), Some(2)),
+    ]
+    .concat();
+    assert_eq!(anomalies(&h), Vec::<String>::new());
+}
+
+#[test]
+fn a_read_of_an_append_a_seal_discarded_is_a_phantom_record() {
+    // Seal safety: the append failed (aborted, no seqnum), yet its record is read.
+    let failed =
+        "{\"id\":0,\"session\":\"a\",\"outcome\":\"aborted\",\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1}]}\n";
+    let h = [failed.to_string(), read(1, "c", "check_tail", 1, Some((0, 1)), Some(1))].concat();
+    assert_eq!(anomalies(&h), ["PhantomRecord"]);
+    let text = format!("{HEADER}{h}");
+    let report = check(&read_history(text.as_bytes(), None).unwrap(), Level::SharedLog);
+    assert!(report.violations[0].sentence.contains("discarded by a seal"), "{}", report.violations[0].sentence);
+    // Without the read, a failed append is just a failed append.
+    assert_eq!(anomalies(failed), Vec::<String>::new());
+}
+
+#[test]
+fn a_stale_tail_for_an_unrelated_function_is_allowed() {
+    // S4: G checks the tail after F's append completed, at an index that has not seen it.
+    let h = [append(0, "F", 1, "1", 0, 1), read(1, "G", "check_tail", 1, None, Some(0))].concat();
+    assert_eq!(anomalies(&h), Vec::<String>::new());
+}
+
+#[test]
+fn the_order_anomalies_are_named() {
+    let dup = [append(0, "a", 1, "1", 5, 1), append(1, "c", 2, "1", 5, 1)].concat();
+    assert_eq!(anomalies(&dup), ["DuplicateSeqnum"]);
+    let moved = [append(0, "a", 1, "1", 5, 1), read(1, "c", "check_tail", 0, Some((6, 1)), None)].concat();
+    assert_eq!(anomalies(&moved), ["OrderDisagreement"]);
+    // A record ordered at position 2 holds a smaller seqnum than one ordered at position 1.
+    let inverted = [append(0, "a", 1, "1", 9, 1), append(1, "c", 2, "1", 3, 2)].concat();
+    assert_eq!(anomalies(&inverted), ["OrderDisagreement"]);
+    let phantom = [append(0, "a", 1, "1", 0, 1), read(1, "c", "check_tail", 0, Some((0, 7)), Some(1))].concat();
+    assert_eq!(anomalies(&phantom), ["PhantomRecord"]);
+    let lost = [
+        append(0, "a", 1, "1", 0, 1),
+        "{\"id\":1,\"session\":\"c\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"seqnum\":0,\"data\":null,\"pos\":[0,1]}]}\n".into(),
+    ]
+    .concat();
+    assert_eq!(anomalies(&lost), ["LostRecord"]);
+}
+
+#[test]
+fn reads_are_judged_against_the_prefix_that_served_them() {
+    let empty = [append(0, "a", 1, "1", 0, 1), read(1, "c", "read_next", 1, None, Some(1))].concat();
+    assert_eq!(anomalies(&empty), ["IncorrectLogRead"]);
+    let skipped =
+        [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "read_next", 1, Some((1, 2)), Some(2))].concat();
+    assert_eq!(anomalies(&skipped), ["IncorrectLogRead"]);
+    let outside =
+        [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 2), read(2, "c", "check_tail", 1, Some((1, 2)), Some(1))].concat();
+    assert_eq!(anomalies(&outside), ["IncorrectLogRead"]);
+    let untagged = [append(0, "a", 1, "1", 0, 1), read(1, "c", "read_next", 3, Some((0, 1)), Some(1))].concat();
+    assert_eq!(anomalies(&untagged), ["IncorrectLogRead"]);
+}
+
+#[test]
+fn the_session_guarantees_are_named_after_who_reached_the_record() {
+    // Read-your-appends: the function's own append, then EMPTY from an index behind it.
+    let own = [append(0, "a", 1, "1", 0, 1), read(1, "a", "read_next", 1, None, Some(0))].concat();
+    assert_eq!(anomalies(&own), ["MissedOwnAppend"]);
+    // Monotonic reads: the function saw the record at position 1, then an index at 0.
+    let mono =
+        [append(0, "w", 1, "1", 0, 1), read(1, "r", "check_tail", 1, Some((0, 1)), Some(1)), read(2, "r", "check_tail", 1, None, Some(0))]
+            .concat();
+    assert_eq!(anomalies(&mono), ["NonMonotonicLogRead"]);
+    // Inheritance within a chain session: fn 1 misses what fn 0 appended.
+    let chain = "{\"id\":0,\"session\":\"p\",\"fn\":0,\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[7],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}\n\
+                 {\"id\":1,\"session\":\"p\",\"fn\":1,\"ops\":[{\"f\":\"read_next\",\"book\":\"b\",\"tag\":7,\"min\":0,\"seqnum\":null,\"data\":null,\"pos\":[0,0]}]}\n";
+    assert_eq!(anomalies(chain), ["LostInheritance"]);
+    // And across an `after` link of a fan-out.
+    let fan = "{\"id\":0,\"session\":\"w/f0\",\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[7],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}\n\
+               {\"id\":1,\"session\":\"w/f1\",\"after\":[0],\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":7,\"seqnum\":null,\"data\":null}]}\n";
+    assert_eq!(anomalies(fan), ["LostInheritance"]);
+    // Without positions the session checks still see the miss.
+    let unpositioned = "{\"id\":0,\"session\":\"a\",\"ops\":[{\"f\":\"append\",\"book\":\"b\",\"tags\":[1],\"data\":1,\"seqnum\":0,\"pos\":[0,1]}]}\n\
+                        {\"id\":1,\"session\":\"a\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"tag\":1,\"seqnum\":null,\"data\":null}]}\n";
+    assert_eq!(anomalies(unpositioned), ["MissedOwnAppend"]);
+}
+
+#[test]
+fn a_failed_append_may_be_read_and_its_seqnum_is_learnt_from_the_reads() {
+    let h = "{\"id\":0,\"session\":\"a\",\"outcome\":\"failed\",\"ops\":[{\"f\":\"w\",\"key\":\"b\",\"value\":1}]}\n\
+             {\"id\":1,\"session\":\"c\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"seqnum\":4,\"data\":1,\"pos\":[0,1]}]}\n\
+             {\"id\":2,\"session\":\"d\",\"ops\":[{\"f\":\"check_tail\",\"book\":\"b\",\"seqnum\":5,\"data\":1,\"pos\":[0,1]}]}\n";
+    assert_eq!(anomalies(h), ["OrderDisagreement"]);
+}
+
+#[test]
+fn key_value_levels_ignore_log_calls_and_shared_log_ignores_key_value_histories() {
+    let log = format!("{HEADER}{}", append(0, "a", 1, "1", 0, 1));
+    let h = read_history(log.as_bytes(), None).unwrap();
+    assert!(check(&h, Level::Ccv).ok);
+    let kv = format!("{HEADER}{{\"id\":0,\"session\":\"a\",\"ops\":[{{\"f\":\"w\",\"key\":\"x\",\"value\":1}}]}}\n");
+    let report = check(&read_history(kv.as_bytes(), None).unwrap(), Level::SharedLog);
+    assert!(report.ok && report.notes[0].contains("no shared-log calls"));
+}
+
+#[test]
+fn bad_log_calls_are_input_errors_naming_the_field() {
+    for (op, expected) in [
+        ("{\"f\":\"append\",\"tags\":[1],\"data\":1}", "ops[0].book: missing field `book`"),
+        ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[-1],\"data\":1}", "ops[0].tags: expected an array of non-negative integers"),
+        ("{\"f\":\"read_next\",\"book\":\"b\",\"pos\":[0]}", "ops[0].pos: expected [term, position]"),
+        ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[1]}", "an append's `data` must not be null"),
+        ("{\"f\":\"scan\",\"book\":\"b\"}", "(or a log call: append, read_next, read_prev, check_tail)"),
+    ] {
+        let text = format!("{HEADER}{{\"id\":0,\"session\":\"a\",\"ops\":[{op}]}}\n");
+        let err = read_history(text.as_bytes(), None).unwrap_err();
+        assert_eq!(err.line, Some(2), "{op}");
+        assert!(err.problem.contains(expected), "{op}: {}", err.problem);
+    }
+}
+
+#[test]
+fn every_log_anomaly_has_a_litmus_history_here_and_parses_by_name() {
+    let source = include_str!("shared_log.rs");
+    for a in Anomaly::LOG {
+        assert!(source.contains(&format!("[\"{}\"]", a.name())), "no history here exhibits {a}");
+        assert_eq!(Anomaly::parse(a.name()), Some(a));
+    }
+    assert_eq!(Level::parse("shared-log"), Some(Level::SharedLog));
+}
+
+/// Regenerate with `CAUSIM_BLESS=1 cargo test --release -p causim-checkers --test shared_log`.
+#[test]
+fn readme_log_anomaly_table_is_current() {
+    common::readme_section("log-anomaly-table", &causim_checkers::doc_tables::log_anomaly_table());
+}

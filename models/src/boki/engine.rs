@@ -1,0 +1,300 @@
+//! A function node's LogBook engine (§4.2–§4.4, digest §2.3): it owns the node's shard of the
+//! physical log (a local id counter and the replication of new records), may hold an index
+//! replica, keeps an LRU record cache, and subscribes to the metalog.
+//!
+//! - **Append** (§2.4): give the record the next local id, send it to the shard's storage
+//!   replicas, and complete the call when a metalog entry orders it, with the seqnum every
+//!   subscriber derives from that entry and the position after it.
+//! - **Read** (§2.6): ask the local index if the node has one, else an index replica on
+//!   another node (round robin). The index answers only once its version reaches the
+//!   caller's position (Fig. 5), then the record comes from the index node's cache or from a
+//!   storage replica of its shard (round robin), and lands in this node's cache.
+//! - **New term** (§4.5): apply the old term's final entries it missed, fail the appends they
+//!   do not cover (the storage nodes discard those records), and number new records from 0
+//!   under the new term's configuration; records of older terms are read from their term's
+//!   replicas, avoiding those the controller found failed.
+
+use super::Timer;
+use super::ids::{Entry, seqnum, term_of};
+use super::index::Index;
+use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord, Query};
+use causim_sim::history::{Key, Value};
+use causim_sim::node::{NodeId, Outbox};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Engine {
+    pub(super) id: NodeId,
+    pub(super) shard: u32,
+    pub(super) shard_count: usize,
+    pub(super) term: u64,
+    /// Seqnums carry the term (false only under the mutant `new_term_reuses_seqnums`).
+    pub(super) term_bits: bool,
+    /// Storage replicas of every shard (node ids), for appends and record reads.
+    pub(super) replicas: Vec<Vec<NodeId>>,
+    /// The replicas of earlier terms, and the nodes the last reconfiguration found failed.
+    pub(super) past_replicas: BTreeMap<u64, Vec<Vec<NodeId>>>,
+    pub(super) failed: BTreeSet<NodeId>,
+    pub(super) index_engines: Vec<NodeId>,
+    pub(super) index: Option<Index>,
+    /// Mutant `read_behind_position`: an index answers without waiting for the caller's position.
+    pub(super) read_behind_position: bool,
+    pub(super) next_local_id: u64,
+    /// Appends waiting to be ordered: local id → (function, data).
+    pub(super) pending_appends: BTreeMap<u64, (NodeId, Value)>,
+    pub(super) applied: u64,
+    pub(super) early: BTreeMap<u64, Entry>,
+    pub(super) last_cut: Option<Entry>,
+    /// Reads waiting for this node's index to reach their position.
+    pub(super) waiting: Vec<Query>,
+    /// The record cache: seqnum → (data, last use), and the use order for LRU eviction.
+    pub(super) cache: BTreeMap<u64, (Value, u64)>,
+    pub(super) cache_order: BTreeSet<(u64, u64)>,
+    pub(super) cache_records: usize,
+    pub(super) uses: u64,
+    pub(super) round_robin: u64,
+    /// Reads of this node's functions not answered yet, by number.
+    pub(super) next_read: u64,
+    pub(super) reads: BTreeMap<u64, Query>,
+    /// Reads this node's index answered below the caller's position (never, unless mutated).
+    pub(super) answered_behind: u64,
+    /// Messages of a later term, held until this node reaches it.
+    pub(super) held: Vec<(NodeId, Msg)>,
+    /// A seal that ended a term below the entries this node had applied: `(term, applied,
+    /// final length)` (never, unless mutated).
+    pub(super) seal_lost: Option<(u64, u64, u64)>,
+}
+
+impl Engine {
+    pub(super) fn on_append(&mut self, client: NodeId, book: Key, tags: Vec<u64>, data: Value, out: &mut Outbox<Msg, Timer>) {
+        let local_id = self.next_local_id;
+        self.next_local_id += 1;
+        self.pending_appends.insert(local_id, (client, data));
+        out.trace("Append", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
+        for &s in &self.replicas[self.shard as usize] {
+            out.send(s, Msg::Replicate(NewRecord { term: self.term, shard: self.shard, local_id, book, tags: tags.clone(), data }));
+        }
+    }
+
+    pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        if entry.index < self.applied {
+            return;
+        }
+        self.early.insert(entry.index, entry);
+        while let Some(entry) = self.early.remove(&self.applied) {
+            self.apply(entry, out);
+        }
+    }
+
+    fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
+        assert!(
+            entry.follows(self.last_cut.as_ref(), self.shard_count),
+            "engine: metalog entry {} does not extend the last cut",
+            entry.index
+        );
+        let pos = entry.pos_after();
+        for (shard, local_id, position) in entry.delta() {
+            if shard != self.shard {
+                continue;
+            }
+            if let Some((client, data)) = self.pending_appends.remove(&local_id) {
+                let s = seqnum(if self.term_bits { self.term } else { 0 }, 0, position);
+                self.cache_put(s, data);
+                out.send(client, Msg::AppendDone { seqnum: s, pos });
+            }
+        }
+        if let Some(index) = &mut self.index {
+            index.apply_entry(&entry);
+        }
+        self.applied = entry.index + 1;
+        self.last_cut = Some(entry);
+        self.release(out);
+    }
+
+    /// The next term (see the module essay).
+    pub(super) fn on_new_term(&mut self, config: &Config, out: &mut Outbox<Msg, Timer>) {
+        if config.term <= self.term {
+            return;
+        }
+        if config.term == self.term + 1 {
+            if self.applied > config.sealed.len() as u64 {
+                self.seal_lost = Some((self.term, self.applied, config.sealed.len() as u64));
+            }
+            for entry in config.sealed.iter().skip(self.applied as usize) {
+                self.on_metalog(entry.clone(), out);
+            }
+        }
+        for (local_id, (client, _)) in std::mem::take(&mut self.pending_appends) {
+            out.trace("DiscardAppend", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
+            out.send(client, Msg::AppendFailed { term: self.term });
+        }
+        let old = std::mem::replace(&mut self.replicas, config.replicas.clone());
+        self.past_replicas.insert(self.term, old);
+        self.failed = config.failed.iter().copied().collect();
+        (self.term, self.applied, self.next_local_id, self.last_cut) = (config.term, 0, 0, None);
+        self.early.clear();
+        if let Some(index) = &mut self.index {
+            index.begin_term(config.term);
+        }
+        self.release(out);
+        // A failed storage node may have taken record reads with it: send every unanswered
+        // read again (the first answer wins).
+        let unanswered: Vec<Query> = self.reads.values().cloned().collect();
+        for q in unanswered {
+            self.send_read(q, out);
+        }
+    }
+
+    /// The replicas that hold seqnum `s`'s record: its term's replicas of its shard, without
+    /// the failed ones.
+    fn holders(&self, s: u64, shard: usize) -> Vec<NodeId> {
+        let plan = if term_of(s) == self.term { &self.replicas } else { self.past_replicas.get(&term_of(s)).unwrap_or(&self.replicas) };
+        plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect()
+    }
+
+    pub(super) fn on_index_data(&mut self, term: u64, records: Vec<IndexRecord>, out: &mut Outbox<Msg, Timer>) {
+        if let Some(index) = &mut self.index {
+            index.receive(term, records);
+            self.release(out);
+        }
+    }
+
+    /// A function's read: to the local index, or to a remote one.
+    pub(super) fn on_read(&mut self, mut query: Query, out: &mut Outbox<Msg, Timer>) {
+        query.id = self.next_read;
+        self.next_read += 1;
+        self.reads.insert(query.id, query.clone());
+        self.send_read(query, out);
+    }
+
+    fn send_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
+        if self.index.is_some() {
+            self.on_query(query, out);
+        } else {
+            let target = self.index_engines[(self.round_robin % self.index_engines.len() as u64) as usize];
+            self.round_robin += 1;
+            out.send(target, Msg::IndexQuery(query));
+        }
+    }
+
+    /// A read at this node's index: answered once the index has reached the caller's position.
+    pub(super) fn on_query(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
+        let version = self.index.as_ref().expect("queries go to index replicas").version();
+        if version < query.pos && !self.read_behind_position {
+            out.trace("WaitForIndex", || format!("{{\"version\":{},\"needed\":{}}}", version.entries, query.pos.entries));
+            self.waiting.push(query);
+            return;
+        }
+        self.answer(query, out);
+    }
+
+    fn release(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Some(index) = &self.index else { return };
+        let version = index.version();
+        if self.waiting.iter().all(|q| q.pos > version) {
+            return;
+        }
+        let (ready, still): (Vec<Query>, Vec<Query>) = std::mem::take(&mut self.waiting).into_iter().partition(|q| q.pos <= version);
+        self.waiting = still;
+        for q in ready {
+            self.answer(q, out);
+        }
+    }
+
+    fn answer(&mut self, q: Query, out: &mut Outbox<Msg, Timer>) {
+        let index = self.index.as_ref().expect("an index replica answers");
+        let version = index.version();
+        let found = index.lookup(q.book, q.tag, q.dir, q.bound);
+        let shard = found.map(|s| index.shard_of(s) as usize);
+        if version < q.pos {
+            self.answered_behind += 1;
+        }
+        let mut answer = Answer { id: q.id, client: q.client, seqnum: found, data: None, lost: false, pos: version, index: self.id };
+        out.trace("ServeRead", || format!("{{\"version\":{},\"seqnum\":{found:?}}}", version.entries));
+        let Some(s) = found else {
+            return self.reply(q.origin, answer, out);
+        };
+        if let Some(data) = self.cache_get(s) {
+            out.count("cache_hit");
+            answer.data = Some(data);
+            return self.reply(q.origin, answer, out);
+        }
+        out.count("cache_miss");
+        let replicas = self.holders(s, shard.expect("found in the index"));
+        if replicas.is_empty() {
+            answer.lost = true;
+            return self.reply(q.origin, answer, out);
+        }
+        let target = replicas[(self.round_robin % replicas.len() as u64) as usize];
+        self.round_robin += 1;
+        out.send(target, Msg::Fetch { seqnum: s, answer, origin: q.origin });
+    }
+
+    fn reply(&mut self, origin: NodeId, answer: Answer, out: &mut Outbox<Msg, Timer>) {
+        if origin == self.id {
+            self.on_answered(answer, out);
+        } else {
+            out.send(origin, Msg::Answered(answer));
+        }
+    }
+
+    /// The answer reaches the caller's engine: cache the record, hand it to the function.
+    pub(super) fn on_answered(&mut self, answer: Answer, out: &mut Outbox<Msg, Timer>) {
+        if self.reads.remove(&answer.id).is_none() {
+            return; // answered already: this is the answer to a re-sent copy, or the reverse
+        }
+        if let (Some(s), Some(d)) = (answer.seqnum, answer.data) {
+            self.cache_put(s, d);
+        }
+        out.send(answer.client, Msg::ReadDone(answer));
+    }
+
+    fn cache_get(&mut self, s: u64) -> Option<Value> {
+        let (data, used) = self.cache.get(&s).copied()?;
+        self.cache_order.remove(&(used, s));
+        self.uses += 1;
+        self.cache.insert(s, (data, self.uses));
+        self.cache_order.insert((self.uses, s));
+        Some(data)
+    }
+
+    fn cache_put(&mut self, s: u64, data: Value) {
+        if self.cache_records == 0 {
+            return;
+        }
+        if let Some((_, used)) = self.cache.remove(&s) {
+            self.cache_order.remove(&(used, s));
+        }
+        while self.cache.len() >= self.cache_records {
+            let (_, oldest) = self.cache_order.pop_first().expect("a full cache has an oldest entry");
+            self.cache.remove(&oldest);
+        }
+        self.uses += 1;
+        self.cache.insert(s, (data, self.uses));
+        self.cache_order.insert((self.uses, s));
+    }
+
+    pub(super) fn check(&self) -> Result<(), String> {
+        seal_safety(self.seal_lost)?;
+        if self.answered_behind > 0 {
+            return Err(format!(
+                "its index replica answered {} read(s) at a version behind the caller's metalog position",
+                self.answered_behind
+            ));
+        }
+        if self.cache.len() != self.cache_order.len() || self.cache.len() > self.cache_records {
+            return Err("the record cache's LRU order does not match its contents".into());
+        }
+        Ok(())
+    }
+}
+
+/// Seal safety at a subscriber: the final metalog of a term holds every entry it applied.
+pub(super) fn seal_safety(lost: Option<(u64, u64, u64)>) -> Result<(), String> {
+    match lost {
+        Some((term, applied, last)) => Err(format!(
+            "the seal of term {term} kept {last} metalog entries, but this node had applied {applied} (an applied entry was lost)"
+        )),
+        None => Ok(()),
+    }
+}
