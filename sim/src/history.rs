@@ -692,6 +692,7 @@ mod tests {
             outcome: Outcome::Ok,
             ops: [op].into(),
             note: None,
+            call: None,
         };
         w.write(0, session, &[], &record(OpRecord::log(0, Some(1), append)), &names).unwrap();
         w.write(1, session, &[], &record(OpRecord::log(0, None, read)), &names).unwrap();
