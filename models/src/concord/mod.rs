@@ -635,7 +635,8 @@ mod tests {
             let mut s = plain.clone();
             s["faults"] = faults;
             let config: SimConfig = serde_json::from_value(s).unwrap();
-            Concord::check_run(&config).err().map(|e| e.path)
+            // The catalogue's fault model first (as the scenario loader does), then the model's own limits.
+            Concord::ENTRY.faults.check("concord", &config.faults).and_then(|()| Concord::check_run(&config)).err().map(|e| e.path)
         };
         assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]})), None);
         let refused = [
