@@ -8,7 +8,8 @@ impl<P: Protocol> Sim<P> {
         // writes applied that they never reported.
         for slot in 0..self.functions.len() {
             let f = &self.functions[slot];
-            let owed_by_workflow = self.workflows.get(f.workflow).is_some_and(|run| !run.unrecorded_writes.is_empty());
+            let owed_by_workflow =
+                self.workflows.get(f.workflow).is_some_and(|run| run.plan.dag.is_sink(f.function) && !run.unrecorded_writes.is_empty());
             if f.node.is_some() && (!f.unrecorded_writes.is_empty() || owed_by_workflow) {
                 let id = NodeId::function(slot as u32, f.generation);
                 self.record_unreported_writes(id, "the run ended before the function finished; the write may have taken effect");

@@ -316,12 +316,16 @@ impl<P: Protocol> Sim<P> {
     /// (Jepsen's `info`): the server may have applied it, so a later read of it is no thin-air
     /// read; `aborted` would make that read an AbortedRead. One transaction per write, so
     /// reading the earlier of two is no intermediate read.
-    /// The function also answers for the writes its attempt's finished functions left for a
-    /// later one to commit: that commit may be what is still on its way.
+    /// A sink also answers for the writes its attempt's finished functions left for it to
+    /// commit: that commit may be what is still on its way. (Before the sink runs they were
+    /// never sent, and a retry starts without them.)
     pub(super) fn record_unreported_writes(&mut self, id: NodeId, note: &'static str) {
         let slot = id.slot();
         let mut writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
-        if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow) {
+        let function = self.functions[slot].function;
+        if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow)
+            && run.plan.dag.is_sink(function)
+        {
             writes.append(&mut run.unrecorded_writes);
         }
         let invoke_ns = self.functions[slot].spawned_ns;
