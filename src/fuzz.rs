@@ -36,7 +36,7 @@
 
 use causim_checkers::Level;
 use causim_models::catalogue::{self, Visitor};
-use causim_models::{Fault, FaultModel, Model};
+use causim_models::{Fault, FaultModel, Model, metrics};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::{
     ChecksConfig, Expectation, LoadedScenario, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict as ExpectedVerdict,
@@ -96,6 +96,9 @@ pub struct Profile {
     pub workflow_txn: bool,
     /// The faults beyond delays and holding partitions it survives.
     pub faults: FaultModel,
+    /// It reports quiescent coherence (the final metric `incoherent_entries`): its cases
+    /// settle after the workload, and a stale cache entry then fails the case.
+    pub quiescent: bool,
     params: fn() -> BoxedStrategy<Value>,
 }
 
@@ -119,6 +122,7 @@ impl Profile {
             read_txn: entry.profile.read_txn,
             workflow_txn: entry.profile.workflow_txn,
             faults: entry.faults,
+            quiescent: entry.profile.final_metrics.contains(&metrics::INCOHERENT_ENTRIES),
             params,
         })
     }
@@ -178,6 +182,10 @@ pub struct FuzzCase {
     pub sessions: Vec<FuzzSession>,
     pub params: Value,
 }
+
+/// How long a quiescent-coherence case runs on after its workload: every invalidation has
+/// drained long before (the fuzzer's slowest link averages 30 ms per hop).
+const SETTLE_NS: u64 = 1_000_000_000;
 
 /// Key names; the first ones are drawn most often (a skewed key set) and shrinking moves
 /// operations towards `x`.
@@ -392,7 +400,12 @@ impl FuzzCase {
             scheduler,
             workload: WorkloadConfig::Script(sessions),
             faults: FaultsConfig { partitions, crashes, loss_probability: self.loss_per_mille as f64 / 1000.0 },
-            limits: LimitsConfig { time_ns_max: 60_000_000_000, events_max: 20_000_000, ..LimitsConfig::default() },
+            limits: LimitsConfig {
+                time_ns_max: 60_000_000_000,
+                events_max: 20_000_000,
+                settle_ns: if profile.quiescent { SETTLE_NS } else { 0 },
+                ..LimitsConfig::default()
+            },
             replay: None,
             checks: ChecksConfig { invariants, level: Some(profile.level.name().to_string()) },
             expect: None,
@@ -541,6 +554,9 @@ pub struct Failed {
     pub broken: Option<String>,
     /// With the liveness oracle: the workflows that gave up or never ended.
     pub stalled: Option<String>,
+    /// With the invariant checks on: cache entries that differ from a cache-free evaluation
+    /// once the run has settled (quiescent coherence, MuCache's final metric).
+    pub incoherent: Option<String>,
 }
 
 impl Failed {
@@ -555,6 +571,8 @@ impl Failed {
             other.broken.is_some()
         } else if self.stalled.is_some() {
             other.stalled.is_some()
+        } else if self.incoherent.is_some() {
+            other.incoherent.is_some()
         } else {
             other.invariant.is_some()
         }
@@ -578,6 +596,9 @@ impl std::fmt::Display for Failed {
         }
         if let Some(l) = &self.stalled {
             parts.push(format!("liveness: {l}"));
+        }
+        if let Some(c) = &self.incoherent {
+            parts.push(format!("quiescent coherence: {c}"));
         }
         write!(f, "{}", parts.join("; "))
     }
@@ -613,6 +634,9 @@ pub fn judge(scenario: &Scenario, liveness: bool) -> Result<Verdict, String> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&loaded, &options)));
     CATCHING.with(|c| c.set(false));
     match outcome {
+        Ok(Ok(report)) if report.passed() && incoherence(scenario, &report).is_some() => {
+            Ok(Verdict::Fail(Failed { incoherent: incoherence(scenario, &report), ..Failed::default() }))
+        }
         Ok(Ok(report)) if report.passed() && (!liveness || report.summary.liveness.live) => Ok(Verdict::Pass),
         Ok(Ok(report)) if report.passed() => {
             Ok(Verdict::Fail(Failed { stalled: Some(report.summary.liveness.describe()), ..Failed::default() }))
@@ -630,6 +654,15 @@ pub fn judge(scenario: &Scenario, liveness: bool) -> Result<Verdict, String> {
             Ok(Verdict::Fail(Failed { panic: Some(msg.unwrap_or_default()), ..Failed::default() }))
         }
     }
+}
+
+/// With the invariant checks on, the stale entries a protocol that reports quiescent coherence
+/// left after the run settled (`None`: none, or the protocol does not report it).
+fn incoherence(scenario: &Scenario, report: &run::RunReport) -> Option<String> {
+    let stale = *report.summary.protocol_metrics.get(metrics::INCOHERENT_ENTRIES)?;
+    (scenario.checks.invariants && stale > 0.0).then(|| {
+        format!("cache entries that differ from a cache-free evaluation after the run settled: {stale} ({})", metrics::INCOHERENT_ENTRIES)
+    })
 }
 
 /// The ChaCha seed of case `index` of a fuzz run with seed `fuzz_seed`.
@@ -976,9 +1009,11 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         f.shrunk_verdict,
         f.shrunk.size()
     ));
-    shrunk.expect = Some(match &f.shrunk_verdict.stalled {
-        Some(_) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail) },
-        None => Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None },
+    shrunk.expect = Some(match (&f.shrunk_verdict.stalled, &f.shrunk_verdict.incoherent) {
+        (Some(_), _) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail) },
+        // The history passes; the stale entries show in the summary's `incoherent_entries`.
+        (None, Some(_)) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: None },
+        (None, None) => Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None },
     });
     let shrunk_path = dir.join(format!("{name}.json"));
     write(&shrunk_path, serde_json::to_string_pretty(&shrunk).expect("serializes") + "\n")?;

@@ -38,7 +38,8 @@
 //!   `params.ttl_ns`, never when absent: TTL-∞; no CM, no visited checks).
 //! - **Quiescent coherence** (§4.4) is the final metric `incoherent_entries`: cache entries at
 //!   the end of the run that differ from a cache-free evaluation on the final stores (give the
-//!   run `limits.settle_ns` so the last invalidations drain first).
+//!   run `limits.settle_ns` so the last invalidations drain first). `causim fuzz` settles
+//!   MuCache's cases and fails a case with a stale entry (docs/fuzzing.md).
 //!
 //! - **Hazard X11** (found with the cache-free checker, not in the paper or the digest): Fig. 5
 //!   sends nothing upstream when a CM refuses a save, so a caller whose own End comes later
@@ -341,17 +342,22 @@ impl Protocol for MuCache {
 }
 
 /// The application the fuzzer and the catalogue tests run: a read walks a ProxyApp-like chain
-/// (Frontend → Proxy → Mid → Backend), then fans out to two more backends; a write fans out to
-/// the three backends at once. Six services, so every machine the fuzzer names (`S0`–`S5`)
-/// exists. Reads always visit the chain before the fan-out and writes are unordered among
-/// themselves, so no request can order two writes against each other and no history of the
-/// correct protocol has a cycle: the X1 leaks need a writer's program order or a store in
-/// between (`scenarios/mucache/x1*.json`).
+/// (Frontend → Proxy → Mid → Backend), then fans out to two more backends; a write of an even
+/// key fans out to the three backends at once, one of an odd key (`update`) writes the backend
+/// and then reads it back through the chain: the diamond of Fig. 4, an observer of its own
+/// write that a stale entry of `Proxy.get` (or of `Mid.get` at Proxy) would contradict.
+/// `Proxy.get` calls `Audit.get` after `Mid.get`, so a cached call's request stays open after
+/// its first read (the window in which an invalidation must veto its save, P7). Six services,
+/// so every machine the fuzzer names (`S0`–`S5`) exists. Reads always visit the chain before
+/// the fan-out, and a write request reads only after its one write, so no request can order
+/// two writes against each other and no history of the correct protocol has a cycle: the X1
+/// leaks need a writer's program order or a store in between (`scenarios/mucache/x1*.json`).
 pub const FUZZ_APP: &str = r#"[
   {"name":"Frontend","endpoints":[
     {"name":"read","ro":true,"steps":[{"call":"Proxy.get"},{"par":["Side.get","Audit.get"]}]},
-    {"name":"write","steps":[{"par":["Backend.put","Side.put","Audit.put"]}]}]},
-  {"name":"Proxy","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Mid.get"}]}]},
+    {"name":"write","steps":[{"par":["Backend.put","Side.put","Audit.put"]}]},
+    {"name":"update","steps":[{"call":"Backend.put"},{"call":"Proxy.get"}]}]},
+  {"name":"Proxy","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Mid.get"},{"call":"Audit.get"}]}]},
   {"name":"Mid","endpoints":[{"name":"get","ro":true,"steps":[{"call":"Backend.get"}]}]},
   {"name":"Backend","endpoints":[{"name":"get","ro":true,"steps":[{"read":"v"}]},{"name":"put","steps":[{"write":"v"}]}]},
   {"name":"Side","endpoints":[{"name":"get","ro":true,"steps":[{"read":"s"}]},{"name":"put","steps":[{"write":"s"}]}]},
@@ -438,11 +444,14 @@ impl Model for MuCache {
                 let write_ns: u64 = [0, 50_000, 500_000][write as usize];
                 serde_json::json!({
                     "services": services,
-                    "entry": {"read": "Frontend.read", "write": "Frontend.write"},
+                    "entry": {"read": "Frontend.read", "write": ["Frontend.write", "Frontend.update"]},
                     "cm_event_ns": cm_event_ns,
                     "write_ns": write_ns,
                     "machines": "numbered",
                     "save_delay_ns": 1_000_000u64,
+                    // The paper's Fig. 5 leaves stale entries for good (hazard X11), which the
+                    // quiescent-coherence oracle would report in the correct protocol; fuzz our fix.
+                    "refusal_invalidates": true,
                 })
             })
             .boxed()
