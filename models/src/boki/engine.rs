@@ -146,10 +146,13 @@ impl Engine {
     }
 
     /// The replicas that hold seqnum `s`'s record: its term's replicas of its shard, without
-    /// the failed ones.
+    /// the failed ones, or all of them when every one was found failed: a node whose session
+    /// expired may only have been slow (its records are on disk even if it crashed), and it is
+    /// the only one that can answer.
     fn holders(&self, s: u64, shard: usize) -> Vec<NodeId> {
         let plan = if term_of(s) == self.term { &self.replicas } else { self.past_replicas.get(&term_of(s)).unwrap_or(&self.replicas) };
-        plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect()
+        let live: Vec<NodeId> = plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect();
+        if live.is_empty() { plan[shard].clone() } else { live }
     }
 
     pub(super) fn on_index_data(&mut self, term: u64, records: Vec<IndexRecord>, out: &mut Outbox<Msg, Timer>) {

@@ -229,12 +229,21 @@ impl Model for Boki {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8)
-            .prop_map(|(storage, n_data, n_meta, index_engines, local, global)| {
-                serde_json::json!({
+        // Half the cases run the controller, with a short session timeout and coordination
+        // delay, so a crash the fuzzer draws is sealed and recovered within a few milliseconds
+        // of simulated time (its heartbeats keep a stalled run busy until the run's limit).
+        let controller = prop_oneof![Just((0u64, 0u64)), (2u64..8, 1u64..6)];
+        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8, controller)
+            .prop_map(|(storage, n_data, n_meta, index_engines, local, global, (timeout, reconfiguration))| {
+                let mut params = serde_json::json!({
                     "storage_nodes": storage, "n_data": n_data.min(storage), "n_meta": n_meta, "index_engines": index_engines,
                     "local_cut_interval_ns": local * 100_000, "global_cut_interval_ns": global * 100_000,
-                })
+                });
+                if timeout > 0 {
+                    params["session_timeout_ns"] = (timeout * 1_000_000).into();
+                    params["reconfiguration_delay_ns"] = (reconfiguration * 1_000_000).into();
+                }
+                params
             })
             .boxed()
     }
