@@ -183,6 +183,21 @@ mod tests {
     }
 
     #[test]
+    fn a_trim_deletes_its_books_rows_below_the_point_when_its_entry_is_indexed() {
+        let mut index = Index::new(0, true);
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![3], trims: vec![] });
+        index.receive(0, vec![rec(0, 7, &[1]), rec(1, 7, &[1]), rec(2, 7, &[2])]);
+        let trim = crate::boki::ids::Trim { shard: 0, id: 0, book: 7, until: 2 };
+        index.apply_entry(&Entry { term: 0, index: 1, start: vec![3], end: vec![4], trims: vec![trim] });
+        assert_eq!(index.lookup(7, 1, Dir::Next, 0), Some(0), "not before its entry is indexed (position 3 is missing)");
+        index.receive(0, vec![rec(3, 8, &[1])]);
+        assert_eq!(index.version(), Pos::new(0, 2));
+        assert_eq!(index.lookup(7, 0, Dir::Next, 0), Some(2), "readNext below the point: the first record left");
+        assert_eq!(index.lookup(7, 1, Dir::Prev, u64::MAX), None, "tag 1's records were all below the point");
+        assert_eq!(index.lookup(8, 1, Dir::Next, 0), Some(3), "other books keep their rows");
+    }
+
+    #[test]
     fn a_new_term_starts_only_after_the_old_terms_final_cuts_are_indexed() {
         let mut index = Index::new(0, true);
         index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![2], trims: vec![] });
