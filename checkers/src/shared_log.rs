@@ -24,6 +24,12 @@
 //!   when only an ancestor had. A miss the read's own served prefix already explains is
 //!   reported once, as IncorrectLogRead.
 //!
+//! - **Trims** (§4.4: a trim is a metalog command that deletes index rows). A trim served at
+//!   position `P` removes its book's records with seqnums below its trim point from every
+//!   prefix at or past `P`: a `readNext` whose bound lies below the point returns the first
+//!   record at or above it (or EMPTY), a `readPrev` below it returns EMPTY, and a read that
+//!   returns a trimmed record is an IncorrectLogRead with the trim as witness.
+//!
 //! What it does not flag (Boki allows it): a read by an *unrelated* function that misses a
 //! record appended earlier in real time (a stale tail, §4.3 S4); an index that served a read
 //! below the caller's position without the answer showing it. Failed appends (unknown
@@ -43,6 +49,9 @@ pub(crate) enum Call {
     ReadNext,
     /// `logReadPrev`; `logCheckTail` when the bound is `u64::MAX`.
     ReadPrev,
+    /// `logTrim(bound)`: the book's records with seqnums below `bound` are gone from every
+    /// prefix at or past the call's position.
+    Trim,
 }
 
 /// One log call of a history.
@@ -53,8 +62,9 @@ pub(crate) struct LogCall {
     pub call: Call,
     /// The book (a key index).
     pub book: u32,
-    /// An append's tags, or a read's one tag (0: every record of the book).
+    /// An append's tags, or a read's one tag (0: every record of the book); none for a trim.
     pub tags: Vec<u64>,
+    /// A read's bound (`min` or `max`), a trim's trim point; 0 for an append.
     pub bound: u64,
     /// An append's seqnum, or the seqnum a read found (`None`: EMPTY).
     pub seqnum: Option<u64>,
@@ -144,7 +154,7 @@ impl Checker<'_> {
     }
 
     fn is_read(&self, i: usize) -> bool {
-        self.h.log[i].call != Call::Append
+        matches!(self.h.log[i].call, Call::ReadNext | Call::ReadPrev)
     }
 
     fn report(&mut self, f: Found) {
@@ -278,7 +288,11 @@ impl Checker<'_> {
             }
             let Some(p) = c.pos else { continue };
             let expected = rows.answer(h, c, p, order.monotone);
+            let trimmed = rows.trim_point(c.book, p);
             let problem = match c.seqnum {
+                Some(s) if trimmed.is_some_and(|(t, _)| s < t) => {
+                    Some((trimmed.map(|x| x.1), "returned a record a trim in its prefix had deleted"))
+                }
                 Some(s) => {
                     let append = order.append_of.get(&rec(c)).copied();
                     let outside = append.and_then(|a| h.log[a].pos).is_some_and(|ap| ap > p);
@@ -416,6 +430,7 @@ impl Checker<'_> {
                 let got = c.seqnum.map(|s| format!(" → seqnum {s}")).unwrap_or_else(|| " → no seqnum".into());
                 format!("append({book}, data {data}, tags [{}]){got}{}", tags.join(","), at(c.pos))
             }
+            Call::Trim => format!("trim({book}, below seqnum {}){}", c.bound, at(c.pos)),
             _ => {
                 let name = match c.call {
                     Call::ReadNext => format!("readNext({book}, tag {}, min {})", c.tags[0], c.bound),
@@ -513,7 +528,8 @@ impl Checker<'_> {
         let h = self.h;
         let p = h.log[r].pos.expect("judged reads have a position");
         let calls = witness.map_or_else(|| vec![r], |a| vec![a, r]);
-        let edges = witness.map_or_else(Vec::new, |a| vec![(a, r, EdgeKind::CausalOrder, "the record in question".to_string())]);
+        let label = |a: usize| if h.log[a].call == Call::Trim { "the trim in its prefix" } else { "the record in question" };
+        let edges = witness.map_or_else(Vec::new, |a| vec![(a, r, EdgeKind::CausalOrder, label(a).to_string())]);
         Found {
             anomaly: Anomaly::IncorrectLogRead,
             calls,
@@ -639,6 +655,8 @@ impl Checker<'_> {
 /// `(seqnum, position, append call)`.
 struct Rows {
     rows: BTreeMap<(u32, u64), Vec<Placed>>,
+    /// Per book, its completed trims: `(position, trim point, call)`, by position.
+    trims: BTreeMap<u32, Vec<(Pos, u64, usize)>>,
 }
 
 impl Rows {
@@ -660,7 +678,25 @@ impl Rows {
         for row in rows.values_mut() {
             row.sort_unstable();
         }
-        Rows { rows }
+        let mut trims: BTreeMap<u32, Vec<(Pos, u64, usize)>> = BTreeMap::new();
+        for (i, c) in h.log.iter().enumerate() {
+            if c.call == Call::Trim
+                && h.txns[c.txn as usize].outcome == Outcome::Ok
+                && let Some(p) = c.pos
+            {
+                trims.entry(c.book).or_default().push((p, c.bound, i));
+            }
+        }
+        for book in trims.values_mut() {
+            book.sort_unstable();
+        }
+        Rows { rows, trims }
+    }
+
+    /// The highest trim point of `book` in the prefix at `p`, and the trim that set it.
+    fn trim_point(&self, book: u32, p: Pos) -> Option<(u64, usize)> {
+        let trims = self.trims.get(&book)?;
+        trims[..trims.partition_point(|x| x.0 <= p)].iter().map(|x| (x.1, x.2)).max_by_key(|x| x.0)
     }
 
     /// The answer the prefix at `p` holds for read `c`: `(seqnum, append call)`, or `None`
@@ -668,14 +704,16 @@ impl Rows {
     fn answer(&self, _h: &History, c: &LogCall, p: Pos, monotone: bool) -> Option<(u64, usize)> {
         let row = self.rows.get(&(c.book, c.tags[0]))?;
         let next = c.call == Call::ReadNext;
-        let matches = |&(s, _, _): &Placed| if next { s >= c.bound } else { s <= c.bound };
+        // Records below the prefix's trim point are gone from it.
+        let kept = self.trim_point(c.book, p).map_or(0, |t| t.0);
+        let matches = |&(s, _, _): &Placed| s >= kept && if next { s >= c.bound } else { s <= c.bound };
         if monotone {
             // Positions grow with seqnums: the prefix is a leading part of the row.
             let held = &row[..row.partition_point(|x| x.1 <= p)];
             let found = if next {
-                held[held.partition_point(|x| x.0 < c.bound)..].first()
+                held[held.partition_point(|x| x.0 < c.bound.max(kept))..].first()
             } else {
-                held[..held.partition_point(|x| x.0 <= c.bound)].last()
+                held[..held.partition_point(|x| x.0 <= c.bound)].last().filter(|x| x.0 >= kept)
             };
             return found.map(|x| (x.0, x.2));
         }

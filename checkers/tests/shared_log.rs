@@ -100,6 +100,42 @@ fn reads_are_judged_against_the_prefix_that_served_them() {
     assert_eq!(anomalies(&untagged), ["IncorrectLogRead"]);
 }
 
+fn trim(id: u32, session: &str, point: u32, pos: u32) -> String {
+    format!("{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"trim\",\"book\":\"b\",\"seqnum\":{point},\"pos\":[0,{pos}]}}]}}\n")
+}
+
+#[test]
+fn a_trim_deletes_the_records_below_its_point_from_every_prefix_at_or_past_it() {
+    // Records 0, 1, 2 ordered at position 1; a trim below seqnum 2 ordered at position 2.
+    let log = [append(0, "a", 1, "1", 0, 1), append(1, "a", 2, "1", 1, 1), append(2, "a", 3, "1", 2, 1), trim(3, "g", 2, 2)].concat();
+    let with = |reads: &[String]| anomalies(&format!("{log}{}", reads.concat()));
+    // Below the trim's position the records are still there; at or past it, readNext from 0
+    // returns the first record at or above the trim point (the index rows below it are gone).
+    assert_eq!(with(&[read(4, "c", "read_next", 1, Some((0, 1)), Some(1))]), Vec::<String>::new());
+    assert_eq!(with(&[read(4, "c", "read_next", 1, Some((2, 3)), Some(2))]), Vec::<String>::new());
+    // The trimming function reads past its trim; a function that saw record 0 at position 1
+    // then reads record 2 at position 2: neither misses anything.
+    assert_eq!(with(&[read(4, "g", "read_next", 0, Some((2, 3)), Some(2))]), Vec::<String>::new());
+    let seen_then_trimmed = [read(4, "c", "read_next", 1, Some((0, 1)), Some(1)), read(5, "c", "read_next", 1, Some((2, 3)), Some(2))];
+    assert_eq!(with(&seen_then_trimmed), Vec::<String>::new());
+    // readPrev below the trim point finds nothing; the tail is still there.
+    let prev_below = "{\"id\":4,\"session\":\"c\",\"ops\":[{\"f\":\"read_prev\",\"book\":\"b\",\"tag\":1,\"max\":1,\"seqnum\":null,\"data\":null,\"pos\":[0,2]}]}\n";
+    assert_eq!(with(&[prev_below.to_string()]), Vec::<String>::new());
+    assert_eq!(with(&[read(4, "c", "check_tail", 1, Some((2, 3)), Some(2))]), Vec::<String>::new());
+    // A trimmed record returned from a prefix that holds the trim, and EMPTY where the record
+    // above the trim point is held, are incorrect reads.
+    assert_eq!(with(&[read(4, "c", "read_next", 1, Some((0, 1)), Some(2))]), ["IncorrectLogRead"]);
+    assert_eq!(with(&[read(4, "c", "read_next", 1, None, Some(2))]), ["IncorrectLogRead"]);
+    let text = format!("{HEADER}{log}{}", read(4, "c", "read_next", 1, Some((0, 1)), Some(2)));
+    let report = check(&read_history(text.as_bytes(), None).unwrap(), Level::SharedLog);
+    let v = &report.violations[0];
+    assert!(v.sentence.contains("a trim in its prefix had deleted"), "{}", v.sentence);
+    assert!(format!("{v:?}").contains("trim(b, below seqnum 2) at 0:2"), "{v:?}");
+    // A trim that failed (never ordered) deletes nothing.
+    let failed = log.replace("\"session\":\"g\"", "\"session\":\"g\",\"outcome\":\"aborted\"");
+    assert_eq!(anomalies(&format!("{failed}{}", read(4, "c", "read_next", 1, Some((0, 1)), Some(2)))), Vec::<String>::new());
+}
+
 #[test]
 fn the_session_guarantees_are_named_after_who_reached_the_record() {
     // Read-your-appends: the function's own append, then EMPTY from an index behind it.
@@ -149,7 +185,8 @@ fn bad_log_calls_are_input_errors_naming_the_field() {
         ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[-1],\"data\":1}", "ops[0].tags: expected an array of non-negative integers"),
         ("{\"f\":\"read_next\",\"book\":\"b\",\"pos\":[0]}", "ops[0].pos: expected [term, position]"),
         ("{\"f\":\"append\",\"book\":\"b\",\"tags\":[1]}", "an append's `data` must not be null"),
-        ("{\"f\":\"scan\",\"book\":\"b\"}", "(or a log call: append, read_next, read_prev, check_tail)"),
+        ("{\"f\":\"scan\",\"book\":\"b\"}", "(or a log call: append, read_next, read_prev, check_tail, trim)"),
+        ("{\"f\":\"trim\",\"book\":\"b\",\"pos\":[0,1]}", "a trim needs its trim point, `seqnum`"),
     ] {
         let text = format!("{HEADER}{{\"id\":0,\"session\":\"a\",\"ops\":[{op}]}}\n");
         let err = read_history(text.as_bytes(), None).unwrap_err();

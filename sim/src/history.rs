@@ -53,6 +53,8 @@ pub enum LogCall {
     ReadNext,
     /// `logReadPrev`; with `bound == u64::MAX` it is `logCheckTail` (and written so).
     ReadPrev,
+    /// `logTrim(bound)`: written with its trim point as `seqnum`.
+    Trim,
 }
 
 /// What a shared-log call returned, beyond its book and data (see `docs/history-format.md`).
@@ -545,6 +547,7 @@ fn push_log_op(buf: &mut Vec<u8>, op: &OpRecord, log: &LogRecord, names: &Names)
         LogCall::ReadNext => b"read_next",
         LogCall::ReadPrev if log.bound == u64::MAX => b"check_tail",
         LogCall::ReadPrev => b"read_prev",
+        LogCall::Trim => b"trim",
     };
     buf.extend_from_slice(b"{\"f\":\"");
     buf.extend_from_slice(f);
@@ -584,6 +587,10 @@ fn push_log_op(buf: &mut Vec<u8>, op: &OpRecord, log: &LogRecord, names: &Names)
             optional(buf, log.seqnum);
             buf.extend_from_slice(b",\"data\":");
             optional(buf, op.value);
+        }
+        LogCall::Trim => {
+            buf.extend_from_slice(b",\"seqnum\":");
+            push_u64(buf, log.bound);
         }
     }
     if let Some((term, pos)) = log.pos {

@@ -55,12 +55,17 @@ pub enum LogOp {
         tag: u64,
         max: u64,
     },
+    /// `logTrim(until)`: deletes the book's records with seqnums below `until`.
+    Trim {
+        book: Key,
+        until: u64,
+    },
 }
 
 impl LogOp {
     pub fn book(&self) -> Key {
         match self {
-            LogOp::Append { book, .. } | LogOp::ReadNext { book, .. } | LogOp::ReadPrev { book, .. } => *book,
+            LogOp::Append { book, .. } | LogOp::ReadNext { book, .. } | LogOp::ReadPrev { book, .. } | LogOp::Trim { book, .. } => *book,
         }
     }
 }
@@ -109,7 +114,8 @@ impl ValueAllocator {
 
 /// A scripted operation: `{"read":"x"}`, `{"write":"x"}`, `{"read_txn":["x","y"]}`, and the
 /// shared-log calls `{"append":{"book":"b","tags":[1]}}`, `{"read_next":{"book":"b","tag":1,"min":0}}`,
-/// `{"read_prev":{"book":"b","tag":1,"max":99}}` and `{"check_tail":{"book":"b","tag":0}}`.
+/// `{"read_prev":{"book":"b","tag":1,"max":99}}`, `{"check_tail":{"book":"b","tag":0}}` and
+/// `{"trim":{"book":"b","seqnum":5}}` (delete the records below seqnum 5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScriptOp {
@@ -120,12 +126,13 @@ pub enum ScriptOp {
     ReadNext(ScriptReadNext),
     ReadPrev(ScriptReadPrev),
     CheckTail(ScriptCheckTail),
+    Trim(ScriptTrim),
 }
 
 impl ScriptOp {
     /// Whether this is a shared-log call.
     pub fn is_log(&self) -> bool {
-        matches!(self, ScriptOp::Append(_) | ScriptOp::ReadNext(_) | ScriptOp::ReadPrev(_) | ScriptOp::CheckTail(_))
+        matches!(self, ScriptOp::Append(_) | ScriptOp::ReadNext(_) | ScriptOp::ReadPrev(_) | ScriptOp::CheckTail(_) | ScriptOp::Trim(_))
     }
 }
 
@@ -166,6 +173,14 @@ pub struct ScriptCheckTail {
     pub book: String,
     #[serde(default)]
     pub tag: u64,
+}
+
+/// `logTrim(seqnum)`: the book's records below `seqnum` are deleted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTrim {
+    pub book: String,
+    pub seqnum: u64,
 }
 
 /// One function of a scripted session.
@@ -458,6 +473,7 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, Fiel
                     ScriptOp::ReadNext(r) => OpSpec::Log(LogOp::ReadNext { book: intern(&r.book), tag: r.tag, min: r.min }),
                     ScriptOp::ReadPrev(r) => OpSpec::Log(LogOp::ReadPrev { book: intern(&r.book), tag: r.tag, max: r.max }),
                     ScriptOp::CheckTail(r) => OpSpec::Log(LogOp::ReadPrev { book: intern(&r.book), tag: r.tag, max: u64::MAX }),
+                    ScriptOp::Trim(t) => OpSpec::Log(LogOp::Trim { book: intern(&t.book), until: t.seqnum }),
                     ScriptOp::Read(k) => OpSpec::Read(intern(k)),
                     ScriptOp::Write(k) => OpSpec::Write(intern(k)),
                     ScriptOp::ReadTxn(keys) => {

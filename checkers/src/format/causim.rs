@@ -482,7 +482,7 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
     }
 }
 
-const F_EXPECTED: &str = "f: expected \"r\", \"w\", or a log call (\"append\", \"read_next\", \"read_prev\", \"check_tail\")";
+const F_EXPECTED: &str = "f: expected \"r\", \"w\", or a log call (\"append\", \"read_next\", \"read_prev\", \"check_tail\", \"trim\")";
 
 /// Operation kinds of shared-log calls (after the key-value kinds).
 const KIND_LOG: u8 = 16;
@@ -490,6 +490,7 @@ const KIND_APPEND: u8 = KIND_LOG;
 const KIND_READ_NEXT: u8 = KIND_LOG + 1;
 const KIND_READ_PREV: u8 = KIND_LOG + 2;
 const KIND_CHECK_TAIL: u8 = KIND_LOG + 3;
+const KIND_TRIM: u8 = KIND_LOG + 4;
 
 fn log_kind(f: &str) -> Option<u8> {
     Some(match f {
@@ -497,6 +498,7 @@ fn log_kind(f: &str) -> Option<u8> {
         "read_next" => KIND_READ_NEXT,
         "read_prev" => KIND_READ_PREV,
         "check_tail" => KIND_CHECK_TAIL,
+        "trim" => KIND_TRIM,
         _ => return None,
     })
 }
@@ -517,6 +519,22 @@ struct LogFields {
 impl LogFields {
     fn into_call(self, kind: u8) -> Result<LogCall, String> {
         let book = self.book.ok_or("missing field `book`")?;
+        if kind == KIND_TRIM {
+            // `seqnum` is the trim point: the records below it are deleted.
+            let point = self.seqnum.flatten().ok_or("a trim needs its trim point, `seqnum` (a non-negative integer)")?;
+            let pos = self.pos.flatten();
+            return Ok(LogCall {
+                txn: 0,
+                call: Call::Trim,
+                book,
+                tags: vec![],
+                bound: point,
+                seqnum: None,
+                data: Val::Null,
+                pos,
+                function: None,
+            });
+        }
         let (call, tags, bound) = match kind {
             KIND_APPEND => (Call::Append, self.tags.ok_or("missing field `tags`")?, 0),
             KIND_READ_NEXT => (Call::ReadNext, vec![self.tag.unwrap_or(0)], self.min.unwrap_or(0)),
@@ -686,7 +704,7 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
             }
             Some(other) => {
                 return Some(format!(
-                    "ops[{i}].f: expected \"r\" or \"w\", found {} (or a log call: append, read_next, read_prev, check_tail)",
+                    "ops[{i}].f: expected \"r\" or \"w\", found {} (or a log call: append, read_next, read_prev, check_tail, trim)",
                     describe(other)
                 ));
             }

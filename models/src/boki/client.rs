@@ -42,6 +42,7 @@ impl Client {
             Op::Log(LogOp::ReadPrev { book, tag, max }) => {
                 Msg::Read { book: *book, tag: *tag, dir: Dir::Prev, bound: *max, pos: self.ctx.pos }
             }
+            Op::Log(LogOp::Trim { book, until }) => Msg::Trim { book: *book, until: *until },
             other => unreachable!("a shared log runs log calls only (the scenario loader checks): {other:?}"),
         };
         out.send(self.engine, msg);
@@ -67,12 +68,23 @@ impl Client {
                 };
                 (OpRecord::log(*book, Some(*data), log), self.engine)
             }
+            (Op::Log(LogOp::Trim { book, until }), Msg::TrimDone { pos }) => {
+                self.ctx.pos = self.ctx.pos.max(pos);
+                let log = LogRecord { call: LogCall::Trim, tags: vec![], bound: *until, seqnum: None, pos: Some((pos.term, pos.entries)) };
+                (OpRecord::log(*book, None, log), self.engine)
+            }
+            (Op::Log(LogOp::Trim { book, until }), Msg::TrimFailed { .. }) => {
+                // Its term was sealed before the trim reached the metalog: it trimmed nothing.
+                outcome = Outcome::Aborted;
+                let log = LogRecord { call: LogCall::Trim, tags: vec![], bound: *until, seqnum: None, pos: None };
+                (OpRecord::log(*book, None, log), self.engine)
+            }
             (Op::Log(read), Msg::ReadDone(a)) => {
                 self.ctx.pos = self.ctx.pos.max(a.pos);
                 let (book, tag, call, bound) = match *read {
                     LogOp::ReadNext { book, tag, min } => (book, tag, LogCall::ReadNext, min),
                     LogOp::ReadPrev { book, tag, max } => (book, tag, LogCall::ReadPrev, max),
-                    LogOp::Append { .. } => unreachable!("an append completes with AppendDone"),
+                    LogOp::Append { .. } | LogOp::Trim { .. } => unreachable!("an append or a trim does not complete with ReadDone"),
                 };
                 let log = LogRecord { call, tags: vec![tag], bound, seqnum: a.seqnum, pos: Some((a.pos.term, a.pos.entries)) };
                 (OpRecord::log(book, a.data, log), a.index)

@@ -204,7 +204,7 @@ mod tests {
     }
 
     fn entry(index: u64) -> Entry {
-        Entry { term: 0, index, start: vec![index], end: vec![index + 1] }
+        Entry { term: 0, index, start: vec![index], end: vec![index + 1], trims: vec![] }
     }
 
     fn sent(out: &Outbox<Msg, Timer>) -> Vec<(NodeId, Msg)> {

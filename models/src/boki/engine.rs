@@ -15,7 +15,7 @@
 //!   replicas, avoiding those the controller found failed.
 
 use super::Timer;
-use super::ids::{Entry, seqnum, term_of};
+use super::ids::{Entry, Trim, seqnum, term_of};
 use super::index::Index;
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord, Query};
 use causim_sim::history::{Key, Value};
@@ -42,6 +42,11 @@ pub struct Engine {
     pub(super) next_local_id: u64,
     /// Appends waiting to be ordered: local id → (function, data).
     pub(super) pending_appends: BTreeMap<u64, (NodeId, Value)>,
+    /// The current term's primary sequencer (trim commands go to it).
+    pub(super) primary: NodeId,
+    /// Trims waiting to be in the metalog: id → function.
+    pub(super) pending_trims: BTreeMap<u64, NodeId>,
+    pub(super) next_trim: u64,
     pub(super) applied: u64,
     pub(super) early: BTreeMap<u64, Entry>,
     pub(super) last_cut: Option<Entry>,
@@ -76,6 +81,15 @@ impl Engine {
         }
     }
 
+    /// `logTrim`: a command in the metalog (§4.4), sent to the primary sequencer; it completes
+    /// when this engine applies the entry that orders it.
+    pub(super) fn on_trim(&mut self, client: NodeId, book: Key, until: u64, out: &mut Outbox<Msg, Timer>) {
+        let id = self.next_trim;
+        self.next_trim += 1;
+        self.pending_trims.insert(id, client);
+        out.send(self.primary, Msg::TrimCommand { term: self.term, trim: Trim { shard: self.shard, id, book, until } });
+    }
+
     pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
         if entry.index < self.applied {
             return;
@@ -103,6 +117,13 @@ impl Engine {
                 out.send(client, Msg::AppendDone { seqnum: s, pos });
             }
         }
+        for t in &entry.trims {
+            if t.shard == self.shard
+                && let Some(client) = self.pending_trims.remove(&t.id)
+            {
+                out.send(client, Msg::TrimDone { pos });
+            }
+        }
         if let Some(index) = &mut self.index {
             index.apply_entry(&entry);
         }
@@ -128,6 +149,10 @@ impl Engine {
             out.trace("DiscardAppend", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
             out.send(client, Msg::AppendFailed { term: self.term });
         }
+        for (_, client) in std::mem::take(&mut self.pending_trims) {
+            out.send(client, Msg::TrimFailed { term: self.term });
+        }
+        self.primary = config.primary;
         let old = std::mem::replace(&mut self.replicas, config.replicas.clone());
         self.past_replicas.insert(self.term, old);
         self.failed = config.failed.iter().copied().collect();
@@ -146,10 +171,13 @@ impl Engine {
     }
 
     /// The replicas that hold seqnum `s`'s record: its term's replicas of its shard, without
-    /// the failed ones.
+    /// the failed ones, or all of them when every one was found failed: a node whose session
+    /// expired may only have been slow (its records are on disk even if it crashed), and it is
+    /// the only one that can answer.
     fn holders(&self, s: u64, shard: usize) -> Vec<NodeId> {
         let plan = if term_of(s) == self.term { &self.replicas } else { self.past_replicas.get(&term_of(s)).unwrap_or(&self.replicas) };
-        plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect()
+        let live: Vec<NodeId> = plan[shard].iter().copied().filter(|n| !self.failed.contains(n)).collect();
+        if live.is_empty() { plan[shard].clone() } else { live }
     }
 
     pub(super) fn on_index_data(&mut self, term: u64, records: Vec<IndexRecord>, out: &mut Outbox<Msg, Timer>) {

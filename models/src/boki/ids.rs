@@ -53,6 +53,18 @@ pub struct Entry {
     pub index: u64,
     pub start: Vec<u64>,
     pub end: Vec<u64>,
+    /// Trim commands ordered by this entry, after its records (§4.4: a trim is a metalog
+    /// command, so every index applies it at the same position).
+    pub trims: Vec<Trim>,
+}
+
+/// A `logTrim(until)` of `book` in the metalog; `(shard, id)` names the call at its engine.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Trim {
+    pub shard: u32,
+    pub id: u64,
+    pub book: causim_sim::history::Key,
+    pub until: u64,
 }
 
 impl Entry {
@@ -101,8 +113,8 @@ mod tests {
     fn fig3_delta_sets_are_ordered_by_shard_then_local_id() {
         // Three shards; v1 = (2, 1, 0), v2 = (3, 1, 2): the second entry orders shard 0's local
         // id 2 and shard 2's local ids 0 and 1, in that order, from position 3.
-        let v1 = Entry { term: 0, index: 0, start: vec![0, 0, 0], end: vec![2, 1, 0] };
-        let v2 = Entry { term: 0, index: 1, start: vec![2, 1, 0], end: vec![3, 1, 2] };
+        let v1 = Entry { term: 0, index: 0, start: vec![0, 0, 0], end: vec![2, 1, 0], trims: vec![] };
+        let v2 = Entry { term: 0, index: 1, start: vec![2, 1, 0], end: vec![3, 1, 2], trims: vec![] };
         assert_eq!(v1.delta().collect::<Vec<_>>(), [(0, 0, 0), (0, 1, 1), (1, 0, 2)]);
         assert_eq!(v2.delta().collect::<Vec<_>>(), [(0, 2, 3), (2, 0, 4), (2, 1, 5)]);
         assert!(v1.follows(None, 3) && v2.follows(Some(&v1), 3));

@@ -8,6 +8,10 @@
 //! record that prefix of the metalog orders. Replicas do not synchronise with each other;
 //! reads compare the version with the caller's position instead.
 //!
+//! A trim command in an entry deletes its book's rows below the trim point once the entry is
+//! indexed (§4.4), so every replica applies it at the same position: a `Next` read below the
+//! point finds the first record at or above it, a `Prev` read below it finds nothing.
+//!
 //! At a new term the replica first finishes the old term's final cuts, then starts the new
 //! term at version `(term, 0)`; tags of the new term that arrive before are kept until then.
 
@@ -40,8 +44,8 @@ pub struct Index {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Cut {
-    /// An entry's index and the records ordered up to it.
-    Entry(u64, u64),
+    /// An entry's index, the records ordered up to it, and its trims `(book, until)`.
+    Entry(u64, u64, Vec<(Key, u64)>),
     /// The next term begins.
     Term(u64),
 }
@@ -56,7 +60,8 @@ impl Index {
     }
 
     pub(super) fn apply_entry(&mut self, entry: &Entry) {
-        self.cuts.push_back(Cut::Entry(entry.index, entry.total()));
+        let trims = entry.trims.iter().map(|t| (t.book, t.until)).collect();
+        self.cuts.push_back(Cut::Entry(entry.index, entry.total(), trims));
         self.advance();
     }
 
@@ -95,7 +100,7 @@ impl Index {
     fn advance(&mut self) {
         while let Some(cut) = self.cuts.front() {
             let (index, total) = match *cut {
-                Cut::Entry(index, total) => (index, total),
+                Cut::Entry(index, total, _) => (index, total),
                 Cut::Term(term) => {
                     self.cuts.pop_front();
                     self.term = term;
@@ -121,7 +126,21 @@ impl Index {
                 self.indexed_through += 1;
             }
             self.indexed_entries = index + 1;
-            self.cuts.pop_front();
+            if let Some(Cut::Entry(_, _, trims)) = self.cuts.pop_front() {
+                for (book, until) in trims {
+                    self.trim(book, until);
+                }
+            }
+        }
+    }
+
+    /// Deletes the rows of `book` below seqnum `until` (every tag's).
+    fn trim(&mut self, book: Key, until: u64) {
+        for (_, row) in self.rows.range_mut((book, 0)..=(book, u64::MAX)) {
+            let kept = row.split_off(&until);
+            for s in std::mem::replace(row, kept) {
+                self.shard_of.remove(&s);
+            }
         }
     }
 
@@ -152,7 +171,7 @@ mod tests {
     #[test]
     fn an_entry_is_indexed_once_all_its_tags_arrived_and_reads_search_its_rows() {
         let mut index = Index::new(0, true);
-        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![3] });
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![3], trims: vec![] });
         index.receive(0, vec![rec(0, 7, &[1]), rec(2, 7, &[2])]);
         assert_eq!(index.version(), Pos::new(0, 0), "position 1 is missing");
         index.receive(0, vec![rec(1, 8, &[1])]);
@@ -164,9 +183,24 @@ mod tests {
     }
 
     #[test]
+    fn a_trim_deletes_its_books_rows_below_the_point_when_its_entry_is_indexed() {
+        let mut index = Index::new(0, true);
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![3], trims: vec![] });
+        index.receive(0, vec![rec(0, 7, &[1]), rec(1, 7, &[1]), rec(2, 7, &[2])]);
+        let trim = crate::boki::ids::Trim { shard: 0, id: 0, book: 7, until: 2 };
+        index.apply_entry(&Entry { term: 0, index: 1, start: vec![3], end: vec![4], trims: vec![trim] });
+        assert_eq!(index.lookup(7, 1, Dir::Next, 0), Some(0), "not before its entry is indexed (position 3 is missing)");
+        index.receive(0, vec![rec(3, 8, &[1])]);
+        assert_eq!(index.version(), Pos::new(0, 2));
+        assert_eq!(index.lookup(7, 0, Dir::Next, 0), Some(2), "readNext below the point: the first record left");
+        assert_eq!(index.lookup(7, 1, Dir::Prev, u64::MAX), None, "tag 1's records were all below the point");
+        assert_eq!(index.lookup(8, 1, Dir::Next, 0), Some(3), "other books keep their rows");
+    }
+
+    #[test]
     fn a_new_term_starts_only_after_the_old_terms_final_cuts_are_indexed() {
         let mut index = Index::new(0, true);
-        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![2] });
+        index.apply_entry(&Entry { term: 0, index: 0, start: vec![0], end: vec![2], trims: vec![] });
         index.begin_term(1);
         // The new term's first record arrives before the old term's last one.
         index.receive(1, vec![rec(0, 7, &[1])]);
@@ -174,7 +208,7 @@ mod tests {
         assert_eq!(index.version(), Pos::new(0, 0), "term 0's entry still misses position 1");
         index.receive(0, vec![rec(1, 7, &[2])]);
         assert_eq!(index.version(), Pos::new(1, 0), "term 0 done: term 1 begins");
-        index.apply_entry(&Entry { term: 1, index: 0, start: vec![0], end: vec![1] });
+        index.apply_entry(&Entry { term: 1, index: 0, start: vec![0], end: vec![1], trims: vec![] });
         assert_eq!(index.version(), Pos::new(1, 1), "the held term-1 record completes its entry");
         let (old, new) = (seqnum(0, 0, 1), seqnum(1, 0, 0));
         assert_eq!(index.lookup(7, 0, Dir::Prev, u64::MAX), Some(new));

@@ -35,7 +35,9 @@
 //!   0, the default, so a stalled run schedules nothing) a crashed primary sequencer or storage
 //!   node stalls ordering for good. A restarted sequencer has lost its metalog (it lives in
 //!   memory); a restarted storage node keeps its records (they are on disk). Function-node
-//!   failures, scaling, and trim and auxiliary data are not modelled yet.
+//!   failures, scaling, and auxiliary data are not modelled yet. A trim is a command in the
+//!   next metalog entry (the primary's, lost with its term if sealed first: the call fails);
+//!   it completes when its engine applies that entry, and storage keeps trimmed records.
 //! - Failure detection is a session per sequencer and storage node: heartbeats every third of
 //!   the timeout (ZooKeeper's, in Boki); the seal quorum is ⌈n/2⌉ of the term's n sequencers,
 //!   as [C]'s `(n+1)/2`. Discarded appends fail (`DISCARDED` in [C]); nobody retries them.
@@ -229,12 +231,23 @@ impl Model for Boki {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8)
-            .prop_map(|(storage, n_data, n_meta, index_engines, local, global)| {
-                serde_json::json!({
+        // Half the cases run the controller, with a short session timeout and coordination
+        // delay: slow links then expire sessions and seal terms within a few milliseconds of
+        // simulated time, which is how fuzzing reaches the seal (the fuzzer crashes only
+        // function nodes, which the controller does not watch). Its heartbeats keep a stalled
+        // run busy until the case's time limit.
+        let controller = prop_oneof![Just((0u64, 0u64)), (2u64..8, 1u64..6)];
+        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8, controller)
+            .prop_map(|(storage, n_data, n_meta, index_engines, local, global, (timeout, reconfiguration))| {
+                let mut params = serde_json::json!({
                     "storage_nodes": storage, "n_data": n_data.min(storage), "n_meta": n_meta, "index_engines": index_engines,
                     "local_cut_interval_ns": local * 100_000, "global_cut_interval_ns": global * 100_000,
-                })
+                });
+                if timeout > 0 {
+                    params["session_timeout_ns"] = (timeout * 1_000_000).into();
+                    params["reconfiguration_delay_ns"] = (reconfiguration * 1_000_000).into();
+                }
+                params
             })
             .boxed()
     }
@@ -276,6 +289,8 @@ impl BokiNode {
     fn deliver(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
             (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
+            (BokiNode::Engine(e), Msg::Trim { book, until }) => e.on_trim(from, book, until, out),
+            (BokiNode::Sequencer(q), Msg::TrimCommand { term, trim }) => q.on_trim(now, term, trim, out),
             (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
                 let query = msg::Query { id: 0, client: from, origin: e.id, book, tag, dir, bound, pos };
                 e.on_read(query, out)
@@ -442,6 +457,9 @@ impl Protocol for Boki {
                 read_behind_position: self.read_behind_position,
                 next_local_id: 0,
                 pending_appends: BTreeMap::new(),
+                primary,
+                pending_trims: BTreeMap::new(),
+                next_trim: 0,
                 applied: 0,
                 early: BTreeMap::new(),
                 last_cut: None,
@@ -510,6 +528,7 @@ impl Protocol for Boki {
                 global_cut_interval_ns: self.params.global_cut_interval_ns,
                 order_before_durability: self.order_before_durability,
                 metalog: Vec::new(),
+                trims: Vec::new(),
                 replicated: 0,
                 acks: BTreeMap::new(),
                 reported: BTreeMap::new(),

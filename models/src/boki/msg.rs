@@ -3,7 +3,7 @@
 //! sequencers (metalog replication), from the primary to every subscriber (the metalog), and
 //! between the controller and the nodes it watches (sessions, seal, new term).
 
-use super::ids::{Entry, Pos};
+use super::ids::{Entry, Pos, Trim};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, NodeId};
 
@@ -100,7 +100,20 @@ pub enum Msg {
         bound: u64,
         pos: Pos,
     },
+    /// `logTrim(until)` of `book`.
+    Trim {
+        book: Key,
+        until: u64,
+    },
     // Engine → function.
+    /// The trim is in the metalog, ordered at `pos`.
+    TrimDone {
+        pos: Pos,
+    },
+    /// The trim was not in its term's final metalog: it trimmed nothing.
+    TrimFailed {
+        term: u64,
+    },
     AppendDone {
         seqnum: u64,
         pos: Pos,
@@ -112,6 +125,11 @@ pub enum Msg {
     ReadDone(Answer),
     // ① Engine → its shard's storage replicas.
     Replicate(NewRecord),
+    // Engine → primary sequencer: a trim command for the next metalog entry.
+    TrimCommand {
+        term: u64,
+        trim: Trim,
+    },
     // ② Storage → primary sequencer: the contiguous received prefix of each shard it stores.
     Progress {
         term: u64,
@@ -166,7 +184,9 @@ impl Msg {
     pub fn term(&self) -> Option<u64> {
         match self {
             Msg::Replicate(r) => Some(r.term),
-            Msg::Progress { term, .. } | Msg::MetaAck { term, .. } | Msg::IndexData { term, .. } => Some(*term),
+            Msg::Progress { term, .. } | Msg::MetaAck { term, .. } | Msg::IndexData { term, .. } | Msg::TrimCommand { term, .. } => {
+                Some(*term)
+            }
             Msg::MetaReplicate { entry } | Msg::Metalog { entry } => Some(entry.term),
             // A configuration belongs to the term it ends: a node takes the terms in order.
             Msg::NewTerm(c) => Some(c.term - 1),
@@ -196,6 +216,10 @@ impl Message for Msg {
             Msg::Seal { .. } => "Seal",
             Msg::Sealed { .. } => "Sealed",
             Msg::NewTerm(_) => "NewTerm",
+            Msg::Trim { .. } => "Trim",
+            Msg::TrimDone { .. } => "TrimDone",
+            Msg::TrimFailed { .. } => "TrimFailed",
+            Msg::TrimCommand { .. } => "TrimCommand",
         }
     }
 
@@ -206,11 +230,13 @@ impl Message for Msg {
         1 + match self {
             Msg::Append { tags, .. } | Msg::Replicate(NewRecord { tags, .. }) => 24 + 8 * tags.len() as u64 + RECORD,
             Msg::Read { .. } | Msg::IndexQuery(_) => 56,
-            Msg::AppendDone { .. } | Msg::MetaAck { .. } => 24,
+            Msg::AppendDone { .. } | Msg::MetaAck { .. } | Msg::Trim { .. } | Msg::TrimDone { .. } => 24,
+            Msg::TrimFailed { .. } => 8,
+            Msg::TrimCommand { .. } => 40,
             Msg::AppendFailed { .. } | Msg::Alive { .. } | Msg::Seal { .. } => 8,
             Msg::ReadDone(a) | Msg::Answered(a) | Msg::Fetch { answer: a, .. } => 48 + if a.data.is_some() { RECORD } else { 0 },
             Msg::Progress { shards, .. } => 16 * shards.len() as u64,
-            Msg::MetaReplicate { entry } | Msg::Metalog { entry } => 8 + 16 * entry.end.len() as u64,
+            Msg::MetaReplicate { entry } | Msg::Metalog { entry } => 8 + 16 * entry.end.len() as u64 + 24 * entry.trims.len() as u64,
             Msg::IndexData { records, .. } => records.iter().map(|r| 24 + 8 * r.tags.len() as u64).sum(),
             Msg::Sealed { metalog, .. } => 8 + metalog.iter().map(|e| 8 + 16 * e.end.len() as u64).sum::<u64>(),
             Msg::NewTerm(c) => {

@@ -13,7 +13,7 @@
 //! installs the next term. A sealed sequencer does nothing more in its term.
 
 use super::Timer;
-use super::ids::Entry;
+use super::ids::{Entry, Trim};
 use super::msg::{Config, Msg};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -33,6 +33,8 @@ pub struct Sequencer {
     /// Mutant `order_before_durability`: cut at the *most* advanced replica.
     pub(super) order_before_durability: bool,
     pub(super) metalog: Vec<Entry>,
+    /// Trim commands for the next entry (the primary's; lost if its term is sealed first).
+    pub(super) trims: Vec<Trim>,
     /// Entries known to be on a quorum (a prefix of `metalog`).
     pub(super) replicated: u64,
     /// Each backup's metalog length, as acknowledged.
@@ -81,6 +83,7 @@ impl Sequencer {
         self.metalog.clear();
         self.acks.clear();
         self.reported.clear();
+        self.trims.clear();
         self.replicated = 0;
         self.amnesiac = true;
         self.session.incarnation += 1;
@@ -112,6 +115,7 @@ impl Sequencer {
         self.metalog.clear();
         self.acks.clear();
         self.reported.clear();
+        self.trims.clear();
         self.replicated = 0;
         (self.sealed, self.amnesiac) = (false, false);
         self.arm(now, out);
@@ -120,11 +124,21 @@ impl Sequencer {
     /// Cuts happen on the global cut interval's grid, as with a periodic timer, but the timer
     /// is set only when the next cut would order something.
     fn arm(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
-        let news = self.durable_cut(self.order_before_durability).iter().zip(self.last_cut()).any(|(d, l)| *d > l);
+        let news =
+            !self.trims.is_empty() || self.durable_cut(self.order_before_durability).iter().zip(self.last_cut()).any(|(d, l)| *d > l);
         if self.primary && self.active() && !self.timer_set && news && self.replicated == self.metalog.len() as u64 {
             self.timer_set = true;
             out.set_timer(Timer::GlobalCut, self.global_cut_interval_ns - now % self.global_cut_interval_ns);
         }
+    }
+
+    /// An engine's trim command: ordered by the next entry.
+    pub(super) fn on_trim(&mut self, now: Time, term: u64, trim: Trim, out: &mut Outbox<Msg, Timer>) {
+        if term != self.term || !self.primary || !self.active() {
+            return;
+        }
+        self.trims.push(trim);
+        self.arm(now, out);
     }
 
     pub(super) fn on_progress(&mut self, now: Time, from: NodeId, term: u64, shards: Vec<(u32, u64)>, out: &mut Outbox<Msg, Timer>) {
@@ -162,10 +176,11 @@ impl Sequencer {
         }
         let start = self.last_cut();
         let end: Vec<u64> = self.durable_cut(self.order_before_durability).iter().zip(&start).map(|(c, s)| (*c).max(*s)).collect();
-        if end == start {
+        if end == start && self.trims.is_empty() {
             return;
         }
-        let entry = Entry { term: self.term, index: self.metalog.len() as u64, start, end };
+        let trims = std::mem::take(&mut self.trims);
+        let entry = Entry { term: self.term, index: self.metalog.len() as u64, start, end, trims };
         out.trace("AppendMetalog", || format!("{{\"index\":{},\"cut\":{:?}}}", entry.index, entry.end));
         self.metalog.push(entry.clone());
         for &b in &self.backups {
@@ -261,6 +276,7 @@ mod tests {
             global_cut_interval_ns: 300_000,
             order_before_durability,
             metalog: Vec::new(),
+            trims: Vec::new(),
             replicated: 0,
             acks: BTreeMap::new(),
             reported: BTreeMap::new(),
@@ -285,7 +301,7 @@ mod tests {
         assert_eq!(out.effects, [Effect::SetTimer { timer: Timer::GlobalCut, after_ns: 300_000 }], "armed once, on the grid");
         out.clear();
         q.on_global_cut(300_000, &mut out);
-        let entry = Entry { term: 0, index: 0, start: vec![0], end: vec![1] };
+        let entry = Entry { term: 0, index: 0, start: vec![0], end: vec![1], trims: vec![] };
         assert_eq!(sent(&out), [(B1, Msg::MetaReplicate { entry: entry.clone() }), (B2, Msg::MetaReplicate { entry: entry.clone() })]);
         out.clear();
         q.on_progress(400_000, D1, 0, vec![(0, 3)], &mut out);
