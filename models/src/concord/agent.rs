@@ -190,7 +190,9 @@ impl Agent {
             Msg::Transfer { .. } => self.on_transfer(out),
             Msg::DirXfer { entries, applied } => self.on_dir_xfer(from, entries, applied, out),
             Msg::DirXferAck => self.on_dir_xfer_ack(out),
-            Msg::Left { node } => self.on_left(node, out),
+            Msg::Sync => out.send(from, Msg::SyncAck),
+            Msg::SyncAck => self.on_sync_ack(from, out),
+            Msg::Left { node, applied } => self.on_left(node, applied, out),
             Msg::Moved { key, requester, write, applied } => {
                 self.learn(key, applied);
                 self.home_request(key, HomeRequest { requester, write }, out);

@@ -179,12 +179,12 @@ impl Controller {
                     }
                 }
             }
-            Msg::LeaveDone { node } => {
+            Msg::LeaveDone { node, applied } => {
                 self.change = None;
                 self.heard.remove(&node);
                 out.trace("Left", || format!("{{\"node\":{}}}", node.index()));
                 for &a in self.heard.keys() {
-                    out.send(a, Msg::Left { node });
+                    out.send(a, Msg::Left { node, applied: applied.clone() });
                 }
                 self.next_leave(out);
             }

@@ -11,7 +11,10 @@
 //!    other agent switches to the ring without `d` and acknowledges: the first barrier. The
 //!    successor `s` holds requests for `d`'s keys until their entries arrive.
 //! 2. `Transfer(d)` once every agent has acknowledged. When `d` has no directory transaction
-//!    and no call of its own in flight, it sends its entries (its own copies gone from them) to
+//!    and no call of its own in flight, it synchronizes with every other agent (`Sync`, an
+//!    answer from each: on FIFO links, a grant `d` sent is then delivered, so the new home's
+//!    forwarded reads and invalidations cannot overtake it; the fuzzer found that race), and
+//!    sends its entries (its own copies gone from them) to
 //!    `s` with `DirXfer`, then hands on every held request, and any that still reaches it
 //!    later (sent in an older view), as `Moved`. Channels are FIFO, so `s` installs the entries
 //!    before it serves a handed-on request. `s` acknowledges.
@@ -36,6 +39,7 @@ use super::msg::{Msg, Timer};
 use super::ring::Ring;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
+use std::collections::BTreeSet;
 
 /// The departing agent's progress.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +48,9 @@ pub struct Leaving {
     pub successor: NodeId,
     /// The first barrier has passed (`Transfer`).
     pub transfer: bool,
+    /// The synchronization before the hand-over: the agents whose `SyncAck` is awaited
+    /// (`None`: not started).
+    pub syncs: Option<BTreeSet<NodeId>>,
     /// The entries have been sent.
     pub sent: bool,
 }
@@ -75,7 +82,7 @@ impl Agent {
 
     fn start_leaving(&mut self, controller: NodeId, out: &mut Outbox<Msg, Timer>) {
         let successor = self.ring.successor(self.id);
-        self.leaving = Some(Leaving { controller, successor, transfer: false, sent: false });
+        self.leaving = Some(Leaving { controller, successor, transfer: false, syncs: None, sent: false });
         let before = self.lines.len();
         self.lines.retain(|k, _| matches!(self.pending.get(k), Some(Pending::OwnerWrite { .. })));
         for _ in self.lines.len()..before {
@@ -97,10 +104,33 @@ impl Agent {
         self.try_transfer(out);
     }
 
-    /// Hands the directory over once nothing is in flight here.
+    /// Once nothing is in flight here, synchronizes with every other agent (FIFO links: the
+    /// grants this home sent are delivered first, so the new home's forwarded reads and
+    /// invalidations cannot overtake them), then hands the directory over.
     pub(super) fn try_transfer(&mut self, out: &mut Outbox<Msg, Timer>) {
         let Some(l) = &self.leaving else { return };
-        if !l.transfer || l.sent || !self.active.is_empty() || !self.pending.is_empty() {
+        if !l.transfer || l.syncs.is_some() || !self.active.is_empty() || !self.pending.is_empty() {
+            return;
+        }
+        let others: BTreeSet<NodeId> = self.ring.members().into_iter().filter(|&a| a != self.id).collect();
+        for &a in &others {
+            out.send(a, Msg::Sync);
+        }
+        self.leaving.as_mut().expect("leaving").syncs = Some(others);
+        self.hand_over(out);
+    }
+
+    pub(super) fn on_sync_ack(&mut self, from: NodeId, out: &mut Outbox<Msg, Timer>) {
+        if let Some(Leaving { syncs: Some(s), .. }) = &mut self.leaving {
+            s.remove(&from);
+        }
+        self.hand_over(out);
+    }
+
+    /// Every other agent has answered the synchronization: the entries go to the successor.
+    fn hand_over(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Some(l) = &self.leaving else { return };
+        if l.sent || !l.syncs.as_ref().is_some_and(|s| s.is_empty()) {
             return;
         }
         let successor = l.successor;
@@ -168,12 +198,16 @@ impl Agent {
     /// `DirXferAck` at the departing agent: its part is done.
     pub(super) fn on_dir_xfer_ack(&mut self, out: &mut Outbox<Msg, Timer>) {
         let l = self.leaving.as_ref().expect("leaving");
-        out.send(l.controller, Msg::LeaveDone { node: self.id });
+        let applied = self.known.iter().map(|(&k, &n)| (k, n)).collect();
+        out.send(l.controller, Msg::LeaveDone { node: self.id, applied });
     }
 
     /// `Left(d)`: the second barrier. No entry names `d` any more.
-    pub(super) fn on_left(&mut self, node: NodeId, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_left(&mut self, node: NodeId, applied: Vec<(Key, u64)>, out: &mut Outbox<Msg, Timer>) {
         self.apply_leave(node);
+        for (key, n) in applied {
+            self.learn(key, n);
+        }
         self.departed.insert(node);
         let keys: Vec<Key> = self.directory.keys().copied().collect();
         for key in keys {
@@ -238,7 +272,6 @@ mod tests {
     use super::*;
     use causim_sim::Effect;
     use causim_sim::config::TopologyConfig;
-    use std::collections::BTreeSet;
 
     fn agent(c: &Concord, i: usize) -> Agent {
         Agent::new(NodeId::fixed(i), c.ring(), c.storage_id(), c.rules.clone())
@@ -282,6 +315,10 @@ mod tests {
         home.on_message(s0, Msg::RdReq { key: 1, applied: 0 }, &mut out);
         assert!(sends(&mut out).is_empty());
         home.on_message(ctl, Msg::Transfer { node: s2 }, &mut out);
+        assert_eq!(sends(&mut out), vec![(s0, Msg::Sync), (s1, Msg::Sync)]);
+        home.on_message(s1, Msg::SyncAck, &mut out);
+        assert!(sends(&mut out).is_empty(), "S0 has not answered");
+        home.on_message(s0, Msg::SyncAck, &mut out);
         let handed = sends(&mut out);
         assert_eq!(
             handed,

@@ -152,17 +152,26 @@ pub enum Msg {
         applied: Vec<(Key, u64)>,
     },
     DirXferAck,
+    /// Departing agent → every other agent, and the answer: on FIFO links, everything the
+    /// departing home sent before (a `Data` grant still on the wire) has arrived, so the new
+    /// home's messages cannot overtake it.
+    Sync,
+    SyncAck,
     Moved {
         key: Key,
         requester: NodeId,
         write: Option<Value>,
         applied: u64,
     },
+    /// `applied`: the departing agent's ghost write counts (I8), for the keys it owned: the
+    /// homes drop their entries naming it, so their answers will not bring the counts.
     LeaveDone {
         node: NodeId,
+        applied: Vec<(Key, u64)>,
     },
     Left {
         node: NodeId,
+        applied: Vec<(Key, u64)>,
     },
     /// Cache agent → function: the call was cut short by a failure (its home failed with the
     /// write in flight, or this agent was removed from the domain); a write's outcome is
@@ -237,6 +246,8 @@ impl Message for Msg {
             Msg::Transfer { .. } => "Transfer",
             Msg::DirXfer { .. } => "DirXfer",
             Msg::DirXferAck => "DirXferAck",
+            Msg::Sync => "Sync",
+            Msg::SyncAck => "SyncAck",
             Msg::Moved { .. } => "Moved",
             Msg::LeaveDone { .. } => "LeaveDone",
             Msg::Left { .. } => "Left",
@@ -254,7 +265,7 @@ impl Message for Msg {
         // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
         // or state flag; ghost fields are free.
         1 + match self {
-            Msg::Ping | Msg::Pong | Msg::DirXferAck => 0,
+            Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck => 0,
             Msg::Leave { .. } | Msg::LeaveAck { .. } | Msg::Transfer { .. } | Msg::LeaveDone { .. } | Msg::Left { .. } => 8,
             // Per entry: the key, a state flag and up to a few node names.
             Msg::DirXfer { entries, .. } => 24 * entries.len() as u64,

@@ -47,6 +47,11 @@ impl Ring {
         self.tokens[(i + 1) % self.tokens.len()].1
     }
 
+    /// The agents on the ring.
+    pub fn members(&self) -> Vec<NodeId> {
+        self.tokens.iter().map(|&(_, id)| id).collect()
+    }
+
     /// How many agents the ring holds.
     pub fn agents(&self) -> usize {
         self.tokens.len()
