@@ -8,7 +8,7 @@
 //! (`scenarios/concord/mutant-no-owner-deferral*.json` use a slow link from the owner) for a
 //! client to see it; here the agent's E_W invariant convicts it (`--oracle all`).
 
-use causim::fuzz::{self, FuzzOptions};
+use causim::fuzz::{self, Faults, FuzzOptions};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
 use std::path::Path;
@@ -31,8 +31,20 @@ fn protocol_options(protocol: &str, mutants: &[&str], invariants: bool) -> FuzzO
 
 #[test]
 fn every_concord_mutant_is_found_by_the_fuzzer() {
-    for (mutant, by_history) in [("inv_parallel_with_put", true), ("non_blocking_directory", true), ("no_owner_deferral", false)] {
-        let outcome = fuzz::fuzz(&options(&[mutant], !by_history)).unwrap();
+    let cases = [
+        ("inv_parallel_with_put", true, Faults::Safe),
+        ("non_blocking_directory", true, Faults::Safe),
+        ("no_owner_deferral", false, Faults::Safe),
+        // It needs a crash: `--faults all` draws one crash-stop of a cache agent.
+        ("no_failure_eviction", true, Faults::All),
+        // The fuzzer draws a departure (`params.leaves`) in a quarter of Concord's cases.
+        ("leave_without_migration", true, Faults::Safe),
+        ("serve_before_entries", true, Faults::Safe),
+    ];
+    for (mutant, by_history, faults) in cases {
+        let mut o = options(&[mutant], !by_history);
+        o.faults = faults;
+        let outcome = fuzz::fuzz(&o).unwrap();
         let f = outcome.failure.unwrap_or_else(|| panic!("{mutant}: no failure in {} cases", outcome.cases));
         if by_history {
             assert!(!f.shrunk_verdict.anomalies.is_empty(), "{mutant}: the history check must convict: {}", f.shrunk_verdict);
@@ -49,9 +61,14 @@ fn every_concord_mutant_is_found_by_the_fuzzer() {
 
 #[test]
 fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
-    let outcome = fuzz::fuzz(&options(&[], true)).unwrap();
-    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
-    assert_eq!(outcome.cases, BUDGET);
+    // `Faults::All`: one crash-stop of a cache agent in some cases.
+    for faults in [Faults::Safe, Faults::All] {
+        let mut o = options(&[], true);
+        o.faults = faults;
+        let outcome = fuzz::fuzz(&o).unwrap();
+        assert!(outcome.failure.is_none(), "{faults:?}: {:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+        assert_eq!(outcome.cases, BUDGET);
+    }
 }
 
 /// The Faa$T baseline (check-then-read) survives the same budget, and its mutant (local hits
@@ -145,9 +162,9 @@ fn one_crash(seed: u64, s: &mut serde_json::Value) {
     s["faults"] = serde_json::json!({"crashes": [{"node": format!("S{}", seed % 8), "at_ns": at_ns}]});
 }
 
-/// The fuzzer's crashes restart their node, which Concord refuses (a comeback is a join), so
-/// the failure mutants are hunted on the crash workload instead. `no_failure_eviction` shows
-/// within a few seeds. `no_storage_fencing` needs a crashed owner's write to reach storage
+/// The failure mutants on a generated workload with one crash (the fuzzer finds
+/// `no_failure_eviction` too, above). `no_failure_eviction` shows within a few seeds.
+/// `no_storage_fencing` needs a crashed owner's write to reach storage
 /// after the fence, a storage link slower than failure detection, which this workload never
 /// draws: `scenarios/concord/mutant-no-storage-fencing.json` convicts it.
 #[test]

@@ -10,6 +10,7 @@
 //! same input, in FIFO order like a link.
 
 use super::Rules;
+use super::membership::Leaving;
 use super::msg::{Msg, Tag, Timer};
 use super::ring::Ring;
 use causim_sim::history::{Key, Value};
@@ -48,7 +49,7 @@ pub struct Request {
 
 /// A directory entry: S with its sharers (a superset of the real holders, since evictions are
 /// silent), or E with its owner. No entry means NoEntry.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Dir {
     Shared(BTreeSet<NodeId>),
     Exclusive(NodeId),
@@ -120,6 +121,16 @@ pub struct Agent {
     pub(super) home_parked: VecDeque<(Key, HomeRequest)>,
     /// This agent was declared failed while alive (a slow link): it serves nothing any more.
     pub(super) removed: bool,
+    // Membership (`membership.rs`).
+    /// This agent is leaving the domain.
+    pub(super) leaving: Option<Leaving>,
+    /// Departing agents whose entries this agent (their successor) waits for, with the ring
+    /// they left.
+    pub(super) incoming: BTreeMap<NodeId, Ring>,
+    /// Departing agents whose entries have arrived here.
+    pub(super) received: BTreeSet<NodeId>,
+    /// Agents that have left the domain (the second barrier has passed here).
+    pub(super) departed: BTreeSet<NodeId>,
 }
 
 impl Agent {
@@ -147,6 +158,10 @@ impl Agent {
             parked: BTreeMap::new(),
             home_parked: VecDeque::new(),
             removed: false,
+            leaving: None,
+            incoming: BTreeMap::new(),
+            received: BTreeSet::new(),
+            departed: BTreeSet::new(),
         }
     }
 
@@ -171,6 +186,17 @@ impl Agent {
             Msg::Fail { node } if node == self.id => self.on_removed(out),
             Msg::Fail { node } => self.on_fail(from, node, out),
             Msg::Recovered { node, applied } => self.on_recovered(node, applied, out),
+            Msg::Leave { node } => self.on_leave(from, node, out),
+            Msg::Transfer { .. } => self.on_transfer(out),
+            Msg::DirXfer { entries, applied } => self.on_dir_xfer(from, entries, applied, out),
+            Msg::DirXferAck => self.on_dir_xfer_ack(out),
+            Msg::Sync => out.send(from, Msg::SyncAck),
+            Msg::SyncAck => self.on_sync_ack(from, out),
+            Msg::Left { node, applied } => self.on_left(node, applied, out),
+            Msg::Moved { key, requester, write, applied } => {
+                self.learn(key, applied);
+                self.home_request(key, HomeRequest { requester, write }, out);
+            }
             Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
             Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
             Msg::RdReq { key, applied } => {
@@ -220,6 +246,8 @@ impl Agent {
             | Msg::StPut { .. }
             | Msg::Pong
             | Msg::FailAck { .. }
+            | Msg::LeaveAck { .. }
+            | Msg::LeaveDone { .. }
             | Msg::CallFailed { .. }
             | Msg::FtVersionReq { .. }
             | Msg::FtVersion { .. }
@@ -324,6 +352,7 @@ impl Agent {
         if !self.loopback.is_empty() {
             return Err("messages left in the loopback queue".into());
         }
-        self.check_failure_invariants()
+        self.check_failure_invariants()?;
+        self.check_membership_invariants()
     }
 }

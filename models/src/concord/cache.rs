@@ -41,6 +41,12 @@ impl Agent {
 
     /// Serves or starts one request; the key has no transaction in flight unless it is a hit.
     fn start(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
+        if self.is_leaving() {
+            // The instance is being destroyed (`membership.rs`): the workflow is retried.
+            out.count("concord_call_failed");
+            out.send(req.client, Msg::CallFailed { key });
+            return;
+        }
         if self.must_park(key, req.write.is_some()) {
             self.parked.entry(key).or_default().push_back(req);
             return;
@@ -100,10 +106,14 @@ impl Agent {
             }
             self.start(key, req, out);
         }
+        self.try_transfer(out);
     }
 
     /// Installs a line, evicting the least recently used idle line when the cache is full.
     fn install(&mut self, key: Key, exclusive: bool, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
+        if self.is_leaving() {
+            return;
+        }
         if let Some(max) = self.rules.lines_max
             && !self.lines.contains_key(&key)
             && self.lines.len() >= max
@@ -148,7 +158,7 @@ impl Agent {
         out.send(client, Msg::PutReply { key });
         // The key's home failed meanwhile: the drained line goes now (`failure.rs`).
         let drained = self.failing.contains(&self.ring.home(key));
-        if drained && self.rules.evict_on_failure {
+        if (drained && self.rules.evict_on_failure) || self.is_leaving() {
             self.lines.remove(&key);
         }
         self.finish(key, out);

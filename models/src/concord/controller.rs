@@ -14,6 +14,13 @@
 //!   read the global storage for a data item that was homed in the failed node ... until the
 //!   recovery is complete".
 //!
+//! - **Departures** (`params.leaves`, `membership.rs`): at each scheduled time it tells every
+//!   agent `Leave(d)`; with every acknowledgment in (the first barrier) it tells `d` to hand
+//!   its directory over (`Transfer`), and on `LeaveDone` it tells the others `Left(d)` (the
+//!   second barrier) and stops pinging `d`. One domain change at a time: a departure waits
+//!   for a recovery in progress, and no failure is declared during a departure (a
+//!   participant that crashes stalls it: calls then time out, but no stale value is served).
+//!
 //! One failure is recovered at a time; another detected meanwhile waits its turn, and the
 //! acknowledgment it can no longer send is not awaited. The suspect itself is told too (it may
 //! be alive but slow): it then drops its lines and fails its functions' calls.
@@ -38,10 +45,17 @@ pub struct Controller {
     applied: BTreeMap<Key, u64>,
     /// Failures detected during another's recovery.
     next: VecDeque<NodeId>,
+    /// The scheduled departures, by `Timer::Leave` index, with their times.
+    leaves: Vec<(NodeId, Time)>,
+    /// The departure in progress: the agent, the first barrier's missing acknowledgments, and
+    /// whether it has been told to hand over.
+    change: Option<(NodeId, BTreeSet<NodeId>, bool)>,
+    /// Departures due during another.
+    leave_queue: VecDeque<NodeId>,
 }
 
 impl Controller {
-    pub fn new(agents: &[NodeId], storage: NodeId, heartbeat_ns: Time, timeout_ns: Time) -> Controller {
+    pub fn new(agents: &[NodeId], storage: NodeId, heartbeat_ns: Time, timeout_ns: Time, leaves: Vec<(NodeId, Time)>) -> Controller {
         Controller {
             storage,
             heartbeat_ns,
@@ -50,6 +64,9 @@ impl Controller {
             recovery: None,
             applied: BTreeMap::new(),
             next: VecDeque::new(),
+            leaves,
+            change: None,
+            leave_queue: VecDeque::new(),
         }
     }
 
@@ -58,11 +75,48 @@ impl Controller {
             *t = now;
         }
         self.heartbeat(now, out);
+        for (i, &(_, at)) in self.leaves.iter().enumerate() {
+            out.set_timer(Timer::Leave(i), at.saturating_sub(now));
+        }
+    }
+
+    /// A scheduled departure is due.
+    pub fn leave_due(&mut self, i: usize, out: &mut Outbox<Msg, Timer>) {
+        self.leave_queue.push_back(self.leaves[i].0);
+        self.next_leave(out);
+    }
+
+    /// Starts the next departure due, unless a domain change or a recovery is in progress.
+    fn next_leave(&mut self, out: &mut Outbox<Msg, Timer>) {
+        while self.change.is_none() && self.recovery.is_none() {
+            let Some(node) = self.leave_queue.pop_front() else { return };
+            if self.heard.contains_key(&node) {
+                self.start_leave(node, out);
+            } else {
+                // It failed before its turn: its keys have been re-homed already.
+                out.count("concord_leave_after_failure");
+            }
+        }
+    }
+
+    fn start_leave(&mut self, node: NodeId, out: &mut Outbox<Msg, Timer>) {
+        out.count("concord_leave");
+        out.trace("LeaveStart", || format!("{{\"node\":{}}}", node.index()));
+        let acks: BTreeSet<NodeId> = self.heard.keys().copied().collect();
+        for &a in &acks {
+            out.send(a, Msg::Leave { node });
+        }
+        self.change = Some((node, acks, false));
     }
 
     /// A heartbeat round: declare the silent agents failed, ping the others.
     pub fn heartbeat(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
-        let silent: Vec<NodeId> = self.heard.iter().filter(|&(_, &t)| now.saturating_sub(t) > self.timeout_ns).map(|(&a, _)| a).collect();
+        // Failures are not declared during a departure (one domain change at a time); a
+        // participant that crashed stalls it (see the module essay).
+        let silent: Vec<NodeId> = match self.change {
+            Some(_) => Vec::new(),
+            None => self.heard.iter().filter(|&(_, &t)| now.saturating_sub(t) > self.timeout_ns).map(|(&a, _)| a).collect(),
+        };
         for a in silent {
             self.declare_failed(a, out);
         }
@@ -114,6 +168,26 @@ impl Controller {
                     self.try_finish(out);
                 }
             }
+            Msg::LeaveAck { node } => {
+                if let Some((d, acks, told)) = &mut self.change
+                    && *d == node
+                {
+                    acks.remove(&from);
+                    if acks.is_empty() && !*told {
+                        *told = true;
+                        out.send(node, Msg::Transfer { node });
+                    }
+                }
+            }
+            Msg::LeaveDone { node, applied } => {
+                self.change = None;
+                self.heard.remove(&node);
+                out.trace("Left", || format!("{{\"node\":{}}}", node.index()));
+                for &a in self.heard.keys() {
+                    out.send(a, Msg::Left { node, applied: applied.clone() });
+                }
+                self.next_leave(out);
+            }
             other => unreachable!("the controller does not handle {other:?}"),
         }
     }
@@ -133,5 +207,6 @@ impl Controller {
         if let Some(next) = self.next.pop_front() {
             self.start_recovery(next, out);
         }
+        self.next_leave(out);
     }
 }

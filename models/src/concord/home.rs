@@ -28,6 +28,15 @@ impl Agent {
             assert!(parked, "{:?}: a request for key {key} reached a node that is not its home", self.id);
             return;
         }
+        if self.awaits_entries(key) {
+            // The key's entries are on their way from its departing home.
+            self.home_parked.push_back((key, req));
+            return;
+        }
+        if self.is_leaving() {
+            self.hand_on(key, req, out);
+            return;
+        }
         let busy = self.active.get(&key).is_some_and(|ops| !ops.is_empty());
         if busy && self.rules.blocking_directory {
             self.queued.entry(key).or_default().push_back(req);
@@ -119,10 +128,11 @@ impl Agent {
     /// request.
     fn complete(&mut self, key: Key, tag: Tag, dir: Dir, reply: Msg, out: &mut Outbox<Msg, Timer>) {
         let op = self.end(key, tag);
-        // A requester that failed meanwhile holds no copy.
+        // A requester that failed or left meanwhile holds no copy.
+        let gone = |n: &NodeId| self.fenced.contains(n) || self.departed.contains(n);
         let dir = match dir {
-            Dir::Exclusive(o) if self.fenced.contains(&o) => None,
-            Dir::Shared(sharers) => Some(Dir::Shared(sharers.into_iter().filter(|s| !self.fenced.contains(s)).collect())),
+            Dir::Exclusive(o) if gone(&o) => None,
+            Dir::Shared(sharers) => Some(Dir::Shared(sharers.into_iter().filter(|s| !gone(s)).collect())),
             dir => Some(dir),
         }
         .filter(|d| !matches!(d, Dir::Shared(s) if s.is_empty()));
@@ -157,6 +167,11 @@ impl Agent {
 
     /// Starts the key's queued requests until one leaves a transaction in flight.
     fn start_queued(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
+        if self.is_leaving() {
+            // Held for the successor; the directory is handed over once nothing is in flight.
+            self.try_transfer(out);
+            return;
+        }
         while !self.active.contains_key(&key) {
             let Some(queue) = self.queued.get_mut(&key) else { break };
             let req = queue.pop_front().expect("empty queues are removed");

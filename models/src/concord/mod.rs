@@ -114,13 +114,30 @@
 //! `a9-owner-crash-mid-write`, `a10-ack-from-failed-sharer` (a home waiting for a failed
 //! sharer's ack treats it as received at the end of recovery), and the two mutants'.
 //!
+//! # Membership (§III-D): `membership.rs`
+//!
+//! `params.leaves` schedules departures (`{"node": "S2", "at_ns": …}`): the controller runs
+//! the paper's two synchronizations around the migration of the departing agent's directory
+//! entries to its clockwise successor, so the other agents' copies stay valid. Choices where
+//! the paper is silent: the departing agent stops caching at once, finishes the directory
+//! transactions it has started (A8), drains its direct writes, holds new requests and hands
+//! them on to the successor after its entries; the successor holds requests for the moved
+//! keys until the entries arrive (A13: one home per key at every instant, even with ring
+//! views out of sync); the departing agent's functions are failed (their workflows retry).
+//! One domain change at a time: a departure waits for a recovery, and no failure is declared
+//! during a departure (a participant that crashes then stalls it: calls time out, no stale
+//! value is served). Scenarios: `a8-home-leaves-with-forwarded-read`,
+//! `a13-leave-views-out-of-sync`, and the mutants `leave_without_migration` and
+//! `serve_before_entries` on them. Joining is not modelled yet (nor a comeback after a
+//! crash, which would be one).
+//!
 //! # Mutants (`protocol.mutants`)
 //!
 //! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
 //!
 //! # Not modelled yet
 //!
-//! Membership changes and home migration (§2.8), external writes through the storage listener
+//! Joins (§2.8; departures are modelled), external writes through the storage listener
 //! (§2.7, A11), cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
 //! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the OFC baseline,
 //! figures, TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
@@ -137,6 +154,7 @@ mod explore;
 mod faast;
 mod failure;
 mod home;
+mod membership;
 mod msg;
 mod ring;
 mod storage;
@@ -189,6 +207,18 @@ pub const MUTANTS: &[Mutant] = &[
                 and they keep serving the old value after the write completed (NonLinearizable)",
     },
     Mutant {
+        name: "leave_without_migration",
+        about: "a departing agent drops its directory entries instead of handing them to its successor (§III-D): \
+                the new home starts with no entry, lets a write through without invalidating the copies the \
+                entries tracked, and they keep serving the old value (StaleRead)",
+    },
+    Mutant {
+        name: "serve_before_entries",
+        about: "a successor serves a departing agent's keys as soon as it switches rings, before their entries \
+                arrive (A13: two homes at once, a split directory): a write there invalidates nothing the \
+                departing home tracked, and its copies keep serving the old value (StaleRead)",
+    },
+    Mutant {
         name: "no_storage_fencing",
         about: "storage still applies a failed agent's writes that reach it after the failure notification (A9): \
                 a crashed owner's slow direct write lands after the survivors wrote the key again, so a value \
@@ -221,6 +251,18 @@ pub struct ConcordParams {
     /// crashed). Default 10 s.
     #[serde(default = "call_timeout_ns")]
     pub call_timeout_ns: Time,
+    /// Cache instances that leave the coherence domain (§III-D), one at a time, in the
+    /// order they are due. Default none.
+    #[serde(default)]
+    pub leaves: Vec<LeaveParam>,
+}
+
+/// One departure: the agent (`S<i>`) and when the controller starts it.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LeaveParam {
+    pub node: String,
+    pub at_ns: Time,
 }
 
 fn yes() -> bool {
@@ -257,6 +299,11 @@ pub struct Rules {
     pub directory_max: Option<usize>,
     /// I7: survivors evict the failed agent's keys (off: `no_failure_eviction`).
     pub evict_on_failure: bool,
+    /// A departing agent hands its entries to its successor (off: `leave_without_migration`).
+    pub migrate_entries: bool,
+    /// A successor holds requests for a departing agent's keys until their entries arrive
+    /// (off: `serve_before_entries`).
+    pub await_entries: bool,
 }
 
 /// Every role of Concord.
@@ -292,6 +339,7 @@ impl Node for ConcordNode {
     fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
         match (self, timer) {
             (ConcordNode::Controller(c), Timer::Heartbeat) => c.heartbeat(now, out),
+            (ConcordNode::Controller(c), Timer::Leave(i)) => c.leave_due(i, out),
             (ConcordNode::Client(c), Timer::CallTimeout) => c.on_timeout(out),
             (node, timer) => unreachable!("{timer:?} fired at {node:?}"),
         }
@@ -359,7 +407,8 @@ impl Protocol for Concord {
         });
         let agents: Vec<NodeId> = (0..self.agents).map(NodeId::fixed).collect();
         let p = &self.params;
-        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns);
+        let leaves = p.leaves.iter().map(|l| (NodeId::fixed(agent_index(&l.node).expect("checked by build")), l.at_ns)).collect();
+        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns, leaves);
         nodes.push(FixedNode {
             name: "ctl".into(),
             machine: "ctl".into(),
@@ -425,6 +474,25 @@ impl Model for Concord {
                 "must exceed params.heartbeat_timeout_ns (a call waits for a failure to be detected and recovered from)",
             ));
         }
+        let mut leaving = std::collections::BTreeSet::new();
+        for (i, l) in params.leaves.iter().enumerate() {
+            let path = format!("params.leaves[{i}].node");
+            match agent_index(&l.node).filter(|&a| a < topology.servers as usize) {
+                None => {
+                    return Err(FieldError::new(
+                        path,
+                        format!("a cache instance S0..S{} leaves, not {:?}", topology.servers.saturating_sub(1), l.node),
+                    ));
+                }
+                Some(a) if !leaving.insert(a) => {
+                    return Err(FieldError::new(path, format!("{} leaves twice (rejoining is not modelled)", l.node)));
+                }
+                Some(_) => {}
+            }
+        }
+        if !params.leaves.is_empty() && leaving.len() >= topology.servers as usize {
+            return Err(FieldError::new("params.leaves", "at least one cache instance must stay in the domain"));
+        }
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
             owner_defers: !mutants.contains(&"no_owner_deferral"),
@@ -434,6 +502,8 @@ impl Model for Concord {
             recall_on_directory_eviction: params.strict,
             directory_max: params.directory_max,
             evict_on_failure: !mutants.contains(&"no_failure_eviction"),
+            migrate_entries: !mutants.contains(&"leave_without_migration"),
+            await_entries: !mutants.contains(&"serve_before_entries"),
         };
         let storage_fencing = !mutants.contains(&"no_storage_fencing");
         Ok(Concord { agents: topology.servers as usize, params, rules, storage_fencing })
@@ -472,9 +542,14 @@ impl Model for Concord {
         // The strict protocol only (the fuzzer checks at the entry's level); small caches make
         // silent evictions, owner "don't have it" answers and re-requests common, and small
         // directories make recalls common.
-        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3))
-            .prop_map(|(lines_max, directory_max)| {
+        // A departure of S0 or S1 (every case has at least two servers) in a quarter of the cases.
+        let leave = prop::option::weighted(0.25, (0u32..2, 0u64..40_000_000));
+        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave)
+            .prop_map(|(lines_max, directory_max, leave)| {
                 let mut p = serde_json::json!({});
+                if let Some((node, at_ns)) = leave {
+                    p["leaves"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": at_ns}]);
+                }
                 if let Some(n) = lines_max {
                     p["lines_max"] = serde_json::json!(n);
                 }
@@ -485,6 +560,11 @@ impl Model for Concord {
             })
             .boxed()
     }
+}
+
+/// The agent index of a machine name `S<i>`.
+fn agent_index(name: &str) -> Option<usize> {
+    name.strip_prefix('S').and_then(|i| i.parse().ok())
 }
 
 /// Refuses read transactions, which Concord and its baselines do not have.
@@ -542,6 +622,8 @@ mod tests {
         // scenarios/concord/*.json say "x (key 0) and y (key 1) are homed at S2" with 3 agents.
         let ring = concord(3, serde_json::json!({}), &[]).ring();
         assert_eq!((ring.home(0), ring.home(1)), (NodeId::fixed(2), NodeId::fixed(2)));
+        // The departure scenarios (a8-*, a13-*) say S2's successor is S0.
+        assert_eq!(ring.successor(NodeId::fixed(2)), NodeId::fixed(0));
     }
 
     #[test]
@@ -635,7 +717,7 @@ mod tests {
             let mut s = plain.clone();
             s["faults"] = faults;
             let config: SimConfig = serde_json::from_value(s).unwrap();
-            // The catalogue's fault model first (as the scenario loader does), then the model's own limits.
+            // The generic refusals (the entry's fault model), then Concord's own limits.
             Concord::ENTRY.faults.check("concord", &config.faults).and_then(|()| Concord::check_run(&config)).err().map(|e| e.path)
         };
         assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]})), None);

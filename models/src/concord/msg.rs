@@ -4,6 +4,7 @@
 //! Fields named `applied` and `after` are ghost state for invariant I8 (write ordering): how many
 //! writes of the key the sender knows storage has applied. They cost nothing on the wire.
 
+use super::agent::Dir;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, NodeId};
 
@@ -130,6 +131,48 @@ pub enum Msg {
         node: NodeId,
         applied: Vec<(Key, u64)>,
     },
+    // Membership (§III-D, `membership.rs`): an agent leaves the domain. The controller tells
+    // every agent (`Leave`); each switches to the ring without it and acknowledges (the first
+    // barrier); the departing agent then hands its directory entries to its successor
+    // (`DirXfer`, acknowledged) and requests that still reach it on (`Moved`); once the
+    // successor has them it reports `LeaveDone`, and the controller tells the others `Left`
+    // (the second barrier): no entry names it any more.
+    Leave {
+        node: NodeId,
+    },
+    LeaveAck {
+        node: NodeId,
+    },
+    Transfer {
+        node: NodeId,
+    },
+    /// `applied`: ghost write counts of the moved keys (I8).
+    DirXfer {
+        entries: Vec<(Key, Dir)>,
+        applied: Vec<(Key, u64)>,
+    },
+    DirXferAck,
+    /// Departing agent → every other agent, and the answer: on FIFO links, everything the
+    /// departing home sent before (a `Data` grant still on the wire) has arrived, so the new
+    /// home's messages cannot overtake it.
+    Sync,
+    SyncAck,
+    Moved {
+        key: Key,
+        requester: NodeId,
+        write: Option<Value>,
+        applied: u64,
+    },
+    /// `applied`: the departing agent's ghost write counts (I8), for the keys it owned: the
+    /// homes drop their entries naming it, so their answers will not bring the counts.
+    LeaveDone {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
+    Left {
+        node: NodeId,
+        applied: Vec<(Key, u64)>,
+    },
     /// Cache agent → function: the call was cut short by a failure (its home failed with the
     /// write in flight, or this agent was removed from the domain); a write's outcome is
     /// unknown.
@@ -164,10 +207,12 @@ pub enum Msg {
     },
 }
 
-/// Timers: the controller's heartbeat round, a function's wait for its agent.
+/// Timers: the controller's heartbeat round and its scheduled departures (`params.leaves`,
+/// by index), a function's wait for its agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     Heartbeat,
+    Leave(usize),
     CallTimeout,
 }
 
@@ -196,6 +241,16 @@ impl Message for Msg {
             Msg::Fail { .. } => "Fail",
             Msg::FailAck { .. } => "FailAck",
             Msg::Recovered { .. } => "Recovered",
+            Msg::Leave { .. } => "Leave",
+            Msg::LeaveAck { .. } => "LeaveAck",
+            Msg::Transfer { .. } => "Transfer",
+            Msg::DirXfer { .. } => "DirXfer",
+            Msg::DirXferAck => "DirXferAck",
+            Msg::Sync => "Sync",
+            Msg::SyncAck => "SyncAck",
+            Msg::Moved { .. } => "Moved",
+            Msg::LeaveDone { .. } => "LeaveDone",
+            Msg::Left { .. } => "Left",
             Msg::CallFailed { .. } => "CallFailed",
             Msg::FtVersionReq { .. } => "FtVersionReq",
             Msg::FtVersion { .. } => "FtVersion",
@@ -210,7 +265,11 @@ impl Message for Msg {
         // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
         // or state flag; ghost fields are free.
         1 + match self {
-            Msg::Ping | Msg::Pong => 0,
+            Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck => 0,
+            Msg::Leave { .. } | Msg::LeaveAck { .. } | Msg::Transfer { .. } | Msg::LeaveDone { .. } | Msg::Left { .. } => 8,
+            // Per entry: the key, a state flag and up to a few node names.
+            Msg::DirXfer { entries, .. } => 24 * entries.len() as u64,
+            Msg::Moved { .. } => 32,
             Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } | Msg::CallFailed { .. } => 8,
             Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } | Msg::FtVersionReq { .. } | Msg::FtDataReq { .. } => 8,
             Msg::FtVersion { .. } | Msg::FtWrite { .. } | Msg::FtWriteAck { .. } => 16,

@@ -41,6 +41,22 @@ impl Ring {
         Ring { tokens }
     }
 
+    /// The agent that takes `node`'s keys when it leaves: its clockwise successor.
+    pub fn successor(&self, node: NodeId) -> NodeId {
+        let i = self.tokens.iter().position(|&(_, id)| id == node).expect("the node is on the ring");
+        self.tokens[(i + 1) % self.tokens.len()].1
+    }
+
+    /// The agents on the ring.
+    pub fn members(&self) -> Vec<NodeId> {
+        self.tokens.iter().map(|&(_, id)| id).collect()
+    }
+
+    /// How many agents the ring holds.
+    pub fn agents(&self) -> usize {
+        self.tokens.len()
+    }
+
     pub fn contains(&self, node: NodeId) -> bool {
         self.tokens.iter().any(|&(_, id)| id == node)
     }
@@ -87,5 +103,6 @@ mod tests {
             }
         }
         assert_eq!(successors.len(), 1, "all of a departing agent's keys go to its clockwise successor");
+        assert_eq!(successors.first(), Some(&full.successor(NodeId::fixed(2))));
     }
 }
