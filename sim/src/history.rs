@@ -211,6 +211,26 @@ pub fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")
 }
 
+/// Appends `[a,b,...]`.
+fn push_u64_array(buf: &mut Vec<u8>, items: &[u64]) {
+    buf.push(b'[');
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        push_u64(buf, *v);
+    }
+    buf.push(b']');
+}
+
+/// Appends `v`, or `null`.
+fn push_u64_or_null(buf: &mut Vec<u8>, v: Option<u64>) {
+    match v {
+        Some(v) => push_u64(buf, v),
+        None => buf.extend_from_slice(b"null"),
+    }
+}
+
 /// Appends the decimal digits of `v`, two per step (as itoa does). The digits are counted
 /// first and written left-aligned into a fixed array that is appended whole and then cut to
 /// length: a fixed-size copy compiles to two moves, where a variable one calls `memcpy`.
@@ -366,14 +386,8 @@ impl HistoryWriter {
         buf.extend_from_slice(b",\"session\":");
         push_session(buf, session);
         if !after.is_empty() {
-            buf.extend_from_slice(b",\"after\":[");
-            for (i, a) in after.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                push_u64(buf, *a);
-            }
-            buf.push(b']');
+            buf.extend_from_slice(b",\"after\":");
+            push_u64_array(buf, after);
         }
         buf.extend_from_slice(b",\"fn\":");
         push_u64(buf, session.function as u64);
@@ -513,19 +527,10 @@ fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
     });
     names.push_key_json(op.key, buf);
     buf.extend_from_slice(b",\"value\":");
-    match op.value {
-        Some(v) => push_u64(buf, v),
-        None => buf.extend_from_slice(b"null"),
-    }
+    push_u64_or_null(buf, op.value);
     if !op.version.is_empty() {
-        buf.extend_from_slice(b",\"version\":[");
-        for (i, v) in op.version.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            push_u64(buf, *v);
-        }
-        buf.push(b']');
+        buf.extend_from_slice(b",\"version\":");
+        push_u64_array(buf, &op.version);
     }
     if let Some(node) = op.node {
         buf.extend_from_slice(b",\"node\":");
@@ -553,21 +558,12 @@ fn push_log_op(buf: &mut Vec<u8>, op: &OpRecord, log: &LogRecord, names: &Names)
     buf.extend_from_slice(f);
     buf.extend_from_slice(b"\",\"book\":");
     names.push_key_json(op.key, buf);
-    let optional = |buf: &mut Vec<u8>, v: Option<u64>| match v {
-        Some(v) => push_u64(buf, v),
-        None => buf.extend_from_slice(b"null"),
-    };
     match log.call {
         LogCall::Append => {
-            buf.extend_from_slice(b",\"tags\":[");
-            for (i, t) in log.tags.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                push_u64(buf, *t);
-            }
-            buf.extend_from_slice(b"],\"data\":");
-            optional(buf, op.value);
+            buf.extend_from_slice(b",\"tags\":");
+            push_u64_array(buf, &log.tags);
+            buf.extend_from_slice(b",\"data\":");
+            push_u64_or_null(buf, op.value);
             if let Some(s) = log.seqnum {
                 buf.extend_from_slice(b",\"seqnum\":");
                 push_u64(buf, s);
@@ -584,9 +580,9 @@ fn push_log_op(buf: &mut Vec<u8>, op: &OpRecord, log: &LogRecord, names: &Names)
                 push_u64(buf, log.bound);
             }
             buf.extend_from_slice(b",\"seqnum\":");
-            optional(buf, log.seqnum);
+            push_u64_or_null(buf, log.seqnum);
             buf.extend_from_slice(b",\"data\":");
-            optional(buf, op.value);
+            push_u64_or_null(buf, op.value);
         }
         LogCall::Trim => {
             buf.extend_from_slice(b",\"seqnum\":");
