@@ -356,31 +356,12 @@ impl<P: Protocol> Sim<P> {
         let slot = self
             .live_function(source)
             .unwrap_or_else(|| panic!("only function instances record history; {} did", self.display_name(source)));
-        let pending = &mut self.functions[slot].unrecorded_writes;
-        if !pending.is_empty() {
-            for op in &record.ops {
-                if op.kind == OpKind::Write
-                    && let Some(value) = op.value
-                    && let Some(i) = pending.iter().position(|&w| w == (op.key, value))
-                {
-                    pending.remove(i);
-                }
-            }
-        }
+        forget_reported(&mut self.functions[slot].unrecorded_writes, &record);
         let (workflow, function) = (self.functions[slot].workflow, self.functions[slot].function);
         let id = self.next_record_id;
         self.next_record_id += 1;
         let run = self.workflows.get_mut(workflow).expect("live");
-        if !run.unrecorded_writes.is_empty() {
-            for op in &record.ops {
-                if op.kind == OpKind::Write
-                    && let Some(value) = op.value
-                    && let Some(i) = run.unrecorded_writes.iter().position(|&w| w == (op.key, value))
-                {
-                    run.unrecorded_writes.remove(i);
-                }
-            }
-        }
+        forget_reported(&mut run.unrecorded_writes, &record);
         let f = function as usize;
         // In a chain the session order already says it; `after` links functions of a DAG.
         let per_function = !run.plan.dag.is_chain();
@@ -401,6 +382,21 @@ impl<P: Protocol> Sim<P> {
         if self.trace.is_some() {
             let fields = format!("\"id\":{id},\"fn\":{}", self.display_json(source));
             self.trace_event("record", &fields);
+        }
+    }
+}
+
+/// Drops from `pending` the writes `record` reports.
+fn forget_reported(pending: &mut Vec<(Key, Value)>, record: &TxnRecord) {
+    if pending.is_empty() {
+        return;
+    }
+    for op in &record.ops {
+        if op.kind == OpKind::Write
+            && let Some(value) = op.value
+            && let Some(i) = pending.iter().position(|&w| w == (op.key, value))
+        {
+            pending.remove(i);
         }
     }
 }
