@@ -36,7 +36,7 @@
 
 use causim_checkers::Level;
 use causim_models::catalogue::{self, Visitor};
-use causim_models::{Fault, FaultModel, Model, metrics};
+use causim_models::{Entry, Fault, Model, metrics};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::{
     ChecksConfig, Expectation, LoadedScenario, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict as ExpectedVerdict,
@@ -86,19 +86,9 @@ impl Faults {
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub protocol: String,
-    /// History check level.
-    pub level: Level,
-    /// The protocol has a machine `db` (links to it get the storage delay).
-    pub db: bool,
-    /// Workloads may contain read transactions.
-    pub read_txn: bool,
-    /// A workflow is one transaction (its history record spans its functions).
-    pub workflow_txn: bool,
-    /// The faults beyond delays and holding partitions it survives.
-    pub faults: FaultModel,
-    /// It reports quiescent coherence (the final metric `incoherent_entries`): its cases
-    /// settle after the workload, and a stale cache entry then fails the case.
-    pub quiescent: bool,
+    /// Its catalogue entry: level, workload profile (database, read transactions, workflow
+    /// transactions) and fault model.
+    pub entry: &'static Entry,
     params: fn() -> BoxedStrategy<Value>,
 }
 
@@ -115,16 +105,18 @@ impl Profile {
         let (Some(entry), Some(params)) = (catalogue::find(protocol), catalogue::visit(protocol, Params)) else {
             return Err(format!("unknown protocol {protocol:?}; known protocols: {}", catalogue::names()));
         };
-        Ok(Profile {
-            protocol: protocol.to_string(),
-            level: entry.level,
-            db: entry.profile.database,
-            read_txn: entry.profile.read_txn,
-            workflow_txn: entry.profile.workflow_txn,
-            faults: entry.faults,
-            quiescent: entry.profile.final_metrics.contains(&metrics::INCOHERENT_ENTRIES),
-            params,
-        })
+        Ok(Profile { protocol: protocol.to_string(), entry, params })
+    }
+
+    /// History check level.
+    pub fn level(&self) -> Level {
+        self.entry.level
+    }
+
+    /// It reports quiescent coherence (the final metric `incoherent_entries`): its cases
+    /// settle after the workload, and a stale cache entry then fails the case.
+    pub fn quiescent(&self) -> bool {
+        self.entry.profile.final_metrics.contains(&metrics::INCOHERENT_ENTRIES)
     }
 
     /// Protocol parameters worth varying, as JSON (the model's strategy).
@@ -194,19 +186,19 @@ const KEY_NAMES: [&str; 8] = ["x", "y", "z", "w", "a", "b", "c", "d"];
 /// The case strategy for a protocol and fault model.
 pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedStrategy<FuzzCase> {
     let all = faults == Faults::All;
-    let drop_ok = all && profile.faults.survives(Fault::DropPartition);
-    let loss_ok = all && profile.faults.survives(Fault::Loss);
-    let crash_ok = all && profile.faults.survives(Fault::Crash);
-    let restart_ok = profile.faults.survives(Fault::Restart);
-    let crashes_max = profile.faults.crashes_max;
+    let drop_ok = all && profile.entry.faults.survives(Fault::DropPartition);
+    let loss_ok = all && profile.entry.faults.survives(Fault::Loss);
+    let crash_ok = all && profile.entry.faults.survives(Fault::Crash);
+    let restart_ok = profile.entry.faults.survives(Fault::Restart);
+    let crashes_max = profile.entry.faults.crashes_max;
     let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
     let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
     let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
     let crashes =
         if all { prop::collection::vec((0u32..8, 0u64..20_000_000, 100_000u64..20_000_000), 0..2).boxed() } else { Just(vec![]).boxed() };
     let loss = if all { (0u32..20).boxed() } else { Just(0u32).boxed() };
-    let kinds = if profile.read_txn { 3u8 } else { 2u8 };
-    let workflow_txn = profile.workflow_txn;
+    let kinds = if profile.entry.profile.read_txn { 3u8 } else { 2u8 };
+    let workflow_txn = profile.entry.profile.workflow_txn;
     // Kind: reads and writes alike, read transactions rarer; keys skewed towards the first few.
     let kind = prop_oneof![3 => 0u8..2, 1 => 0u8..kinds];
     let key = prop_oneof![3 => 0u8..3, 1 => 0u8..8];
@@ -315,7 +307,7 @@ impl FuzzCase {
         let m = |i: u32| format!("S{}", i % n);
         let mut topology = TopologyConfig::new(n, dist(self.delay.0, self.delay.1, self.delay.2));
         topology.local_delay = DurationDist::constant(5000);
-        if profile.db {
+        if profile.entry.profile.database {
             let delay = DurationDist::constant(self.db_delay_ns);
             topology.links.push(LinkOverride { from: "*".into(), to: "db".into(), delay, both_ways: true });
         }
@@ -354,7 +346,7 @@ impl FuzzCase {
             retry_backoff: DurationDist::Uniform { min_ns: 100_000, max_ns: 2_000_000 },
         };
         let key = |k: u8| KEY_NAMES[k as usize % KEY_NAMES.len()].to_string();
-        let log = profile.level == Level::SharedLog;
+        let log = profile.level() == Level::SharedLog;
         let sessions: Vec<ScriptSession> = self
             .sessions
             .iter()
@@ -403,11 +395,11 @@ impl FuzzCase {
             limits: LimitsConfig {
                 time_ns_max: 60_000_000_000,
                 events_max: 20_000_000,
-                settle_ns: if profile.quiescent { SETTLE_NS } else { 0 },
+                settle_ns: if profile.quiescent() { SETTLE_NS } else { 0 },
                 ..LimitsConfig::default()
             },
             replay: None,
-            checks: ChecksConfig { invariants, level: Some(profile.level.name().to_string()) },
+            checks: ChecksConfig { invariants, level: Some(profile.level().name().to_string()) },
             expect: None,
         }
     }

@@ -18,7 +18,7 @@ const FUZZ_CASES: u64 = 60;
 fn every_protocol_runs_generated_workflows_at_its_level_and_reports_only_declared_metrics() {
     for e in PROTOCOLS {
         let profile = Profile::of(e.name).unwrap();
-        assert_eq!(profile.level, e.level, "{}: the fuzzer checks at the catalogue's level", e.name);
+        assert_eq!(profile.level(), e.level, "{}: the fuzzer checks at the catalogue's level", e.name);
         let strategy = fuzz::case_strategy(&profile, Faults::Safe, true);
         let mut observed = std::collections::BTreeSet::new();
         for i in 0..CASES {
