@@ -22,6 +22,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// CausalMesh-TCC's read validation (see `Server::tcc_choose`).
 pub const RECENTLY_MERGED_MAX: usize = 256;
 
+static NO_DEPS: Deps = Deps::new();
+
 /// Behaviour switches of the dual cache (the mutants that live here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CacheRules {
@@ -46,6 +48,8 @@ pub struct CacheRules {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DualCache {
     servers: usize,
+    /// The initial state of every key, for keys the C-cache has never held.
+    initial: Version,
     rules: CacheRules,
     // C-cache: per key, versions oldest → newest.
     c: BTreeMap<Key, VecDeque<Version>>,
@@ -85,6 +89,7 @@ impl DualCache {
         assert!(rules.ring_size >= 1);
         DualCache {
             servers,
+            initial: Version::initial(servers),
             rules,
             c: BTreeMap::new(),
             i: BTreeMap::new(),
@@ -138,11 +143,12 @@ impl DualCache {
         }
     }
 
-    /// The visible versions of `key`, oldest first (CausalMesh-TCC's ring buffer).
-    pub fn visible_versions(&self, key: Key) -> Vec<Version> {
+    /// The visible versions of `key`, oldest first (CausalMesh-TCC's ring buffer), borrowed:
+    /// a TCC read weighs each, and copying their dependencies cost more than the read.
+    pub fn visible_versions(&self, key: Key) -> Vec<&Version> {
         match self.c.get(&key) {
-            Some(v) => v.iter().cloned().collect(),
-            None => vec![Version::initial(self.servers)],
+            Some(v) => v.iter().collect(),
+            None => vec![&self.initial],
         }
     }
 
@@ -364,7 +370,27 @@ impl DualCache {
             }
         }
         let changed = ring.back().expect("not empty").winner != winner_before;
+        if self.ghost_deps_only() {
+            self.forget_covered_deps(key);
+        }
         self.after_install(key, changed);
+    }
+
+    /// CausalMesh's C-cache entries keep deps only as ghost state for the cut invariant (the
+    /// paper's C-cache has none): nothing reads them without eviction or CausalMesh-TCC.
+    fn ghost_deps_only(&self) -> bool {
+        self.rules.ring_size == 1 && !self.rules.keep_write_deps && self.rules.keys_max.is_none()
+    }
+
+    /// Drops the ghost deps of `key`'s visible version that the C-cache already covers. Without
+    /// eviction a covered dependency stays covered (visible VCs only grow), so the cut
+    /// invariant's verdict never changes, while the deps stop growing with every merged write
+    /// (a hot key's union of its writers' reads grew with the run, and so did each merge).
+    fn forget_covered_deps(&mut self, key: Key) {
+        let Some(newest) = self.c.get_mut(&key).and_then(|ring| ring.back_mut()) else { return };
+        let mut deps = std::mem::take(&mut newest.deps);
+        deps.retain(|(k, d)| !self.covers(*k, d));
+        self.c.get_mut(&key).and_then(|ring| ring.back_mut()).expect("present above").deps = deps;
     }
 
     fn after_install(&mut self, key: Key, winner_changed: bool) {
@@ -382,30 +408,28 @@ impl DualCache {
 
     /// The dependencies of version `vc` of `key` as far as this server knows them: the exact
     /// I-cache version's, else those of the oldest C-cache version covering it (a superset).
-    pub fn deps_of(&self, key: Key, vc: &Vc) -> Vec<(Key, Vc)> {
+    /// `None` when neither exists (no dependencies known).
+    pub fn deps_of(&self, key: Key, vc: &Vc) -> Option<&Deps> {
         if vc.is_zero() {
-            return Vec::new();
+            return None;
         }
         if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
-            return v.deps.iter().copied().collect();
+            return Some(&v.deps);
         }
-        match self.c.get(&key).and_then(|ring| ring.iter().find(|v| vc.le(&v.vc))) {
-            Some(v) => v.deps.iter().copied().collect(),
-            None => Vec::new(),
-        }
+        self.c.get(&key).and_then(|ring| ring.iter().find(|v| vc.le(&v.vc))).map(|v| &v.deps)
     }
 
     /// The dependencies of the single write `vc` of `key`, if this server still knows them:
     /// the initial version has none; a write waiting in the I-cache, or among the last to leave
     /// it (with `keep_write_deps`), has its own. `None` when they are no longer known.
-    pub fn write_deps(&self, key: Key, vc: &Vc) -> Option<Deps> {
+    pub fn write_deps(&self, key: Key, vc: &Vc) -> Option<&Deps> {
         if vc.is_zero() {
-            return Some(Deps::new());
+            return Some(&NO_DEPS);
         }
         if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
-            return Some(v.deps.clone());
+            return Some(&v.deps);
         }
-        self.write_deps.get(&key)?.iter().find(|(w, _)| w == vc).map(|(_, d)| d.clone())
+        self.write_deps.get(&key)?.iter().find(|(w, _)| w == vc).map(|(_, d)| d)
     }
 
     /// Whether write `u` of `u_key` lies in the causal past of write `w` of `w_key`, following
@@ -419,7 +443,7 @@ impl DualCache {
         let mut stack = vec![(w_key, *w)];
         let mut seen: BTreeSet<(Key, Vc)> = BTreeSet::new();
         while let Some((k, d)) = stack.pop() {
-            for (dk, dd) in self.write_deps(k, &d)? {
+            for &(dk, dd) in self.write_deps(k, &d)? {
                 if dk == u_key && dd == *u {
                     return Some(true);
                 }
@@ -507,7 +531,7 @@ impl DualCache {
         for (key, ring) in &self.c {
             let Some(v) = ring.back() else { continue };
             for (dep_key, dep_vc) in &v.deps {
-                let have = self.visible(*dep_key).vc;
+                let have = self.visible_vc(*dep_key).copied().unwrap_or_else(|| Vc::zero(self.servers));
                 if !dep_vc.le(&have) {
                     return Err(format!(
                         "the C-cache is not a causal cut: key {key} at {} depends on key {dep_key} at {dep_vc}, \
@@ -553,9 +577,21 @@ impl DualCache {
 /// Keeps, per key, only the dependencies no other dependency of that key covers. A C-cache
 /// version's deps are used only for coverage (the cut invariant, eviction, TCC closures), where
 /// the maximal ones decide; without pruning they would grow with every merge.
+/// The set is ordered by key, so each key's dependencies are compared only among themselves:
+/// linear in the set's size when few versions of a key are concurrent.
 fn prune_to_maxima(deps: &mut Deps) {
     let all: Vec<(Key, Vc)> = deps.iter().copied().collect();
-    deps.retain(|(k, d)| !all.iter().any(|(k2, d2)| k2 == k && d2 != d && d.le(d2)));
+    let mut covered = Vec::new();
+    for group in all.chunk_by(|a, b| a.0 == b.0) {
+        for (i, (_, d)) in group.iter().enumerate() {
+            if group.iter().enumerate().any(|(j, (_, d2))| i != j && d2 != d && d.le(d2)) {
+                covered.push(group[i]);
+            }
+        }
+    }
+    for dep in &covered {
+        deps.remove(dep);
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use super::cache::DualCache;
 use super::msg::{Msg, Writes};
-use super::vc::{Deps, Vc, Version, merge_dep};
+use super::vc::{Deps, Vc, Version, deps_on, merge_dep};
 use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
@@ -345,10 +345,9 @@ impl Server {
                 // The reader needs the causal past of the write it read, not the union a merged
                 // entry keeps (which grows with every write merged into it).
                 match self.tcc_choose(key, &read_set, floor) {
-                    Ok(mut v) => {
-                        if let Some(own) = self.cache.write_deps(key, &v.winner) {
-                            v.deps = own;
-                        }
+                    Ok(v) => {
+                        let deps = self.cache.write_deps(key, &v.winner).unwrap_or(&v.deps).clone();
+                        let v = Version { value: v.value, vc: v.vc, winner: v.winner, deps };
                         Msg::ReadTccReply { key, version: Some(v), floor: None }
                     }
                     Err(floor) => Msg::ReadTccReply { key, version: None, floor },
@@ -381,10 +380,10 @@ impl Server {
     /// `v`); a walk over the writes' own dependencies decides, and a write whose dependencies
     /// are forgotten counts as in the past (an extra abort, never a fracture). Fig. 11 alone
     /// misses fractures one write further away.
-    fn tcc_choose(&self, key: Key, read_set: &Deps, floor: Option<Vc>) -> Result<Version, Option<(Key, Vc)>> {
+    fn tcc_choose(&self, key: Key, read_set: &Deps, floor: Option<Vc>) -> Result<&Version, Option<(Key, Vc)>> {
         let versions = self.cache.visible_versions(key);
         if let Some(floor) = floor {
-            let above: Vec<Version> = versions.iter().filter(|v| v.winner >= floor).cloned().collect();
+            let above: Vec<&Version> = versions.iter().filter(|v| v.winner >= floor).copied().collect();
             if !above.is_empty() {
                 return self.tcc_choose_among(key, read_set, above);
             }
@@ -394,20 +393,24 @@ impl Server {
 
     /// The oldest of `versions` that forms a cut with the read set; when none does, the read
     /// key whose version read is too old for the newest of them (a floor for a retry).
-    fn tcc_choose_among(&self, key: Key, read_set: &Deps, versions: Vec<Version>) -> Result<Version, Option<(Key, Vc)>> {
+    fn tcc_choose_among<'a>(&self, key: Key, read_set: &Deps, versions: Vec<&'a Version>) -> Result<&'a Version, Option<(Key, Vc)>> {
         if self.rules.tcc_ignores_cut {
-            return versions.last().cloned().ok_or(None);
+            return versions.last().copied().ok_or(None);
         }
         let newer = |a: &Vc, b: &Vc| a.cmp(b) == Ordering::Greater;
         let read: BTreeMap<Key, Vc> = read_set.iter().copied().collect();
         let mut needs: Vec<Vc> = Vec::new();
         for (k, winner) in read_set {
-            needs.extend(self.cache.deps_of(*k, winner).into_iter().filter(|(dk, _)| *dk == key).map(|(_, d)| d));
+            needs.extend(self.cache.deps_of(*k, winner).into_iter().flat_map(|deps| deps_on(deps, key)).copied());
         }
         let known_here = self.cache.known_writes(key);
         let known_read: Vec<(Key, Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*k, *r, self.cache.known_writes(*k))).collect();
         let too_old_read = |w: &Vc| -> Option<(Key, Vc)> {
-            let direct = self.cache.deps_of(key, w).into_iter().find(|(k, d)| read.get(k).is_some_and(|r| newer(d, r)));
+            // The first dependency (in key order) newer than the read of its key.
+            let direct = self
+                .cache
+                .deps_of(key, w)
+                .and_then(|deps| read.iter().find_map(|(k, r)| deps_on(deps, *k).find(|d| newer(d, r)).map(|d| (*k, *d))));
             direct.or_else(|| {
                 known_read.iter().find_map(|(k, r, known)| self.newer_in_past(*k, r, known, key, w, Unknown::InPast).map(|u| (*k, u)))
             })
@@ -419,7 +422,7 @@ impl Server {
                 && known_read.iter().all(|(k, r, _)| self.newer_in_past(key, w, &known_here, *k, r, Unknown::InPast).is_none())
         });
         match chosen {
-            Some(v) => Ok(v.clone()),
+            Some(v) => Ok(v),
             None => Err(versions.last().and_then(|v| too_old_read(&v.winner))),
         }
     }
@@ -466,8 +469,8 @@ impl Server {
         let read: BTreeMap<Key, Vc> = read_set.iter().copied().collect();
         let newer = |a: &Vc, b: &Vc| a.cmp(b) == Ordering::Greater;
         for (a_key, a) in &read {
-            let deps = self.cache.write_deps(*a_key, a).map_or_else(|| self.cache.deps_of(*a_key, a), |d| d.into_iter().collect());
-            for (d_key, d) in deps {
+            let deps = self.cache.write_deps(*a_key, a).or_else(|| self.cache.deps_of(*a_key, a));
+            for &(d_key, d) in deps.into_iter().flatten() {
                 if let Some(r) = read.get(&d_key).filter(|r| newer(&d, r)) {
                     let why = format!("key {a_key}@{a} depends on key {d_key}@{d}, newer than {d_key}@{r} read");
                     return Some(Fracture { key: d_key, needed: d, why });
