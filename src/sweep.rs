@@ -271,6 +271,14 @@ impl SweepPlan {
                 spec.series.retain(|s| keep.contains(&s.label));
             }
         }
+        if let Some(Seeds::Range { first, count }) = spec.seeds {
+            if count > JOBS_MAX as u64 {
+                return Err(err("seeds.count", format!("{count} seeds is more than {JOBS_MAX} runs")));
+            }
+            if first.checked_add(count.saturating_sub(1)).is_none() {
+                return Err(err("seeds.first", format!("seeds {first} to {first} + {count} − 1 go past the largest seed, 2^64 − 1")));
+            }
+        }
         let seeds = spec.seeds.as_ref().map_or_else(|| vec![1], Seeds::list);
         if seeds.is_empty() {
             return Err(err("seeds", "a sweep needs at least one seed".into()));
@@ -568,15 +576,22 @@ pub struct Row {
     pub invariant_violation: Option<String>,
     pub anomalies: BTreeMap<String, u64>,
     pub metrics: BTreeMap<String, f64>,
+    /// Why the run ended without a report (a panic: a bug in causim); such a row has no
+    /// metrics and counts as failed. Written to the journal only when set.
+    pub error: Option<String>,
 }
 
 impl Row {
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "sweep": self.sweep, "point": self.point, "series": self.series, "protocol": self.protocol, "params": self.params,
             "seed": self.seed, "scenario_hash": self.scenario_hash, "passed": self.passed,
             "invariant_violation": self.invariant_violation, "anomalies": self.anomalies, "metrics": self.metrics,
-        })
+        });
+        if let Some(e) = &self.error {
+            v["error"] = e.clone().into();
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Option<Row> {
@@ -592,6 +607,7 @@ impl Row {
             invariant_violation: v["invariant_violation"].as_str().map(String::from),
             anomalies: v["anomalies"].as_object()?.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect(),
             metrics: v["metrics"].as_object()?.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect(),
+            error: v["error"].as_str().map(String::from),
         })
     }
 
@@ -674,7 +690,35 @@ pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) ->
             m.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
             m
         },
+        error: None,
     }
+}
+
+/// The row of a run that panicked (a bug in causim): failed, no metrics, the panic's message.
+pub fn panic_row(plan: &SweepPlan, point: &Point, seed: u64, message: &str) -> Row {
+    Row {
+        sweep: plan.spec.name.clone(),
+        point: point.index,
+        series: point.series.clone(),
+        protocol: point.scenario.scenario.protocol.name.clone(),
+        params: point.params.clone(),
+        seed,
+        scenario_hash: point.hash.clone(),
+        passed: false,
+        invariant_violation: None,
+        anomalies: BTreeMap::new(),
+        metrics: BTreeMap::new(),
+        error: Some(format!("panic (a bug in causim): {message}")),
+    }
+}
+
+/// The message a panic carried.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1094,9 +1138,16 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                             }
                             None => {
                                 let run_options = RunOptions { seed: Some(job.seed), ..Default::default() };
-                                match run::run(&point.scenario, &run_options) {
-                                    Ok(report) => {
-                                        let row = row_of(plan, point, job.seed, &report);
+                                // A panic is a bug in one run: it becomes that run's row (and the
+                                // panic hook has printed its replay command) and the sweep goes on.
+                                let outcome =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&point.scenario, &run_options)));
+                                let outcome = match outcome {
+                                    Ok(r) => r.map(|report| row_of(plan, point, job.seed, &report)),
+                                    Err(payload) => Ok(panic_row(plan, point, job.seed, &panic_message(payload.as_ref()))),
+                                };
+                                match outcome {
+                                    Ok(row) => {
                                         let line = row.to_json().to_string() + "\n";
                                         if let Err(e) = journal.lock().expect("not poisoned").write_all(line.as_bytes()) {
                                             first_error
@@ -1224,6 +1275,7 @@ mod tests {
             invariant_violation: None,
             anomalies: BTreeMap::new(),
             metrics,
+            error: None,
         };
         let once = journal_row(&row.to_json().to_string());
         // What a resumption or a merge reads is what a fresh run kept, and printing it again

@@ -148,7 +148,19 @@ pub fn run(cmd: Cmd) -> ExitCode {
             for f in ["runs.csv", "aggregate.csv", "results.json", sweep::JOURNAL] {
                 println!("  wrote {}", out_dir.join(f).display());
             }
-            ExitCode::SUCCESS
+            let errors: Vec<&sweep::Row> = o.rows.iter().filter(|r| r.error.is_some()).collect();
+            for r in &errors {
+                let scenario = out_dir.join("scenarios").join(format!("point-{}.json", r.point));
+                eprintln!(
+                    "error: point {} seed {}: {}; replay with: causim run {} --seed {}",
+                    r.point,
+                    r.seed,
+                    r.error.as_deref().unwrap_or_default(),
+                    scenario.display(),
+                    r.seed
+                );
+            }
+            if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(e) => {
             eprintln!("error: {e}");
