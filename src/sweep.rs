@@ -969,10 +969,7 @@ fn union<'a>(keys: impl Iterator<Item = impl Iterator<Item = &'a String>>) -> Ve
 pub fn write_results(dir: &Path, name: &str, rows: &[Row]) -> Result<Vec<AggRow>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let agg = aggregate(rows);
-    let write = |file: &str, text: String| {
-        let p = dir.join(file);
-        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-    };
+    let write = |file: &str, text: String| crate::sweep_dir::write(&dir.join(file), text);
     write("runs.csv", runs_csv(rows))?;
     write("aggregate.csv", aggregate_csv(&agg))?;
     let json = json!({
@@ -1053,13 +1050,18 @@ pub fn units(plan: &SweepPlan) -> Vec<Vec<Job>> {
 /// writes the results.
 pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcome, String> {
     let started = std::time::Instant::now();
+    crate::sweep_dir::check(&options.out_dir)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| format!("cannot create {}: {e}", options.out_dir.display()))?;
+    // Held until this sweep returns: a second sweep into the folder is refused meanwhile.
+    let _lock = crate::sweep_dir::Lock::take(&options.out_dir)?;
+    let shard = options.shard.unwrap_or((0, 1));
+    crate::sweep_dir::mark_shard(&options.out_dir, &plan.spec.name, shard, false)?;
     // Every point's resolved scenario, so any run replays with `causim run <file> --seed S`.
     let scenario_dir = options.out_dir.join("scenarios");
     std::fs::create_dir_all(&scenario_dir).map_err(|e| format!("cannot create {}: {e}", scenario_dir.display()))?;
     for p in &plan.points {
         let file = scenario_dir.join(format!("point-{}.json", p.index));
-        std::fs::write(&file, &p.scenario.text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        crate::sweep_dir::write(&file, &p.scenario.text)?;
     }
     let journal_path = options.out_dir.join(JOURNAL);
     // Rows from another build of causim may come from other models: run them again.
@@ -1072,7 +1074,7 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
     if options.fresh || stale {
         let _ = std::fs::remove_file(&journal_path);
     }
-    std::fs::write(&build_path, format!("{build}\n")).map_err(|e| format!("cannot write {}: {e}", build_path.display()))?;
+    crate::sweep_dir::write(&build_path, format!("{build}\n"))?;
     let mut units = units(plan);
     if let Some((i, n)) = options.shard {
         units = units.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, u)| u).collect();
@@ -1100,11 +1102,9 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
             }
         }
         let text: String = kept.iter().map(|r| r.to_json().to_string() + "\n").collect();
-        std::fs::write(&journal_path, text).map_err(|e| format!("cannot write {}: {e}", journal_path.display()))?;
+        crate::sweep_dir::write(&journal_path, text)?;
     }
-    let journal = Mutex::new(
-        std::fs::OpenOptions::new().append(true).open(&journal_path).map_err(|e| format!("cannot open {}: {e}", journal_path.display()))?,
-    );
+    let journal = Mutex::new(crate::sweep_dir::append(&journal_path)?);
     let label = match options.shard {
         Some((i, n)) => format!("sweep {} (shard {i}/{n})", plan.spec.name),
         None => format!("sweep {}", plan.spec.name),
@@ -1191,12 +1191,19 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
     rows.sort_by_key(|r| (r.point, r.seed));
     let (ran, skipped) = counts.into_inner().expect("not poisoned");
     let aggregate = write_results(&options.out_dir, &plan.spec.name, &rows)?;
+    crate::sweep_dir::mark_shard(&options.out_dir, &plan.spec.name, shard, true)?;
     Ok(SweepOutcome { rows, aggregate, ran, skipped, wall_s: started.elapsed().as_secs_f64() })
 }
 
 /// Joins the journals of shard outputs (directories or `runs.jsonl` files) into one result.
-/// Two rows for the same point and seed must agree.
-pub fn merge(inputs: &[PathBuf], out_dir: &Path) -> Result<Vec<Row>, String> {
+/// Two rows for the same point and seed must agree. The inputs must be every shard of one
+/// sweep, each finished (see `sweep_dir::missing_shards`), unless `allow_partial`; then what is
+/// missing is returned with the rows.
+pub fn merge(inputs: &[PathBuf], out_dir: &Path, allow_partial: bool) -> Result<(Vec<Row>, Vec<String>), String> {
+    let missing = crate::sweep_dir::missing_shards(inputs);
+    if !missing.is_empty() && !allow_partial {
+        return Err(format!("not a complete set of shards: {}; give --allow-partial to merge them anyway", missing.join("; ")));
+    }
     let mut by_key: BTreeMap<(usize, u64), Row> = BTreeMap::new();
     let mut name: Option<String> = None;
     for input in inputs {
@@ -1225,14 +1232,16 @@ pub fn merge(inputs: &[PathBuf], out_dir: &Path) -> Result<Vec<Row>, String> {
     }
     let rows: Vec<Row> = by_key.into_values().collect();
     let name = name.unwrap_or_default();
+    crate::sweep_dir::check(out_dir)?;
     std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let _lock = crate::sweep_dir::Lock::take(out_dir)?;
     let mut journal = String::new();
     for r in &rows {
         journal += &(r.to_json().to_string() + "\n");
     }
-    std::fs::write(out_dir.join(JOURNAL), journal).map_err(|e| format!("cannot write the journal: {e}"))?;
+    crate::sweep_dir::write(&out_dir.join(JOURNAL), journal)?;
     write_results(out_dir, &name, &rows)?;
-    Ok(rows)
+    Ok((rows, missing))
 }
 
 #[cfg(test)]
