@@ -867,18 +867,25 @@ pub fn build_fingerprint() -> &'static str {
 }
 
 pub fn read_journal(path: &Path) -> Result<Vec<Row>, String> {
-    let text = match std::fs::read_to_string(path) {
+    let bytes = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
+    let lines: Vec<&[u8]> = bytes.split(|c| *c == b'\n').collect();
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        // A line cut short by an interrupted run is skipped; that run is simply done again.
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+    for (i, line) in lines.iter().enumerate() {
+        let last = i + 1 == lines.len() || (i + 2 == lines.len() && lines[i + 1].is_empty());
+        let parsed = std::str::from_utf8(line).ok().map(|l| (l.trim().is_empty(), serde_json::from_str::<Value>(l)));
+        let v = match parsed {
+            Some((true, _)) => continue,
+            Some((false, Ok(v))) => v,
+            // A last line cut short by an interrupted run is skipped; that run is simply done
+            // again. Anything else unreadable is not a journal this sweep wrote.
+            _ if last => continue,
+            None => return Err(format!("{}:{}: not UTF-8 text, so not a sweep journal line", path.display(), i + 1)),
+            Some((false, Err(e))) => return Err(format!("{}:{}: not a sweep row ({e})", path.display(), i + 1)),
+        };
         rows.push(Row::from_json(&v).ok_or_else(|| format!("{}:{}: not a sweep row", path.display(), i + 1))?);
     }
     Ok(rows)
