@@ -29,7 +29,7 @@ pub fn check(dir: &Path) -> Result<(), String> {
     for e in std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))? {
         names.push(e.map_err(|e| format!("cannot list {}: {e}", dir.display()))?.file_name());
     }
-    let ours = ["runs.jsonl", "build.txt", SHARD];
+    let ours = ["runs.jsonl", "build.txt", SHARD, LOCK];
     if names.is_empty() || names.iter().any(|n| ours.iter().any(|o| n == *o)) {
         return Ok(());
     }
