@@ -135,7 +135,7 @@ fn scenario_probes_exit_2_with_a_located_message_and_no_panic() {
             "field `faults.partitions[0].groups[0]`",
         ),
         ("servers-1e32", vec![("topology.servers", json!(1e32))], "expected a whole number from 0 to 4294967295, got 1e+32"),
-        ("no-protocol-name", vec![("protocol", json!({"params": {}}))], "field `protocol.name`: missing field `name`"),
+        ("no-protocol-name", vec![("protocol", json!({"params": {}}))], "field `protocol`: missing field `name`"),
         ("param-time", vec![("protocol.params.x_ns", json!(MAX))], "field `protocol.params.x_ns`"),
         ("name-escape", vec![("name", json!("../escape"))], "field `name`"),
         ("name-absolute", vec![("name", json!("/abs"))], "field `name`"),

@@ -362,12 +362,6 @@ pub fn parse_located<T: serde::de::DeserializeOwned>(path: &Path, text: &str) ->
 fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) -> ScenarioError {
     let message = plain_message(&strip_position(&inner.to_string()));
     let syntax = inner.is_syntax() || inner.is_eof();
-    // "missing field `name`" belongs to that field (located at the object that lacks it).
-    let field = match message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
-        Some(name) if field.is_empty() => name.to_string(),
-        Some(name) => format!("{field}.{name}"),
-        None => field,
-    };
     let (line, column) = if syntax || field.is_empty() {
         (inner.line(), inner.column())
     } else {
