@@ -1298,6 +1298,12 @@ mod tests {
         // gives the same line.
         assert_eq!(journal_row(&once.to_json().to_string()), once);
         assert_eq!(once.to_json().to_string(), journal_row(&once.to_json().to_string()).to_json().to_string());
+        assert!(!row.to_json().to_string().contains("\"error\""), "a row without an error keeps the journal's old shape");
+        // A run that panicked is journalled with its message, and reads back as a failed run.
+        let failed = Row { passed: false, metrics: BTreeMap::new(), error: Some("panic (a bug in causim): boom".into()), ..row };
+        assert_eq!(journal_row(&failed.to_json().to_string()), failed);
+        assert_eq!(panic_message(&"boom"), "boom");
+        assert_eq!(panic_message(&String::from("boom")), "boom");
     }
 
     #[test]
