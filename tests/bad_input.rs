@@ -84,12 +84,15 @@ fn set(s: &mut Value, path: &str, v: Value) {
 
 const MAX: u64 = u64::MAX;
 
+/// A scenario probe: its name, the fields it sets (dotted path, value) and the message expected.
+type Probe = (&'static str, Vec<(&'static str, Value)>, &'static str);
+
 #[test]
 fn scenario_probes_exit_2_with_a_located_message_and_no_panic() {
     let dir = temp_dir("bad-input", "scenarios");
     std::fs::create_dir_all(&dir).unwrap();
     let constant = |ns: u64| json!({"dist": "constant", "ns": ns});
-    let cases: Vec<(&str, Vec<(&str, Value)>, &str)> = vec![
+    let cases: Vec<Probe> = vec![
         ("service", vec![("topology.service", constant(MAX))], "field `topology.service.ns`: 18446744073709551615 ns is more than"),
         ("delay", vec![("topology.delay", constant(MAX))], "field `topology.delay.ns`"),
         ("dispatch", vec![("scheduler.dispatch", constant(MAX))], "field `scheduler.dispatch.ns`"),
