@@ -376,3 +376,22 @@ proptest! {
         prop_assert_eq!(listing(&dir), before, "{} ({}) wrote outside out/", path, how);
     }
 }
+
+#[test]
+fn the_history_hash_does_not_depend_on_how_the_scenario_path_is_written() {
+    let dir = temp_dir("bad-input", "paths");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.json"), std::fs::read(repo("scenarios/register/stale-read.json")).unwrap()).unwrap();
+    let absolute = dir.join("x.json").display().to_string();
+    let hashes: Vec<String> = ["x.json", "./x.json", absolute.as_str()]
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let out = format!("out/r{i}");
+            expect(&dir, &["run", path, "--out", &out, "--no-trace"], b"", 0, "");
+            let summary: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&out).join("summary.json")).unwrap()).unwrap();
+            summary["summary"]["history_hash"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(hashes.iter().all(|h| *h == hashes[0]), "{hashes:?}");
+}
