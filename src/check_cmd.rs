@@ -6,7 +6,7 @@
 
 use causim_checkers::{CheckOptions, ExportFormat, InputFormat, Level, check_with, read_history, read_history_path, write_history};
 use clap::{Args, ValueEnum};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -100,11 +100,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     let format = args.input_format.map(InputFormat::from);
     let (history, source) = if args.history.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-            return fail(format!("cannot read standard input: {e}"));
-        }
-        match read_history(&bytes[..], format) {
+        // Streamed like a file (line formats read it in bounded chunks), not slurped first.
+        match read_history(std::io::stdin().lock(), format) {
             Ok(h) => (h, "<stdin>".to_string()),
             Err(e) => return fail(e.in_file("<stdin>")),
         }
@@ -114,6 +111,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
             Err(e) => return fail(e),
         }
     };
+    // An empty input (an empty file, a header alone, nothing on stdin) would check nothing and
+    // pass: more likely a wrong file or a broken pipeline than a history.
+    if history.txn_count() == 0 {
+        return fail(format!("{source}: the history holds no transactions (empty, or a header only): nothing to check"));
+    }
     if let Some((format, path)) = &export
         && let Err(e) = write_file(path, |w| write_history(&history, *format, w))
     {

@@ -10,4 +10,5 @@ pub mod progress;
 pub mod report;
 pub mod reproduce;
 pub mod sweep;
+pub mod sweep_dir;
 pub mod view;

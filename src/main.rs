@@ -164,6 +164,9 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for w in &loaded.warnings {
+        eprintln!("warning: {}: {w}", loaded.path.display());
+    }
     let s = &loaded.scenario;
     let seed = args.seed.unwrap_or(s.seed);
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&s.name));
@@ -253,6 +256,10 @@ fn run(args: RunArgs) -> ExitCode {
                     None => "",
                 };
                 println!("  {:<16}as expected ({verdict}{live})", "verdict");
+                let unfinished = report.summary.liveness.unfinished_workflows;
+                if expect.liveness.is_none() && unfinished > 0 {
+                    println!("  {:<16}but not live: {unfinished} workflows unfinished (`expect` does not enforce liveness)", "");
+                }
             } else {
                 println!("  {:<16}UNEXPECTED: {}", "verdict", wrong[0]);
                 for w in &wrong[1..] {
@@ -262,6 +269,13 @@ fn run(args: RunArgs) -> ExitCode {
             }
         }
         (Some(_), false) => println!("  {:<16}{verdict} (expectation not enforced with --mutant)", "verdict"),
+        // Without an expectation, a run that stopped with workflows unfinished (a limit, a
+        // partition that never heals) is not a pass: its safety verdict covers part of a run.
+        (None, _) if report.summary.liveness.unfinished_workflows > 0 => {
+            let n = report.summary.liveness.unfinished_workflows;
+            println!("  {:<16}{verdict}, but NOT LIVE: {n} workflows unfinished (stopped by {})", "verdict", report.summary.stopped_by);
+            ok = false;
+        }
         (None, _) => {
             println!("  {:<16}{verdict}", "verdict");
             ok &= passed;

@@ -16,7 +16,8 @@
 //! instead of checking.
 //!
 //! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
-//! disagrees), 2 bad arguments or a tool failure.
+//! disagrees), 2 bad arguments or a tool failure, 3 the `--max-states` budget ran out before the
+//! check finished (no violation among the states explored; the rest is unexplored).
 
 use causim_models::causalmesh::{CausalMesh, Chain};
 use causim_pipeline::run::{self, RunOptions};
@@ -34,7 +35,8 @@ use std::time::Instant;
 #[derive(Args)]
 #[command(after_help = "Scripts: sessions separated by ';', steps by ','; a step is r(k1)@S0, w(k2)@S1 or rt(k1+k2)@S0.\n\
 Example: --script \"w(k1)@S0, w(k2)@S0; w(k2)@S0, w(k2)@S1; r(k1)@S0, r(k1)@S1\" --mutant integrate_by_vc_dominance\n\
-Exit status: 0 every property holds, 1 a property is violated (or TLC disagrees), 2 bad arguments or a tool failure.")]
+Exit status: 0 every property holds, 1 a property is violated (or TLC disagrees), 2 bad arguments or a tool failure, \
+3 the --max-states budget ran out first (no violation found in the states explored).")]
 pub struct Cmd {
     /// The protocol to check (`causalmesh`).
     pub protocol: String,
@@ -78,7 +80,14 @@ pub struct Cmd {
     /// Checker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Stop after about this many states (memory grows with them): the outcome is then "budget
+    /// exhausted after N states", exit status 3, unless a violation was found first.
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<usize>,
 }
+
+/// The exit status of a check stopped by `--max-states`.
+const BUDGET_EXHAUSTED: u8 = 3;
 
 pub fn run(args: Cmd) -> ExitCode {
     match run_inner(args) {
@@ -119,6 +128,14 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         return validate_trace(dir);
     }
     let cfg = config(&args)?;
+    if args.max_states == Some(0) {
+        return Err("--max-states must be at least 1".into());
+    }
+    let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out/model-check"));
+    // Before checking (which may take long): a counterexample must have somewhere to go.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(format!("--out {}: exists and is not a folder", dir.display()));
+    }
     let model = cfg.clone().into_model()?;
     if args.tlc {
         // Before any checking: can the spec express this variant?
@@ -139,7 +156,19 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = Instant::now();
-    let checker = cm::check(model, threads, true);
+    let checker: Box<dyn Checker<cm::MeshModel>> = match args.max_states {
+        None => Box::new(cm::check(model, threads, true)),
+        // The same search as `cm::check`, stopped at the budget.
+        Some(n) => Box::new(
+            model
+                .checker()
+                .threads(threads.max(1))
+                .finish_when(causim_specs::stateright::HasDiscoveries::AnyFailures)
+                .target_state_count(n)
+                .spawn_bfs()
+                .join(),
+        ),
+    };
     let secs = started.elapsed().as_secs_f64();
     println!(
         "  stateright      {} states, {} unique, depth {}, {:.2} s ({:.0} states/s, {:.0} unique/s, {threads} threads)",
@@ -167,6 +196,16 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         println!("  {kind:<9} {:<34} {verdict}", format!("\"{}\"", p.name));
     }
     let mut code = if violated.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    if let Some(n) = args.max_states
+        && violated.is_empty()
+        && checker.state_count() >= n
+    {
+        println!(
+            "  budget exhausted after {} states (--max-states {n}): no violation among them; the check is incomplete",
+            checker.state_count()
+        );
+        code = ExitCode::from(BUDGET_EXHAUSTED);
+    }
     if let Some(property) = violated.first() {
         let path = discoveries[property].clone();
         let name = scenario_name(&cfg);
@@ -178,7 +217,6 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         if !r.anomalies.is_empty() {
             println!("  the history checker names it: {}", r.anomalies.join(", "));
         }
-        let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out/model-check"));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let file = dir.join(format!("{name}.json"));
         let text = serde_json::to_string_pretty(&r.scenario).expect("JSON") + "\n";

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 /// Arguments of `causim plot`.
 #[derive(Args)]
 pub struct Cmd {
-    /// Sweep results: an output directory of `causim sweep` (or its results.json).
-    pub results: PathBuf,
+    /// Sweep results: an output directory of `causim sweep` (or its results.json). Not needed
+    /// with --list.
+    #[arg(required_unless_present = "list")]
+    pub results: Option<PathBuf>,
     /// Figure name (see --list), or `line` for any metric against any parameter (--x, --y).
     #[arg(long)]
     pub figure: Option<String>,
@@ -44,7 +46,11 @@ pub fn run(args: Cmd) -> ExitCode {
         return if args.list { ExitCode::SUCCESS } else { ExitCode::from(2) };
     }
     let name = args.figure.expect("checked");
-    let results = match read_results(&args.results) {
+    let Some(results_path) = &args.results else {
+        eprintln!("error: give the sweep results to plot (a `causim sweep` output folder)");
+        return ExitCode::from(2);
+    };
+    let results = match read_results(results_path) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -50,6 +50,15 @@ pub struct Reproduction {
     pub errors: Vec<String>,
 }
 
+/// Checks, before any sweep runs, that `dir` can hold the reproduction: a folder (created if
+/// missing), not a file. (It is shared with `causim run`'s folders, so its other contents stay.)
+fn check_out_dir(dir: &Path) -> Result<(), String> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(format!("--out {}: exists and is not a folder", dir.display()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: cannot create: {e}", dir.display()))
+}
+
 /// Finds `scenarios/sweeps/<name>.json` from the working directory, else from the source tree
 /// this binary was built from.
 pub fn sweep_file(name: &str) -> Option<PathBuf> {
@@ -59,6 +68,7 @@ pub fn sweep_file(name: &str) -> Option<PathBuf> {
 
 pub fn reproduce(options: &ReproduceOptions) -> Result<Reproduction, String> {
     let started = std::time::Instant::now();
+    check_out_dir(&options.out_dir)?;
     let wanted: Vec<&plot::FigureDef> =
         FIGURES.iter().filter(|f| options.only.is_empty() || options.only.iter().any(|o| o == f.name)).collect();
     for o in &options.only {

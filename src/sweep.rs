@@ -271,6 +271,14 @@ impl SweepPlan {
                 spec.series.retain(|s| keep.contains(&s.label));
             }
         }
+        if let Some(Seeds::Range { first, count }) = spec.seeds {
+            if count > JOBS_MAX as u64 {
+                return Err(err("seeds.count", format!("{count} seeds is more than {JOBS_MAX} runs")));
+            }
+            if first.checked_add(count.saturating_sub(1)).is_none() {
+                return Err(err("seeds.first", format!("seeds {first} to {first} + {count} − 1 go past the largest seed, 2^64 − 1")));
+            }
+        }
         let seeds = spec.seeds.as_ref().map_or_else(|| vec![1], Seeds::list);
         if seeds.is_empty() {
             return Err(err("seeds", "a sweep needs at least one seed".into()));
@@ -568,15 +576,22 @@ pub struct Row {
     pub invariant_violation: Option<String>,
     pub anomalies: BTreeMap<String, u64>,
     pub metrics: BTreeMap<String, f64>,
+    /// Why the run ended without a report (a panic: a bug in causim); such a row has no
+    /// metrics and counts as failed. Written to the journal only when set.
+    pub error: Option<String>,
 }
 
 impl Row {
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "sweep": self.sweep, "point": self.point, "series": self.series, "protocol": self.protocol, "params": self.params,
             "seed": self.seed, "scenario_hash": self.scenario_hash, "passed": self.passed,
             "invariant_violation": self.invariant_violation, "anomalies": self.anomalies, "metrics": self.metrics,
-        })
+        });
+        if let Some(e) = &self.error {
+            v["error"] = e.clone().into();
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Option<Row> {
@@ -592,6 +607,7 @@ impl Row {
             invariant_violation: v["invariant_violation"].as_str().map(String::from),
             anomalies: v["anomalies"].as_object()?.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))).collect(),
             metrics: v["metrics"].as_object()?.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect(),
+            error: v["error"].as_str().map(String::from),
         })
     }
 
@@ -674,7 +690,35 @@ pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) ->
             m.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
             m
         },
+        error: None,
     }
+}
+
+/// The row of a run that panicked (a bug in causim): failed, no metrics, the panic's message.
+pub fn panic_row(plan: &SweepPlan, point: &Point, seed: u64, message: &str) -> Row {
+    Row {
+        sweep: plan.spec.name.clone(),
+        point: point.index,
+        series: point.series.clone(),
+        protocol: point.scenario.scenario.protocol.name.clone(),
+        params: point.params.clone(),
+        seed,
+        scenario_hash: point.hash.clone(),
+        passed: false,
+        invariant_violation: None,
+        anomalies: BTreeMap::new(),
+        metrics: BTreeMap::new(),
+        error: Some(format!("panic (a bug in causim): {message}")),
+    }
+}
+
+/// The message a panic carried.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -823,18 +867,25 @@ pub fn build_fingerprint() -> &'static str {
 }
 
 pub fn read_journal(path: &Path) -> Result<Vec<Row>, String> {
-    let text = match std::fs::read_to_string(path) {
+    let bytes = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
+    let lines: Vec<&[u8]> = bytes.split(|c| *c == b'\n').collect();
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        // A line cut short by an interrupted run is skipped; that run is simply done again.
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+    for (i, line) in lines.iter().enumerate() {
+        let last = i + 1 == lines.len() || (i + 2 == lines.len() && lines[i + 1].is_empty());
+        let parsed = std::str::from_utf8(line).ok().map(|l| (l.trim().is_empty(), serde_json::from_str::<Value>(l)));
+        let v = match parsed {
+            Some((true, _)) => continue,
+            Some((false, Ok(v))) => v,
+            // A last line cut short by an interrupted run is skipped; that run is simply done
+            // again. Anything else unreadable is not a journal this sweep wrote.
+            _ if last => continue,
+            None => return Err(format!("{}:{}: not UTF-8 text, so not a sweep journal line", path.display(), i + 1)),
+            Some((false, Err(e))) => return Err(format!("{}:{}: not a sweep row ({e})", path.display(), i + 1)),
+        };
         rows.push(Row::from_json(&v).ok_or_else(|| format!("{}:{}: not a sweep row", path.display(), i + 1))?);
     }
     Ok(rows)
@@ -925,10 +976,7 @@ fn union<'a>(keys: impl Iterator<Item = impl Iterator<Item = &'a String>>) -> Ve
 pub fn write_results(dir: &Path, name: &str, rows: &[Row]) -> Result<Vec<AggRow>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let agg = aggregate(rows);
-    let write = |file: &str, text: String| {
-        let p = dir.join(file);
-        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-    };
+    let write = |file: &str, text: String| crate::sweep_dir::write(&dir.join(file), text);
     write("runs.csv", runs_csv(rows))?;
     write("aggregate.csv", aggregate_csv(&agg))?;
     let json = json!({
@@ -1009,13 +1057,18 @@ pub fn units(plan: &SweepPlan) -> Vec<Vec<Job>> {
 /// writes the results.
 pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcome, String> {
     let started = std::time::Instant::now();
+    crate::sweep_dir::check(&options.out_dir)?;
     std::fs::create_dir_all(&options.out_dir).map_err(|e| format!("cannot create {}: {e}", options.out_dir.display()))?;
+    // Held until this sweep returns: a second sweep into the folder is refused meanwhile.
+    let _lock = crate::sweep_dir::Lock::take(&options.out_dir)?;
+    let shard = options.shard.unwrap_or((0, 1));
+    crate::sweep_dir::mark_shard(&options.out_dir, &plan.spec.name, shard, false)?;
     // Every point's resolved scenario, so any run replays with `causim run <file> --seed S`.
     let scenario_dir = options.out_dir.join("scenarios");
     std::fs::create_dir_all(&scenario_dir).map_err(|e| format!("cannot create {}: {e}", scenario_dir.display()))?;
     for p in &plan.points {
         let file = scenario_dir.join(format!("point-{}.json", p.index));
-        std::fs::write(&file, &p.scenario.text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        crate::sweep_dir::write(&file, &p.scenario.text)?;
     }
     let journal_path = options.out_dir.join(JOURNAL);
     // Rows from another build of causim may come from other models: run them again.
@@ -1028,7 +1081,7 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
     if options.fresh || stale {
         let _ = std::fs::remove_file(&journal_path);
     }
-    std::fs::write(&build_path, format!("{build}\n")).map_err(|e| format!("cannot write {}: {e}", build_path.display()))?;
+    crate::sweep_dir::write(&build_path, format!("{build}\n"))?;
     let mut units = units(plan);
     if let Some((i, n)) = options.shard {
         units = units.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, u)| u).collect();
@@ -1056,11 +1109,9 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
             }
         }
         let text: String = kept.iter().map(|r| r.to_json().to_string() + "\n").collect();
-        std::fs::write(&journal_path, text).map_err(|e| format!("cannot write {}: {e}", journal_path.display()))?;
+        crate::sweep_dir::write(&journal_path, text)?;
     }
-    let journal = Mutex::new(
-        std::fs::OpenOptions::new().append(true).open(&journal_path).map_err(|e| format!("cannot open {}: {e}", journal_path.display()))?,
-    );
+    let journal = Mutex::new(crate::sweep_dir::append(&journal_path)?);
     let label = match options.shard {
         Some((i, n)) => format!("sweep {} (shard {i}/{n})", plan.spec.name),
         None => format!("sweep {}", plan.spec.name),
@@ -1094,9 +1145,16 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                             }
                             None => {
                                 let run_options = RunOptions { seed: Some(job.seed), ..Default::default() };
-                                match run::run(&point.scenario, &run_options) {
-                                    Ok(report) => {
-                                        let row = row_of(plan, point, job.seed, &report);
+                                // A panic is a bug in one run: it becomes that run's row (and the
+                                // panic hook has printed its replay command) and the sweep goes on.
+                                let outcome =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run::run(&point.scenario, &run_options)));
+                                let outcome = match outcome {
+                                    Ok(r) => r.map(|report| row_of(plan, point, job.seed, &report)),
+                                    Err(payload) => Ok(panic_row(plan, point, job.seed, &panic_message(payload.as_ref()))),
+                                };
+                                match outcome {
+                                    Ok(row) => {
                                         let line = row.to_json().to_string() + "\n";
                                         if let Err(e) = journal.lock().expect("not poisoned").write_all(line.as_bytes()) {
                                             first_error
@@ -1140,12 +1198,19 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
     rows.sort_by_key(|r| (r.point, r.seed));
     let (ran, skipped) = counts.into_inner().expect("not poisoned");
     let aggregate = write_results(&options.out_dir, &plan.spec.name, &rows)?;
+    crate::sweep_dir::mark_shard(&options.out_dir, &plan.spec.name, shard, true)?;
     Ok(SweepOutcome { rows, aggregate, ran, skipped, wall_s: started.elapsed().as_secs_f64() })
 }
 
 /// Joins the journals of shard outputs (directories or `runs.jsonl` files) into one result.
-/// Two rows for the same point and seed must agree.
-pub fn merge(inputs: &[PathBuf], out_dir: &Path) -> Result<Vec<Row>, String> {
+/// Two rows for the same point and seed must agree. The inputs must be every shard of one
+/// sweep, each finished (see `sweep_dir::missing_shards`), unless `allow_partial`; then what is
+/// missing is returned with the rows.
+pub fn merge(inputs: &[PathBuf], out_dir: &Path, allow_partial: bool) -> Result<(Vec<Row>, Vec<String>), String> {
+    let missing = crate::sweep_dir::missing_shards(inputs);
+    if !missing.is_empty() && !allow_partial {
+        return Err(format!("not a complete set of shards: {}; give --allow-partial to merge them anyway", missing.join("; ")));
+    }
     let mut by_key: BTreeMap<(usize, u64), Row> = BTreeMap::new();
     let mut name: Option<String> = None;
     for input in inputs {
@@ -1174,14 +1239,16 @@ pub fn merge(inputs: &[PathBuf], out_dir: &Path) -> Result<Vec<Row>, String> {
     }
     let rows: Vec<Row> = by_key.into_values().collect();
     let name = name.unwrap_or_default();
+    crate::sweep_dir::check(out_dir)?;
     std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let _lock = crate::sweep_dir::Lock::take(out_dir)?;
     let mut journal = String::new();
     for r in &rows {
         journal += &(r.to_json().to_string() + "\n");
     }
-    std::fs::write(out_dir.join(JOURNAL), journal).map_err(|e| format!("cannot write the journal: {e}"))?;
+    crate::sweep_dir::write(&out_dir.join(JOURNAL), journal)?;
     write_results(out_dir, &name, &rows)?;
-    Ok(rows)
+    Ok((rows, missing))
 }
 
 #[cfg(test)]
@@ -1224,12 +1291,19 @@ mod tests {
             invariant_violation: None,
             anomalies: BTreeMap::new(),
             metrics,
+            error: None,
         };
         let once = journal_row(&row.to_json().to_string());
         // What a resumption or a merge reads is what a fresh run kept, and printing it again
         // gives the same line.
         assert_eq!(journal_row(&once.to_json().to_string()), once);
         assert_eq!(once.to_json().to_string(), journal_row(&once.to_json().to_string()).to_json().to_string());
+        assert!(!row.to_json().to_string().contains("\"error\""), "a row without an error keeps the journal's old shape");
+        // A run that panicked is journalled with its message, and reads back as a failed run.
+        let failed = Row { passed: false, metrics: BTreeMap::new(), error: Some("panic (a bug in causim): boom".into()), ..row };
+        assert_eq!(journal_row(&failed.to_json().to_string()), failed);
+        assert_eq!(panic_message(&"boom"), "boom");
+        assert_eq!(panic_message(&String::from("boom")), "boom");
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub enum MergeCmd {
         /// Where to write the joined runs.csv, aggregate.csv, results.json and runs.jsonl.
         #[arg(long)]
         out: PathBuf,
+        /// Merge even when shards are missing or unfinished (what is missing is printed).
+        #[arg(long)]
+        allow_partial: bool,
     },
 }
 
@@ -77,15 +80,21 @@ pub struct MergeArgs {
     /// Where to write the joined runs.csv, aggregate.csv, results.json and runs.jsonl.
     #[arg(long)]
     pub out: PathBuf,
+    /// Merge even when shards are missing or unfinished (what is missing is printed).
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 pub fn merge(args: MergeArgs) -> ExitCode {
-    merge_shards(&args.inputs, &args.out)
+    merge_shards(&args.inputs, &args.out, args.allow_partial)
 }
 
-fn merge_shards(inputs: &[PathBuf], out: &std::path::Path) -> ExitCode {
-    match sweep::merge(inputs, out) {
-        Ok(rows) => {
+fn merge_shards(inputs: &[PathBuf], out: &std::path::Path, allow_partial: bool) -> ExitCode {
+    match sweep::merge(inputs, out, allow_partial) {
+        Ok((rows, missing)) => {
+            for m in &missing {
+                eprintln!("warning: partial merge: {m}");
+            }
             println!("merged {} runs from {} inputs into {}", rows.len(), inputs.len(), out.display());
             ExitCode::SUCCESS
         }
@@ -97,8 +106,8 @@ fn merge_shards(inputs: &[PathBuf], out: &std::path::Path) -> ExitCode {
 }
 
 pub fn run(cmd: Cmd) -> ExitCode {
-    if let Some(MergeCmd::Merge { inputs, out }) = cmd.merge {
-        return merge_shards(&inputs, &out);
+    if let Some(MergeCmd::Merge { inputs, out, allow_partial }) = cmd.merge {
+        return merge_shards(&inputs, &out, allow_partial);
     }
     let args = cmd.run;
     let path = args.sweep.expect("clap requires it");
@@ -148,7 +157,19 @@ pub fn run(cmd: Cmd) -> ExitCode {
             for f in ["runs.csv", "aggregate.csv", "results.json", sweep::JOURNAL] {
                 println!("  wrote {}", out_dir.join(f).display());
             }
-            ExitCode::SUCCESS
+            let errors: Vec<&sweep::Row> = o.rows.iter().filter(|r| r.error.is_some()).collect();
+            for r in &errors {
+                let scenario = out_dir.join("scenarios").join(format!("point-{}.json", r.point));
+                eprintln!(
+                    "error: point {} seed {}: {}; replay with: causim run {} --seed {}",
+                    r.point,
+                    r.seed,
+                    r.error.as_deref().unwrap_or_default(),
+                    scenario.display(),
+                    r.seed
+                );
+            }
+            if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -1026,9 +1026,14 @@ impl HistoryBuilder {
         };
         let op = self.ops[w as usize];
         let (key, v) = (self.key_name(op.key), self.val_name(op.val()));
+        // Formats without lines (dbcop's JSON, binary ones) record line 0: name the transaction.
+        let other = match (line_of(prev), self.op_txn.get(prev as usize)) {
+            (0, Some(t)) => format!("also by transaction {} in file order", t + 1),
+            (line, _) => format!("also at line {line}"),
+        };
         Err(ParseError::at(
             line_of(w),
-            format!("DuplicateWrite: {key}={v} is written twice (also at line {}); written values must be unique per key", line_of(prev)),
+            format!("DuplicateWrite: {key}={v} is written twice ({other}); written values must be unique per key"),
         ))
     }
 

@@ -8,11 +8,13 @@
 //!   history, trace and summary files, the history check and the determinism self-check;
 //! - [`output`]: a run's output folder, replaced only as a whole and only by a run that
 //!   succeeded;
+//! - [`limits`]: the documented maxima of a scenario, checked when it is loaded;
 //! - [`locate`]: where a JSON path sits in a file's text.
 //!
 //! **Architecture invariant:** no protocol is named here: a scenario's `protocol.name` reaches
 //! its model only through the catalogue's visitor.
 
+pub mod limits;
 pub mod locate;
 pub mod output;
 pub mod run;

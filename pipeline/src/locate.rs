@@ -35,6 +35,17 @@ pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
     Some(line_col(text, offset))
 }
 
+/// The first key that appears twice in one object (serde keeps the last one silently in free-form
+/// sections such as `protocol.params`): its JSON path and the 1-based (line, column) of its
+/// second occurrence. `None` when every key is unique (or the text is not JSON).
+pub fn duplicate_key(text: &str) -> Option<(String, (usize, usize))> {
+    let mut scanner = Scanner { bytes: text.as_bytes(), pos: 0 };
+    let mut found = None;
+    scanner.skip_ws();
+    scanner.duplicates("", &mut found);
+    found.map(|(path, offset)| (path, line_col(text, offset)))
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -113,6 +124,66 @@ impl Scanner<'_> {
         }
     }
 
+    /// Walks the value at `pos`, setting `found` to the first duplicate key (path, offset).
+    /// Returns `None` at the end of the text or when a duplicate is found.
+    fn duplicates(&mut self, path: &str, found: &mut Option<(String, usize)>) -> Option<()> {
+        self.skip_ws();
+        match self.peek()? {
+            b'{' => {
+                self.pos += 1;
+                let mut keys = std::collections::BTreeSet::new();
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => {
+                            self.pos += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let at = self.pos;
+                    let key = self.string()?;
+                    let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                    if !keys.insert(key) {
+                        *found = Some((here, at));
+                        return None;
+                    }
+                    self.skip_ws();
+                    if self.peek()? != b':' {
+                        return None;
+                    }
+                    self.pos += 1;
+                    self.duplicates(&here, found)?;
+                }
+            }
+            b'[' => {
+                self.pos += 1;
+                let mut index = 0;
+                loop {
+                    self.skip_ws();
+                    match self.peek()? {
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' => {
+                            self.pos += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    self.duplicates(&format!("{path}[{index}]"), found)?;
+                    index += 1;
+                }
+            }
+            _ => self.skip_value(),
+        }
+    }
+
     fn string(&mut self) -> Option<String> {
         if self.peek()? != b'"' {
             return None;
@@ -183,6 +254,14 @@ mod tests {
         assert_eq!(locate(TEXT, "name"), Some((2, 11)));
         assert_eq!(locate(TEXT, "topology.links[1].from"), Some((6, 16)));
         assert_eq!(locate(TEXT, "topology.nodes.db.cores"), Some((8, 31)));
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_any_depth() {
+        assert_eq!(duplicate_key(TEXT), None);
+        let text = "{\"p\": {\"params\": {\"mode\": 1,\n \"mode\": 2}}, \"l\": [{\"a\": 1}]}";
+        assert_eq!(duplicate_key(text), Some(("p.params.mode".to_string(), (2, 2))));
+        assert_eq!(duplicate_key("{\"l\": [{}, {\"a\": 1, \"a\": 1}]}").map(|d| d.0), Some("l[1].a".to_string()));
     }
 
     #[test]

@@ -229,7 +229,7 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     }
     let seed = config.seed;
     let _in_progress = InProgress::start(RunInProgress { scenario: loaded.path.clone(), seed, mutants: options.extra_mutants.clone() });
-    let scenario_name = loaded.path.display().to_string();
+    let scenario_name = canonical_path(&loaded.path, std::env::current_dir().ok().as_deref());
     let header = HistoryHeader::of_run(M::ENTRY.name, &scenario_name, seed);
     // Without an output folder, a history that must be checked is kept in memory.
     let (history_memory, trace_memory) = (SharedBuffer::default(), SharedBuffer::default());
@@ -338,6 +338,24 @@ fn create(path: &Path) -> Result<File, RunError> {
     File::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
 }
 
+/// How a run names its scenario in the history header and summary: relative to the working
+/// directory `cwd` when the file lies under it, without `.` components, with `/` between
+/// components. So `x.json`, `./x.json` and `$PWD/x.json` give the same history (and hash).
+pub fn canonical_path(path: &Path, cwd: Option<&Path>) -> String {
+    let relative = match (path.is_absolute(), cwd) {
+        (true, Some(cwd)) => path.strip_prefix(cwd).unwrap_or(path),
+        _ => path,
+    };
+    let parts: Vec<String> = relative
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let joined = parts.join("/");
+    // An absolute path outside the working directory keeps its root.
+    if relative.has_root() { format!("/{}", joined.trim_start_matches('/')) } else { joined }
+}
+
 /// The outcome of `--check-determinism`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeterminismCheck {
@@ -362,6 +380,16 @@ pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutan
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scenario_path_is_named_the_same_however_it_was_written() {
+        let cwd = Path::new("/work/repo");
+        for written in ["x/s.json", "./x/s.json", "x/./s.json", "/work/repo/x/s.json", "/work/repo/./x/s.json"] {
+            assert_eq!(canonical_path(Path::new(written), Some(cwd)), "x/s.json", "{written}");
+        }
+        assert_eq!(canonical_path(Path::new("/elsewhere/s.json"), Some(cwd)), "/elsewhere/s.json");
+        assert_eq!(canonical_path(Path::new("../s.json"), Some(cwd)), "../s.json");
+    }
 
     #[test]
     fn a_run_in_progress_names_its_replay_command_until_it_ends() {

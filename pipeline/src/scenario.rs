@@ -145,6 +145,8 @@ pub struct LoadedScenario {
     pub path: PathBuf,
     pub text: String,
     pub scenario: Scenario,
+    /// What loading found allowed but worth saying (a very large run); `causim run` prints it.
+    pub warnings: Vec<String>,
 }
 
 /// An error in a scenario file: which file, where in it, which field and what is wrong.
@@ -204,9 +206,26 @@ impl LoadedScenario {
 
     /// Parses scenario text; `path` names it in errors.
     pub fn from_text(path: &Path, text: String) -> Result<LoadedScenario, ScenarioError> {
+        // A UTF-8 byte order mark (some editors write one) is not JSON; the history reader
+        // skips it too.
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
         let scenario: Scenario = parse_located(path, &text)?;
-        let loaded = LoadedScenario { path: path.to_path_buf(), text, scenario };
+        if let Some((field, (line, column))) = crate::locate::duplicate_key(&text) {
+            let key = field.rsplit('.').next().unwrap_or(&field).to_string();
+            let error = FieldError::new(field, format!("duplicate key `{key}` in this object (only one may be given)"));
+            return Err(ScenarioError { file: path.to_path_buf(), line: Some(line), column: Some(column), error, io: None });
+        }
+        let mut loaded = LoadedScenario { path: path.to_path_buf(), text, scenario, warnings: Vec::new() };
         check_output_name(&loaded.scenario.name).map_err(|m| loaded.error("name", m))?;
+        // Sizes and times first (before the engine allocates anything for them), then the
+        // engine's own checks, so a bad file is refused before any output is staged.
+        let config = loaded.scenario.sim_config();
+        loaded.warnings = crate::limits::check(&config).map_err(|e| loaded.field_error(e))?;
+        crate::limits::check_params(&loaded.scenario.protocol.params).map_err(|e| loaded.field_error(e.within("protocol.params")))?;
+        config.validate().map_err(|e| loaded.field_error(e))?;
         if let Some(level) = &loaded.scenario.checks.level
             && causim_checkers::Level::parse(level).is_none()
         {
@@ -317,6 +336,21 @@ pub fn located(path: &Path, text: &str, field: &str, message: impl Into<String>)
 /// Parses JSON into `T` (a scenario, a sweep file), with errors located by file, line, column
 /// and field.
 pub fn parse_located<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ScenarioError> {
+    // serde would name the first element of a top-level array as a field (`[0]`).
+    let start = text.len() - text.trim_start().len();
+    if let Some(c) = text[start..].chars().next()
+        && c != '{'
+    {
+        let (line, column) = crate::locate::locate(text, "").unwrap_or((1, 1));
+        let message = format!("expected a JSON object (`{{ ... }}`) at the top of the file, found `{c}`");
+        return Err(ScenarioError {
+            file: path.to_path_buf(),
+            line: Some(line),
+            column: Some(column),
+            error: FieldError::new("", message),
+            io: None,
+        });
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de)
         .map_err(|e| json_error(path, text, clean_path(&e.path().to_string()), e.into_inner()))?;
@@ -326,7 +360,7 @@ pub fn parse_located<T: serde::de::DeserializeOwned>(path: &Path, text: &str) ->
 
 /// Turns a serde_json error at JSON path `field` into a located scenario error.
 fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) -> ScenarioError {
-    let message = strip_position(&inner.to_string());
+    let message = plain_message(&strip_position(&inner.to_string()));
     let syntax = inner.is_syntax() || inner.is_eof();
     let (line, column) = if syntax || field.is_empty() {
         (inner.line(), inner.column())
@@ -342,6 +376,29 @@ fn json_error(path: &Path, text: &str, field: String, inner: serde_json::Error) 
 fn clean_path(path: &str) -> String {
     let kept: Vec<&str> = path.split('.').filter(|s| !s.is_empty() && *s != "?").collect();
     kept.join(".")
+}
+
+/// serde's wording where it misleads: a number with an exponent (`1e32`) is "floating point"
+/// to serde, though the user wrote a (too large) number where a whole number belongs.
+fn plain_message(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("invalid type: floating point `")
+        && let Some((number, expected)) = rest.split_once("`, expected ")
+        && let Some(range) = integer_range(expected)
+    {
+        return format!("expected a whole number from {range}, got {number}");
+    }
+    message.to_string()
+}
+
+fn integer_range(ty: &str) -> Option<&'static str> {
+    Some(match ty {
+        "u8" => "0 to 255",
+        "u16" => "0 to 65535",
+        "u32" => "0 to 4294967295",
+        "u64" | "usize" => "0 to 18446744073709551615",
+        "i64" => "-9223372036854775808 to 9223372036854775807",
+        _ => return None,
+    })
 }
 
 /// serde_json appends " at line L column C"; we print the position ourselves.

@@ -189,13 +189,15 @@ fn standard_normal(rng: &mut RngStream) -> f64 {
     libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * std::f64::consts::PI * u2)
 }
 
-/// Rounds a non-negative float of nanoseconds to an integer, saturating.
+/// Rounds a non-negative float of nanoseconds to an integer, saturating at 4·10^18 ns (about
+/// 127 years): a time (at most 10^18 ns, as scenarios are checked) plus a few such samples
+/// (a service time, then a delay) stays below 2^64.
 fn to_ns(x: f64) -> Time {
     if x.is_nan() || x < 0.0 {
         return 0;
     }
-    if x >= 9.0e18 {
-        return 9_000_000_000_000_000_000;
+    if x >= 4.0e18 {
+        return 4_000_000_000_000_000_000;
     }
     libm::round(x) as Time
 }

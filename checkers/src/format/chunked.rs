@@ -9,6 +9,9 @@ use std::sync::mpsc;
 
 /// Bytes of input handed to the scanning thread at a time (then extended to a line's end).
 pub(crate) const CHUNK: usize = 1 << 20;
+/// The longest line read (64 MiB): a file without line breaks is an error after this much, not
+/// a buffer that grows with the file.
+pub(crate) const LINE_MAX: usize = 1 << 26;
 
 /// A chunk's lines, as the scanning thread left them for the builder.
 pub(crate) trait Scanned: Send {
@@ -87,11 +90,15 @@ fn next_chunk(r: &mut impl BufRead, size: usize) -> (Vec<u8>, Option<std::io::Er
     if let Err(e) = r.by_ref().take(size as u64).read_to_end(&mut chunk) {
         return whole_lines(chunk, e);
     }
-    if chunk.len() == size
-        && chunk.last() != Some(&b'\n')
-        && let Err(e) = r.read_until(b'\n', &mut chunk)
-    {
-        return whole_lines(chunk, e);
+    if chunk.len() == size && chunk.last() != Some(&b'\n') {
+        let before = chunk.len();
+        if let Err(e) = r.by_ref().take(LINE_MAX as u64).read_until(b'\n', &mut chunk) {
+            return whole_lines(chunk, e);
+        }
+        if chunk.len() - before == LINE_MAX && chunk.last() != Some(&b'\n') {
+            let e = std::io::Error::other(format!("a line longer than {LINE_MAX} bytes (is this a line-per-record history?)"));
+            return whole_lines(chunk, e);
+        }
     }
     (chunk, None)
 }

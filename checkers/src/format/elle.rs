@@ -52,7 +52,9 @@ fn parse_op(v: J, place: Place) -> Result<Option<Op>, ParseError> {
         return Err(place.error(format!("expected an operation object, found {}", describe(&v))));
     };
     let process = match m.get("process") {
-        Some(J::Number(n)) => n.to_string(),
+        // A process is a non-negative integer (Jepsen numbers its workers 0, 1, …).
+        Some(J::Number(n)) if n.is_u64() => n.to_string(),
+        Some(J::Number(n)) => return Err(place.error(format!("process: expected a non-negative integer, found {n}"))),
         Some(J::String(s)) => s.strip_prefix(':').unwrap_or(s).to_string(),
         Some(other) => {
             return Err(place.error(format!("process: expected an integer, found {}", describe(other))));

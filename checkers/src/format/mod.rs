@@ -34,6 +34,9 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
+/// The most operations a reader reserves room for before it has read them.
+const EXPECT_OPS_MAX: usize = 1 << 24;
+
 /// Read a history from `reader`. With `format = None` the format is detected from the first
 /// bytes (see [`detect_format`]).
 pub fn read_history(reader: impl Read, format: Option<InputFormat>) -> Result<History, ParseError> {
@@ -63,7 +66,9 @@ fn read_sized(reader: impl Read, format: Option<InputFormat>, size: u64) -> Resu
     }
     // Bytes per operation, roughly: ~20 in Plume's text, ~40 in JSON.
     let per_op = if format == InputFormat::Plume { 20 } else { 40 };
-    b.expect_ops((size / per_op) as usize);
+    // At most 2^24 up front (hundreds of MB): a huge file that turns out not to be a history
+    // fails before it costs its size in memory; a real one grows from there.
+    b.expect_ops(((size / per_op) as usize).min(EXPECT_OPS_MAX));
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let started = std::time::Instant::now();
     let cpu = if timing { crate::cpu_seconds() } else { 0.0 };

@@ -51,6 +51,9 @@ const OUTCOMES: [Outcome; 3] = [Outcome::Ok, Outcome::Aborted, Outcome::Failed];
 type MsgOf<P> = <<P as Protocol>::Node as Node>::Msg;
 type TimerOf<P> = <<P as Protocol>::Node as Node>::Timer;
 
+/// Room kept in the event queue for what one event schedules (see the run loop).
+const PENDING_MARGIN: usize = 1 << 20;
+
 /// Where a run writes, and what it checks as it goes.
 pub struct RunOutputs {
     /// Names the scenario in the summary.
@@ -244,6 +247,13 @@ impl<P: Protocol> Sim<P> {
         while self.stopped_by.is_none() {
             if self.events >= limits.events_max {
                 self.stop("limit: events_max");
+                break;
+            }
+            // The queue holds at most PENDING_MAX events; stop with a named limit well before
+            // (one event schedules far fewer than the margin) instead of failing inside it.
+            if self.queue.len() >= crate::queue::PENDING_MAX - PENDING_MARGIN {
+                let reason = format!("limit: pending events ({} scheduled and not yet due)", self.queue.len());
+                self.stop(&reason);
                 break;
             }
             let Some((time, event)) = self.queue.pop() else {
@@ -674,10 +684,11 @@ impl<P: Protocol> Sim<P> {
         for effect in out.effects.drain(..) {
             match effect {
                 Effect::Send { to, msg } => self.send(source, to, msg, effect_ns),
-                Effect::SetTimer { timer, after_ns } => self.set_timer(source, timer, effect_ns + after_ns),
+                // Saturating: a protocol's period may be as long as a scenario's time limit.
+                Effect::SetTimer { timer, after_ns } => self.set_timer(source, timer, effect_ns.saturating_add(after_ns)),
                 Effect::SetTimerSampled { timer, after } => {
                     let after_ns = after.sample(&mut self.rng_protocol);
-                    self.set_timer(source, timer, effect_ns + after_ns);
+                    self.set_timer(source, timer, effect_ns.saturating_add(after_ns));
                 }
                 Effect::CancelTimer { timer } => {
                     if let Some(timers) = self.timers_of(source) {
