@@ -1,4 +1,4 @@
-//! A fast path for reading `causim-history/1`: a second thread splits the input into lines and
+//! A fast path for reading `causim-history/2`: a second thread splits the input into lines and
 //! parses the plain ones with a small, strict JSON scanner, while the reading thread interns
 //! keys and values and builds the history. Parsing and building then overlap, and the scanner
 //! does less work than a general deserializer.
@@ -442,6 +442,8 @@ impl Scanner<'_> {
                 b"key" => key = Some(s.scalar().filter(|k| !matches!(k, Scalar::Null))?),
                 b"value" => value = Some(s.scalar()?),
                 b"node" => node = Some(s.opt_string()?),
+                // A function of a partially ordered transaction: the general reader keeps it.
+                b"fn" => return None,
                 _ => s.skip(0)?,
             }
             Some(())
@@ -504,8 +506,8 @@ impl Scanner<'_> {
                     })?;
                     ops_range = Some(start..ops.len());
                 }
-                // Headers, and call trees (which the general reader keeps), go the general way.
-                b"format" | b"call" => return None,
+                // Headers, call trees and function orders go the general way.
+                b"format" | b"call" | b"fn_after" => return None,
                 _ => s.skip(0)?,
             }
             Some(())
