@@ -169,6 +169,7 @@ impl TxnClient {
     fn record(&mut self, ctx: &mut TxnContext, now: Time, mut op: OpRecord) {
         op.node = Some(self.node);
         op.at_ns = Some(now);
+        op.function = Some(self.function);
         ctx.ops.insert((now, self.function, self.recorded), op);
         self.recorded += 1;
     }

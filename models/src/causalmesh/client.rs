@@ -286,6 +286,7 @@ impl Client {
     fn txn_op(&mut self, mut op: OpRecord, now: Time) {
         op.node = Some(self.server);
         op.at_ns = Some(now);
+        op.function = Some(self.function);
         self.ctx.txn_ops.push(op);
         self.ctx.txn_op_ids.push((self.function, self.txn_ops_issued));
         self.txn_ops_issued += 1;

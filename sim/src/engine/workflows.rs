@@ -371,7 +371,7 @@ impl<P: Protocol> Sim<P> {
         let run = &self.workflows[workflow];
         let session =
             SessionRef { workflow_name: run.plan.name.as_deref(), workflow_id: workflow, attempt: run.attempt, function, per_function };
-        if let Err(e) = self.history.write(id, session, &after, &record, &self.names) {
+        if let Err(e) = self.history.write_in_workflow(id, session, &after, &record, &self.names, Some(&run.plan.dag)) {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));
             self.stop("output error");
         }
