@@ -749,6 +749,41 @@ mod tests {
     }
 
     #[test]
+    fn a_workflow_transaction_across_functions_carries_its_function_order() {
+        let names = Names::new(&["S0".into()], &["x".into()]);
+        let dag = Dag::from_shape(&crate::workflow::WorkflowShape::FanOut { width: 2, join: true }).unwrap();
+        let in_fn = |op: OpRecord, f: u32| OpRecord { function: Some(f), ..op };
+        let record = |ops: Vec<OpRecord>| TxnRecord {
+            kind: TxnKind::WorkflowTxn,
+            node: None,
+            invoke_ns: 0,
+            complete_ns: 1,
+            outcome: Outcome::Ok,
+            ops: ops.into_iter().collect(),
+            note: None,
+            call: None,
+        };
+        let session = SessionRef { workflow_name: Some("w"), workflow_id: 0, attempt: 1, function: 3, per_function: false };
+        let line = |r: &TxnRecord| {
+            let sink = Shared::default();
+            let mut w = HistoryWriter::new(Box::new(sink.clone()));
+            w.write_in_workflow(0, session, &[], r, &names, Some(&dag)).unwrap();
+            (String::from_utf8(sink.0.lock().unwrap().clone()).unwrap(), w.hash())
+        };
+        let across = record(vec![in_fn(OpRecord::write(0, 2), 1), in_fn(OpRecord::read(0, Some(1)), 2)]);
+        let (text, hash) = line(&across);
+        assert!(text.contains(r#""ops":[{"f":"w","key":"x","value":2,"fn":1},{"f":"r","key":"x","value":1,"fn":2}]"#), "{text}");
+        assert!(text.contains(r#","fn_after":[[0,1],[0,2],[1,3],[2,3]]}"#), "{text}");
+        // One function's transaction is written as before: no `fn` per operation, no order.
+        let alone = record(vec![in_fn(OpRecord::write(0, 2), 1), in_fn(OpRecord::read(0, Some(1)), 1)]);
+        let (text, _) = line(&alone);
+        assert!(!text.contains("fn_after") && !text.contains(r#"2,"fn""#), "{text}");
+        let mut w = HistoryWriter::hashing_only();
+        w.write(0, session, &[], &across, &names).unwrap();
+        assert_ne!(w.hash(), hash, "the function order is hashed");
+    }
+
+    #[test]
     fn a_log_call_renders_as_the_documented_line_and_hashes_apart_from_a_write() {
         let names = Names::new(&["S0".into()], &["b".into()]);
         let sink = Shared::default();
