@@ -637,7 +637,8 @@ impl History {
             let start = txn.ops_start as usize;
             for r in txn.ops().filter(|&o| self.ops[o].is_read()) {
                 let key = self.ops[r].key;
-                let before = (start..r).find(|&w| self.ops[w].is_write() && self.ops[w].key == key && !order.precedes(w - start, r - start));
+                let before =
+                    (start..r).find(|&w| self.ops[w].is_write() && self.ops[w].key == key && !order.precedes(w - start, r - start));
                 let w = self.rf[r] as usize;
                 let reads_own = self.rf[r] < RF_INIT && self.op_txn[w] == t && !order.precedes(w - start, r - start);
                 if let Some(w) = before.or(reads_own.then_some(w)) {

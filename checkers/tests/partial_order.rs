@@ -107,8 +107,10 @@ fn malformed_function_orders_are_input_errors_naming_the_line() {
     assert_eq!(cycle, "line 2: fn_after: the function order has a cycle through function 0");
     let gap = read(&format!("{head}{}\n", txn(0, "w", r#"{"f":"r","key":"x","value":null,"fn":0},{"f":"r","key":"y","value":null}"#, "")));
     assert!(gap.starts_with("line 2: ops[1]: missing field `fn`"), "{gap}");
-    let listing =
-        read(&format!("{head}{}\n", txn(0, "w", r#"{"f":"r","key":"x","value":null,"fn":3},{"f":"r","key":"y","value":null,"fn":0}"#, FAN)));
+    let listing = read(&format!(
+        "{head}{}\n",
+        txn(0, "w", r#"{"f":"r","key":"x","value":null,"fn":3},{"f":"r","key":"y","value":null,"fn":0}"#, FAN)
+    ));
     assert!(listing.starts_with("line 2: ops[1] (function 0) is listed after ops[0] (function 3)"), "{listing}");
     let shape = read(&format!("{head}{}\n", txn(0, "w", r#"{"f":"r","key":"x","value":null,"fn":0}"#, r#""fn_after":[[0]]"#)));
     assert!(shape.starts_with("line 2: fn_after[0]: expected a pair of functions"), "{shape}");
