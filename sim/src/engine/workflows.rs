@@ -326,7 +326,11 @@ impl<P: Protocol> Sim<P> {
         if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow)
             && run.plan.dag.is_sink(function)
         {
-            writes.append(&mut run.unrecorded_writes);
+            // The earlier functions' writes first: the session orders these records, and a
+            // key the sink wrote again must end on the sink's write (the one it commits).
+            let mut owed = std::mem::take(&mut run.unrecorded_writes);
+            owed.append(&mut writes);
+            writes = owed;
         }
         let invoke_ns = self.functions[slot].spawned_ns;
         for &(key, value) in &writes {
