@@ -198,7 +198,6 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
         if all { prop::collection::vec((0u32..8, 0u64..20_000_000, 100_000u64..20_000_000), 0..2).boxed() } else { Just(vec![]).boxed() };
     let loss = if all { (0u32..20).boxed() } else { Just(0u32).boxed() };
     let kinds = if profile.entry.profile.read_txn { 3u8 } else { 2u8 };
-    let workflow_txn = profile.entry.profile.workflow_txn;
     // Kind: reads and writes alike, read transactions rarer; keys skewed towards the first few.
     let kind = prop_oneof![3 => 0u8..2, 1 => 0u8..kinds];
     let key = prop_oneof![3 => 0u8..3, 1 => 0u8..8];
@@ -220,18 +219,9 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
                     }
                 }
             }
-            // Where a workflow is one transaction, its history record lists every branch's
-            // operations in time order, so a branch's write followed by a concurrent sibling's
-            // read of the key looks like the transaction not reading its own write. Branches
-            // (the middle functions of a fan-out) only read there; the source and the join write.
-            if fan && workflow_txn {
-                let last = functions.len() - 1;
-                for op in functions[1..last].iter_mut().flat_map(|f| f.ops.iter_mut()) {
-                    if op.0 == 1 {
-                        op.0 = 0;
-                    }
-                }
-            }
+            // Where a workflow is one transaction, branches write too: the history orders a
+            // transaction's operations partially (`fn`, `fn_after`), so a branch's write and a
+            // concurrent sibling's read of the key are judged as concurrent.
             FuzzSession { start_ticks, fan_out, functions }
         },
     );

@@ -24,7 +24,7 @@ fn run_writes_history_trace_and_summary_and_checks_determinism() {
     assert!(text.contains("determinism     ok"), "{text}");
     let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
     let header: serde_json::Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
-    assert_eq!(header["format"], "causim-history/1");
+    assert_eq!(header["format"], "causim-history/2");
     assert_eq!(header["seed"], 5);
     assert!(std::fs::read_to_string(out.join("trace.jsonl")).unwrap().contains("\"ev\":\"deliver\""));
     let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();

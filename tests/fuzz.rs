@@ -229,6 +229,34 @@ fn every_protocol_survives_its_fault_model() {
     assert!(outcome.failure.is_none() && outcome.cases > 0);
 }
 
+/// Goal: where a workflow is one transaction (CausalMesh-TCC, FaaSTCC, HydroCache), fan-outs
+/// write in their branches too (the history orders a transaction's functions partially), and
+/// the correct protocols survive such cases with and without their fault model.
+#[test]
+fn tcc_protocols_survive_fan_outs_that_write_in_their_branches() {
+    for protocol in ["causalmesh_tcc", "faastcc", "hydrocache"] {
+        let o = FuzzOptions::new(protocol, &[]).unwrap();
+        let strategy = fuzz::case_strategy(&o.profile, o.faults, o.fan_out);
+        use proptest::strategy::ValueTree;
+        let writing_branches = (0..40)
+            .flat_map(|i| fuzz::generate(&strategy, 1, i).unwrap().current().sessions)
+            .filter(|s| s.fan_out && s.functions.len() >= 3)
+            .filter(|s| s.functions[1..s.functions.len() - 1].iter().any(|f| f.ops.iter().any(|op| op.0 == 1)))
+            .count();
+        assert!(writing_branches > 0, "{protocol}: no fan-out writes in a branch in 40 cases");
+        for faults in [fuzz::Faults::Safe, fuzz::Faults::All] {
+            let mut o = FuzzOptions::new(protocol, &[]).unwrap();
+            o.faults = faults;
+            o.cases_max = 600;
+            o.threads = 2;
+            o.shrink_iters_max = 0;
+            let outcome = fuzz::fuzz(&o).unwrap();
+            let failure = outcome.failure.map(|f| (f.index, f.original_verdict.to_string()));
+            assert!(failure.is_none(), "{protocol} {faults:?}: {failure:?}");
+        }
+    }
+}
+
 /// Goal: `--write-case` writes a generated case that `causim run` accepts.
 #[test]
 fn a_generated_case_can_be_written_and_run() {

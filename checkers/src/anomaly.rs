@@ -17,6 +17,8 @@ pub enum Anomaly {
     ThinAirRead,
     AbortedRead,
     FutureRead,
+    /// In a multi-function transaction, a read of a write made by a concurrent function.
+    SiblingWriteRead,
     NotMyOwnWrite,
     NotMyLastWrite,
     IntermediateRead,
@@ -74,10 +76,11 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 28] = [
+    pub const ALL: [Anomaly; 29] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
+        Anomaly::SiblingWriteRead,
         Anomaly::NotMyOwnWrite,
         Anomaly::NotMyLastWrite,
         Anomaly::IntermediateRead,
@@ -123,6 +126,7 @@ impl Anomaly {
             Anomaly::ThinAirRead => "ThinAirRead",
             Anomaly::AbortedRead => "AbortedRead",
             Anomaly::FutureRead => "FutureRead",
+            Anomaly::SiblingWriteRead => "SiblingWriteRead",
             Anomaly::NotMyOwnWrite => "NotMyOwnWrite",
             Anomaly::NotMyLastWrite => "NotMyLastWrite",
             Anomaly::IntermediateRead => "IntermediateRead",
@@ -169,6 +173,9 @@ impl Anomaly {
             Anomaly::ThinAirRead => "a read returns a value that no transaction wrote and that is not the initial value",
             Anomaly::AbortedRead => "a read returns a value written by an aborted transaction",
             Anomaly::FutureRead => "a read returns a value its own transaction writes only later",
+            Anomaly::SiblingWriteRead => {
+                "a function reads a write of its own transaction made by a concurrent function (one it does not follow in the workflow)"
+            }
             Anomaly::NotMyOwnWrite => "after writing a key, a transaction reads another transaction's value of it",
             Anomaly::NotMyLastWrite => "a transaction reads its own earlier write of a key, not its latest one",
             Anomaly::IntermediateRead => "a read returns a value another transaction overwrote before it ended",
@@ -230,6 +237,7 @@ impl Anomaly {
             A::ThinAirRead => (Some("ThinAirRead"), Some("TAP-a"), Some("garbage-read")),
             A::AbortedRead => (None, Some("TAP-b"), Some("G1a")),
             A::FutureRead => (Some("CyclicCO"), Some("TAP-c"), Some("future-read")),
+            A::SiblingWriteRead => (None, None, Some("internal")),
             A::NotMyOwnWrite => (None, Some("TAP-d"), Some("internal")),
             A::NotMyLastWrite => (None, Some("TAP-e"), Some("internal")),
             A::IntermediateRead => (None, Some("TAP-f"), Some("G1b")),

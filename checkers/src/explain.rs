@@ -338,7 +338,7 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             let writes_of = |t: u32| h.txns[t as usize].ops().filter(move |o| h.ops[*o].is_write() && h.ops[*o].key == key);
             match f.anomaly {
                 Anomaly::NotMyOwnWrite | Anomaly::NotMyLastWrite => {
-                    if let Some(o) = writes_of(t).rfind(|o| (*o as u32) < r) {
+                    if let Some(o) = h.own_write_before(r as usize) {
                         nm.op(o as u32);
                     }
                 }
@@ -547,6 +547,7 @@ fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail)
     let w = h.rf[r as usize];
     let writer = |w: u32| h.op_txn[w as usize];
     let id = h.txns[t as usize].id;
+    let in_fn = |o: u32| h.op_function(o as usize).map(|f| format!(" in function {f}")).unwrap_or_default();
     match anomaly {
         Anomaly::ThinAirRead => {
             let init = h.value(h.initial_of(op.key));
@@ -573,31 +574,46 @@ fn read_story(nm: &Namer<'_>, anomaly: Anomaly, r: u32, t: u32, detail: &Detail)
             )
         }
         Anomaly::FutureRead => (
-            format!("transaction {id} (session {s}) read {}, a value it writes itself only later.", nm.assign(r)),
+            format!("transaction {id} (session {s}) read {}{}, a value it writes itself only later.", nm.assign(r), in_fn(r)),
             format!("However, {lt} writes {} only after that read: a contradiction!", nm.assign(r)),
             vec![format!("{lt} read {} before writing it.", nm.assign(r))],
         ),
-        Anomaly::NotMyOwnWrite => {
-            let own = h.txns[t as usize]
-                .ops()
-                .rfind(|o| (*o as u32) < r && h.ops[*o].is_write() && h.ops[*o].key == op.key)
-                .map(|o| nm.assign(o as u32))
-                .unwrap_or_default();
-            let from = if w == RF_INIT { "the initial value".to_string() } else { format!("{}'s write", nm.label(writer(w))) };
+        Anomaly::SiblingWriteRead => {
+            let (fr, fw) = (h.op_function(r as usize).unwrap_or_default(), h.op_function(w as usize).unwrap_or_default());
             (
-                format!("transaction {id} (session {s}) wrote {own} and then read {} ({from}) instead of its own write.", nm.assign(r)),
+                format!(
+                    "transaction {id} (session {s}) read {} in function {fr}, a value its function {fw} wrote, and neither function follows the other in the workflow.",
+                    nm.assign(r)
+                ),
+                format!(
+                    "However, a function sees only its own transaction's writes made by itself or by the functions it follows, and function {fr} does not follow function {fw}: a contradiction!"
+                ),
+                vec![format!("{lt}'s function {fw} wrote {}, and its concurrent function {fr} read it.", nm.assign(r))],
+            )
+        }
+        Anomaly::NotMyOwnWrite => {
+            let own_op = h.own_write_before(r as usize);
+            let own = own_op.map(|o| nm.assign(o as u32)).unwrap_or_default();
+            let from = if w == RF_INIT { "the initial value".to_string() } else { format!("{}'s write", nm.label(writer(w))) };
+            let order = own_op.map(|o| fn_order_clause(h, o, r as usize)).unwrap_or_default();
+            (
+                format!(
+                    "transaction {id} (session {s}) wrote {own} and then read {} ({from}) instead of its own write{order}.",
+                    nm.assign(r)
+                ),
                 "However, a transaction reads its own latest write of a key: a contradiction!".to_string(),
                 vec![format!("{lt} wrote {own}, then read {} ({from}).", nm.assign(r))],
             )
         }
         Anomaly::NotMyLastWrite => {
-            let last = h.txns[t as usize]
-                .ops()
-                .rfind(|o| (*o as u32) < r && h.ops[*o].is_write() && h.ops[*o].key == op.key)
-                .map(|o| nm.assign(o as u32))
-                .unwrap_or_default();
+            let last_op = h.own_write_before(r as usize);
+            let last = last_op.map(|o| nm.assign(o as u32)).unwrap_or_default();
+            let order = last_op.map(|o| fn_order_clause(h, o, r as usize)).unwrap_or_default();
             (
-                format!("transaction {id} (session {s}) read its own earlier write {} after overwriting it with {last}.", nm.assign(r)),
+                format!(
+                    "transaction {id} (session {s}) read its own earlier write {} after overwriting it with {last}{order}.",
+                    nm.assign(r)
+                ),
                 format!("However, {lt}'s latest write of {key} before that read was {last}: a contradiction!"),
                 vec![format!("{lt} wrote {} and then {last}, then read {}.", nm.assign(r), nm.assign(r))],
             )
@@ -814,5 +830,15 @@ fn cycle_sentence(nm: &Namer<'_>, anomaly: Anomaly, hops: &[Hop]) -> String {
             list(&writers),
             if all.len() > writers.len() { ", given causality" } else { "" }
         ),
+    }
+}
+
+/// `, the write in function 1, which the reading function 3 follows`: where a transaction's
+/// functions are partially ordered, why the write `w` was visible to the read `r`.
+fn fn_order_clause(h: &History, w: usize, r: usize) -> String {
+    match (h.op_function(w), h.op_function(r)) {
+        (Some(fw), Some(fr)) if fw != fr => format!(" (the write in function {fw}, which the reading function {fr} follows)"),
+        (Some(f), Some(_)) => format!(" (both in function {f})"),
+        _ => String::new(),
     }
 }

@@ -7,11 +7,12 @@
 //! or write one key. Written values are unique per key, so *reads-from* is inferred from values.
 //!
 //! The public boundary types are [`TxnRecord`] and [`OpRecord`] (one line of the
-//! `causim-history/1` format, see `docs/history-format.md`) and [`Header`]. A [`History`] is built
+//! `causim-history/2` format, see `docs/history-format.md`) and [`Header`]. A [`History`] is built
 //! from them by [`HistoryBuilder`] or read from a file by [`crate::read_history`]. Internally the
 //! history is stored compactly (16 bytes per operation, interned keys and strings) so that
 //! million-transaction histories fit comfortably in memory.
 
+use crate::fn_order::FnOrder;
 use crate::fxhash::{FxHashMap, map_with_capacity};
 use crate::graph::prefetch;
 use crate::written::Written;
@@ -199,18 +200,27 @@ pub struct OpRecord {
     pub node: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_ns: Option<u64>,
+    /// The function of a multi-function transaction that ran it (`causim-history/2`); with
+    /// [`TxnRecord::fn_after`] it places the operation in the transaction's partial order.
+    #[serde(default, rename = "fn", skip_serializing_if = "Option::is_none")]
+    pub function: Option<i64>,
 }
 
 impl OpRecord {
     pub fn read(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
-        OpRecord { f: OpKind::Read, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
+        OpRecord { f: OpKind::Read, key: key.into(), value: value.into(), version: None, node: None, at_ns: None, function: None }
     }
     pub fn write(key: impl Into<Key>, value: impl Into<Value>) -> OpRecord {
-        OpRecord { f: OpKind::Write, key: key.into(), value: value.into(), version: None, node: None, at_ns: None }
+        OpRecord { f: OpKind::Write, key: key.into(), value: value.into(), version: None, node: None, at_ns: None, function: None }
+    }
+    /// This operation, run by function `f` of its transaction.
+    pub fn in_function(mut self, f: i64) -> OpRecord {
+        self.function = Some(f);
+        self
     }
 }
 
-/// One transaction: a line of the `causim-history/1` format.
+/// One transaction: a line of the `causim-history/2` format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TxnRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,6 +241,10 @@ pub struct TxnRecord {
     #[serde(default)]
     pub outcome: Outcome,
     pub ops: Vec<OpRecord>,
+    /// The order between the functions of a multi-function transaction (`causim-history/2`):
+    /// `[a, b]` says function `a` precedes function `b`. See `docs/history-format.md`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fn_after: Vec<(i64, i64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -249,6 +263,7 @@ impl TxnRecord {
             complete_ns: None,
             outcome: Outcome::Ok,
             ops,
+            fn_after: Vec::new(),
             note: None,
         }
     }
@@ -268,6 +283,11 @@ impl TxnRecord {
         self.node = Some(node.into());
         self
     }
+    /// The order between the functions its operations name (see [`OpRecord::in_function`]).
+    pub fn with_fn_after(mut self, edges: Vec<(i64, i64)>) -> TxnRecord {
+        self.fn_after = edges;
+        self
+    }
 }
 
 /// The optional header line. Only `initial` matters to the checker; the rest is informative.
@@ -283,7 +303,7 @@ pub struct Header {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InputFormat {
-    /// `causim-history/1` JSON Lines (`docs/history-format.md`).
+    /// `causim-history/2` (and `/1`) JSON Lines (`docs/history-format.md`).
     Causim,
     /// dbcop's JSON history (sessions of transactions of `Read`/`Write` events).
     Dbcop,
@@ -314,7 +334,7 @@ impl InputFormat {
     }
     pub fn parse(s: &str) -> Option<InputFormat> {
         match s {
-            "causim" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
+            "causim" | "causim-history/2" | "causim-history/1" | "jsonl" => Some(InputFormat::Causim),
             "dbcop" => Some(InputFormat::Dbcop),
             "dbcop-bincode" | "bincode" => Some(InputFormat::DbcopBincode),
             "cobra" => Some(InputFormat::Cobra),
@@ -491,6 +511,9 @@ pub struct History {
     /// Shared-log calls (`append`, `read_next`, …), for the `shared-log` level; empty for
     /// key-value histories.
     pub(crate) log: Vec<crate::shared_log::LogCall>,
+    /// The partial orders of multi-function transactions (`fn`, `fn_after`), by transaction
+    /// index; the operations of every other transaction are totally ordered as listed.
+    pub(crate) orders: BTreeMap<u32, FnOrder>,
 }
 
 impl History {
@@ -538,6 +561,7 @@ impl History {
     /// One transaction as a record.
     pub fn record(&self, t: usize) -> TxnRecord {
         let txn = &self.txns[t];
+        let order = self.orders.get(&(t as u32));
         let ops = txn
             .ops()
             .map(|o| {
@@ -549,6 +573,7 @@ impl History {
                     version: None,
                     node: self.op_nodes.get(&(o as u32)).map(|n| self.nodes[*n as usize].to_string()),
                     at_ns: None,
+                    function: order.map(|ord| ord.function(o - txn.ops_start as usize)),
                 }
             })
             .collect();
@@ -564,8 +589,73 @@ impl History {
             complete_ns: times.map(|t| t.1),
             outcome: txn.outcome,
             ops,
+            fn_after: order.map(|ord| ord.edges().to_vec()).unwrap_or_default(),
             note: None,
         }
+    }
+
+    /// Whether some transaction's operations are partially ordered (`causim-history/2`).
+    pub fn has_partial_orders(&self) -> bool {
+        !self.orders.is_empty()
+    }
+
+    /// Whether op `p` precedes op `q` of the same transaction `t`: in list order, or along the
+    /// transaction's function order when it has one.
+    #[inline]
+    pub(crate) fn op_precedes(&self, t: usize, p: usize, q: usize) -> bool {
+        match self.orders.get(&(t as u32)) {
+            Some(order) => {
+                let start = self.txns[t].ops_start as usize;
+                order.precedes(p - start, q - start)
+            }
+            None => p < q,
+        }
+    }
+
+    /// The function (`fn`) of op `o`, in a transaction with a function order.
+    pub(crate) fn op_function(&self, o: usize) -> Option<i64> {
+        let t = self.op_txn[o] as usize;
+        self.orders.get(&(t as u32)).map(|ord| ord.function(o - self.txns[t].ops_start as usize))
+    }
+
+    /// The write of `r`'s key that `r` should read from its own transaction: the last listed
+    /// one among the operations that precede `r`.
+    pub(crate) fn own_write_before(&self, r: usize) -> Option<usize> {
+        let t = self.op_txn[r] as usize;
+        let key = self.ops[r].key;
+        self.txns[t].ops().rev().find(|&o| o != r && self.ops[o].is_write() && self.ops[o].key == key && self.op_precedes(t, o, r))
+    }
+
+    /// Why the list order of some transaction is not a faithful total order of its
+    /// operations, if it is not: a read that (in list order) follows a write of its key that
+    /// does not precede it, or that reads its own transaction's write that does not precede
+    /// it. A format without partial orders can hold such a history only by changing what it
+    /// means. Names the transaction's line.
+    pub fn unfaithful_linearisation(&self) -> Option<String> {
+        for (&t, order) in &self.orders {
+            let txn = &self.txns[t as usize];
+            let start = txn.ops_start as usize;
+            for r in txn.ops().filter(|&o| self.ops[o].is_read()) {
+                let key = self.ops[r].key;
+                let before =
+                    (start..r).find(|&w| self.ops[w].is_write() && self.ops[w].key == key && !order.precedes(w - start, r - start));
+                let w = self.rf[r] as usize;
+                let reads_own = self.rf[r] < RF_INIT && self.op_txn[w] == t && !order.precedes(w - start, r - start);
+                if let Some(w) = before.or(reads_own.then_some(w)) {
+                    return Some(format!(
+                        "line {}: ops[{}] (function {}) and ops[{}] (function {}) of key {} are concurrent in the transaction's \
+                         function order, which a total order of its operations cannot say",
+                        txn.line,
+                        w - start,
+                        order.function(w - start),
+                        r - start,
+                        order.function(r - start),
+                        self.keys[key as usize]
+                    ));
+                }
+            }
+        }
+        None
     }
 
     pub(crate) fn after_of(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
@@ -655,6 +745,11 @@ pub struct HistoryBuilder {
     times: BTreeMap<u32, (u64, u64)>,
     op_nodes: BTreeMap<u32, u32>,
     ops_start: usize,
+    /// The current transaction's operations' functions (`fn`), when some operation names one.
+    cur_fns: Vec<Option<i64>>,
+    /// The current transaction's `fn_after`.
+    cur_fn_after: Vec<(i64, i64)>,
+    orders: BTreeMap<u32, FnOrder>,
     format: InputFormat,
     header_info: BTreeMap<String, String>,
     /// (key, op) of one transaction's writes, reused.
@@ -698,6 +793,9 @@ impl HistoryBuilder {
             times: BTreeMap::new(),
             op_nodes: BTreeMap::new(),
             ops_start: 0,
+            cur_fns: Vec::new(),
+            cur_fn_after: Vec::new(),
+            orders: BTreeMap::new(),
             format: InputFormat::Causim,
             header_info: BTreeMap::new(),
             scratch: Vec::new(),
@@ -776,7 +874,11 @@ impl HistoryBuilder {
             let node = op.node.as_deref();
             let kind = if op.f == OpKind::Read { KIND_READ } else { KIND_WRITE_FINAL };
             self.push_op(kind, key, val, node).map_err(|p| ParseError::at(line, format!("ops[{i}]: {p}")))?;
+            if let Some(f) = op.function {
+                self.set_op_function(f);
+            }
         }
+        self.set_fn_after(&rec.fn_after);
         let times = match (rec.invoke_ns, rec.complete_ns) {
             (Some(a), Some(b)) => Some((a, b)),
             (None, None) => None,
@@ -866,11 +968,27 @@ impl HistoryBuilder {
 
     pub(crate) fn begin_txn(&mut self) {
         self.ops_start = self.ops.len();
+        self.cur_fns.clear();
+        self.cur_fn_after.clear();
+    }
+
+    /// The function (`fn`) of the operation just pushed.
+    pub(crate) fn set_op_function(&mut self, f: i64) {
+        let i = self.ops.len() - 1 - self.ops_start;
+        self.cur_fns.resize(i + 1, None);
+        self.cur_fns[i] = Some(f);
+    }
+
+    /// The current transaction's `fn_after` pairs.
+    pub(crate) fn set_fn_after(&mut self, edges: &[(i64, i64)]) {
+        self.cur_fn_after.extend_from_slice(edges);
     }
 
     /// Drop the operations pushed since [`HistoryBuilder::begin_txn`] (to read the line again).
     pub(crate) fn abandon_txn(&mut self) {
         self.pending_call = None;
+        self.cur_fns.clear();
+        self.cur_fn_after.clear();
         let t = self.txns.len() as u32;
         while self.log.last().is_some_and(|c| c.txn == t) {
             self.log.pop();
@@ -967,6 +1085,11 @@ impl HistoryBuilder {
         let node = meta.node;
         let start = self.ops_start;
         let end = self.ops.len();
+        if !self.cur_fns.is_empty() || !self.cur_fn_after.is_empty() {
+            self.cur_fns.resize(end - start, None);
+            let order = FnOrder::new(&self.cur_fns, &self.cur_fn_after).map_err(|p| ParseError::at(line, p))?;
+            self.orders.insert(t, order);
+        }
         // Mark writes the transaction overwrites itself.
         self.mark_overwritten(start, end);
         // Writes of a declared initial value are errors (most histories declare none: then
@@ -1152,6 +1275,7 @@ impl HistoryBuilder {
             lists,
             calls,
             log,
+            orders,
             ..
         } = self;
         let mut rf = vec![RF_NONE; ops.len()];
@@ -1249,6 +1373,7 @@ impl HistoryBuilder {
             lists,
             calls,
             log,
+            orders,
         })
     }
 }

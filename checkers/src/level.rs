@@ -183,9 +183,13 @@ impl Level {
         use Anomaly as A;
         use Level as L;
         match anomaly {
-            A::ThinAirRead | A::AbortedRead | A::FutureRead | A::NotMyOwnWrite | A::NotMyLastWrite | A::IntermediateRead => {
-                self != L::SharedLog
-            }
+            A::ThinAirRead
+            | A::AbortedRead
+            | A::FutureRead
+            | A::SiblingWriteRead
+            | A::NotMyOwnWrite
+            | A::NotMyLastWrite
+            | A::IntermediateRead => self != L::SharedLog,
             A::DuplicateSeqnum
             | A::OrderDisagreement
             | A::PhantomRecord

@@ -56,6 +56,7 @@ mod cm;
 pub mod doc_tables;
 mod explain;
 mod finding;
+mod fn_order;
 mod format;
 mod fxhash;
 mod graph;
@@ -255,6 +256,7 @@ fn well_formedness(h: &History, wf: &wf::Wf, level: Level, sink: &mut Sink) {
             ReadClass::ThinAir => Anomaly::ThinAirRead,
             ReadClass::Aborted => Anomaly::AbortedRead,
             ReadClass::Future => Anomaly::FutureRead,
+            ReadClass::Sibling => Anomaly::SiblingWriteRead,
             ReadClass::NotMyOwnWrite => Anomaly::NotMyOwnWrite,
             ReadClass::NotMyLastWrite => Anomaly::NotMyLastWrite,
             ReadClass::Intermediate => Anomaly::IntermediateRead,

@@ -11,7 +11,15 @@
 //! name Plume's checker gives it). Such reads are classed NotMyOwnWrite (or NotMyLastWrite,
 //! when the value is an older own write) and listed in `also_repeats`, so that both names are
 //! reported where both are forbidden.
+//!
+//! A multi-function transaction (`fn`, `fn_after`) is judged along its partial order
+//! ([`crate::fn_order`]): a read must return the last listed write of its key among the
+//! operations that precede it (NotMyOwnWrite / NotMyLastWrite otherwise), or, when none does,
+//! an external value; a write of its own transaction that it precedes is a FutureRead, and one
+//! made by a concurrent function (a sibling branch) is a SiblingWriteRead: no TCC protocol lets
+//! a function see what a function it does not follow wrote. `also_repeats` is left out there.
 
+use crate::fn_order::FnOrder;
 use crate::history::{History, NONE, Outcome, RF_INIT, RF_NONE, WRITER_ABORTED, WRITER_OVERWRITTEN, WRITER_TXN};
 use std::collections::BTreeMap;
 
@@ -29,6 +37,8 @@ pub(crate) enum ReadClass {
     ThinAir,
     Aborted,
     Future,
+    /// Reads its own transaction's write made by a concurrent function.
+    Sibling,
     NotMyOwnWrite,
     NotMyLastWrite,
     Intermediate,
@@ -65,9 +75,14 @@ pub(crate) fn analyze(h: &History) -> Wf {
     // (stamp, own write, first read, last read) per key, together so that one cache line
     // serves all.
     let mut slots = vec![(0u32, NONE, NONE, NONE); keys];
+    let ordered = !h.orders.is_empty();
     for (t, txn) in h.txns.iter().enumerate() {
         let judged = txn.outcome == Outcome::Ok;
         let mark = t as u32 + 1;
+        if ordered && let Some(order) = h.orders.get(&(t as u32)) {
+            classify_ordered(h, t, order, judged, &mut slots, &mut class, &mut repeated);
+            continue;
+        }
         for o in txn.ops() {
             let op = h.ops[o];
             let slot = &mut slots[op.key as usize];
@@ -119,4 +134,66 @@ pub(crate) fn analyze(h: &History) -> Wf {
         }
     }
     Wf { class, repeated, also_repeats }
+}
+
+/// [`analyze`] for one transaction with a function order: each read against the writes that
+/// precede it. Transactions are small, so each read looks back over its transaction's earlier
+/// operations (a write that precedes a read is listed before it).
+fn classify_ordered(
+    h: &History,
+    t: usize,
+    order: &FnOrder,
+    judged: bool,
+    slots: &mut [(u32, u32, u32, u32)],
+    class: &mut [ReadClass],
+    repeated: &mut BTreeMap<u32, u32>,
+) {
+    let txn = &h.txns[t];
+    let start = txn.ops_start as usize;
+    let mark = t as u32 + 1;
+    for o in txn.ops() {
+        let op = h.ops[o];
+        if op.is_write() {
+            continue;
+        }
+        if !judged {
+            class[o] = ReadClass::Unjudged;
+            continue;
+        }
+        let own = (start..o).rev().find(|&p| h.ops[p].is_write() && h.ops[p].key == op.key && order.precedes(p - start, o - start));
+        let w = h.rf[o];
+        let wt = h.rf_txn[o];
+        class[o] = if w == RF_NONE {
+            ReadClass::ThinAir
+        } else if w != RF_INIT && (wt & WRITER_TXN) as usize == t {
+            if own == Some(w as usize) {
+                ReadClass::Internal
+            } else if order.precedes(w as usize - start, o - start) {
+                ReadClass::NotMyLastWrite
+            } else if order.precedes(o - start, w as usize - start) {
+                ReadClass::Future
+            } else {
+                ReadClass::Sibling
+            }
+        } else if w != RF_INIT && wt & WRITER_ABORTED != 0 {
+            ReadClass::Aborted
+        } else if own.is_some() {
+            ReadClass::NotMyOwnWrite
+        } else if w != RF_INIT && wt & WRITER_OVERWRITTEN != 0 {
+            ReadClass::Intermediate
+        } else {
+            // The first external read of the key (in list order) is the one others must agree
+            // with: the transaction reads each key from one snapshot, whichever function reads.
+            let slot = &mut slots[op.key as usize];
+            if slot.0 != mark {
+                *slot = (mark, NONE, o as u32, NONE);
+                ReadClass::External
+            } else if h.rf[slot.2 as usize] == w {
+                ReadClass::External
+            } else {
+                repeated.insert(o as u32, slot.2);
+                ReadClass::NonRepeatable
+            }
+        };
+    }
 }

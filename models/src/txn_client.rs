@@ -6,9 +6,12 @@
 //! protocol asks its cache once for every key the batch needs. A read the workflow can answer
 //! itself never leaves the function: a key it wrote returns the buffered write (read your
 //! writes), and a key this function read before returns the same value (repeatable reads).
-//! Every operation is recorded for the history, keyed by (time, function, index), so parallel
-//! branches' operations interleave in time order when their contexts join; the sink records
-//! the whole workflow as one `workflow_txn`, and a function that aborts records the attempt.
+//! Every operation is recorded for the history with its function, keyed by (time, function,
+//! index), so parallel branches' operations interleave in time order when their contexts join;
+//! the sink records the whole workflow as one `workflow_txn`, and a function that aborts records
+//! the attempt. The engine adds the workflow's DAG as the line's function order (`fn_after`), so
+//! the checker orders concurrent branches' operations partially; the join's pick among
+//! concurrent writes of a key (the last in that order) is the write the history lists last.
 //!
 //! What this module owns:
 //! - [`TxnContext`], the part of the workflow context every such protocol carries (the write
@@ -169,6 +172,7 @@ impl TxnClient {
     fn record(&mut self, ctx: &mut TxnContext, now: Time, mut op: OpRecord) {
         op.node = Some(self.node);
         op.at_ns = Some(now);
+        op.function = Some(self.function);
         ctx.ops.insert((now, self.function, self.recorded), op);
         self.recorded += 1;
     }
@@ -231,6 +235,27 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_branches_writing_one_key_commit_the_write_the_history_lists_last() {
+        // Branch 2 writes y at 15, branch 1 at 20: the history lists them in that order, and
+        // the join keeps (and the sink commits) the one listed last, as the format says.
+        const Y: Key = 7;
+        let cache = NodeId::fixed(0);
+        let source = TxnContext { started_ns: Some(10), ..TxnContext::default() };
+        let branch = |f: u32, at: Time, value: Value| {
+            let mut ctx = source.clone();
+            let mut client = TxnClient::new(cache, f, false, vec![Op::Write { key: Y, value }]);
+            assert_eq!(client.next_batch(&mut ctx, at), None);
+            ctx
+        };
+        let joined = TxnContext::join([branch(1, 20, 2), branch(2, 15, 3)]);
+        let sink = TxnClient::new(cache, 3, true, vec![]);
+        let record = sink.committed(&joined, 30, |_| None);
+        let listed: Vec<(Option<Value>, Option<u32>)> = record.ops.iter().map(|o| (o.value, o.function)).collect();
+        assert_eq!(listed, vec![(Some(3), Some(2)), (Some(2), Some(1))]);
+        assert_eq!(joined.write_set.get(&Y), Some(&2), "the last listed write commits");
+    }
+
+    #[test]
     fn reads_between_writes_form_batches_served_locally_where_the_workflow_can() {
         const X: Key = 1;
         const Y: Key = 2;
@@ -269,7 +294,7 @@ mod tests {
                 ((200, 3, 6), OpKind::Read, Y, Some(6)),
             ]
         );
-        assert!(ctx.ops.values().all(|o| o.node == Some(cache)));
+        assert!(ctx.ops.values().all(|o| o.node == Some(cache) && o.function == Some(3)));
         let committed = client.committed(&ctx, 300, |k| (k == Y).then_some(9));
         assert_eq!(committed.ops[5].version.as_slice(), &[9], "y's write gets its version");
         assert!(committed.ops[0].version.is_empty(), "x's write is left without one");

@@ -1,4 +1,4 @@
-//! Histories: what clients observed, one transaction per JSON line (`causim-history/1`).
+//! Histories: what clients observed, one transaction per JSON line (`causim-history/2`).
 //!
 //! The format is specified in `docs/history-format.md`; the checker reads it without depending
 //! on this crate. Nodes produce [`TxnRecord`]s; the engine adds the session, the transaction id
@@ -7,6 +7,7 @@
 
 use crate::node::NodeId;
 use crate::time::Time;
+use crate::workflow::Dag;
 use std::io::{self, Write};
 
 /// A key. Scenario scripts name keys; generated workloads number them.
@@ -44,6 +45,10 @@ pub struct OpRecord {
     /// A shared-log call (`key` is its book, `value` the record's data); `None` for reads and
     /// writes of keys.
     pub log: Option<Box<LogRecord>>,
+    /// The workflow function that ran it, in a transaction that spans functions (a workflow
+    /// transaction): with the workflow's DAG it places the operation in the transaction's
+    /// partial order (`fn` and `fn_after` in `docs/history-format.md`).
+    pub function: Option<u32>,
 }
 
 /// Which LogBook call a log operation record stands for.
@@ -75,18 +80,36 @@ pub struct LogRecord {
 
 impl OpRecord {
     pub fn read(key: Key, value: Option<Value>) -> OpRecord {
-        OpRecord { kind: OpKind::Read, key, value, version: OpVersion::new(), node: None, at_ns: None, log: None }
+        OpRecord { kind: OpKind::Read, key, value, version: OpVersion::new(), node: None, at_ns: None, log: None, function: None }
     }
 
     pub fn write(key: Key, value: Value) -> OpRecord {
-        OpRecord { kind: OpKind::Write, key, value: Some(value), version: OpVersion::new(), node: None, at_ns: None, log: None }
+        OpRecord {
+            kind: OpKind::Write,
+            key,
+            value: Some(value),
+            version: OpVersion::new(),
+            node: None,
+            at_ns: None,
+            log: None,
+            function: None,
+        }
     }
 
     /// A log call on `book`: an append (a write of `data`) or a read (of the record with
     /// `data`, `None` for EMPTY).
     pub fn log(book: Key, data: Option<Value>, log: LogRecord) -> OpRecord {
         let kind = if log.call == LogCall::Append { OpKind::Write } else { OpKind::Read };
-        OpRecord { kind, key: book, value: data, version: OpVersion::new(), node: None, at_ns: None, log: Some(Box::new(log)) }
+        OpRecord {
+            kind,
+            key: book,
+            value: data,
+            version: OpVersion::new(),
+            node: None,
+            at_ns: None,
+            log: Some(Box::new(log)),
+            function: None,
+        }
     }
 
     pub fn with_version(mut self, version: impl IntoIterator<Item = u64>) -> OpRecord {
@@ -307,7 +330,7 @@ impl OutputHash {
 }
 
 /// The format tag of the first line of every history this crate writes.
-pub const HISTORY_FORMAT: &str = "causim-history/1";
+pub const HISTORY_FORMAT: &str = "causim-history/2";
 
 /// The first line of a history: its format and where it came from. Fields are declared in
 /// alphabetical order, the order the header has always had on disk (its bytes are hashed).
@@ -374,8 +397,25 @@ impl HistoryWriter {
 
     /// Writes one transaction with id `id`.
     pub fn write(&mut self, id: u64, session: SessionRef<'_>, after: &[u64], record: &TxnRecord, names: &Names) -> io::Result<()> {
+        self.write_in_workflow(id, session, after, record, names, None)
+    }
+
+    /// Writes one transaction with id `id`, of a workflow shaped `dag`: a transaction whose
+    /// operations name two or more functions is written with each operation's function and the
+    /// DAG's edges as its function order (`fn`, `fn_after`), so that the checker orders its
+    /// concurrent functions' operations partially. Every other record is written as by `write`.
+    pub fn write_in_workflow(
+        &mut self,
+        id: u64,
+        session: SessionRef<'_>,
+        after: &[u64],
+        record: &TxnRecord,
+        names: &Names,
+        dag: Option<&Dag>,
+    ) -> io::Result<()> {
+        let dag = dag.filter(|_| spans_functions(record));
         self.records += 1;
-        self.hash_record(id, session, after, record);
+        self.hash_record(id, session, after, record, dag);
         if self.out.is_none() {
             return Ok(());
         }
@@ -409,9 +449,19 @@ impl HistoryWriter {
             if i > 0 {
                 buf.push(b',');
             }
-            push_op(buf, op, names);
+            push_op(buf, op, names, dag.is_some());
         }
         buf.push(b']');
+        if let Some(dag) = dag {
+            buf.extend_from_slice(b",\"fn_after\":[");
+            for (i, (a, b)) in dag.edges().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                push_u64_array(buf, &[a as u64, b as u64]);
+            }
+            buf.push(b']');
+        }
         if let Some(note) = record.note {
             buf.extend_from_slice(b",\"note\":");
             buf.extend_from_slice(json_string(note).as_bytes());
@@ -426,7 +476,7 @@ impl HistoryWriter {
 
     /// Hashes every field of a record: numbers as words, optional fields as a flag and a
     /// value, lists with their lengths first, so two different records never lay out alike.
-    fn hash_record(&mut self, id: u64, session: SessionRef<'_>, after: &[u64], record: &TxnRecord) {
+    fn hash_record(&mut self, id: u64, session: SessionRef<'_>, after: &[u64], record: &TxnRecord, dag: Option<&Dag>) {
         let optional = |v: Option<u64>| [v.is_some() as u64, v.unwrap_or(0)];
         let w = &mut self.words;
         w.clear();
@@ -451,6 +501,14 @@ impl HistoryWriter {
                 w.extend(optional(log.pos.map(|p| p.0)));
                 w.extend(optional(log.pos.map(|p| p.1)));
             }
+            // Only operations written with their function add words (as log calls do).
+            if dag.is_some() {
+                w.extend([u64::MAX - 2, op.function.map_or(u64::MAX, u64::from)]);
+            }
+        }
+        if let Some(dag) = dag {
+            w.push(u64::MAX - 3);
+            w.extend(dag.edges().flat_map(|(a, b)| [u64::from(a), u64::from(b)]));
         }
         self.hash.update_words(w);
         if let Some(name) = session.workflow_name {
@@ -517,7 +575,14 @@ pub fn session_name(s: SessionRef<'_>) -> String {
     serde_json::from_slice(&buf).expect("session names are JSON strings")
 }
 
-fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
+/// Whether a record's operations name two or more functions (a workflow transaction that
+/// spans functions; its operations are then partially ordered).
+fn spans_functions(record: &TxnRecord) -> bool {
+    let mut functions = record.ops.iter().filter_map(|op| op.function);
+    functions.next().is_some_and(|first| functions.any(|f| f != first))
+}
+
+fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names, with_function: bool) {
     if let Some(log) = &op.log {
         return push_log_op(buf, op, log, names);
     }
@@ -539,6 +604,10 @@ fn push_op(buf: &mut Vec<u8>, op: &OpRecord, names: &Names) {
     if let Some(at) = op.at_ns {
         buf.extend_from_slice(b",\"at_ns\":");
         push_u64(buf, at);
+    }
+    if with_function && let Some(f) = op.function {
+        buf.extend_from_slice(b",\"fn\":");
+        push_u64(buf, u64::from(f));
     }
     buf.push(b'}');
 }
@@ -677,6 +746,41 @@ mod tests {
         assert_ne!(hash(&history, false), hash(&[record(Some(1)), record(Some(0))], false));
         assert_ne!(hash(&history, false), hash(&[record(None), record(Some(1))], false));
         assert_ne!(hash(&history, false), hash(&history[..1], false));
+    }
+
+    #[test]
+    fn a_workflow_transaction_across_functions_carries_its_function_order() {
+        let names = Names::new(&["S0".into()], &["x".into()]);
+        let dag = Dag::from_shape(&crate::workflow::WorkflowShape::FanOut { width: 2, join: true }).unwrap();
+        let in_fn = |op: OpRecord, f: u32| OpRecord { function: Some(f), ..op };
+        let record = |ops: Vec<OpRecord>| TxnRecord {
+            kind: TxnKind::WorkflowTxn,
+            node: None,
+            invoke_ns: 0,
+            complete_ns: 1,
+            outcome: Outcome::Ok,
+            ops: ops.into_iter().collect(),
+            note: None,
+            call: None,
+        };
+        let session = SessionRef { workflow_name: Some("w"), workflow_id: 0, attempt: 1, function: 3, per_function: false };
+        let line = |r: &TxnRecord| {
+            let sink = Shared::default();
+            let mut w = HistoryWriter::new(Box::new(sink.clone()));
+            w.write_in_workflow(0, session, &[], r, &names, Some(&dag)).unwrap();
+            (String::from_utf8(sink.0.lock().unwrap().clone()).unwrap(), w.hash())
+        };
+        let across = record(vec![in_fn(OpRecord::write(0, 2), 1), in_fn(OpRecord::read(0, Some(1)), 2)]);
+        let (text, hash) = line(&across);
+        assert!(text.contains(r#""ops":[{"f":"w","key":"x","value":2,"fn":1},{"f":"r","key":"x","value":1,"fn":2}]"#), "{text}");
+        assert!(text.contains(r#","fn_after":[[0,1],[0,2],[1,3],[2,3]]}"#), "{text}");
+        // One function's transaction is written as before: no `fn` per operation, no order.
+        let alone = record(vec![in_fn(OpRecord::write(0, 2), 1), in_fn(OpRecord::read(0, Some(1)), 1)]);
+        let (text, _) = line(&alone);
+        assert!(!text.contains("fn_after") && !text.contains(r#"2,"fn""#), "{text}");
+        let mut w = HistoryWriter::hashing_only();
+        w.write(0, session, &[], &across, &names).unwrap();
+        assert_ne!(w.hash(), hash, "the function order is hashed");
     }
 
     #[test]

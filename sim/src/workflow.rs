@@ -126,6 +126,11 @@ impl Dag {
         &self.succs[f as usize]
     }
 
+    /// Every edge `(a, b)`, by `a` then `b`.
+    pub fn edges(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0..self.len() as u32).flat_map(move |a| self.succs(a).iter().map(move |&b| (a, b)))
+    }
+
     pub fn sources(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.len() as u32).filter(|&f| self.preds(f).is_empty())
     }

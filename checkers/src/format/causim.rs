@@ -1,4 +1,7 @@
-//! `causim-history/1`: JSON Lines, one transaction per line (see `docs/history-format.md`).
+//! `causim-history/2` (and `/1`): JSON Lines, one transaction per line (see
+//! `docs/history-format.md`). Version 2 adds the partial order of a multi-function
+//! transaction's operations (`fn` per operation, `fn_after` per transaction); a `/1` file has
+//! none, so each of its transactions is totally ordered as listed.
 //!
 //! The reader streams: it reads one line at a time into a reused buffer and deserializes it
 //! straight into the [`HistoryBuilder`] (operations are pushed as they are parsed, keys and
@@ -13,7 +16,9 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
-pub(crate) const FORMAT_NAME: &str = "causim-history/1";
+pub(crate) const FORMAT_NAME: &str = "causim-history/2";
+/// The version before partial orders, still read (and written when a history has none).
+pub(crate) const FORMAT_NAME_V1: &str = "causim-history/1";
 
 pub(crate) fn read(r: impl BufRead, b: &mut HistoryBuilder) -> Result<(), ParseError> {
     super::causim_fast::read(r, b)
@@ -94,9 +99,12 @@ pub(crate) fn parse_header(text: &[u8]) -> Result<Header, String> {
     for (name, value) in m {
         match name.as_str() {
             "format" => match value.as_str() {
-                Some(FORMAT_NAME) => {}
+                Some(FORMAT_NAME | FORMAT_NAME_V1) => {}
                 Some(other) => {
-                    return Err(format!("format: unsupported history format {}, expected \"{FORMAT_NAME}\"", json_quote(other)));
+                    return Err(format!(
+                        "format: unsupported history format {}, expected \"{FORMAT_NAME}\" (or \"{FORMAT_NAME_V1}\")",
+                        json_quote(other)
+                    ));
                 }
                 None => {
                     return Err(format!("format: expected the string \"{FORMAT_NAME}\", found {value}"));
@@ -230,6 +238,7 @@ enum LineField {
     Format,
     Call,
     Fn,
+    FnAfter,
     Other,
 }
 
@@ -252,6 +261,7 @@ impl Visitor<'_> for LineFieldVisitor {
             "format" => LineField::Format,
             "call" => LineField::Call,
             "fn" => LineField::Fn,
+            "fn_after" => LineField::FnAfter,
             _ => LineField::Other,
         })
     }
@@ -316,6 +326,10 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
                     b.set_call(crate::cache_free::parse_call(&v).map_err(de::Error::custom)?);
                 }
                 LineField::Fn => meta.function = map.next_value::<Option<i64>>()?,
+                LineField::FnAfter => {
+                    let edges: Vec<(i64, i64)> = map.next_value()?;
+                    b.set_fn_after(&edges);
+                }
                 LineField::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -387,6 +401,7 @@ enum OpField {
     Key,
     Value,
     Node,
+    Fn,
     // Shared-log calls.
     Book,
     Tags,
@@ -410,6 +425,7 @@ impl Visitor<'_> for OpFieldVisitor {
             "key" => OpField::Key,
             "value" => OpField::Value,
             "node" => OpField::Node,
+            "fn" => OpField::Fn,
             "book" => OpField::Book,
             "tags" => OpField::Tags,
             "tag" => OpField::Tag,
@@ -439,6 +455,7 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
         let mut key: Option<u32> = None;
         let mut val: Option<Val> = None;
         let mut node: Option<u32> = None;
+        let mut function: Option<i64> = None;
         let mut log = LogFields::default();
         while let Some(field) = map.next_key::<OpField>()? {
             match field {
@@ -457,6 +474,7 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
                 OpField::Node => {
                     node = map.next_value_seed(OptSeed(StrSeed(|s: &str| b.node_index(s))))?;
                 }
+                OpField::Fn => function = map.next_value()?,
                 OpField::Book => log.book = Some(map.next_value_seed(KeySeed { b: &mut *b })?),
                 OpField::Tags => log.tags = Some(map.next_value()?),
                 OpField::Tag => log.tag = Some(map.next_value()?),
@@ -478,7 +496,11 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
         }
         let key = key.ok_or_else(|| de::Error::missing_field("key"))?;
         let val = val.ok_or_else(|| de::Error::missing_field("value"))?;
-        b.push_op_node_index(kind, key, val, node).map_err(de::Error::custom)
+        b.push_op_node_index(kind, key, val, node).map_err(de::Error::custom)?;
+        if let Some(f) = function {
+            b.set_op_function(f);
+        }
+        Ok(())
     }
 }
 
@@ -674,6 +696,19 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
             return Some(format!("after: expected an array of transaction ids, found {}", describe(other)));
         }
     }
+    match m.get("fn_after") {
+        None => {}
+        Some(J::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                if !item.as_array().is_some_and(|p| p.len() == 2 && p.iter().all(|x| x.as_i64().is_some())) {
+                    return Some(format!("fn_after[{i}]: expected a pair of functions [a, b] (integers), found {}", describe(item)));
+                }
+            }
+        }
+        Some(other) => {
+            return Some(format!("fn_after: expected an array of [a, b] function pairs, found {}", describe(other)));
+        }
+    }
     match m.get("outcome") {
         None => {}
         Some(J::String(s)) if matches!(s.as_str(), "ok" | "aborted" | "failed") => {}
@@ -734,6 +769,13 @@ fn validate_line(v: &serde_json::Value) -> Option<String> {
                 return Some(format!("ops[{i}].node: expected a string, found {}", describe(other)));
             }
         }
+        match o.get("fn") {
+            None | Some(J::Null) => {}
+            Some(J::Number(n)) if n.as_i64().is_some() => {}
+            Some(other) => {
+                return Some(format!("ops[{i}].fn: expected a function index (an integer), found {}", describe(other)));
+            }
+        }
     }
     None
 }
@@ -781,10 +823,12 @@ fn validate_log_op(o: &serde_json::Map<String, serde_json::Value>) -> Option<Str
 // ---------------------------------------------------------------------------------------------
 // Writer
 
-/// Write `h` as `causim-history/1` JSON Lines (a header, then one line per transaction).
+/// Write `h` as JSON Lines (a header, then one line per transaction): `causim-history/2` when
+/// some transaction's operations are partially ordered, else `causim-history/1`, which every
+/// reader of either version reads.
 pub(crate) fn write(h: &History, mut w: impl Write) -> io::Result<()> {
     let mut header = serde_json::Map::new();
-    header.insert("format".into(), FORMAT_NAME.into());
+    header.insert("format".into(), if h.has_partial_orders() { FORMAT_NAME } else { FORMAT_NAME_V1 }.into());
     for (k, v) in h.header_info() {
         if let Ok(value) = serde_json::from_str::<serde_json::Value>(v) {
             header.insert(k.clone(), value);

@@ -1,4 +1,4 @@
-//! A fast path for reading `causim-history/1`: a second thread splits the input into lines and
+//! A fast path for reading `causim-history/2`: a second thread splits the input into lines and
 //! parses the plain ones with a small, strict JSON scanner, while the reading thread interns
 //! keys and values and builds the history. Parsing and building then overlap, and the scanner
 //! does less work than a general deserializer.
@@ -29,6 +29,8 @@ struct FastOp {
     key: Scalar,
     value: Scalar,
     node: Option<(u32, u32)>,
+    /// The function of a multi-function transaction's operation (`fn`).
+    function: Option<i64>,
 }
 
 struct FastLine {
@@ -42,6 +44,8 @@ struct FastLine {
     outcome: Outcome,
     after: Range<usize>,
     ops: Range<usize>,
+    /// The transaction's function order (`fn_after`), in the batch's `fn_after`.
+    fn_after: Range<usize>,
 }
 
 enum Line {
@@ -58,6 +62,7 @@ struct Batch {
     lines: Vec<Line>,
     ops: Vec<FastOp>,
     after: Vec<u64>,
+    fn_after: Vec<(i64, i64)>,
 }
 
 /// Read `r` into `b`, as `causim::read` does, scanning on a second thread.
@@ -136,7 +141,11 @@ impl Builder<'_> {
                 b.abandon_txn();
                 return parse_txn_line(text, self.line_no, b, &mut self.after);
             }
+            if let Some(f) = op.function {
+                b.set_op_function(f);
+            }
         }
+        b.set_fn_after(&batch.fn_after[line.fn_after.clone()]);
         if !line.node_first {
             node = line.node.map_or(NONE, |n| b.node_index(s(n)));
         }
@@ -158,6 +167,7 @@ fn scan(text: Vec<u8>) -> Batch {
         lines: Vec::with_capacity(text.len() / 256 + 1),
         ops: Vec::with_capacity(text.len() / 40 + 1),
         after: Vec::new(),
+        fn_after: Vec::new(),
         text: Vec::new(),
     };
     for (start, end) in chunked::lines(&text) {
@@ -169,13 +179,14 @@ fn scan(text: Vec<u8>) -> Batch {
         }
         let s = start + (trimmed.as_ptr() as usize - raw.as_ptr() as usize);
         let e = s + trimmed.len();
-        let (ops_mark, after_mark) = (batch.ops.len(), batch.after.len());
+        let (ops_mark, after_mark, order_mark) = (batch.ops.len(), batch.after.len(), batch.fn_after.len());
         let mut scanner = Scanner { text: &text, at: s, end: e };
-        match scanner.line(&mut batch.ops, &mut batch.after) {
+        match scanner.line(&mut batch.ops, &mut batch.after, &mut batch.fn_after) {
             Some(line) if scanner.at == e => batch.lines.push(Line::Fast(line, s as u32, e as u32)),
             _ => {
                 batch.ops.truncate(ops_mark);
                 batch.after.truncate(after_mark);
+                batch.fn_after.truncate(order_mark);
                 batch.lines.push(Line::General(s as u32, e as u32));
             }
         }
@@ -411,11 +422,11 @@ impl Scanner<'_> {
         self.at += VALUE.len();
         let value = self.scalar()?;
         (self.at < self.end && self.text[self.at] == b'}').then(|| self.at += 1)?;
-        Some(FastOp { kind, key, value, node: None })
+        Some(FastOp { kind, key, value, node: None, function: None })
     }
 
     fn op(&mut self) -> Option<FastOp> {
-        let (mut kind, mut key, mut value, mut node) = (None, None, None, None);
+        let (mut kind, mut key, mut value, mut node, mut function) = (None, None, None, None, None);
         let mut seen = 0u8;
         self.object(|s, name| {
             // A repeated field: the general reader decides what it means.
@@ -424,6 +435,7 @@ impl Scanner<'_> {
                 b"key" => 2,
                 b"value" => 4,
                 b"node" => 8,
+                b"fn" => 16,
                 _ => 0,
             };
             if seen & bit != 0 {
@@ -442,17 +454,18 @@ impl Scanner<'_> {
                 b"key" => key = Some(s.scalar().filter(|k| !matches!(k, Scalar::Null))?),
                 b"value" => value = Some(s.scalar()?),
                 b"node" => node = Some(s.opt_string()?),
+                b"fn" => function = Some(s.int()?),
                 _ => s.skip(0)?,
             }
             Some(())
         })?;
-        Some(FastOp { kind: kind?, key: key?, value: value?, node: node.flatten() })
+        Some(FastOp { kind: kind?, key: key?, value: value?, node: node.flatten(), function })
     }
 
-    fn line(&mut self, ops: &mut Vec<FastOp>, after: &mut Vec<u64>) -> Option<FastLine> {
+    fn line(&mut self, ops: &mut Vec<FastOp>, after: &mut Vec<u64>, fn_after: &mut Vec<(i64, i64)>) -> Option<FastLine> {
         let (mut id, mut session, mut node, mut node_first) = (None, None, None, false);
         let (mut invoke, mut complete, mut outcome) = (None, None, Outcome::Ok);
-        let (mut ops_range, mut after_range) = (None, 0..0);
+        let (mut ops_range, mut after_range, mut order_range) = (None, 0..0, 0..0);
         let mut seen = 0u16;
         self.object(|s, name| {
             let bit = match name {
@@ -464,6 +477,7 @@ impl Scanner<'_> {
                 b"outcome" => 32,
                 b"after" => 64,
                 b"ops" => 128,
+                b"fn_after" => 256,
                 _ => 0,
             };
             if seen & bit != 0 {
@@ -504,6 +518,20 @@ impl Scanner<'_> {
                     })?;
                     ops_range = Some(start..ops.len());
                 }
+                b"fn_after" => {
+                    let start = fn_after.len();
+                    s.array(|s| {
+                        let mut pair = [0i64; 2];
+                        let mut n = 0;
+                        s.array(|s| {
+                            *pair.get_mut(n)? = s.int()?;
+                            n += 1;
+                            Some(())
+                        })?;
+                        (n == 2).then(|| fn_after.push((pair[0], pair[1])))
+                    })?;
+                    order_range = start..fn_after.len();
+                }
                 // Headers, and call trees (which the general reader keeps), go the general way.
                 b"format" | b"call" => return None,
                 _ => s.skip(0)?,
@@ -515,7 +543,17 @@ impl Scanner<'_> {
             (None, None) => None,
             _ => return None,
         };
-        Some(FastLine { id, session: session?, node: node.flatten(), node_first, times, outcome, after: after_range, ops: ops_range? })
+        Some(FastLine {
+            id,
+            session: session?,
+            node: node.flatten(),
+            node_first,
+            times,
+            outcome,
+            after: after_range,
+            ops: ops_range?,
+            fn_after: order_range,
+        })
     }
 }
 
@@ -560,6 +598,8 @@ mod tests {
         "{\"id\":5,\"session\":\"c1\",\"ops\":[{\"f\":\"r\",\"key\":\"z\",\"value\":0}]}\r",
         r#"{"id":6,"session":"c4","ops":[{"f":"r","key":"x","value":2.0}]}"#,
         r#"{"id":7,"session":"c4","ops":[{"f":"w","key":"q","value":-3},{"f":"w","key":"q","value":-4}]}"#,
+        r#"{"id":8,"session":"w1","ops":[{"f":"w","key":"x","value":9,"fn":1},{"f":"r","key":"x","value":1,"at_ns":3,"fn":2}],"fn_after":[[0,1],[0,2]]}"#,
+        r#"{"id":9,"session":"w2","fn_after":[[-1,4]],"ops":[{"fn":-1,"f":"r","key":"y","value":null},{"f":"r","key":"x","value":9,"fn":4}]}"#,
     ];
 
     #[test]
@@ -572,6 +612,9 @@ mod tests {
             same_as_reference(good.join("\n").as_bytes(), chunk);
             same_as_reference(format!("\u{feff}{}\n\n", good.join("\r\n")).as_bytes(), chunk);
         }
+        let good: Vec<&str> = LINES.iter().copied().filter(|l| !l.contains("2.0")).collect();
+        let h = outcome(good.join("\n").as_bytes(), |t, b| read(t, b));
+        assert!(!h.starts_with("error") && h.contains("orders: {7: FnOrder"), "{h}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Reading and writing histories: `causim-history/1` (native), dbcop JSON, Plume text, and
+//! Reading and writing histories: `causim-history/2` (native), dbcop JSON, Plume text, and
 //! Jepsen histories (rw-register or list-append) in EDN or Elle's JSON, with format
 //! auto-detection.
 //!
@@ -10,6 +10,10 @@
 //! | `elle` | yes | no | Jepsen ops as JSON; invoke/completion pairs per process; `ok` = committed, `fail` = aborted, `info` = failed |
 //! | `jepsen-edn` | yes | no | the same, in EDN as Jepsen writes `history.edn` |
 //! | `dbcop-bincode` | yes | yes | dbcop's older binary `history.bincode`; value `0` is the initial value |
+//!
+//! Only `causim` holds the partial order of a multi-function transaction (`fn`, `fn_after`).
+//! The other formats get each transaction in its listed order, when that order means the same;
+//! when some read follows (in it) a write of its key that it cannot see, the export is refused.
 //! | `cobra` | yes | no | Cobra's binary client logs; a directory of `T<client>.log` files |
 //!
 //! Export to dbcop and Plume is lossy where those formats have no field: `after` links,
@@ -216,6 +220,20 @@ pub fn write_history(h: &History, format: ExportFormat, w: impl Write) -> io::Re
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot export a list-append history as {}: the format holds registers, so each read would keep only its list's last element and the order of appends the lists show would be lost",
+                format.name()
+            ),
+        ));
+    }
+    // The other formats know only totally ordered transactions: each is written in its listed
+    // order (a linear extension of its partial order), which means the same whenever no read
+    // follows, in that order, a write of its key it cannot see. Otherwise refuse.
+    if format != ExportFormat::Causim
+        && let Some(why) = h.unfaithful_linearisation()
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot export this history as {}: the format orders each transaction's operations totally, and {why}; export it as causim",
                 format.name()
             ),
         ));

@@ -286,6 +286,7 @@ impl Client {
     fn txn_op(&mut self, mut op: OpRecord, now: Time) {
         op.node = Some(self.server);
         op.at_ns = Some(now);
+        op.function = Some(self.function);
         self.ctx.txn_ops.push(op);
         self.ctx.txn_op_ids.push((self.function, self.txn_ops_issued));
         self.txn_ops_issued += 1;
@@ -497,5 +498,24 @@ mod tests {
         assert_eq!(joined.buffer, vec![(0, 1), (0, 2), (1, 1)]);
         let writes: Vec<(Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.key, o.value)).collect();
         assert_eq!(writes, vec![(0, Some(1)), (0, Some(2)), (1, Some(1))]);
+    }
+
+    #[test]
+    fn concurrent_branches_writing_one_key_commit_the_write_the_history_lists_last() {
+        // The history's rule (docs/history-format.md): of concurrent writes of a key, the one
+        // listed last is the transaction's final write, and what the join function reads.
+        let f0 = run(0, vec![], MeshContext::default());
+        let f1 = run(1, vec![Op::Write { key: 0, value: 1 }], f0.clone());
+        let f2 = run(2, vec![Op::Write { key: 0, value: 2 }], f0);
+        for (first, second) in [(f1.clone(), f2.clone()), (f2, f1)] {
+            let mut joined = first;
+            joined.join(second);
+            let listed_last = joined.txn_ops.iter().rev().find(|o| o.kind == OpKind::Write && o.key == 0).and_then(|o| o.value);
+            let committed = joined.buffer.iter().rev().find(|(k, _)| *k == 0).map(|(_, v)| *v);
+            assert_eq!(listed_last, committed);
+            assert!(joined.txn_ops.iter().all(|o| o.function.is_some()), "every operation names its function");
+            let f3 = run(3, vec![Op::Read { key: 0 }], joined);
+            assert_eq!(f3.txn_ops.last().map(|o| (o.value, o.function)), Some((committed, Some(3))), "the join reads that write");
+        }
     }
 }

@@ -126,11 +126,16 @@ impl Cache {
             Msg::FetchReply { req, versions } => self.on_fetch_reply(now, req, versions, out),
             Msg::Notify { versions } => {
                 let pending: BTreeMap<Key, HVersion> = versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k)).collect();
-                if self.prewarm {
-                    // Subscribed to every key, a pull returns every key changed since the last
-                    // one: with what we merged before, that is the database's whole state at
-                    // the pull, which is causally closed. Nothing to check (the cut invariant,
-                    // when checked, confirms it).
+                // Subscribed to every key, a pull returns every key changed since the last one:
+                // with what we merged before, that is the database's whole state at the pull,
+                // which is causally closed, unless an earlier pull's reply was lost (message
+                // loss). Then a dependency can be missing, and the versions wait for it as
+                // without pre-warming (the chase).
+                let covered = || {
+                    let have = |k: Key| pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
+                    pending.values().all(|v| v.deps.iter().all(|&(k, s)| have(k) >= s))
+                };
+                if self.prewarm && covered() {
                     self.merge(now, pending, out);
                     out.observe(metrics::REFRESH_ROUNDS, 0);
                 } else if !pending.is_empty() {

@@ -326,7 +326,11 @@ impl<P: Protocol> Sim<P> {
         if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow)
             && run.plan.dag.is_sink(function)
         {
-            writes.append(&mut run.unrecorded_writes);
+            // The earlier functions' writes first: the session orders these records, and a
+            // key the sink wrote again must end on the sink's write (the one it commits).
+            let mut owed = std::mem::take(&mut run.unrecorded_writes);
+            owed.append(&mut writes);
+            writes = owed;
         }
         let invoke_ns = self.functions[slot].spawned_ns;
         for &(key, value) in &writes {
@@ -371,7 +375,7 @@ impl<P: Protocol> Sim<P> {
         let run = &self.workflows[workflow];
         let session =
             SessionRef { workflow_name: run.plan.name.as_deref(), workflow_id: workflow, attempt: run.attempt, function, per_function };
-        if let Err(e) = self.history.write(id, session, &after, &record, &self.names) {
+        if let Err(e) = self.history.write_in_workflow(id, session, &after, &record, &self.names, Some(&run.plan.dag)) {
             self.io_error.get_or_insert_with(|| format!("writing the history: {e}"));
             self.stop("output error");
         }
