@@ -37,7 +37,9 @@ use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::causalmesh::vc::Vc;
 use causim_models::causalmesh::{CausalMesh, Chain, MeshContext, MeshNode, Msg};
-use causim_sim::history::{HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, SessionRef, TxnRecord, Value};
+use causim_sim::history::{
+    HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, Outcome, SessionRef, TxnKind, TxnRecord, Value,
+};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
@@ -104,13 +106,15 @@ pub struct MeshConfig {
     /// Fixed operations per session; `None`: every operation and server is chosen freely.
     pub scripts: Option<Vec<Vec<Step>>>,
     pub properties: Properties,
+    /// Symmetry reduction over sessions (free choice only; see [`MeshModel::representative`]).
+    pub symmetry: bool,
 }
 
 impl MeshConfig {
     /// Free choice: `clients` sessions of `ops` operations each, on `servers` servers and
     /// `keys` keys, every invariant checked.
     pub fn free(servers: usize, keys: usize, clients: usize, ops: usize, chain: Chain) -> MeshConfig {
-        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All }
+        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All, symmetry: false }
     }
 
     /// Fixed scripts, one per session.
@@ -124,6 +128,7 @@ impl MeshConfig {
             mutants: Vec::new(),
             scripts: Some(scripts),
             properties: Properties::All,
+            symmetry: false,
         }
     }
 
@@ -134,6 +139,15 @@ impl MeshConfig {
 
     pub fn history_only(mut self) -> MeshConfig {
         self.properties = Properties::History;
+        self
+    }
+
+    /// Treats sessions as interchangeable (free choice; a script names its sessions, so it
+    /// stays as it is). Verdicts and depths are those of the full model; a counterexample's
+    /// states are representatives, renamed from step to step, so replays come from a check
+    /// without symmetry.
+    pub fn symmetric(mut self) -> MeshConfig {
+        self.symmetry = true;
         self
     }
 
@@ -403,6 +417,68 @@ impl MeshModel {
         Some(state)
     }
 
+    /// The representative of `state` under symmetry over sessions: the same state with its
+    /// sessions sorted by what they did ([`session_signature`]), and every value each one
+    /// wrote renamed after its new place (`written_value`), in the servers' caches, in the
+    /// messages between servers and in the sessions' records and contexts.
+    ///
+    /// Why this is sound: free-choice sessions differ only in their index, which names their
+    /// actor and their written values, and the protocol compares values only for equality
+    /// (conflicts are resolved by clocks), so renaming sessions and their values maps runs to
+    /// runs; every property is about the servers' clocks or about the history up to such a
+    /// renaming. It is applied only when every session is between operations and no message
+    /// involves a session (always, after a step of this model), so no node holds a session's
+    /// actor id. Sessions with equal signatures keep their order: the reduction is then partial
+    /// (two mirror states may both be explored), never wrong.
+    pub fn representative(&self, state: MeshModelState) -> MeshModelState {
+        let cfg = self.cfg();
+        let first = cfg.servers + 1;
+        let n = cfg.clients;
+        if n < 2
+            || cfg.scripts.is_some()
+            || sessions(&state).any(|s| s.function.is_some())
+            || state.network.iter_deliverable().any(|e| self.is_session(e.src) || self.is_session(e.dst))
+        {
+            return state;
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_cached_key(|&i| session_signature(cfg, i, state.actor_states[first + i].session().expect("a session")));
+        if order.iter().enumerate().all(|(p, &i)| p == i) {
+            return state;
+        }
+        let mut place = vec![0; n];
+        for (p, &i) in order.iter().enumerate() {
+            place[i] = p;
+        }
+        let ops = cfg.ops.max(1) as Value;
+        let rename = |v: Value| {
+            let (index, op) = ((v - 1) / ops, (v - 1) % ops);
+            place.get(index as usize).map_or(v, |&p| p as Value * ops + op + 1)
+        };
+        let mut next = state.clone();
+        for (a, actor) in state.actor_states.iter().enumerate().take(cfg.servers) {
+            let mut hosted = match &**actor {
+                MeshState::Server(hosted) => hosted.clone(),
+                _ => unreachable!("servers come first"),
+            };
+            if let MeshNode::Server(server) = &mut hosted.node {
+                server.map_values(&rename);
+            }
+            next.actor_states[a] = Arc::new(MeshState::Server(hosted));
+        }
+        for (p, &i) in order.iter().enumerate() {
+            let mut session = state.actor_states[first + i].session().expect("a session").clone();
+            session.map_values(&rename);
+            next.actor_states[first + p] = Arc::new(MeshState::Session(Box::new(session)));
+            next.random_choices[first + p] = state.random_choices[first + i].clone();
+            next.timers_set[first + p] = state.timers_set[first + i].clone();
+        }
+        if let Network::Ordered(flows) = &mut next.network {
+            flows.values_mut().flatten().for_each(|m| m.map_values(&rename));
+        }
+        next
+    }
+
     /// The actor steps a step of this model takes, each with the state it is taken from.
     pub fn actor_steps(&self, state: &MeshModelState, step: ActorStep) -> Vec<(MeshModelState, ActorStep)> {
         let mut trail = Vec::new();
@@ -425,7 +501,8 @@ impl Model for MeshModel {
     }
 
     fn next_state(&self, state: &MeshModelState, step: ActorStep) -> Option<MeshModelState> {
-        self.settle(state, step, None)
+        let next = self.settle(state, step, None)?;
+        Some(if self.cfg().symmetry { self.representative(next) } else { next })
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -465,6 +542,21 @@ pub enum MeshActor {
     },
 }
 
+/// What a session did, with the values it read named by their writer's relation to it (its own
+/// `j`-th write, another session's `j`-th write, the initial state), so that it does not
+/// change when sessions are renamed: the order [`MeshModel::representative`] sorts sessions in.
+pub fn session_signature(cfg: &MeshConfig, index: usize, session: &Session) -> impl Ord + use<> {
+    let ops = cfg.ops.max(1) as Value;
+    let class = |v: Option<Value>| match v {
+        None => 0,
+        Some(v) if (v - 1) / ops == index as Value => 1 + (v - 1) % ops,
+        Some(v) => 1 + ops + (v - 1) % ops,
+    };
+    let records: Vec<(TxnKind, Outcome, Vec<(OpKind, Key, Value)>)> =
+        session.records.iter().map(|r| (r.kind, r.outcome, r.ops.iter().map(|op| (op.kind, op.key, class(op.value))).collect())).collect();
+    (session.started, session.aborted, session.violation.is_some(), records)
+}
+
 /// A session's state: the function running now, or the context between functions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Session {
@@ -480,6 +572,18 @@ pub struct Session {
     pub violation: Option<String>,
     /// A read transaction aborted the workflow.
     pub aborted: bool,
+}
+
+impl Session {
+    /// Renames the values in the session's records and context (see `Msg::map_values`).
+    fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
+        for op in self.records.iter_mut().flat_map(|r| r.ops.iter_mut()).chain(self.context.txn_ops.iter_mut()) {
+            op.value = op.value.map(f);
+        }
+        self.context.local.values_mut().flatten().for_each(|v| v.map_value(f));
+        self.context.read_set.values_mut().for_each(|v| v.map_value(f));
+        self.context.buffer.iter_mut().for_each(|(_, v)| *v = f(*v));
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
