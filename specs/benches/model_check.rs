@@ -61,7 +61,7 @@ fn main() {
         if is_beyond {
             runs = vec![(cores, true)];
         }
-        println!("\n{}\n", label(&cfg));
+        println!("\n{}\n", label(cfg));
         println!(
             "| checker    | threads | symmetry      | generated    | unique/dist. | depth |   time s |  generated/s |     unique/s | verdict |"
         );

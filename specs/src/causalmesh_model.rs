@@ -4,13 +4,16 @@
 //!
 //! - **Servers** `S0 … S{n-1}` are `MeshNode::Server`s, hosted as they are in the simulator.
 //!   Every interleaving of message deliveries on FIFO links (`Network::new_ordered`) is
-//!   explored: the chains, the client requests and the replies.
+//!   explored: the chains, the client requests and the replies. A step of [`MeshModel`] is a
+//!   spec action: a session's whole operation, or one message between servers (a blocked
+//!   session's request and reply add no interleavings: [`MeshModel::settle`]).
 //! - **Sessions** (clients, workflows) roam: each operation is one function of the workflow,
 //!   run by a `MeshNode::Client` on the server the session picks, with the workflow context
 //!   (`deps`, `local`) carried from function to function through `Protocol::finish_function`
 //!   and `spawn_function`, as the engine does. A session either picks each operation and its
 //!   server freely (Stateright's `choose_random`: like the TLA+ spec's `\E c, s, k`), or
-//!   follows a fixed script (then only message interleavings vary).
+//!   follows a fixed script (then only message interleavings vary). Free-choice sessions are
+//!   interchangeable: [`MeshConfig::symmetric`] explores one state per renaming of them.
 //! - **The database** is not explored. The servers flush asynchronously (`db_flush: async`), so
 //!   nothing comes back from it, and without eviction it plays no part in consistency; the host
 //!   drops the servers' sends to it (the TLA+ spec has no database either). A placeholder actor
@@ -25,7 +28,7 @@
 //! | always "the C-cache is a causal cut" | `CCacheIsCausalCut` | every server's `check_invariants` (Definition 1) |
 //! | always "a revealed write is everywhere" | `CoverageLemma` | a C-cache clock is covered, on every server, by that server's C-cache and I-cache clocks of the key |
 //! | always "reads cover deps" | `ReadsCoverDeps` | the client library's own check (§5.5): no read returned a version older than a dependency |
-//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history, once every session has finished |
+//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history of every state where no session is mid-operation, once per distinct history |
 //! | sometimes "a remote write becomes visible" | `NotRemoteWriteVisible` (violated) | some read returns another session's write |
 //!
 //! The history check runs on the same history lines the simulator writes (`HistoryWriter`), so a
@@ -542,6 +545,9 @@ pub enum MeshActor {
     },
 }
 
+/// An operation in a [`session_signature`]: kind, key, and the value's class.
+type OpSignature = (OpKind, Key, Value);
+
 /// What a session did, with the values it read named by their writer's relation to it (its own
 /// `j`-th write, another session's `j`-th write, the initial state), so that it does not
 /// change when sessions are renamed: the order [`MeshModel::representative`] sorts sessions in.
@@ -552,7 +558,7 @@ pub fn session_signature(cfg: &MeshConfig, index: usize, session: &Session) -> i
         Some(v) if (v - 1) / ops == index as Value => 1 + (v - 1) % ops,
         Some(v) => 1 + ops + (v - 1) % ops,
     };
-    let records: Vec<(TxnKind, Outcome, Vec<(OpKind, Key, Value)>)> =
+    let records: Vec<(TxnKind, Outcome, Vec<OpSignature>)> =
         session.records.iter().map(|r| (r.kind, r.outcome, r.ops.iter().map(|op| (op.kind, op.key, class(op.value))).collect())).collect();
     (session.started, session.aborted, session.violation.is_some(), records)
 }
