@@ -501,14 +501,14 @@ impl DualCache {
         }
     }
 
-    /// Definition 1: every dependency of a visible version is covered by the visible version
-    /// of its key. `Err` names the first violation.
     /// Renames every cached value (see `Msg::map_values`).
     pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
         self.c.values_mut().flatten().for_each(|v| v.map_value(f));
         self.i.values_mut().flatten().for_each(|v| v.map_value(f));
     }
 
+    /// Definition 1: every dependency of a visible version is covered by the visible version
+    /// of its key. `Err` names the first violation.
     pub fn check_causal_cut(&self) -> Result<(), String> {
         for (key, ring) in &self.c {
             let Some(v) = ring.back() else { continue };

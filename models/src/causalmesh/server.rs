@@ -523,8 +523,6 @@ impl Server {
         }
     }
 
-    /// The C-cache is a causal cut; a join this input accepted read a cut (writes whose
-    /// dependencies are forgotten are given the benefit of the doubt here).
     /// Renames every value the server holds, cached or in waiting requests and replies (see
     /// `Msg::map_values`).
     pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
@@ -536,6 +534,8 @@ impl Server {
         self.waiting.iter_mut().for_each(|w| w.request.map_values(f));
     }
 
+    /// The C-cache is a causal cut; a join this input accepted read a cut (writes whose
+    /// dependencies are forgotten are given the benefit of the doubt here).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.cache.check_causal_cut()?;
         match self.accepted_join.as_ref().and_then(|r| self.join_fracture(r, Unknown::NotInPast)) {

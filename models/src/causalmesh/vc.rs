@@ -154,6 +154,7 @@ impl Version {
     pub fn bytes(&self) -> u64 {
         8 + self.vc.bytes() + deps_bytes(&self.deps)
     }
+
     /// Renames the value (see `Msg::map_values`); the initial state stays initial.
     pub fn map_value(&mut self, f: &impl Fn(Value) -> Value) {
         self.value = self.value.map(f);
