@@ -41,7 +41,8 @@ pub struct Replay {
 }
 
 /// Builds the scenario replaying `path`, a counterexample to `property` of the model built
-/// from `cfg`. `name` names the scenario.
+/// from `cfg`, checked without symmetry (a symmetric check's states are renamed from step to
+/// step; see `MeshConfig::symmetric`). `name` names the scenario.
 pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModelState, ActorStep>) -> Replay {
     let model = cfg.clone().into_model().expect("the bounds of a checked model");
     let pairs = path.into_vec();
