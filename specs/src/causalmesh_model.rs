@@ -4,13 +4,16 @@
 //!
 //! - **Servers** `S0 … S{n-1}` are `MeshNode::Server`s, hosted as they are in the simulator.
 //!   Every interleaving of message deliveries on FIFO links (`Network::new_ordered`) is
-//!   explored: the chains, the client requests and the replies.
+//!   explored: the chains, the client requests and the replies. A step of [`MeshModel`] is a
+//!   spec action: a session's whole operation, or one message between servers (a blocked
+//!   session's request and reply add no interleavings: [`MeshModel::settle`]).
 //! - **Sessions** (clients, workflows) roam: each operation is one function of the workflow,
 //!   run by a `MeshNode::Client` on the server the session picks, with the workflow context
 //!   (`deps`, `local`) carried from function to function through `Protocol::finish_function`
 //!   and `spawn_function`, as the engine does. A session either picks each operation and its
 //!   server freely (Stateright's `choose_random`: like the TLA+ spec's `\E c, s, k`), or
-//!   follows a fixed script (then only message interleavings vary).
+//!   follows a fixed script (then only message interleavings vary). Free-choice sessions are
+//!   interchangeable: [`MeshConfig::symmetric`] explores one state per renaming of them.
 //! - **The database** is not explored. The servers flush asynchronously (`db_flush: async`), so
 //!   nothing comes back from it, and without eviction it plays no part in consistency; the host
 //!   drops the servers' sends to it (the TLA+ spec has no database either). A placeholder actor
@@ -25,7 +28,7 @@
 //! | always "the C-cache is a causal cut" | `CCacheIsCausalCut` | every server's `check_invariants` (Definition 1) |
 //! | always "a revealed write is everywhere" | `CoverageLemma` | a C-cache clock is covered, on every server, by that server's C-cache and I-cache clocks of the key |
 //! | always "reads cover deps" | `ReadsCoverDeps` | the client library's own check (§5.5): no read returned a version older than a dependency |
-//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history, once every session has finished |
+//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history of every state where no session is mid-operation, once per distinct history |
 //! | sometimes "a remote write becomes visible" | `NotRemoteWriteVisible` (violated) | some read returns another session's write |
 //!
 //! The history check runs on the same history lines the simulator writes (`HistoryWriter`), so a
@@ -37,17 +40,20 @@ use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::causalmesh::vc::Vc;
 use causim_models::causalmesh::{CausalMesh, Chain, MeshContext, MeshNode, Msg};
-use causim_sim::history::{HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, SessionRef, TxnRecord, Value};
+use causim_sim::history::{
+    HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, Outcome, SessionRef, TxnKind, TxnRecord, Value,
+};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
-use stateright::actor::{Actor, ActorModel, ActorModelState, Id, Network, Out};
-use stateright::{Expectation, Model};
+use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id, Network, Out};
+use stateright::{Model, Property};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 pub const CUT: &str = "the C-cache is a causal cut";
 pub const COVERAGE: &str = "a revealed write is everywhere";
@@ -55,10 +61,14 @@ pub const COVER_DEPS: &str = "reads cover deps";
 pub const CAUSAL: &str = "reads are causally consistent";
 pub const REMOTE_VISIBLE: &str = "a remote write becomes visible";
 
-/// The Stateright model of CausalMesh.
-pub type MeshModel = ActorModel<MeshActor, MeshConfig, ()>;
-/// One state of it.
+/// The actor model whose steps [`MeshModel`] takes: every message delivery and every choice.
+pub type MeshActorModel = ActorModel<MeshActor, MeshConfig, ()>;
+/// A state of the model (of both models: a [`MeshModel`] state is an actor-model state).
 pub type MeshModelState = ActorModelState<MeshActor, ()>;
+/// One step of the actor model: a message delivered, or a session's choice of its next
+/// operation (`SelectRandom`, whose `random` is an index into [`MeshConfig::choices`]: a state
+/// holds each waiting session's choices, and indexes are cheaper to copy and hash than steps).
+pub type ActorStep = ActorModelAction<Msg, (), usize>;
 
 /// An operation, before its written value is assigned.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,13 +109,15 @@ pub struct MeshConfig {
     /// Fixed operations per session; `None`: every operation and server is chosen freely.
     pub scripts: Option<Vec<Vec<Step>>>,
     pub properties: Properties,
+    /// Symmetry reduction over sessions (free choice only; see [`MeshModel::representative`]).
+    pub symmetry: bool,
 }
 
 impl MeshConfig {
     /// Free choice: `clients` sessions of `ops` operations each, on `servers` servers and
     /// `keys` keys, every invariant checked.
     pub fn free(servers: usize, keys: usize, clients: usize, ops: usize, chain: Chain) -> MeshConfig {
-        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All }
+        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All, symmetry: false }
     }
 
     /// Fixed scripts, one per session.
@@ -119,6 +131,7 @@ impl MeshConfig {
             mutants: Vec::new(),
             scripts: Some(scripts),
             properties: Properties::All,
+            symmetry: false,
         }
     }
 
@@ -129,6 +142,15 @@ impl MeshConfig {
 
     pub fn history_only(mut self) -> MeshConfig {
         self.properties = Properties::History;
+        self
+    }
+
+    /// Treats sessions as interchangeable (free choice; a script names its sessions, so it
+    /// stays as it is). Verdicts and depths are those of the full model; a counterexample's
+    /// states are representatives, renamed from step to step, so replays come from a check
+    /// without symmetry.
+    pub fn symmetric(mut self) -> MeshConfig {
+        self.symmetry = true;
         self
     }
 
@@ -239,19 +261,8 @@ impl MeshConfig {
                 choices: if self.scripts.is_some() { Vec::new() } else { self.choices() },
             });
         }
-        let properties = self.properties;
-        let mut model = ActorModel::new(self, ())
-            .actors(actors)
-            .init_network(Network::new_ordered([]))
-            .property(Expectation::Always, CAUSAL, |model, state| reads_are_causally_consistent(&model.cfg, state))
-            .property(Expectation::Sometimes, REMOTE_VISIBLE, |_, state| remote_write_visible(state));
-        if properties == Properties::All {
-            model = model
-                .property(Expectation::Always, CUT, |_, state| c_cache_is_causal_cut(state))
-                .property(Expectation::Always, COVERAGE, |model, state| coverage_lemma(&model.cfg, state))
-                .property(Expectation::Always, COVER_DEPS, |_, state| reads_cover_deps(state));
-        }
-        Ok(model)
+        let actors = ActorModel::new(self, ()).actors(actors).init_network(Network::new_ordered([]));
+        Ok(MeshModel::new(actors))
     }
 }
 
@@ -291,6 +302,229 @@ pub fn written_value(index: usize, ops: usize, op: usize) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Steps of whole client operations
+
+/// The Stateright model of CausalMesh: the actor model, stepped one server event at a time.
+///
+/// A step is what the TLA+ spec calls an action: a session's operation at a server (its choice,
+/// its request delivered and handled, and the reply delivered), or one server-to-server message
+/// delivered (with any reply it releases). The actor model alone would also stop between a
+/// choice and its request's delivery, and between a reply's sending and its delivery; those
+/// states add nothing (see [`MeshModel::settle`]) and were 5–10× the space.
+pub struct MeshModel {
+    pub actors: MeshActorModel,
+    /// Keep each property's first counterexample (or example): see [`MeshModel::first_only`].
+    first_only: bool,
+    /// The properties found broken (or, for `sometimes`, found) so far, one bit each.
+    found: AtomicU8,
+}
+
+impl MeshModel {
+    pub fn new(actors: MeshActorModel) -> MeshModel {
+        MeshModel { actors, first_only: false, found: AtomicU8::new(0) }
+    }
+
+    pub fn cfg(&self) -> &MeshConfig {
+        &self.actors.cfg
+    }
+
+    /// Keeps the first counterexample found for each property. Stateright's breadth-first
+    /// checker records a discovery for every state that breaks a property and keeps the last
+    /// one written, which is not the shortest once a property breaks in many states; with this,
+    /// a property is judged only until it is first broken, so that on one thread the discovery
+    /// kept is a shortest one (and a broken property costs nothing afterwards). Not for the
+    /// Explorer, which judges the states a user visits.
+    pub fn first_only(mut self) -> MeshModel {
+        self.first_only = true;
+        self
+    }
+
+    /// An `always` property: `holds` is evaluated until the property is first broken.
+    fn always(&self, bit: u8, holds: impl FnOnce() -> bool) -> bool {
+        if self.first_only && self.found.load(Ordering::Relaxed) & bit != 0 {
+            return true;
+        }
+        let ok = holds();
+        if !ok {
+            self.found.fetch_or(bit, Ordering::Relaxed);
+        }
+        ok
+    }
+
+    /// A `sometimes` property: `happens` is evaluated until it first happens.
+    fn sometimes(&self, bit: u8, happens: impl FnOnce() -> bool) -> bool {
+        if self.first_only && self.found.load(Ordering::Relaxed) & bit != 0 {
+            return false;
+        }
+        let yes = happens();
+        if yes {
+            self.found.fetch_or(bit, Ordering::Relaxed);
+        }
+        yes
+    }
+
+    /// Whether an actor is a session.
+    fn is_session(&self, id: Id) -> bool {
+        usize::from(id) > self.cfg().servers
+    }
+
+    /// Takes `step` and the actor steps it implies, appending each actor step (with the state it
+    /// was taken from) to `trail` when given.
+    ///
+    /// Why the implied steps lose nothing: a session is blocked between its choice and its
+    /// reply, and only its own messages reach it. So (1) delivering a request sent when the
+    /// session chose, at once, is the same as the session choosing later (its choice is local
+    /// and nobody sees it); (2) delivering a reply at once is the same as delivering it later
+    /// (the delivery changes only the session, which nothing else reads). Any interleaving of
+    /// the actor model reorders into one of whole operations reaching the same servers and
+    /// messages between servers; the sessions' records then differ at most by replies not yet
+    /// delivered, and every property is either about the servers or stays violated once
+    /// violated in the records. Messages a session sends in reply to a reply (none in
+    /// CausalMesh; a retry would) stay ordinary deliveries.
+    pub fn settle(
+        &self,
+        state: &MeshModelState,
+        step: ActorStep,
+        mut trail: Option<&mut Vec<(MeshModelState, ActorStep)>>,
+    ) -> Option<MeshModelState> {
+        let chooser = match &step {
+            ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
+            _ => None,
+        };
+        let take = |state: &MeshModelState, step: ActorStep, trail: &mut Option<&mut Vec<(MeshModelState, ActorStep)>>| {
+            if let Some(t) = trail.as_deref_mut() {
+                t.push((state.clone(), step.clone()));
+            }
+            self.actors.next_state(state, step)
+        };
+        let mut state = take(state, step, &mut trail)?;
+        if let Some(chooser) = chooser {
+            // The request(s) the chosen function sent on starting.
+            let requests: Vec<ActorStep> = state
+                .network
+                .iter_deliverable()
+                .filter(|e| e.src == chooser)
+                .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
+                .collect();
+            for request in requests {
+                state = take(&state, request, &mut trail)?;
+            }
+        }
+        while let Some(reply) = state.network.iter_deliverable().find(|e| self.is_session(e.dst)).map(|e| ActorModelAction::Deliver {
+            src: e.src,
+            dst: e.dst,
+            msg: e.msg.clone(),
+        }) {
+            state = take(&state, reply, &mut trail)?;
+        }
+        Some(state)
+    }
+
+    /// The representative of `state` under symmetry over sessions: the same state with its
+    /// sessions sorted by what they did ([`session_signature`]), and every value each one
+    /// wrote renamed after its new place (`written_value`), in the servers' caches, in the
+    /// messages between servers and in the sessions' records and contexts.
+    ///
+    /// Why this is sound: free-choice sessions differ only in their index, which names their
+    /// actor and their written values, and the protocol compares values only for equality
+    /// (conflicts are resolved by clocks), so renaming sessions and their values maps runs to
+    /// runs; every property is about the servers' clocks or about the history up to such a
+    /// renaming. It is applied only when every session is between operations and no message
+    /// involves a session (always, after a step of this model), so no node holds a session's
+    /// actor id. Sessions with equal signatures keep their order: the reduction is then partial
+    /// (two mirror states may both be explored), never wrong.
+    pub fn representative(&self, state: MeshModelState) -> MeshModelState {
+        let cfg = self.cfg();
+        let first = cfg.servers + 1;
+        let n = cfg.clients;
+        if n < 2
+            || cfg.scripts.is_some()
+            || sessions(&state).any(|s| s.function.is_some())
+            || state.network.iter_deliverable().any(|e| self.is_session(e.src) || self.is_session(e.dst))
+        {
+            return state;
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_cached_key(|&i| session_signature(cfg, i, state.actor_states[first + i].session().expect("a session")));
+        if order.iter().enumerate().all(|(p, &i)| p == i) {
+            return state;
+        }
+        let mut place = vec![0; n];
+        for (p, &i) in order.iter().enumerate() {
+            place[i] = p;
+        }
+        let ops = cfg.ops.max(1) as Value;
+        let rename = |v: Value| {
+            let (index, op) = ((v - 1) / ops, (v - 1) % ops);
+            place.get(index as usize).map_or(v, |&p| p as Value * ops + op + 1)
+        };
+        let mut next = state.clone();
+        for (a, actor) in state.actor_states.iter().enumerate().take(cfg.servers) {
+            let mut hosted = match &**actor {
+                MeshState::Server(hosted) => hosted.clone(),
+                _ => unreachable!("servers come first"),
+            };
+            if let MeshNode::Server(server) = &mut hosted.node {
+                server.map_values(&rename);
+            }
+            next.actor_states[a] = Arc::new(MeshState::Server(hosted));
+        }
+        for (p, &i) in order.iter().enumerate() {
+            let mut session = state.actor_states[first + i].session().expect("a session").clone();
+            session.map_values(&rename);
+            next.actor_states[first + p] = Arc::new(MeshState::Session(Box::new(session)));
+            next.random_choices[first + p] = state.random_choices[first + i].clone();
+            next.timers_set[first + p] = state.timers_set[first + i].clone();
+        }
+        if let Network::Ordered(flows) = &mut next.network {
+            flows.values_mut().flatten().for_each(|m| m.map_values(&rename));
+        }
+        next
+    }
+
+    /// The actor steps a step of this model takes, each with the state it is taken from.
+    pub fn actor_steps(&self, state: &MeshModelState, step: ActorStep) -> Vec<(MeshModelState, ActorStep)> {
+        let mut trail = Vec::new();
+        self.settle(state, step, Some(&mut trail));
+        trail
+    }
+}
+
+impl Model for MeshModel {
+    type State = MeshModelState;
+    /// The step that starts it: a session's choice or a delivery between servers.
+    type Action = ActorStep;
+
+    fn init_states(&self) -> Vec<MeshModelState> {
+        self.actors.init_states()
+    }
+
+    fn actions(&self, state: &MeshModelState, actions: &mut Vec<ActorStep>) {
+        self.actors.actions(state, actions);
+    }
+
+    fn next_state(&self, state: &MeshModelState, step: ActorStep) -> Option<MeshModelState> {
+        let next = self.settle(state, step, None)?;
+        Some(if self.cfg().symmetry { self.representative(next) } else { next })
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        // TLC's order of the invariants (`causalmesh_tla::INVARIANTS`), then the witness.
+        let mut properties = Vec::new();
+        if self.cfg().properties == Properties::All {
+            properties.push(Property::always(CUT, |m: &MeshModel, s: &MeshModelState| m.always(1, || c_cache_is_causal_cut(s))));
+            properties.push(Property::always(COVERAGE, |m: &MeshModel, s: &MeshModelState| m.always(2, || coverage_lemma(m.cfg(), s))));
+            properties.push(Property::always(COVER_DEPS, |m: &MeshModel, s: &MeshModelState| m.always(4, || reads_cover_deps(s))));
+        }
+        properties
+            .push(Property::always(CAUSAL, |m: &MeshModel, s: &MeshModelState| m.always(8, || reads_are_causally_consistent(m.cfg(), s))));
+        properties
+            .push(Property::sometimes(REMOTE_VISIBLE, |m: &MeshModel, s: &MeshModelState| m.sometimes(16, || remote_write_visible(s))));
+        properties
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Actors
 
 #[derive(Clone, Debug)]
@@ -306,8 +540,27 @@ pub enum MeshActor {
         protocol: Arc<CausalMesh>,
         ops: usize,
         script: Option<Vec<Step>>,
+        /// [`MeshConfig::choices`] (free choice), chosen by index.
         choices: Vec<Step>,
     },
+}
+
+/// An operation in a [`session_signature`]: kind, key, and the value's class.
+type OpSignature = (OpKind, Key, Value);
+
+/// What a session did, with the values it read named by their writer's relation to it (its own
+/// `j`-th write, another session's `j`-th write, the initial state), so that it does not
+/// change when sessions are renamed: the order [`MeshModel::representative`] sorts sessions in.
+pub fn session_signature(cfg: &MeshConfig, index: usize, session: &Session) -> impl Ord + use<> {
+    let ops = cfg.ops.max(1) as Value;
+    let class = |v: Option<Value>| match v {
+        None => 0,
+        Some(v) if (v - 1) / ops == index as Value => 1 + (v - 1) % ops,
+        Some(v) => 1 + ops + (v - 1) % ops,
+    };
+    let records: Vec<(TxnKind, Outcome, Vec<OpSignature>)> =
+        session.records.iter().map(|r| (r.kind, r.outcome, r.ops.iter().map(|op| (op.kind, op.key, class(op.value))).collect())).collect();
+    (session.started, session.aborted, session.violation.is_some(), records)
 }
 
 /// A session's state: the function running now, or the context between functions.
@@ -325,6 +578,18 @@ pub struct Session {
     pub violation: Option<String>,
     /// A read transaction aborted the workflow.
     pub aborted: bool,
+}
+
+impl Session {
+    /// Renames the values in the session's records and context (see `Msg::map_values`).
+    fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
+        for op in self.records.iter_mut().flat_map(|r| r.ops.iter_mut()).chain(self.context.txn_ops.iter_mut()) {
+            op.value = op.value.map(f);
+        }
+        self.context.local.values_mut().flatten().for_each(|v| v.map_value(f));
+        self.context.read_set.values_mut().for_each(|v| v.map_value(f));
+        self.context.buffer.iter_mut().for_each(|(_, v)| *v = f(*v));
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -422,7 +687,7 @@ impl MeshActor {
                 let step = script[session.started].clone();
                 self.start_function_from(session, &step, o);
             }
-            None => o.choose_random("op", choices.clone()),
+            None => o.choose_random("op", (0..choices.len()).collect()),
         }
     }
 
@@ -443,7 +708,7 @@ impl Actor for MeshActor {
     type Timer = ();
     type State = MeshState;
     type Storage = ();
-    type Random = Step;
+    type Random = usize;
 
     fn on_start(&self, _id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> MeshState {
         match self {
@@ -491,9 +756,10 @@ impl Actor for MeshActor {
         }
     }
 
-    fn on_random(&self, id: Id, state: &mut Cow<MeshState>, random: &Step, o: &mut Out<Self>) {
+    fn on_random(&self, id: Id, state: &mut Cow<MeshState>, random: &usize, o: &mut Out<Self>) {
+        let MeshActor::Session { choices, .. } = self else { unreachable!("only sessions choose") };
         let MeshState::Session(session) = state.to_mut() else { unreachable!("only sessions choose") };
-        self.start_function(id, session, random, o);
+        self.start_function(id, session, &choices[*random], o);
     }
 }
 
@@ -579,9 +845,18 @@ pub fn reads_are_causally_consistent(cfg: &MeshConfig, state: &MeshModelState) -
     if sessions(state).any(|s| s.function.is_some()) {
         return true;
     }
+    // What the verdict depends on: the sessions' operations and outcomes. The serving node and
+    // the versions attached to operations are informative (explanations, not verdicts), and
+    // would split one history into many.
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     for s in sessions(state) {
-        s.records.hash(&mut hasher);
+        s.records.len().hash(&mut hasher);
+        for r in &s.records {
+            (r.kind, r.outcome, r.ops.len()).hash(&mut hasher);
+            for op in &r.ops {
+                (op.kind, op.key, op.value).hash(&mut hasher);
+            }
+        }
     }
     let key = hasher.finish();
     if let Some(ok) = VERDICTS.with(|v| v.borrow().get(&key).copied()) {
@@ -633,10 +908,21 @@ pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
 }
 
 /// The history checker's report on a state's history (level `ccv`).
+///
+/// The history is the text a run writes, each line read as the checker's record, then built
+/// in memory: the file reader's second thread (it overlaps parsing with building) would cost
+/// more than the check of a model's few transactions, thousands of times per second.
 pub fn check_history(cfg: &MeshConfig, state: &MeshModelState) -> Report {
     let text = history_text(cfg, state);
-    let history = causim_checkers::read_history(text.as_bytes(), None).expect("the simulator's history format parses");
-    causim_checkers::check(&history, Level::Ccv)
+    let records: Vec<causim_checkers::TxnRecord> = text
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str(line).expect("the simulator's history lines are the checker's records"))
+        .collect();
+    let history = causim_checkers::History::from_records(None, &records).expect("the simulator's history is well formed");
+    // One thread: the model checker's threads already use every core.
+    let options = causim_checkers::CheckOptions { threads: 1, ..causim_checkers::CheckOptions::default() };
+    causim_checkers::check_with(&history, Level::Ccv, &options)
 }
 
 /// The anomaly names the checker reports on a state's history, sorted.
@@ -645,26 +931,33 @@ pub fn anomalies(cfg: &MeshConfig, state: &MeshModelState) -> Vec<String> {
 }
 
 /// Runs a model to completion (or to the first failure of an `always` property) on `threads`
-/// threads, breadth first, so counterexamples are shortest.
+/// threads, breadth first, keeping each property's first counterexample: on one thread, a
+/// shortest one.
 pub fn check(model: MeshModel, threads: usize, stop_at_first_failure: bool) -> impl stateright::Checker<MeshModel> {
     use stateright::{Checker as _, HasDiscoveries};
-    let mut builder = model.checker().threads(threads.max(1));
+    let mut builder = model.first_only().checker().threads(threads.max(1));
     if stop_at_first_failure {
         builder = builder.finish_when(HasDiscoveries::AnyFailures);
     }
     builder.spawn_bfs().join()
 }
 
-/// The `always` properties a finished check found a counterexample to, in declaration order.
+/// The `always` property broken first, as TLC would report it (none, or one): the one with the
+/// shortest counterexample (breadth first; a step of the model is an action of the TLA+ spec),
+/// ties going to the first in declaration order, which is the order TLC checks the spec's
+/// invariants in. A check stopped at its first failure may have found others in the same
+/// round: they break later, or at the same depth after this one in TLC's order.
 pub fn failing_properties(checker: &impl stateright::Checker<MeshModel>) -> Vec<&'static str> {
     use stateright::Model as _;
-    checker
+    let found: Vec<(&'static str, usize)> = checker
         .model()
         .properties()
         .into_iter()
-        .filter(|p| p.expectation.discovery_is_failure() && checker.discovery(p.name).is_some())
-        .map(|p| p.name)
-        .collect()
+        .filter(|p| p.expectation.discovery_is_failure())
+        .filter_map(|p| checker.discovery(p.name).map(|path| (p.name, path.into_actions().len())))
+        .collect();
+    // `min_by_key` keeps the first of equal minima.
+    found.into_iter().min_by_key(|(_, steps)| *steps).map(|(name, _)| name).into_iter().collect()
 }
 
 /// The id of actor `index`, for building expected discovery paths.

@@ -13,7 +13,7 @@
 //! normal delays) only extends it.
 
 use crate::causalmesh_model::{
-    CAUSAL, COVER_DEPS, CUT, MeshConfig, MeshModel, MeshModelState, Step, StepOp, anomalies, key_name, session_name,
+    ActorStep, CAUSAL, COVER_DEPS, CUT, MeshConfig, MeshModel, MeshModelState, Step, StepOp, anomalies, key_name, session_name,
 };
 use causim_models::Model;
 use causim_models::causalmesh::{CausalMesh, Chain, Msg};
@@ -24,8 +24,6 @@ use causim_sim::node::Message;
 use causim_sim::workload::{ScriptFunction, ScriptOp, ScriptSession, WorkloadConfig};
 use stateright::Path;
 use stateright::actor::ActorModelAction;
-
-type Action = ActorModelAction<Msg, (), Step>;
 
 /// A counterexample made into a scenario.
 #[derive(Clone, Debug)]
@@ -43,10 +41,16 @@ pub struct Replay {
 }
 
 /// Builds the scenario replaying `path`, a counterexample to `property` of the model built
-/// from `cfg`. `name` names the scenario.
-pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModelState, Action>) -> Replay {
+/// from `cfg`, checked without symmetry (a symmetric check's states are renamed from step to
+/// step; see `MeshConfig::symmetric`). `name` names the scenario.
+pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModelState, ActorStep>) -> Replay {
+    let model = cfg.clone().into_model().expect("the bounds of a checked model");
     let pairs = path.into_vec();
     let last = pairs.last().expect("a path has a state").0.clone();
+    // Each step of the model is one or more steps of its actors: a choice, the request, the reply.
+    let pairs: Vec<(MeshModelState, ActorStep)> =
+        pairs.into_iter().filter_map(|(state, step)| step.map(|step| model.actor_steps(&state, step))).flatten().collect();
+    let choices = cfg.choices();
     let mut functions: Vec<Vec<Step>> = vec![Vec::new(); cfg.clients];
     let mut requested: Vec<usize> = vec![0; cfg.clients];
     let mut deliveries = Vec::new();
@@ -54,12 +58,12 @@ pub fn replay(cfg: &MeshConfig, name: &str, property: &str, path: Path<MeshModel
     let mut delivery_steps = Vec::new();
     let session_of = |actor: usize| -> Option<usize> { (actor > cfg.servers).then(|| actor - cfg.servers - 1) };
     for (state, action) in &pairs {
-        let Some(action) = action else { continue };
         match action {
             ActorModelAction::SelectRandom { actor, random, .. } => {
                 let j = session_of(usize::from(*actor)).expect("only sessions choose");
-                functions[j].push(random.clone());
-                steps.push(format!("{} picks {}", session_name(j), crate::causalmesh_model::format_step(random)));
+                let step = choices[*random].clone();
+                steps.push(format!("{} picks {}", session_name(j), crate::causalmesh_model::format_step(&step)));
+                functions[j].push(step);
             }
             ActorModelAction::Deliver { src, dst, msg } => {
                 let name = |actor: usize| -> String {
@@ -202,6 +206,6 @@ pub fn scenario_name(cfg: &MeshConfig) -> String {
 }
 
 /// Convenience: the counterexample to `property` of a checked model, if there is one.
-pub fn counterexample<C: stateright::Checker<MeshModel>>(checker: &C, property: &'static str) -> Option<Path<MeshModelState, Action>> {
+pub fn counterexample<C: stateright::Checker<MeshModel>>(checker: &C, property: &'static str) -> Option<Path<MeshModelState, ActorStep>> {
     checker.discovery(property)
 }

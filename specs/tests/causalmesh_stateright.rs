@@ -51,47 +51,80 @@ fn causalmesh_two_round_chain_satisfies_every_property_with_an_intermediate_hop(
     assert_eq!(failing, Vec::<&str>::new());
     assert!(checker.discovery(REMOTE_VISIBLE).is_some());
     // Pinned: a change of the protocol's state space shows up here as a diff.
-    assert_eq!(unique, 13_252);
+    assert_eq!(unique, 2_620);
 }
 
 #[test]
 fn causalmesh_a_remote_write_becomes_visible_once_its_tail_reveals_it() {
-    // Goal: guard against vacuity, with the shortest example: c1 writes at S1, whose chain
-    // ends at S0; S0 reveals it and c2 reads it there.
+    // Goal: guard against vacuity, with the shortest example: c1 writes at S0, whose chain
+    // ends at S1; S1 reveals it and c2 reads it there.
     let cfg = MeshConfig::free(2, 1, 2, 1, Chain::OneRound);
     let (_, _, checker) = explore(&cfg, 1);
     let (steps, _) = path(&cfg, &checker, REMOTE_VISIBLE);
     assert_eq!(
         steps,
         [
-            "c1 picks w(k1)@S1",
-            "c1/f0 → S1: ClientWrite k1=1 carrying 0 write(s)",
-            "S1 → S0: ServerWrite (head S1, round 1) k1@[0,1] carrying 0 write(s)",
-            "S1 → c1/f0: WriteReply k1 [0,1]",
-            "c2 picks r(k1)@S0",
-            "c2/f0 → S0: ClientRead k1",
-            "S0 → c2/f0: ReadReply k1=1 [0,1]",
+            "c1 picks w(k1)@S0",
+            "c1/f0 → S0: ClientWrite k1=1 carrying 0 write(s)",
+            "S0 → c1/f0: WriteReply k1 [1,0]",
+            "S0 → S1: ServerWrite (head S0, round 1) k1@[1,0] carrying 0 write(s)",
+            "c2 picks r(k1)@S1",
+            "c2/f0 → S1: ClientRead k1",
+            "S1 → c2/f0: ReadReply k1=1 [1,0]",
         ]
     );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Mutants, every property checked: the first property broken is the invariant TLC reports
-// first for the same mutant (one-round chain, 2 servers, 2 keys, 2 clients × 2 ops).
+// first for the same mutant (one-round chain, 2 servers, 2 keys, 2 clients × 2 ops), after as
+// many steps as TLC's counterexample has actions (`tests/tlc_causalmesh.rs`): a step of the
+// model is a whole client operation or one message between servers, as an action of the spec.
 
 #[test]
 fn causalmesh_mutants_break_the_property_their_tla_counterpart_breaks_first() {
-    for (mutant, property, steps) in [
-        ("no_carry_local_writes", CAUSAL, 10),
-        ("reveal_at_head", COVERAGE, 5),
-        ("nearest_deps_only", CUT, 6),
-        ("read_without_integration", COVER_DEPS, 9),
-        ("integrate_by_vc_dominance", COVERAGE, 11),
+    for (mutant, property, tla_actions) in [
+        ("no_carry_local_writes", CAUSAL, 4),
+        ("reveal_at_head", COVERAGE, 1),
+        ("nearest_deps_only", CUT, 3),
+        ("read_without_integration", COVER_DEPS, 4),
+        ("integrate_by_vc_dominance", COVERAGE, 5),
     ] {
         let cfg = free(Chain::OneRound).mutant(mutant);
         let (_, failing, checker) = explore(&cfg, 1);
         assert_eq!(failing, [property], "{mutant}");
-        assert_eq!(path(&cfg, &checker, property).0.len(), steps, "{mutant}");
+        assert_eq!(checker.discovery(property).unwrap().into_actions().len(), tla_actions, "{mutant}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Symmetry over sessions: the same verdicts, fewer states.
+
+#[test]
+fn causalmesh_symmetry_over_sessions_keeps_every_verdict_and_halves_the_states() {
+    // Goal: the correct protocol passes and every mutant breaks the same property first, at
+    // the same depth, with and without symmetry; on the CI bounds the symmetric model has
+    // about half the states (two sessions: mirror states are one).
+    let cfg = free(Chain::OneRound);
+    let (plain, _, _) = explore(&cfg, 1);
+    let symmetric = cfg.clone().symmetric();
+    let (unique, failing, checker) = explore(&symmetric, 1);
+    assert_eq!(failing, Vec::<&str>::new());
+    assert!(checker.discovery(REMOTE_VISIBLE).is_some());
+    assert_eq!((plain, unique), (104_185, 53_067));
+    for mutant in ["no_carry_local_writes", "reveal_at_head", "nearest_deps_only", "read_without_integration", "integrate_by_vc_dominance"]
+    {
+        for cfg in [free(Chain::OneRound).mutant(mutant), free(Chain::OneRound).mutant(mutant).history_only()] {
+            let (_, failing, checker) = explore(&cfg, 1);
+            let symmetric = cfg.clone().symmetric();
+            let (_, failing_sym, checker_sym) = explore(&symmetric, 1);
+            assert_eq!(failing, failing_sym, "{mutant}");
+            for property in failing {
+                let steps =
+                    |c: &dyn Checker<causim_specs::causalmesh_model::MeshModel>| c.discovery(property).unwrap().into_actions().len();
+                assert_eq!(steps(&checker), steps(&checker_sym), "{mutant}: {property}");
+            }
+        }
     }
 }
 
@@ -118,8 +151,8 @@ fn causalmesh_mutant_no_carry_local_writes_reads_y_without_x() {
             "S0 → c1/f0: WriteReply k2 [1,0]",
             "c1 picks w(k1)@S1",
             "c1/f1 → S1: ClientWrite k1=2 carrying 0 write(s)",
-            "S1 → S0: ServerWrite (head S1, round 1) k1@[0,1] carrying 0 write(s)",
             "S1 → c1/f1: WriteReply k1 [0,1]",
+            "S1 → S0: ServerWrite (head S1, round 1) k1@[0,1] carrying 0 write(s)",
             "c2 picks rt(k1+k2)@S0",
             "c2/f0 → S0: ClientReadTxn k1+k2",
             "S0 → c2/f0: ReadTxnReply k1=2 k2=initial",
@@ -130,20 +163,20 @@ fn causalmesh_mutant_no_carry_local_writes_reads_y_without_x() {
 
 #[test]
 fn causalmesh_mutant_reveal_at_head_loses_a_read_write_when_the_reader_moves() {
-    // Goal: c1 reads c2's write at its head S0, moves to S1, which has not got it yet.
+    // Goal: c2 reads c1's write at its head S0, moves to S1, which has not got it yet.
     let (steps, anomalies) = history_counterexample("reveal_at_head");
     assert_eq!(
         steps,
         [
-            "c1 picks r(k1)@S0",
-            "c2 picks w(k1)@S0",
-            "c2/f0 → S0: ClientWrite k1=3 carrying 0 write(s)",
-            "S0 → c2/f0: WriteReply k1 [1,0]",
-            "c1/f0 → S0: ClientRead k1",
-            "S0 → c1/f0: ReadReply k1=3 [1,0]",
-            "c1 picks r(k1)@S1",
-            "c1/f1 → S1: ClientRead k1",
-            "S1 → c1/f1: ReadReply k1=initial [0,0]",
+            "c1 picks w(k1)@S0",
+            "c1/f0 → S0: ClientWrite k1=1 carrying 0 write(s)",
+            "S0 → c1/f0: WriteReply k1 [1,0]",
+            "c2 picks r(k1)@S0",
+            "c2/f0 → S0: ClientRead k1",
+            "S0 → c2/f0: ReadReply k1=1 [1,0]",
+            "c2 picks r(k1)@S1",
+            "c2/f1 → S1: ClientRead k1",
+            "S1 → c2/f1: ReadReply k1=initial [0,0]",
         ]
     );
     assert_eq!(anomalies, ["WriteCOInitRead"]);
@@ -161,8 +194,8 @@ fn causalmesh_mutant_nearest_deps_only_reveals_y_without_the_x_it_carries() {
             "S0 → c1/f0: WriteReply k2 [1,0]",
             "c1 picks w(k1)@S1",
             "c1/f1 → S1: ClientWrite k1=2 carrying 1 write(s)",
-            "S1 → S0: ServerWrite (head S1, round 1) k1@[1,1] carrying 1 write(s)",
             "S1 → c1/f1: WriteReply k1 [1,1]",
+            "S1 → S0: ServerWrite (head S1, round 1) k1@[1,1] carrying 1 write(s)",
             "c2 picks rt(k1+k2)@S0",
             "c2/f0 → S0: ClientReadTxn k1+k2",
             "S0 → c2/f0: ReadTxnReply k1=2 k2=initial",
@@ -173,22 +206,22 @@ fn causalmesh_mutant_nearest_deps_only_reveals_y_without_the_x_it_carries() {
 
 #[test]
 fn causalmesh_mutant_read_without_integration_serves_an_older_version_after_a_move() {
-    // Goal: c1 reads c2's write at its tail S0, moves to S1 (the head, where the write waits in
+    // Goal: c2 reads c1's write at its tail S1, moves to S0 (the head, where the write waits in
     // the I-cache) and reads without integrating its deps: the initial value.
     let (steps, anomalies) = history_counterexample("read_without_integration");
     assert_eq!(
         steps,
         [
-            "c1 picks r(k1)@S0",
-            "c2 picks w(k1)@S1",
-            "c2/f0 → S1: ClientWrite k1=3 carrying 0 write(s)",
-            "S1 → S0: ServerWrite (head S1, round 1) k1@[0,1] carrying 0 write(s)",
-            "S1 → c2/f0: WriteReply k1 [0,1]",
-            "c1/f0 → S0: ClientRead k1",
-            "S0 → c1/f0: ReadReply k1=3 [0,1]",
-            "c1 picks r(k1)@S1",
-            "c1/f1 → S1: ClientRead k1",
-            "S1 → c1/f1: ReadReply k1=initial [0,0]",
+            "c1 picks w(k1)@S0",
+            "c1/f0 → S0: ClientWrite k1=1 carrying 0 write(s)",
+            "S0 → c1/f0: WriteReply k1 [1,0]",
+            "S0 → S1: ServerWrite (head S0, round 1) k1@[1,0] carrying 0 write(s)",
+            "c2 picks r(k1)@S1",
+            "c2/f0 → S1: ClientRead k1",
+            "S1 → c2/f0: ReadReply k1=1 [1,0]",
+            "c2 picks r(k1)@S0",
+            "c2/f1 → S0: ClientRead k1",
+            "S0 → c2/f1: ReadReply k1=initial [0,0]",
         ]
     );
     assert_eq!(anomalies, ["WriteCOInitRead"]);
@@ -220,8 +253,8 @@ fn causalmesh_integration_by_vc_dominance_shows_a_stale_read_to_a_third_client()
             "c2/f0 → S0: ClientWrite k2=3 carrying 0 write(s)",
             "S0 → c2/f0: WriteReply k2 [3,0]",
             "c2/f1 → S1: ClientWrite k2=4 carrying 1 write(s)",
-            "S1 → S0: ServerWrite (head S1, round 1) k2@[3,1] carrying 1 write(s)",
             "S1 → c2/f1: WriteReply k2 [3,1]",
+            "S1 → S0: ServerWrite (head S1, round 1) k2@[3,1] carrying 1 write(s)",
             "c3/f0 → S0: ClientRead k1",
             "S0 → c3/f0: ReadReply k1=1 [1,0]",
             "c3/f1 → S1: ClientRead k1",
@@ -229,11 +262,11 @@ fn causalmesh_integration_by_vc_dominance_shows_a_stale_read_to_a_third_client()
         ]
     );
     assert_eq!(anomalies, ["WriteCOInitRead"]);
-    assert_eq!(unique, 2_024);
+    assert_eq!(unique, 350);
 
     // The same script with exact versions, and with the two-round chain: no anomaly.
     for (chain, mutants, pinned) in
-        [(Chain::OneRound, vec![], 2_171), (Chain::TwoRound, vec![], 15_945), (Chain::TwoRound, vec!["integrate_by_vc_dominance"], 16_041)]
+        [(Chain::OneRound, vec![], 335), (Chain::TwoRound, vec![], 2_403), (Chain::TwoRound, vec!["integrate_by_vc_dominance"], 2_415)]
     {
         let mut cfg = MeshConfig::scripted(2, 2, scripts.clone(), chain);
         for m in &mutants {

@@ -15,7 +15,7 @@
 //!   read of a cold key fetches that exact version's value from the database first.
 
 use super::vc::{Deps, Vc, Version};
-use causim_sim::history::Key;
+use causim_sim::history::{Key, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How many merged versions per key are remembered: to drop copies that arrive again, and for
@@ -523,6 +523,12 @@ impl DualCache {
                 self.c.remove(&k);
             }
         }
+    }
+
+    /// Renames every cached value (see `Msg::map_values`).
+    pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
+        self.c.values_mut().flatten().for_each(|v| v.map_value(f));
+        self.i.values_mut().flatten().for_each(|v| v.map_value(f));
     }
 
     /// Definition 1: every dependency of a visible version is covered by the visible version

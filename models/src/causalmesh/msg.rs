@@ -110,6 +110,40 @@ pub enum Msg {
     },
 }
 
+impl Msg {
+    /// Renames every written value the message holds (`f` must be a bijection on the values a
+    /// run writes). The protocol never orders values, only compares them for equality, so a
+    /// renamed run is a run: model checkers use this to treat interchangeable clients as one.
+    pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
+        let writes = |w: &mut Writes| w.iter_mut().for_each(|(_, v)| v.map_value(f));
+        match self {
+            Msg::ClientWrite { value, local, .. } => {
+                *value = f(*value);
+                writes(local);
+            }
+            Msg::ClientCommit { writes: w, .. } => w.iter_mut().for_each(|(_, v)| *v = f(*v)),
+            Msg::ReadReply { version, .. } | Msg::DbReadReply { version, .. } => version.map_value(f),
+            Msg::ReadTccReply { version, .. } => version.iter_mut().for_each(|v| v.map_value(f)),
+            Msg::ReadTxnReply { versions } => writes(versions),
+            Msg::ServerWrite { writes: w, carried, .. } => {
+                writes(w);
+                writes(carried);
+            }
+            Msg::DbWrite { writes: w, .. } => writes(w),
+            Msg::ClientRead { .. }
+            | Msg::ClientReadTxn { .. }
+            | Msg::ClientReadTcc { .. }
+            | Msg::ClientValidateTcc { .. }
+            | Msg::WriteReply { .. }
+            | Msg::CommitReply { .. }
+            | Msg::ValidateReply { .. }
+            | Msg::Integrate { .. }
+            | Msg::DbWriteAck { .. }
+            | Msg::DbRead { .. } => {}
+        }
+    }
+}
+
 fn writes_bytes(w: &Writes) -> u64 {
     w.iter().map(|(_, v)| 8 + v.bytes()).sum()
 }

@@ -4,7 +4,7 @@ use super::cache::DualCache;
 use super::msg::{Msg, Writes};
 use super::vc::{Deps, Vc, Version, deps_on, merge_dep};
 use crate::metrics;
-use causim_sim::history::Key;
+use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::cmp::Ordering;
@@ -524,6 +524,17 @@ impl Server {
         for w in ready {
             self.serve_read(now, w.client, w.request, out);
         }
+    }
+
+    /// Renames every value the server holds, cached or in waiting requests and replies (see
+    /// `Msg::map_values`).
+    pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
+        self.cache.map_values(f);
+        for p in self.pending_flushes.values_mut() {
+            p.reply.map_values(f);
+            p.chain.iter_mut().for_each(|m| m.map_values(f));
+        }
+        self.waiting.iter_mut().for_each(|w| w.request.map_values(f));
     }
 
     /// The C-cache is a causal cut; a join this input accepted read a cut (writes whose

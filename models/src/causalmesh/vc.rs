@@ -159,6 +159,11 @@ impl Version {
     pub fn bytes(&self) -> u64 {
         8 + self.vc.bytes() + deps_bytes(&self.deps)
     }
+
+    /// Renames the value (see `Msg::map_values`); the initial state stays initial.
+    pub fn map_value(&mut self, f: &impl Fn(Value) -> Value) {
+        self.value = self.value.map(f);
+    }
 }
 
 #[cfg(test)]
