@@ -206,7 +206,8 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         );
         code = ExitCode::from(BUDGET_EXHAUSTED);
     }
-    if let Some(property) = violated.first() {
+    // The shortest counterexample (the first property of equal lengths) is the one shown.
+    if let Some(property) = violated.iter().min_by_key(|p| discoveries[**p].clone().into_actions().len()) {
         let path = discoveries[property].clone();
         let name = scenario_name(&cfg);
         let r = replay(&cfg, &name, property, path);

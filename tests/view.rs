@@ -361,25 +361,25 @@ fn a_model_check_counterexample_is_drawn_with_its_steps_numbered() {
     assert_eq!(cx["property"], "a revealed write is everywhere");
     let steps = cx["steps"].as_array().unwrap();
     let words: Vec<&str> = steps.iter().map(|s| s[0].as_str().unwrap()).collect();
-    assert_eq!(words[0], "c1 picks r(k1)@S1");
-    assert!(words[2].starts_with("c2/f0 → S1: ClientWrite k2"), "{words:?}");
-    assert!(words[3].starts_with("S1 → c2/f0: WriteReply k2"), "{words:?}");
+    assert_eq!(words[0], "c1 picks w(k1)@S0");
+    assert!(words[1].starts_with("c1/f0 → S0: ClientWrite k1"), "{words:?}");
+    assert!(words[2].starts_with("S0 → c1/f0: WriteReply k1"), "{words:?}");
     // Deliveries point at their messages (kind and endpoints as the step says); choices at none.
     let strings = data["strings"].as_array().unwrap();
     let msg_kind = |s: &serde_json::Value| strings[data["msgs"][s[1].as_u64().unwrap() as usize][5].as_u64().unwrap() as usize].as_str();
     let tied: Vec<(usize, Option<&str>)> =
         steps.iter().enumerate().filter(|(_, s)| s[1] != -1).map(|(i, s)| (i + 1, msg_kind(s))).collect();
-    assert_eq!(tied, [(3, Some("ClientWrite")), (4, Some("WriteReply"))]);
+    assert_eq!(tied, [(2, Some("ClientWrite")), (3, Some("WriteReply"))]);
 
     let page = run.join("view.html").canonicalize().unwrap();
     let dom = headless(&format!("file://{}", page.display()), &["--dump-dom".to_string()], "model-check");
     let numbered: Vec<&str> = tags_with_class(&dom, "cx-step").iter().filter_map(|t| attr(t, "data-step")).collect();
-    assert_eq!(numbered, ["3", "4"]);
+    assert_eq!(numbered, ["2", "3"]);
     let body = dom.split('<').find(|t| t.starts_with("body")).expect("a body");
     assert_eq!(attr(body, "data-steps-visible"), Some("2/2"));
     let panel = text_after(&dom, "<section id=\"counterexample\"", 1500);
     assert!(panel.contains("“a revealed write is everywhere” can be violated"), "{panel}");
-    assert!(panel.contains("c2 picks rt(k1+k2)@S1"), "{panel}");
+    assert!(panel.contains("c1 picks w(k1)@S0"), "{panel}");
 
     // The scenario alone: `causim run --view` numbers the replay schedule's two deliveries.
     let scenario = dir.join("model-check-causalmesh-reveal_at_head-one-round.json");
@@ -389,7 +389,7 @@ fn a_model_check_counterexample_is_drawn_with_its_steps_numbered() {
     assert!(data["counterexample"]["property"].is_null());
     assert_eq!(
         data["counterexample"]["steps"].as_array().unwrap().iter().map(|s| s[0].as_str().unwrap()).collect::<Vec<_>>(),
-        ["c2/f0 → S1: ClientWrite", "S1 → c2/f0: WriteReply"]
+        ["c1/f0 → S0: ClientWrite", "S0 → c1/f0: WriteReply"]
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
