@@ -63,6 +63,9 @@ pub struct DualCache {
     /// With `keep_write_deps`: per key, the own dependencies of the last writes that left the
     /// I-cache (as many as `merged` remembers).
     write_deps: BTreeMap<Key, VecDeque<(Vc, Deps)>>,
+    /// CausalMesh without eviction: per key, the keys whose visible version still has an
+    /// uncovered (ghost) dependency on it (see `settle_ghost_deps`).
+    ghost_waiting: BTreeMap<Key, BTreeSet<Key>>,
     // Eviction bookkeeping (only when `keys_max` is set).
     /// Keys whose value was evicted: the entry (VC, winner, deps) stays, the value must be
     /// fetched from the database before a read can show it.
@@ -96,6 +99,7 @@ impl DualCache {
             i_bytes: 0,
             merged: BTreeMap::new(),
             write_deps: BTreeMap::new(),
+            ghost_waiting: BTreeMap::new(),
             cold: BTreeSet::new(),
             dependents: BTreeMap::new(),
             lru: BTreeSet::new(),
@@ -347,6 +351,7 @@ impl DualCache {
                 ring.push_back(Version::initial(servers));
             } else {
                 ring.push_back(version.clone());
+                self.settle_ghost_deps(key);
                 self.after_install(key, true);
                 return;
             }
@@ -370,27 +375,32 @@ impl DualCache {
             }
         }
         let changed = ring.back().expect("not empty").winner != winner_before;
-        if self.ghost_deps_only() {
-            self.forget_covered_deps(key);
-        }
+        self.settle_ghost_deps(key);
         self.after_install(key, changed);
     }
 
-    /// CausalMesh's C-cache entries keep deps only as ghost state for the cut invariant (the
-    /// paper's C-cache has none): nothing reads them without eviction or CausalMesh-TCC.
-    fn ghost_deps_only(&self) -> bool {
-        self.rules.ring_size == 1 && !self.rules.keep_write_deps && self.rules.keys_max.is_none()
-    }
-
-    /// Drops the ghost deps of `key`'s visible version that the C-cache already covers. Without
-    /// eviction a covered dependency stays covered (visible VCs only grow), so the cut
-    /// invariant's verdict never changes, while the deps stop growing with every merged write
-    /// (a hot key's union of its writers' reads grew with the run, and so did each merge).
-    fn forget_covered_deps(&mut self, key: Key) {
-        let Some(newest) = self.c.get_mut(&key).and_then(|ring| ring.back_mut()) else { return };
-        let mut deps = std::mem::take(&mut newest.deps);
-        deps.retain(|(k, d)| !self.covers(*k, d));
-        self.c.get_mut(&key).and_then(|ring| ring.back_mut()).expect("present above").deps = deps;
+    /// CausalMesh's C-cache keeps deps only as ghost state for the cut invariant (the paper's
+    /// C-cache has none); nothing else reads them without eviction or CausalMesh-TCC. Once the
+    /// C-cache covers a dependency it stays covered (visible VCs only grow), so covered deps are
+    /// dropped: after `key`'s visible version changed, from its own deps and from every version
+    /// that waited on `key`. The deps left are exactly the uncovered ones, whatever the order
+    /// of installs (a model checker's states stay canonical), and they no longer grow with
+    /// every write merged into a hot key.
+    fn settle_ghost_deps(&mut self, key: Key) {
+        if self.rules.ring_size != 1 || self.rules.keep_write_deps || self.rules.keys_max.is_some() {
+            return;
+        }
+        let waiting = self.ghost_waiting.remove(&key).unwrap_or_default();
+        for k in std::iter::once(key).chain(waiting.into_iter().filter(|k| *k != key)) {
+            let Some(mut deps) = self.c.get_mut(&k).and_then(|ring| ring.back_mut()).map(|v| std::mem::take(&mut v.deps)) else {
+                continue;
+            };
+            deps.retain(|(dk, d)| !self.covers(*dk, d));
+            for (dk, _) in &deps {
+                self.ghost_waiting.entry(*dk).or_default().insert(k);
+            }
+            self.c.get_mut(&k).and_then(|ring| ring.back_mut()).expect("taken above").deps = deps;
+        }
     }
 
     fn after_install(&mut self, key: Key, winner_changed: bool) {
