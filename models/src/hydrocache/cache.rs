@@ -53,6 +53,8 @@ pub struct Cache {
     retired: BTreeSet<WfKey>,
     /// Con: the snapshots installed for each running workflow attempt.
     snapshots: BTreeMap<WfKey, Vec<Cut>>,
+    /// Pulls sent whose reply has not arrived (lost, or overtaken by a later one's).
+    pulls_unanswered: u64,
 }
 
 impl Cache {
@@ -73,6 +75,7 @@ impl Cache {
             pins: BTreeMap::new(),
             retired: BTreeSet::new(),
             snapshots: BTreeMap::new(),
+            pulls_unanswered: 0,
         }
     }
 
@@ -81,7 +84,8 @@ impl Cache {
     }
 
     /// The periodic refresh: pull what changed since the last one.
-    pub(super) fn on_refresh(&self, out: &mut Out) {
+    pub(super) fn on_refresh(&mut self, out: &mut Out) {
+        self.pulls_unanswered += 1;
         out.send(self.db, Msg::Pull);
         out.set_timer(Timer::Refresh, self.refresh_period_ns);
     }
@@ -129,13 +133,16 @@ impl Cache {
                 // Subscribed to every key, a pull returns every key changed since the last one:
                 // with what we merged before, that is the database's whole state at the pull,
                 // which is causally closed, unless an earlier pull's reply was lost (message
-                // loss). Then a dependency can be missing, and the versions wait for it as
-                // without pre-warming (the chase).
+                // loss) or is still on its way. Then a dependency can be missing, and the
+                // versions wait for it as without pre-warming (the chase). Checking costs as much
+                // as every dependency of every version pulled, so only then.
+                self.pulls_unanswered = self.pulls_unanswered.saturating_sub(1);
+                let all_answered = self.pulls_unanswered == 0;
                 let covered = || {
                     let have = |k: Key| pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
                     pending.values().all(|v| v.deps.iter().all(|&(k, s)| have(k) >= s))
                 };
-                if self.prewarm && covered() {
+                if self.prewarm && (all_answered || covered()) {
                     self.merge(now, pending, out);
                     out.observe(metrics::REFRESH_ROUNDS, 0);
                 } else if !pending.is_empty() {
@@ -360,6 +367,7 @@ mod tests {
             pins: BTreeMap::new(),
             retired: BTreeSet::new(),
             snapshots: BTreeMap::new(),
+            pulls_unanswered: 0,
         }
     }
 
