@@ -674,28 +674,24 @@ pub fn metrics_of(report: &RunReport) -> BTreeMap<String, f64> {
 }
 
 pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) -> Row {
+    let mut metrics = metrics_of(report);
+    metrics.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
     Row {
-        sweep: plan.spec.name.clone(),
-        point: point.index,
-        series: point.series.clone(),
-        protocol: point.scenario.scenario.protocol.name.clone(),
-        params: point.params.clone(),
-        seed,
-        scenario_hash: point.hash.clone(),
         passed: report.passed(),
         invariant_violation: report.summary.invariant_violation.clone(),
         anomalies: report.check.as_ref().map_or_else(BTreeMap::new, |c| c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect()),
-        metrics: {
-            let mut m = metrics_of(report);
-            m.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
-            m
-        },
-        error: None,
+        metrics,
+        ..point_row(plan, point, seed)
     }
 }
 
 /// The row of a run that panicked (a bug in causim): failed, no metrics, the panic's message.
 pub fn panic_row(plan: &SweepPlan, point: &Point, seed: u64, message: &str) -> Row {
+    Row { error: Some(format!("panic (a bug in causim): {message}")), ..point_row(plan, point, seed) }
+}
+
+/// What names a run of `point` at `seed`; the outcome fields empty (not passed).
+fn point_row(plan: &SweepPlan, point: &Point, seed: u64) -> Row {
     Row {
         sweep: plan.spec.name.clone(),
         point: point.index,
@@ -708,7 +704,7 @@ pub fn panic_row(plan: &SweepPlan, point: &Point, seed: u64, message: &str) -> R
         invariant_violation: None,
         anomalies: BTreeMap::new(),
         metrics: BTreeMap::new(),
-        error: Some(format!("panic (a bug in causim): {message}")),
+        error: None,
     }
 }
 

@@ -71,6 +71,22 @@ impl Scanner<'_> {
 
     /// Walks down `target` from the value at `pos`; returns the offset of the deepest value
     /// reached along the path.
+    /// Inside an object or array: skips whitespace and separating commas. `Some(true)` after
+    /// consuming the closing `close`, `Some(false)` at the next item, `None` at the end of text.
+    fn next_item(&mut self, close: u8) -> Option<bool> {
+        loop {
+            self.skip_ws();
+            match self.peek()? {
+                c if c == close => {
+                    self.pos += 1;
+                    return Some(true);
+                }
+                b',' => self.pos += 1,
+                _ => return Some(false),
+            }
+        }
+    }
+
     fn find(&mut self, target: &[Segment]) -> Option<usize> {
         let here = self.pos;
         let Some((first, rest)) = target.split_first() else { return Some(here) };
@@ -78,14 +94,8 @@ impl Scanner<'_> {
             (b'{', Segment::Field(name)) => {
                 self.pos += 1;
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b'}' => return Some(here),
-                        b',' => {
-                            self.pos += 1;
-                            continue;
-                        }
-                        _ => {}
+                    if self.next_item(b'}')? {
+                        return Some(here);
                     }
                     let key = self.string()?;
                     self.skip_ws();
@@ -104,14 +114,8 @@ impl Scanner<'_> {
                 self.pos += 1;
                 let mut index = 0;
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b']' => return Some(here),
-                        b',' => {
-                            self.pos += 1;
-                            continue;
-                        }
-                        _ => {}
+                    if self.next_item(b']')? {
+                        return Some(here);
                     }
                     if index == *want {
                         return self.find(rest).or(Some(here));
@@ -133,17 +137,8 @@ impl Scanner<'_> {
                 self.pos += 1;
                 let mut keys = std::collections::BTreeSet::new();
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b'}' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        b',' => {
-                            self.pos += 1;
-                            continue;
-                        }
-                        _ => {}
+                    if self.next_item(b'}')? {
+                        return Some(());
                     }
                     let at = self.pos;
                     let key = self.string()?;
@@ -164,17 +159,8 @@ impl Scanner<'_> {
                 self.pos += 1;
                 let mut index = 0;
                 loop {
-                    self.skip_ws();
-                    match self.peek()? {
-                        b']' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        b',' => {
-                            self.pos += 1;
-                            continue;
-                        }
-                        _ => {}
+                    if self.next_item(b']')? {
+                        return Some(());
                     }
                     self.duplicates(&format!("{path}[{index}]"), found)?;
                     index += 1;
