@@ -135,7 +135,7 @@ impl DualCache {
     pub fn visible(&self, key: Key) -> Version {
         match self.c.get(&key).and_then(|v| v.back()) {
             Some(v) => v.clone(),
-            None => Version::initial(self.servers),
+            None => self.initial.clone(),
         }
     }
 
@@ -143,7 +143,7 @@ impl DualCache {
     pub fn visible_value(&self, key: Key) -> Version {
         match self.c.get(&key).and_then(|v| v.back()) {
             Some(v) => Version { value: v.value, vc: v.vc, winner: v.winner, deps: Deps::new() },
-            None => Version::initial(self.servers),
+            None => self.initial.clone(),
         }
     }
 
@@ -547,8 +547,8 @@ impl DualCache {
         for (key, ring) in &self.c {
             let Some(v) = ring.back() else { continue };
             for (dep_key, dep_vc) in &v.deps {
-                let have = self.visible_vc(*dep_key).copied().unwrap_or_else(|| Vc::zero(self.servers));
-                if !dep_vc.le(&have) {
+                let have = self.visible_vc(*dep_key).unwrap_or(&self.initial.vc);
+                if !dep_vc.le(have) {
                     return Err(format!(
                         "the C-cache is not a causal cut: key {key} at {} depends on key {dep_key} at {dep_vc}, \
                          but the C-cache has {dep_key} at {have}",
@@ -599,9 +599,9 @@ fn prune_to_maxima(deps: &mut Deps) {
     let all: Vec<(Key, Vc)> = deps.iter().copied().collect();
     let mut covered = Vec::new();
     for group in all.chunk_by(|a, b| a.0 == b.0) {
-        for (i, (_, d)) in group.iter().enumerate() {
-            if group.iter().enumerate().any(|(j, (_, d2))| i != j && d2 != d && d.le(d2)) {
-                covered.push(group[i]);
+        for &(k, d) in group {
+            if group.iter().any(|(_, d2)| *d2 != d && d.le(d2)) {
+                covered.push((k, d));
             }
         }
     }

@@ -98,12 +98,12 @@ impl std::fmt::Display for Vc {
 /// version", exactly. A workflow's context is short-lived, so the sets stay small.
 pub type Deps = BTreeSet<(Key, Vc)>;
 
-/// Adds the dependencies `from` to `into`.
 /// The versions of `key` in `deps`, oldest first: a range of the set, which is ordered by key.
 pub fn deps_on(deps: &Deps, key: Key) -> impl Iterator<Item = &Vc> {
     deps.range((key, Vc::default())..).take_while(move |(k, _)| *k == key).map(|(_, vc)| vc)
 }
 
+/// Adds the dependencies `from` to `into`.
 pub fn merge_deps(into: &mut Deps, from: &Deps) {
     into.extend(from.iter().cloned());
 }
