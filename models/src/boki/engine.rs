@@ -18,6 +18,7 @@ use super::Timer;
 use super::ids::{Entry, Trim, seqnum, term_of};
 use super::index::Index;
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord, Query};
+use super::subscription::Subscription;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,9 +48,7 @@ pub struct Engine {
     /// Trims waiting to be in the metalog: id → function.
     pub(super) pending_trims: BTreeMap<u64, NodeId>,
     pub(super) next_trim: u64,
-    pub(super) applied: u64,
-    pub(super) early: BTreeMap<u64, Entry>,
-    pub(super) last_cut: Option<Entry>,
+    pub(super) metalog: Subscription,
     /// Reads waiting for this node's index to reach their position.
     pub(super) waiting: Vec<Query>,
     /// The record cache: seqnum → (data, last use), and the use order for LRU eviction.
@@ -65,9 +64,6 @@ pub struct Engine {
     pub(super) answered_behind: u64,
     /// Messages of a later term, held until this node reaches it.
     pub(super) held: Vec<(NodeId, Msg)>,
-    /// A seal that ended a term below the entries this node had applied: `(term, applied,
-    /// final length)` (never, unless mutated).
-    pub(super) seal_lost: Option<(u64, u64, u64)>,
 }
 
 impl Engine {
@@ -91,21 +87,13 @@ impl Engine {
     }
 
     pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        if entry.index < self.applied {
-            return;
-        }
-        self.early.insert(entry.index, entry);
-        while let Some(entry) = self.early.remove(&self.applied) {
-            self.apply(entry, out);
+        self.metalog.receive(entry);
+        while let Some(entry) = self.metalog.next_due(self.shard_count, "engine") {
+            self.apply(&entry, out);
         }
     }
 
-    fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        assert!(
-            entry.follows(self.last_cut.as_ref(), self.shard_count),
-            "engine: metalog entry {} does not extend the last cut",
-            entry.index
-        );
+    fn apply(&mut self, entry: &Entry, out: &mut Outbox<Msg, Timer>) {
         let pos = entry.pos_after();
         for (shard, local_id, position) in entry.delta() {
             if shard != self.shard {
@@ -125,10 +113,8 @@ impl Engine {
             }
         }
         if let Some(index) = &mut self.index {
-            index.apply_entry(&entry);
+            index.apply_entry(entry);
         }
-        self.applied = entry.index + 1;
-        self.last_cut = Some(entry);
         self.release(out);
     }
 
@@ -138,10 +124,7 @@ impl Engine {
             return;
         }
         if config.term == self.term + 1 {
-            if self.applied > config.sealed.len() as u64 {
-                self.seal_lost = Some((self.term, self.applied, config.sealed.len() as u64));
-            }
-            for entry in config.sealed.iter().skip(self.applied as usize) {
+            for entry in self.metalog.missed(self.term, &config.sealed) {
                 self.on_metalog(entry.clone(), out);
             }
         }
@@ -156,8 +139,8 @@ impl Engine {
         let old = std::mem::replace(&mut self.replicas, config.replicas.clone());
         self.past_replicas.insert(self.term, old);
         self.failed = config.failed.iter().copied().collect();
-        (self.term, self.applied, self.next_local_id, self.last_cut) = (config.term, 0, 0, None);
-        self.early.clear();
+        (self.term, self.next_local_id) = (config.term, 0);
+        self.metalog.begin_term();
         if let Some(index) = &mut self.index {
             index.begin_term(config.term);
         }
@@ -303,7 +286,7 @@ impl Engine {
     }
 
     pub(super) fn check(&self) -> Result<(), String> {
-        seal_safety(self.seal_lost)?;
+        self.metalog.check()?;
         if self.answered_behind > 0 {
             return Err(format!(
                 "its index replica answered {} read(s) at a version behind the caller's metalog position",
@@ -314,15 +297,5 @@ impl Engine {
             return Err("the record cache's LRU order does not match its contents".into());
         }
         Ok(())
-    }
-}
-
-/// Seal safety at a subscriber: the final metalog of a term holds every entry it applied.
-pub(super) fn seal_safety(lost: Option<(u64, u64, u64)>) -> Result<(), String> {
-    match lost {
-        Some((term, applied, last)) => Err(format!(
-            "the seal of term {term} kept {last} metalog entries, but this node had applied {applied} (an applied entry was lost)"
-        )),
-        None => Ok(()),
     }
 }

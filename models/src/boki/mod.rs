@@ -62,6 +62,7 @@ mod index;
 mod msg;
 mod sequencer;
 mod storage;
+mod subscription;
 
 pub use client::BokiContext;
 pub use ids::{Entry, Pos, position, seqnum, term_of};
@@ -380,7 +381,7 @@ impl Node for BokiNode {
         match self {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
-            BokiNode::Storage(s) => engine::seal_safety(s.seal_lost),
+            BokiNode::Storage(s) => s.metalog.check(),
             BokiNode::Controller(_) | BokiNode::Client(_) => Ok(()),
         }
     }
@@ -460,9 +461,7 @@ impl Protocol for Boki {
                 primary,
                 pending_trims: BTreeMap::new(),
                 next_trim: 0,
-                applied: 0,
-                early: BTreeMap::new(),
-                last_cut: None,
+                metalog: Default::default(),
                 waiting: Vec::new(),
                 cache: BTreeMap::new(),
                 cache_order: Default::default(),
@@ -471,7 +470,6 @@ impl Protocol for Boki {
                 round_robin: i as u64,
                 next_read: 0,
                 reads: BTreeMap::new(),
-                seal_lost: None,
                 answered_behind: 0,
                 held: Vec::new(),
             };
@@ -498,15 +496,11 @@ impl Protocol for Boki {
                 progress: BTreeMap::new(),
                 dirty: false,
                 timer_set: false,
-                applied: 0,
-                ordered_total: 0,
-                early: BTreeMap::new(),
-                last_cut: None,
+                metalog: Default::default(),
                 live: BTreeMap::new(),
                 waiting_reads: Vec::new(),
                 session: self.session(),
                 held: Vec::new(),
-                seal_lost: None,
             };
             nodes.push(FixedNode {
                 name: format!("D{j}"),

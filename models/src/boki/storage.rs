@@ -13,6 +13,7 @@ use super::Timer;
 use super::ids::{Entry, position, seqnum, term_of};
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord};
 use super::sequencer::Session;
+use super::subscription::Subscription;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -38,12 +39,7 @@ pub struct Storage {
     /// The progress report timer is set (only while there is progress to report, so an idle
     /// log schedules nothing).
     pub(super) timer_set: bool,
-    /// Metalog entries applied, the records they ordered (in total), and entries that came
-    /// early.
-    pub(super) applied: u64,
-    pub(super) ordered_total: u64,
-    pub(super) early: BTreeMap<u64, Entry>,
-    pub(super) last_cut: Option<Entry>,
+    pub(super) metalog: Subscription,
     /// Ordered records: `seqnum → (book, data)`.
     pub(super) live: BTreeMap<u64, (Key, Value)>,
     /// Reads of seqnums not yet ordered here.
@@ -51,8 +47,6 @@ pub struct Storage {
     pub(super) session: Session,
     /// Messages of a later term, held until this node reaches it.
     pub(super) held: Vec<(NodeId, Msg)>,
-    /// A seal below the entries applied here (see the engine's).
-    pub(super) seal_lost: Option<(u64, u64, u64)>,
 }
 
 impl Storage {
@@ -67,7 +61,7 @@ impl Storage {
     /// early are gone (a new session tells the controller).
     pub(super) fn restart(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.waiting_reads.clear();
-        self.early.clear();
+        self.metalog.forget_early();
         self.dirty = !self.progress.is_empty();
         self.session.incarnation += 1;
         self.start(now, out);
@@ -80,10 +74,7 @@ impl Storage {
             return;
         }
         if config.term == self.term + 1 {
-            if self.applied > config.sealed.len() as u64 {
-                self.seal_lost = Some((self.term, self.applied, config.sealed.len() as u64));
-            }
-            for entry in config.sealed.iter().skip(self.applied as usize) {
+            for entry in self.metalog.missed(self.term, &config.sealed) {
                 self.on_metalog(entry.clone(), out);
             }
         }
@@ -91,8 +82,8 @@ impl Storage {
         out.trace("DiscardRecords", || format!("{{\"term\":{},\"records\":{discarded}}}", self.term));
         self.pending.clear();
         self.progress.clear();
-        self.early.clear();
-        (self.term, self.applied, self.ordered_total, self.last_cut, self.dirty) = (config.term, 0, 0, None, false);
+        self.metalog.begin_term();
+        (self.term, self.dirty) = (config.term, false);
         self.primary = config.primary;
         self.shards = (0..config.replicas.len() as u32).filter(|&j| config.replicas[j as usize].contains(&self.id)).collect();
         let waiting = std::mem::take(&mut self.waiting_reads);
@@ -138,21 +129,13 @@ impl Storage {
     }
 
     pub(super) fn on_metalog(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        if entry.index < self.applied {
-            return;
-        }
-        self.early.insert(entry.index, entry);
-        while let Some(entry) = self.early.remove(&self.applied) {
-            self.apply(entry, out);
+        self.metalog.receive(entry);
+        while let Some(entry) = self.metalog.next_due(self.shard_count, "storage") {
+            self.apply(&entry, out);
         }
     }
 
-    fn apply(&mut self, entry: Entry, out: &mut Outbox<Msg, Timer>) {
-        assert!(
-            entry.follows(self.last_cut.as_ref(), self.shard_count),
-            "storage: metalog entry {} does not extend the last cut",
-            entry.index
-        );
+    fn apply(&mut self, entry: &Entry, out: &mut Outbox<Msg, Timer>) {
         let mut index_data = Vec::new();
         for (shard, local_id, position) in entry.delta() {
             if !self.shards.contains(&shard) {
@@ -165,9 +148,6 @@ impl Storage {
                 index_data.push(IndexRecord { position, shard, book, tags });
             }
         }
-        self.applied = entry.index + 1;
-        self.ordered_total = entry.total();
-        self.last_cut = Some(entry);
         if !index_data.is_empty() {
             for &e in &self.index_engines {
                 out.send(e, Msg::IndexData { term: self.term, records: index_data.clone() });
@@ -182,7 +162,7 @@ impl Storage {
     pub(super) fn on_fetch(&mut self, s: u64, mut answer: Answer, origin: NodeId, out: &mut Outbox<Msg, Timer>) {
         // Not ordered here yet (a later term, or beyond the entries applied): wait. A seqnum of
         // an earlier term is here or lost.
-        if term_of(s) > self.term || (term_of(s) == self.term && position(s) >= self.ordered_total) {
+        if term_of(s) > self.term || (term_of(s) == self.term && position(s) >= self.metalog.ordered()) {
             self.waiting_reads.push((s, answer, origin));
             return;
         }
