@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod chart;
+pub mod claim;
 pub mod fuzz;
 pub mod plot;
 pub mod progress;
