@@ -75,12 +75,18 @@ fn reproduce_headline_counts_predicted_claims_only() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "reproduce failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    // Claim rows: seven cells, the second the kind.
-    let rows: Vec<Vec<&str>> = report
-        .lines()
-        .filter(|l| l.starts_with("| ") && !l.starts_with("| claim |") && !l.starts_with("| sweep |"))
-        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
-        .collect();
+    // Claim rows: the rows of the tables under a `| claim | kind | ...` header; seven cells.
+    let mut rows: Vec<Vec<&str>> = Vec::new();
+    let mut in_claims = false;
+    for l in report.lines() {
+        if l.starts_with("| claim | kind |") {
+            in_claims = true;
+        } else if !l.starts_with('|') {
+            in_claims = false;
+        } else if in_claims && !l.starts_with("|---") {
+            rows.push(l.trim_matches('|').split(" | ").map(str::trim).collect());
+        }
+    }
     assert!(rows.len() >= 15, "{report}");
     let mut counts = std::collections::BTreeMap::new();
     for r in &rows {
