@@ -296,7 +296,9 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             HLine { y: 300.0, label: "paper's stated band (300–450 µs)".into(), color: RGBColor(200, 60, 60) },
             HLine { y: 450.0, label: String::new(), color: RGBColor(200, 60, 60) },
         ],
-        legend_at: Some(Corner::LowerRight),
+        // Headroom above the bars and the band, for the legend.
+        y_range: Some((0.0, marg.iter().map(|p| p.hi).fold(450.0, f64::max) * 1.35)),
+        legend_at: Some(Corner::UpperLeft),
         ..Default::default()
     };
     let fig = Figure {
@@ -304,7 +306,7 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         title: "CausalMesh Fig. 17 — visibility vs servers".into(),
         panels: vec![window, marginal],
         notes: vec![
-            "Window: from a write at its head to its tail revealing it (median per run; mean over seeds with 95 % CI). 0.15 ms RTT; 300 µs of service per chain hop (assumed).".into(),
+            "Window: from a write at its head to its tail revealing it (median per run; mean over seeds with 95 % CI). 0.15 ms RTT; 300 µs of handling per chain hop, fitted to the paper's marginal (b).".into(),
         ],
     };
     let mut claims = Vec::new();
@@ -375,7 +377,11 @@ const SHORT_CSV: [(&str, &[(f64, f64, f64)]); 4] = [
 
 fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let mut panels = Vec::new();
-    for (metric, title, p99) in [("latency_p50_ms", "(a) median latency", false), ("latency_p99_ms", "(b) 99th-percentile latency", true)] {
+    // One legend, beside the second panel: inside either, it would cover data or the floor line.
+    for (metric, title, p99, legend) in [
+        ("latency_p50_ms", "(a) median latency", false, Corner::Elsewhere),
+        ("latency_p99_ms", "(b) 99th-percentile latency", true, Corner::OutsideRight),
+    ] {
         let mut s = Vec::new();
         let mut hlines = Vec::new();
         for label in labels(results) {
@@ -406,7 +412,7 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_log: true,
             series: s,
             hlines,
-            legend_at: Some(Corner::UpperLeft),
+            legend_at: Some(legend),
             ..Default::default()
         });
     }
@@ -865,7 +871,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             },
         ],
         notes: vec![
-            "Micro-benchmark at 1000 workflows/s, 3 servers. (a) CausalMesh: context_bytes; others: metadata_bytes_hop. (b) CausalMesh: I-cache (+ C-cache deps for -TCC); HydroCache: dependency entries of cached versions; FaaSTCC reports no server-side metadata figure.".into(),
+            "Micro-benchmark at 1000 workflows/s, 3 servers. (a) CausalMesh: the workflow context a function hands on; others: the protocol metadata passed per hop. (b) At the end of the run: CausalMesh: I-cache (+ C-cache dependencies for -TCC), which grows with run length; HydroCache: dependency entries of cached versions; our FaaSTCC model does not measure its servers' metadata (no simulated bar).".into(),
         ],
     };
     Ok((fig, claims))
@@ -989,7 +995,7 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 HLine { y: 50.0, label: "FaaSTCC push period (50 ms)".into(), color: color_of("FaaSTCC") },
                 HLine { y: 100.0, label: "HydroCache refresh period (100 ms)".into(), color: color_of("HydroCache-Con") },
             ],
-            legend_at: Some(Corner::UpperLeft),
+            legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec!["CausalMesh: write at the head → revealed at the tail (includes the synchronous 5 ms database flush); FaaSTCC: commit → installed in a cache; HydroCache: written to the database → merged into a cache's cut.".into()],
@@ -1039,16 +1045,29 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_label: "violations per 100 workflows (log scale)".into(),
             x_log: true,
             y_log: true,
+            y_range: Some(decades_around(&s)),
             series: s,
             legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec![
             "Each mutant removes one safeguard (causim protocols). Violations found by the causal+ (CCv) checker, or TCC for -TCC; one workflow can show several.".into(),
-            "Mean over seeds with 95 % CI.".into(),
+            "Mean over seeds with 95 % CI; a lower whisker is cut at a tenth of its mean (a log axis cannot draw 0 or below).".into(),
         ],
     };
     Ok((fig, claims))
+}
+
+/// A log axis's range from the power of ten at or below the lowest whisker to the one at or
+/// above the highest, so both ends carry a label.
+fn decades_around(series: &[Series]) -> (f64, f64) {
+    let pts = || series.iter().flat_map(|s| s.points.iter());
+    let lo = pts().map(|p| p.lo).filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
+    let hi = pts().map(|p| p.hi).fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.1, 100.0);
+    }
+    (10f64.powf(lo.log10().floor()), 10f64.powf((hi * 1.01).log10().ceil()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1117,7 +1136,7 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 label: "paper: HydroCache median at Zipf 1.0 (72 KB)".into(),
                 color: RGBColor(0, 0, 0),
             }],
-            legend_at: Some(Corner::UpperRight),
+            legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec![
@@ -1177,6 +1196,7 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let (cats, mean) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "mean"), None, 1.0);
     let (_, max) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"), None, 1.0);
+    let most_top = max.iter().flat_map(|s| s.points.iter().map(|p| p.hi)).fold(23.0, f64::max);
     let fig = Figure {
         name: "faastcc-rounds".into(),
         title: "FaaSTCC Fig. 6 — storage rounds to read a consistent snapshot".into(),
@@ -1197,12 +1217,14 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 categories: Some(cats),
                 series: max,
                 hlines: vec![HLine { y: 23.0, label: "paper: HydroCache P99 at Zipf 1.5 (23)".into(), color: RGBColor(0, 0, 0) }],
+                // Headroom above the bars and the paper's line, for the legend.
+                y_range: Some((0.0, most_top * 1.5)),
                 legend_at: Some(Corner::UpperLeft),
                 ..Default::default()
             },
         ],
         notes: vec![
-            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store.".into(),
+            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store. HydroCache-Con (static) installs its snapshot before the chain runs, so its reads need no rounds (no bar).".into(),
         ],
     };
     let mut claims = Vec::new();
@@ -1275,7 +1297,7 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_log: true,
                 categories: Some(cats.clone()),
                 series: mean,
-                legend_at: Some(Corner::UpperLeft),
+                legend_at: Some(Corner::Elsewhere),
                 ..Default::default()
             },
             Panel {
@@ -1285,7 +1307,7 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_log: true,
                 categories: Some(cats),
                 series: p99,
-                legend_at: Some(Corner::UpperLeft),
+                legend_at: Some(Corner::OutsideRight),
                 ..Default::default()
             },
         ],
