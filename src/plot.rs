@@ -914,7 +914,7 @@ fn aborts(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let a = r.mean("aborts_per_100_workflows").unwrap_or(0.0);
         let part = |m: &str| r.mean(m).unwrap_or(0.0);
         let simulated = format!(
-            "{a:.2} per 100 workflows (per run: read transactions {:.0}, attempts retried {:.0}, gave up {:.0})",
+            "{a:.2} per 100 workflows (per run: read transactions {:.1}, attempts retried {:.1}, gave up {:.1})",
             part("aborts_read_txn"),
             part("aborts_retried"),
             part("aborts_gave_up")
