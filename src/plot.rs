@@ -365,10 +365,13 @@ fn is_direct(results: &Results, label: &str) -> bool {
     entry_of(results, label).is_some_and(|e| e.name == Direct::ENTRY.name)
 }
 
+/// (offered load, p50 ms, p99 ms).
+type CsvPoint = (f64, f64, f64);
+
 /// The authors' micro-benchmark results (`figures/micro/short.csv`, its columns as their
 /// `short.gp` titles them; there is no FaaSTCC column): per system, (load, p50 ms, p99 ms) at the
 /// points `/work/shared/design/protocols/public-artifacts.md` records.
-const SHORT_CSV: [(&str, &[(f64, f64, f64)]); 4] = [
+const SHORT_CSV: [(&str, &[CsvPoint]); 4] = [
     ("CausalMesh", &[(1000.0, 4.8, 8.3), (6000.0, 29.2, 203.0)]),
     ("CausalMesh-TCC", &[(1000.0, 6.5, 9.8), (4000.0, 8.2, 19.2), (5000.0, 726.0, 985.0)]),
     ("HydroCache-Con", &[(1000.0, 6.3, 9.4), (3500.0, 11.9, 63.2)]),
