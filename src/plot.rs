@@ -68,7 +68,7 @@ pub const FIGURES: &[FigureDef] = &[
         about: "CausalMesh Fig. 14: metadata carried per function hop and held by cache servers, every system",
         build: metadata,
     },
-    FigureDef { name: "aborts", sweep: "micro-load", about: "Abort rate vs offered load, every system", build: aborts },
+    FigureDef { name: "aborts", sweep: "micro-load", about: "Aborts of every kind vs offered load, every system", build: aborts },
     FigureDef {
         name: "visibility",
         sweep: "micro-load",
