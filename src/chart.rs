@@ -84,6 +84,8 @@ pub enum Corner {
     LowerLeft,
     /// Beside the plot, on the right (for legends with many entries over busy data).
     OutsideRight,
+    /// None in this panel: another panel of the figure carries the legend of the same series.
+    Elsewhere,
 }
 
 #[derive(Clone, Debug)]
@@ -381,6 +383,10 @@ fn draw_panel_dispatch<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Pa
 fn draw_panel_in<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
     let (x0, x1) = x_extent(p);
     let (y0, y1) = y_extent(p);
+    // Plotters starts a log axis's ticks at 10^ceil(log10(start)), and computes the logarithm of
+    // 0.1 or 0.01 a hair above -1 or -2, so an axis starting at such a power of ten would lose its
+    // lowest decade's ticks (an unlabelled floor); starting a hair below keeps them.
+    let (x0, y0) = (if p.x_log { x0 * (1.0 - 1e-9) } else { x0 }, if p.y_log { y0 * (1.0 - 1e-9) } else { y0 });
     match (p.x_log, p.y_log) {
         (false, false) => draw_panel(area, p, x0..x1, y0..y1),
         (false, true) => draw_panel(area, p, x0..x1, (y0..y1).log_scale()),
@@ -528,7 +534,7 @@ where
         }
     }
     let pos = match p.legend_at.unwrap_or(Corner::UpperLeft) {
-        Corner::OutsideRight => return Ok(()),
+        Corner::OutsideRight | Corner::Elsewhere => return Ok(()),
         Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
         Corner::UpperRight => SeriesLabelPosition::UpperRight,
         Corner::LowerRight => SeriesLabelPosition::LowerRight,

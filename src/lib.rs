@@ -2,8 +2,10 @@
 //! figures, the reproduction report, the fuzzer) and the console reports. A single run is
 //! `causim_pipeline`'s.
 
+pub mod aborts;
 pub mod account;
 pub mod chart;
+pub mod claim;
 pub mod fuzz;
 pub mod plot;
 pub mod progress;

@@ -2,10 +2,12 @@
 //! derived, the paper's numbers beside them, and a sentence on whether they agree.
 //!
 //! Every builder takes `Results` (a sweep's `results.json`) and returns a `chart::Figure` plus
-//! `Claim`s for the report. Figures read metrics by name (see `sweep::metrics_of`), so a new
+//! `Claim`s for the report, each with its kind (predicted, calibrated, by construction, check;
+//! see `claim`) and its pass rule. Figures read metrics by name (see `sweep::metrics_of`), so a new
 //! protocol appears in them as soon as a sweep has a series for it.
 
 use crate::chart::{Corner, Figure, HLine, Panel, Pt, Series, Style, color_of, palette_at};
+use crate::claim::{Claim, FIG1_LAG, FIG17_HOP, Kind, METADATA_NS_PER_KB, claim};
 use crate::sweep::{AggRow, Results, Row, mean_ci};
 use causim_models::catalogue::{self, Entry};
 use causim_models::direct::Direct;
@@ -66,7 +68,7 @@ pub const FIGURES: &[FigureDef] = &[
         about: "CausalMesh Fig. 14: metadata carried per function hop and held by cache servers, every system",
         build: metadata,
     },
-    FigureDef { name: "aborts", sweep: "micro-load", about: "Abort rate vs offered load, every system", build: aborts },
+    FigureDef { name: "aborts", sweep: "micro-load", about: "Aborts of every kind vs offered load, every system", build: aborts },
     FigureDef {
         name: "visibility",
         sweep: "micro-load",
@@ -103,27 +105,17 @@ pub fn figure(name: &str) -> Option<&'static FigureDef> {
     FIGURES.iter().find(|f| f.name == name)
 }
 
-/// A paper's number beside the simulated one.
-#[derive(Clone, Debug)]
-pub struct Claim {
-    pub figure: String,
-    pub claim: String,
-    pub paper: String,
-    pub simulated: String,
-    /// Whether the simulation reproduces it (None: not comparable).
-    pub holds: Option<bool>,
-    pub why: String,
+/// A point claim passes within ± this share of the paper's value.
+const MARGIN: f64 = 0.10;
+
+/// `got` within ± `MARGIN` of `want`.
+fn near(got: f64, want: f64) -> bool {
+    (got - want).abs() <= MARGIN * want.abs()
 }
 
-fn claim(
-    figure: &str,
-    claim: &str,
-    paper: impl Into<String>,
-    simulated: impl Into<String>,
-    holds: Option<bool>,
-    why: impl Into<String>,
-) -> Claim {
-    Claim { figure: figure.into(), claim: claim.into(), paper: paper.into(), simulated: simulated.into(), holds, why: why.into() }
+/// `got` within the paper's range `lo..=hi` widened by ± `MARGIN`.
+fn in_range(got: f64, lo: f64, hi: f64) -> bool {
+    got >= lo * (1.0 - MARGIN) && got <= hi * (1.0 + MARGIN)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,23 +214,35 @@ fn fig1(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let at = |n: f64| sim.iter().find(|p| p.x == n).map(|p| p.y);
     let mut claims = Vec::new();
     for (n, want) in FIG1_PAPER {
-        if let Some(got) = at(n) {
-            let holds = (got - want).abs() <= 3.0;
-            claims.push(claim(
+        let Some(got) = at(n) else { continue };
+        let name = format!("anomaly rate with {n} node{}", if n == 1.0 { "" } else { "s" });
+        let c = if n == 1.0 {
+            claim(
                 "fig1",
-                &format!("anomaly rate with {n} node{}", if n == 1.0 { "" } else { "s" }),
+                &name,
+                Kind::ByConstruction("one node (topology.servers = 1): the read goes to the node that took the write"),
+                "exactly 0 %",
+            )
+            .scored(
+                pct(want),
+                pct(got),
+                Some(got == 0.0),
+                "With one node every read sees the primary's write, so there is no anomaly, as in the paper.",
+            )?
+        } else {
+            let holds = near(got, want);
+            claim("fig1", &name, Kind::Calibrated(&FIG1_LAG), "within ± 10 % of the paper's rate").scored(
                 pct(want),
                 pct(got),
                 Some(holds),
-                if n == 1.0 {
-                    "With one node every read sees the primary's write, so there is no anomaly by construction, as in the paper."
-                } else if holds {
-                    "The replication lag (log-normal, mean 5 ms) was calibrated once to the paper's curve; the other node counts follow from random placement: a read lands on a lagging replica with probability (n−1)/n."
+                if holds {
+                    "The lag was fitted once to the whole curve; each node count then follows from random placement: a read lands on a lagging replica with probability (n−1)/n."
                 } else {
-                    "The lag is calibrated to the curve's overall shape; at this node count the random-placement model and the real DAX cluster's lag distribution differ by more than 3 points."
+                    "The lag was fitted to the curve's overall shape; at this node count random placement over a log-normal lag and the real DAX cluster's lag differ by more than the margin."
                 },
-            ));
-        }
+            )?
+        };
+        claims.push(c);
     }
     Ok((fig, claims))
 }
@@ -293,7 +297,9 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             HLine { y: 300.0, label: "paper's stated band (300–450 µs)".into(), color: RGBColor(200, 60, 60) },
             HLine { y: 450.0, label: String::new(), color: RGBColor(200, 60, 60) },
         ],
-        legend_at: Some(Corner::LowerRight),
+        // Headroom above the bars and the band, for the legend.
+        y_range: Some((0.0, marg.iter().map(|p| p.hi).fold(450.0, f64::max) * 1.35)),
+        legend_at: Some(Corner::UpperLeft),
         ..Default::default()
     };
     let fig = Figure {
@@ -301,42 +307,48 @@ fn fig17(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         title: "CausalMesh Fig. 17 — visibility vs servers".into(),
         panels: vec![window, marginal],
         notes: vec![
-            "Window: from a write at its head to its tail revealing it (median per run; mean over seeds with 95 % CI). 0.15 ms RTT; 300 µs of service per chain hop (assumed).".into(),
+            "Window: from a write at its head to its tail revealing it (median per run; mean over seeds with 95 % CI). 0.15 ms RTT; 300 µs of handling per chain hop, fitted to the paper's marginal (b).".into(),
         ],
     };
     let mut claims = Vec::new();
     let (lo, hi) = marg.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.y), b.max(p.y)));
     let in_band = lo >= 300.0 - 1e-9 && hi <= 450.0 + 1e-9;
-    claims.push(claim(
-        "fig17",
-        "marginal inconsistency window per added server",
-        "300–450 µs",
-        format!("{lo:.0}–{hi:.0} µs"),
-        Some(in_band),
-        if in_band {
-            "Each added server adds one chain hop: the network (75 µs one way) plus the server's handling of ServerWrite, modelled as 300 µs because the paper does not break the marginal down, so the linear shape is a prediction and the slope a calibration."
-        } else {
-            "Each added server adds one chain hop (75 µs network plus an assumed 300 µs of handling); random head placement adds scatter that pushes a marginal outside the band at these seeds."
-        },
-    ));
+    claims.push(
+        claim(
+            "fig17",
+            "marginal inconsistency window per added server",
+            Kind::Calibrated(&FIG17_HOP),
+            "every marginal within the paper's 300–450 µs",
+        )
+        .scored(
+            "300–450 µs",
+            format!("{lo:.0}–{hi:.0} µs"),
+            Some(in_band),
+            if in_band {
+                "Each added server adds one chain hop: the network (75 µs one way) plus the server's handling of ServerWrite, set to 300 µs so that the slope lands in the paper's band (the paper does not break the marginal down); the linear shape follows from the chain."
+            } else {
+                "Each added server adds one chain hop (75 µs network plus the fitted 300 µs of handling); random head placement adds scatter that pushes a marginal outside the band at these seeds."
+            },
+        )?,
+    );
     for &(n, want) in &[FIG17_PAPER[0], FIG17_PAPER[5]] {
-        if let Some(p) = sim.iter().find(|p| p.x == n) {
-            let rel = (p.y - want) / want;
-            claims.push(claim(
-                "fig17",
-                &format!("inconsistency window with {n} servers"),
-                format!("{want:.0} µs"),
-                format!("{:.0} µs", p.y),
-                Some(rel.abs() <= 0.25),
-                if rel.abs() <= 0.25 {
-                    "Within 25 %: the window is about (N−1) chain hops of network plus handling."
-                } else if rel < 0.0 {
-                    "Lower than measured: the simulation times head to tail only, while the paper's client takes the midpoint of its write call and then polls the tail, adding its write round trip and polling interval; the slope, not the offset, is the comparable part."
-                } else {
-                    "Higher than measured: the assumed 300 µs handling per hop overestimates the paper's servers."
-                },
-            ));
-        }
+        let Some(p) = sim.iter().find(|p| p.x == n) else { continue };
+        let holds = near(p.y, want);
+        claims.push(
+            claim("fig17", &format!("inconsistency window with {n} servers"), Kind::Predicted, "within ± 10 % of the paper's window")
+                .scored(
+                    format!("{want:.0} µs"),
+                    format!("{:.0} µs", p.y),
+                    Some(holds),
+                    if holds {
+                        "The window is about (N−1) chain hops of network plus handling."
+                    } else if p.y < want {
+                        "Lower than measured: the simulation times head to tail only, while the paper's client takes the midpoint of its write call and then polls the tail, adding its write round trip and polling interval, which the model does not time."
+                    } else {
+                        "Higher than measured: the fitted 300 µs of handling per hop overestimates the paper's servers."
+                    },
+                )?,
+        );
     }
     Ok((fig, claims))
 }
@@ -354,11 +366,25 @@ fn is_direct(results: &Results, label: &str) -> bool {
     entry_of(results, label).is_some_and(|e| e.name == Direct::ENTRY.name)
 }
 
+/// (offered load, p50 ms, p99 ms).
+type CsvPoint = (f64, f64, f64);
+
+/// The authors' micro-benchmark results (`figures/micro/short.csv`, its columns as their
+/// `short.gp` titles them; there is no FaaSTCC column): per system, (load, p50 ms, p99 ms) at the
+/// points `/work/shared/design/protocols/public-artifacts.md` records.
+const SHORT_CSV: [(&str, &[CsvPoint]); 4] = [
+    ("CausalMesh", &[(1000.0, 4.8, 8.3), (6000.0, 29.2, 203.0)]),
+    ("CausalMesh-TCC", &[(1000.0, 6.5, 9.8), (4000.0, 8.2, 19.2), (5000.0, 726.0, 985.0)]),
+    ("HydroCache-Con", &[(1000.0, 6.3, 9.4), (3500.0, 11.9, 63.2)]),
+    ("HydroCache-Opt", &[(1000.0, 7.6, 11.2), (3000.0, 8.5, 346.0)]),
+];
+
 fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let mut panels = Vec::new();
-    for (metric, title, paper_cm, paper_ft) in [
-        ("latency_p50_ms", "(a) median latency", [(1000.0, 4.8), (6000.0, 29.2)], (1000.0, 6.5)),
-        ("latency_p99_ms", "(b) 99th-percentile latency", [(1000.0, 8.3), (6000.0, 203.0)], (1000.0, 9.8)),
+    // One legend, beside the second panel: inside either, it would cover data or the floor line.
+    for (metric, title, p99, legend) in [
+        ("latency_p50_ms", "(a) median latency", false, Corner::Elsewhere),
+        ("latency_p99_ms", "(b) 99th-percentile latency", true, Corner::OutsideRight),
     ] {
         let mut s = Vec::new();
         let mut hlines = Vec::new();
@@ -375,18 +401,14 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             }
             s.push(series(&label, Style::Line, line(results, &label, RATE, metric, 1.0)));
         }
-        s.push(Series {
-            label: "paper: CausalMesh".into(),
-            color: color_of("CausalMesh"),
-            style: Style::Markers,
-            points: paper_cm.iter().map(|&(x, y)| Pt::new(x, y)).collect(),
-        });
-        s.push(Series {
-            label: "paper: FaaSTCC".into(),
-            color: color_of("FaaSTCC"),
-            style: Style::Markers,
-            points: vec![Pt::new(paper_ft.0, paper_ft.1)],
-        });
+        for (system, points) in SHORT_CSV {
+            s.push(Series {
+                label: format!("paper: {system}"),
+                color: color_of(system),
+                style: Style::Markers,
+                points: points.iter().map(|&(x, p50, p99_ms)| Pt::new(x, if p99 { p99_ms } else { p50 })).collect(),
+            });
+        }
         panels.push(Panel {
             title: title.into(),
             x_label: "offered load (workflows/s)".into(),
@@ -394,7 +416,7 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_log: true,
             series: s,
             hlines,
-            legend_at: Some(Corner::UpperLeft),
+            legend_at: Some(legend),
             ..Default::default()
         });
     }
@@ -403,7 +425,7 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         title: "CausalMesh Fig. 13 — micro-benchmark latency vs offered load".into(),
         panels,
         notes: vec![
-            "Mean over seeds with 95 % CI; a series stops one load past saturation. Hollow markers: the authors' result CSVs (CausalMesh 4.8/8.3 ms at 1k, 29.2/203 ms at 6k; FaaSTCC 6.5/9.8 ms at 1k).".into(),
+            "Mean over seeds with 95 % CI; a series stops one load past saturation. Hollow markers: the authors' result CSV (short.csv, columns as their short.gp titles them: CausalMesh, CausalMesh-TCC, HydroCache-Con, HydroCache-Opt; no FaaSTCC column).".into(),
             "Same machines for all: 3 servers × 8 workers, 30 µs mean service per message, 5 ms RTT to storage.".into(),
         ],
     };
@@ -428,26 +450,50 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         if !ratios.is_empty() {
             let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            claims.push(claim(
-                "latency-load",
-                "CausalMesh throughput / baselines' (highest load with p99 ≤ 10 ms)",
-                "1.57–2.2×",
-                format!("{lo:.2}–{hi:.2}× ({})", parts.join(", ")),
-                Some(lo >= 1.4),
-                "Not reproduced: at 3 servers every system saturates its 24 worker slots (each workflow holds one through a 5 ms database write) long before any cache server's CPU, and our models charge every protocol the same 30 µs per message; the paper's gap comes from CPU costs (HydroCache-Con at 98 % CPU at 1k req/s, Fig. 14) and background-refresh contention the models do not charge.",
-            ));
+            let holds = ratios.iter().all(|r| in_range(*r, 1.57, 2.2));
+            claims.push(
+                claim(
+                    "latency-load",
+                    "CausalMesh throughput / baselines' (highest load with p99 ≤ 10 ms)",
+                    Kind::Predicted,
+                    "every ratio within the paper's 1.57–2.2× ± 10 % (1.41–2.42×)",
+                )
+                .scored(
+                    "1.57–2.2×",
+                    format!("{lo:.2}–{hi:.2}× ({})", parts.join(", ")),
+                    Some(holds),
+                    if holds {
+                        "The baselines saturate first."
+                    } else {
+                        "Not reproduced: at 3 servers every system saturates its 24 worker slots (each workflow holds one through a 5 ms database write) long before any cache server's CPU, and our models charge every protocol the same 30 µs per message; the paper's gap comes from CPU costs (HydroCache-Con at 98 % CPU at 1k req/s, Fig. 14) and background-refresh contention the models do not charge."
+                    },
+                )?,
+            );
         }
     }
-    if let Some(r) = nearest(results, "CausalMesh", RATE, 1000.0) {
+    for (system, points) in SHORT_CSV {
+        let (_, want50, want99) = points[0];
+        let Some(r) = nearest(results, system, RATE, 1000.0) else { continue };
         let (p50, p99) = (r.mean("latency_p50_ms").unwrap_or(f64::NAN), r.mean("latency_p99_ms").unwrap_or(f64::NAN));
-        claims.push(claim(
-            "latency-load",
-            "CausalMesh p50 / p99 at 1000 workflows/s",
-            "4.8 / 8.3 ms",
-            format!("{p50:.1} / {p99:.1} ms"),
-            Some((p50 - 4.8).abs() / 4.8 <= 0.3 && (p99 - 8.3).abs() / 8.3 <= 0.3),
-            "The floor is the one synchronous 5 ms database write plus three dispatches (0.3 ms mean each) and six cache reads; the authors' CSV is 1.2 ms lower at the median, which suggests their dispatches were cheaper than our assumed 0.3 ms.",
-        ));
+        let holds = near(p50, want50) && near(p99, want99);
+        claims.push(
+            claim(
+                "latency-load",
+                &format!("{system} p50 / p99 at 1000 workflows/s"),
+                Kind::Predicted,
+                "both within ± 10 % of the authors' CSV",
+            )
+            .scored(
+                format!("{want50} / {want99} ms"),
+                format!("{p50:.1} / {p99:.1} ms"),
+                Some(holds),
+                if holds {
+                    "The floor is the one synchronous 5 ms database write plus three dispatches and six cache reads."
+                } else {
+                    "Every system's floor here is the same synchronous 5 ms database write plus three dispatches (0.3 ms mean each, assumed) and cache reads, at the same 30 µs per message: the models charge no per-protocol CPU or metadata work, and the authors' CausalMesh median (4.8 ms) is below that floor, so their write path does not wait for the database (issue 18)."
+                },
+            )?,
+        );
     }
     // Median and tail reductions vs each baseline over the loads both ran (Fig. 13's ranges).
     let at_load = |label: &str, metric: &str| -> BTreeMap<u64, f64> {
@@ -468,21 +514,31 @@ fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let range = |v: &[f64]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let (mlo, mhi) = range(&m);
         let (_, thi) = range(&t);
-        // CausalMesh never slower (5 points of noise allowed) and, somewhere, as far ahead as the
-        // paper's lower bound for the median and half its best tail gap.
-        let holds = mlo >= -5.0 && mhi >= med_lo && thi >= tail_up_to / 2.0;
-        claims.push(claim(
-            "latency-load",
-            &format!("CausalMesh vs {b}: median / tail latency lower by"),
-            format!("median {med_lo:.0}–{med_hi:.0} %, tail up to {tail_up_to:.0} %"),
-            format!("median {mlo:.0}–{mhi:.0} %, tail up to {thi:.0} % (over the loads both ran)"),
-            Some(holds),
-            if holds {
-                "Near saturation the systems part: the one that saturates later keeps a lower median and tail."
-            } else {
-                "Not reproduced: below saturation every system pays the same 5 ms commit and cache-hit reads, and the models charge every protocol the same 30 µs per message, so the curves lie on top of each other until the worker slots run out; the paper's gaps come from per-request CPU costs (Fig. 14) and background-refresh contention the models do not charge."
-            },
-        ));
+        let holds = mlo >= med_lo - 10.0 && mhi <= med_hi + 10.0 && (thi - tail_up_to).abs() <= 10.0;
+        claims.push(
+            claim(
+                "latency-load",
+                &format!("CausalMesh vs {b}: median / tail latency lower by"),
+                Kind::Predicted,
+                format!(
+                    "at every load both ran, the median reduction within {:.0}–{:.0} % (the paper's ± 10 points); the largest tail reduction within {:.0}–{:.0} %",
+                    med_lo - 10.0,
+                    med_hi + 10.0,
+                    tail_up_to - 10.0,
+                    (tail_up_to + 10.0).min(100.0)
+                ),
+            )
+            .scored(
+                format!("median {med_lo:.0}–{med_hi:.0} %, tail up to {tail_up_to:.0} %"),
+                format!("median {mlo:.0}–{mhi:.0} %, tail up to {thi:.0} % (over the loads both ran)"),
+                Some(holds),
+                if holds {
+                    "Near saturation the systems part: the one that saturates later keeps a lower median and tail."
+                } else {
+                    "Not reproduced: below saturation every system pays the same 5 ms commit and cache-hit reads, and the models charge every protocol the same 30 µs per message, so the curves lie on top of each other until the worker slots run out, then part by more or less than the paper's; the paper's gaps come from per-request CPU costs (Fig. 14) and background-refresh contention the models do not charge."
+                },
+            )?,
+        );
     }
     Ok((fig, claims))
 }
@@ -572,56 +628,86 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
     let (first, last) = (ns[0], *ns.last().unwrap());
     if let (Some(a), Some(b)) = (get("CausalMesh", first), get("CausalMesh", last)) {
         let eff = (b / last as f64) / (a / first as f64);
-        claims.push(claim(
-            "throughput-servers",
-            &format!("CausalMesh normalised throughput, {last} vs {first} servers"),
-            "nearly constant (linear scaling)",
-            format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
-            Some(eff >= 0.8),
-            "Reads never coordinate and each write costs every server one chain hop; the worker slots are the bottleneck up to the largest sizes, so throughput grows with servers until the chain's O(N) hops per write load each server.",
-        ));
+        claims.push(
+            claim(
+                "throughput-servers",
+                &format!("CausalMesh normalised throughput, {last} vs {first} servers"),
+                Kind::ByConstruction("8 worker slots per server (topology.workers_per_machine), the bottleneck at every size"),
+                "per-server throughput at the largest size within 10 % of the smallest's",
+            )
+            .scored(
+                "nearly constant (linear scaling)",
+                format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
+                Some(eff >= 1.0 - MARGIN),
+                if eff >= 1.0 - MARGIN {
+                    "Reads never coordinate and the worker slots each server brings are the bottleneck at every size, so throughput grows with servers by construction."
+                } else {
+                    "Reads never coordinate and each server brings its worker slots, but every write costs every server one chain hop (O(N) per write), which bends the per-server throughput at the largest size (by one or two load steps of 100/s per server)."
+                },
+            )?,
+        );
     }
     if let Some((n, best)) = ns.iter().filter_map(|n| get("CausalMesh-TCC", *n).map(|t| (*n, t))).max_by(|a, b| a.1.total_cmp(&b.1)) {
-        let holds = (best - 2800.0).abs() / 2800.0 <= 0.3;
-        claims.push(claim(
-            "throughput-servers",
-            "CausalMesh-TCC saturation throughput (best over server counts)",
-            "≈ 2800 req/s (saturates as servers are added)",
-            format!("{best:.0} workflows/s at {n} servers"),
-            Some(holds),
-            "With a ring buffer of one version, a read whose newest version does not form a cut with the workflow's reads aborts and retries; more servers mean more writes in flight, so aborts (and the p99) grow with the server count and the throughput peaks, as in the paper, whose explanation is contention too.",
-        ));
+        let holds = near(best, 2800.0);
+        claims.push(
+            claim(
+                "throughput-servers",
+                "CausalMesh-TCC saturation throughput (best over server counts)",
+                Kind::Predicted,
+                "the best throughput within ± 10 % of 2800 (2520–3080)",
+            )
+            .scored(
+                "≈ 2800 req/s (saturates as servers are added)",
+                format!("{best:.0} workflows/s at {n} servers"),
+                Some(holds),
+                if holds {
+                    "With a ring buffer of one version, aborts grow with the servers and the load, so throughput peaks, as in the paper, whose explanation is contention too."
+                } else {
+                    "The shape is the paper's (a read whose one cached version does not form a cut with the workflow's reads aborts; more servers mean more writes in flight, so aborts grow and throughput peaks), but the peak is off: the models charge no per-protocol CPU, so the cost of each attempt is the authors' servers' only by chance."
+                },
+            )?,
+        );
     }
     let both: Vec<u64> = ns.iter().copied().filter(|n| get("CausalMesh-TCC", *n).is_some() && get("FaaSTCC", *n).is_some()).collect();
-    if let Some(&n) = both.last() {
-        let ratios: Vec<String> = both
-            .iter()
-            .map(|n| format!("{:.2}× at {n}", get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0)))
-            .collect();
-        let r = get("CausalMesh-TCC", n).unwrap() / get("FaaSTCC", n).unwrap().max(1.0);
-        claims.push(claim(
-            "throughput-servers",
-            "CausalMesh-TCC / FaaSTCC throughput",
-            "1.3–1.8×",
-            ratios.join(", "),
-            Some(r >= 1.2),
-            if r >= 1.2 {
-                "FaaSTCC's single storage partition serves every miss and commit and saturates first."
-            } else {
-                "Not reproduced: FaaSTCC's chains rarely abort and our models charge its promise checks no more CPU than CausalMesh's work, so it scales with the worker slots, while CausalMesh-TCC's aborts grow with the server count; the paper's gap comes from CPU costs and refresh contention the models do not charge."
-            },
-        ));
+    if !both.is_empty() {
+        let ratios: Vec<(u64, f64)> =
+            both.iter().map(|n| (*n, get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0))).collect();
+        let holds = ratios.iter().all(|(_, r)| in_range(*r, 1.3, 1.8));
+        claims.push(
+            claim(
+                "throughput-servers",
+                "CausalMesh-TCC / FaaSTCC throughput",
+                Kind::Predicted,
+                "at every server count, within the paper's 1.3–1.8× ± 10 % (1.17–1.98×)",
+            )
+            .scored(
+                "1.3–1.8×",
+                ratios.iter().map(|(n, r)| format!("{r:.2}× at {n}")).collect::<Vec<_>>().join(", "),
+                Some(holds),
+                if holds {
+                    "FaaSTCC's single storage partition serves every miss and commit and saturates first."
+                } else {
+                    "Not reproduced: FaaSTCC's chains rarely abort and our models charge its promise checks no more CPU than CausalMesh's work, so it scales with the worker slots, while CausalMesh-TCC's aborts grow with the server count; the paper's gap comes from CPU costs and refresh contention the models do not charge."
+                },
+            )?,
+        );
     }
     if let (Some(a), Some(b)) = (get("FaaSTCC", first), get("FaaSTCC", last)) {
         let eff = (b / last as f64) / (a / first as f64);
-        claims.push(claim(
-            "throughput-servers",
-            &format!("FaaSTCC normalised throughput, {last} vs {first} servers"),
-            "degrades as servers are added",
-            format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
-            Some(eff < 0.9),
-            "Its one storage partition (the single Redis of §9.1) takes every commit and stable-time exchange, so it becomes the bottleneck once enough servers feed it.",
-        ));
+        claims.push(
+            claim(
+                "throughput-servers",
+                &format!("FaaSTCC normalised throughput, {last} vs {first} servers"),
+                Kind::Predicted,
+                "per-server throughput at the largest size below 90 % of the smallest's (the paper gives no figure)",
+            )
+            .scored(
+                "degrades as servers are added",
+                format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
+                Some(eff < 1.0 - MARGIN),
+                "Its one storage partition (the single Redis of §9.1) takes every commit and stable-time exchange, so it becomes the bottleneck once enough servers feed it.",
+            )?,
+        );
     }
     for n in [8u64, last] {
         if n == 8 && !ns.contains(&8) || (n == last && last == 8 && claims.iter().any(|c| c.claim.contains("HydroCache-Con at 8"))) {
@@ -629,18 +715,24 @@ fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String>
         }
         if let (Some(hc), Some(cm)) = (get("HydroCache-Con", n), get("CausalMesh", n)) {
             let holds = hc / cm <= 0.8;
-            claims.push(claim(
-                "throughput-servers",
-                &format!("HydroCache-Con at {n} servers"),
-                "does not scale to 8 servers or beyond",
-                format!("{hc:.0} workflows/s ({:.2}× CausalMesh)", hc / cm),
-                Some(holds),
-                if holds {
-                    "Its coordinator contacts every cache twice per workflow, so each cache's load grows with the number of servers times the load per server."
-                } else {
-                    "Its coordinator contacts every cache twice per workflow, but at this size the caches' CPU is not yet the bottleneck in the model (30 µs per message for every protocol); it falls behind only at 16 servers."
-                },
-            ));
+            claims.push(
+                claim(
+                    "throughput-servers",
+                    &format!("HydroCache-Con at {n} servers"),
+                    Kind::Predicted,
+                    "at most 0.8× CausalMesh's throughput (the paper gives no figure)",
+                )
+                .scored(
+                    "does not scale to 8 servers or beyond",
+                    format!("{hc:.0} workflows/s ({:.2}× CausalMesh)", hc / cm),
+                    Some(holds),
+                    if holds {
+                        "Its coordinator contacts every cache twice per workflow, so each cache's load grows with the number of servers times the load per server."
+                    } else {
+                        "Its coordinator contacts every cache twice per workflow, but at this size the caches' CPU is not yet the bottleneck in the model (30 µs per message for every protocol); it falls behind only at 16 servers."
+                    },
+                )?,
+            );
         }
     }
     Ok((fig, claims))
@@ -671,6 +763,45 @@ fn systems(results: &Results) -> Vec<String> {
     labels(results).into_iter().filter(|l| hop_metric(results, l).is_some()).collect()
 }
 
+/// Fig. 14's metadata held per cache server. For CausalMesh the paper also says it "stays low
+/// and stable", so the largest I-cache sample of the run must stay near its median sample (a
+/// buffer that grows through the run ends near twice its median).
+fn server_metadata_claim(l: &str, r: &AggRow, kb: f64, want: f64) -> Result<Claim, String> {
+    let icache = (r.mean(&metrics::observed(metrics::ICACHE_BYTES, "p50")), r.mean(&metrics::observed(metrics::ICACHE_BYTES, "max")));
+    let name = format!("{l} cache-server metadata at 1k req/s");
+    if let (Some(p50), Some(max)) = icache {
+        let growth = max / p50.max(1.0);
+        let holds = near(kb, want) && growth <= 1.5;
+        return claim(
+            "metadata",
+            &name,
+            Kind::Predicted,
+            "within ± 10 % of the paper's KB, and stable: the run's largest I-cache sample at most 1.5× its median sample",
+        )
+        .scored(
+            format!("{want} KB, stable"),
+            format!("{kb:.1} KB; largest I-cache sample {growth:.2}× the median"),
+            Some(holds),
+            if holds {
+                "The I-cache holds only versions not yet integrated or disseminated, so it stays small and flat."
+            } else {
+                "Not stable in the model: a version leaves a non-tail server's I-cache only when a read there integrates its key or the tail disseminates it (params.disseminate, off here; the paper calls it optional, §5.2), and with 1 M keys most written keys are never read again at that server, so the I-cache grows with run length (about 23 KB per server per second at 1k/s), and any match with the paper's figure is a coincidence of run length. With dissemination on it stays near 0.1 KB."
+            },
+        );
+    }
+    let holds = near(kb, want);
+    claim("metadata", &name, Kind::Predicted, "within ± 10 % of the paper's KB").scored(
+        format!("{want} KB"),
+        format!("{kb:.1} KB"),
+        Some(holds),
+        if holds {
+            "The dependency entries of the cached versions match the paper's snapshot."
+        } else {
+            "Our HydroCache keeps each cached version's whole flattened causal past (16 B per entry, never collected, §11), over a pre-warmed cache of 1 M keys, so it is far above the paper's 1-minute snapshot of the authors' leaner encoding."
+        },
+    )
+}
+
 fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let sys = systems(results);
     let mut med = Vec::new();
@@ -684,46 +815,37 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             med.push(Pt { x: i as f64, y: p50.max(1.0), lo: p50.max(1.0), hi: p99.max(1.0) });
         }
         if let Some(b) = server_metadata(results, r, l) {
-            srv.push(Pt::new(i as f64, b / 1024.0));
-            if let Some((_, kb)) = FIG14_PAPER_KB.iter().find(|(n, _)| n == l) {
-                claims.push(claim(
-                    "metadata",
-                    &format!("{l} cache-server metadata at 1k req/s"),
-                    format!("{kb} KB"),
-                    format!("{:.1} KB", b / 1024.0),
-                    Some((b / 1024.0 / kb).max(kb / (b / 1024.0)) <= 2.0),
-                    if l.starts_with("Hydro") {
-                        "Our HydroCache keeps each cached version's whole flattened causal past (16 B per entry, never collected, §11), over a pre-warmed cache of 1 M keys, so it is far above the paper's 1-minute snapshot of the authors' leaner encoding."
-                    } else {
-                        "Not stable in the model: a version leaves a non-tail server's I-cache only when a read there integrates its key or the tail disseminates it (params.disseminate, off here; the paper calls it optional, §5.2), and with 1 M keys most written keys are never read again at that server, so the I-cache grows with run length (about 23 KB per server per second at 1k/s: 35 KB after 1.5 s, 71 KB after 3 s); any match with the paper's 35.1 KB is a coincidence of run length. With dissemination on it stays near 0.1 KB."
-                    },
-                ));
+            let kb = b / 1024.0;
+            srv.push(Pt::new(i as f64, kb));
+            if let Some(&(_, want)) = FIG14_PAPER_KB.iter().find(|(n, _)| n == l) {
+                claims.push(server_metadata_claim(l, r, kb, want)?);
             }
         }
         if let Some((_, kb)) = FIG14_PAPER_KB.iter().find(|(n, _)| n == l) {
             pap.push(Pt::new(i as f64, *kb));
         }
         if let Some(p50) = r.mean(&metrics::observed(m, "p50")) {
-            claims.push(claim(
-                "metadata",
-                &format!("{l}: metadata carried per function hop (median)"),
-                match l.as_str() {
-                    "FaaSTCC" => "16 B (two timestamps)".to_string(),
-                    "HydroCache-Opt" => "72 KB at Zipf 1.0 (FaaSTCC Fig. 5, dynamic)".to_string(),
-                    _ => "not reported".to_string(),
-                },
-                format!("{p50:.0} B"),
-                match l.as_str() {
-                    "FaaSTCC" => Some((p50 - 16.0).abs() < 1.0),
-                    _ => None,
-                },
-                match l.as_str() {
-                    "FaaSTCC" => "The snapshot interval is two 8-byte timestamps whatever the workload, as the paper states.",
-                    "HydroCache-Opt" => "The dependency map grows with the causal past of what the workflow read; on the micro-benchmark (1 M keys, 3 s) it is smaller than on FaaSTCC's 100 K-key workload (see faastcc-metadata).",
-                    "HydroCache-Con" => "Con carries only the snapshot id and the versions read, since its read set is known up front.",
-                    _ => "CausalMesh's context is the workflow's dependencies and its own writes (exact versions), a few entries per workflow.",
-                },
-            ));
+            let name = format!("{l}: metadata carried per function hop (median)");
+            let c = if l == "FaaSTCC" {
+                claim("metadata", &name, Kind::ByConstruction("the snapshot interval: two 8-byte timestamps"), "exactly 16 B").scored(
+                    "16 B (two timestamps)",
+                    format!("{p50:.0} B"),
+                    Some((p50 - 16.0).abs() < 1.0),
+                    "The snapshot interval is two 8-byte timestamps whatever the workload, as the paper states.",
+                )?
+            } else {
+                claim("metadata", &name, Kind::Predicted, "none: the paper gives no figure for this workload").scored(
+                    if l == "HydroCache-Opt" { "not reported here (72 KB on FaaSTCC's workload, see faastcc-metadata)" } else { "not reported" },
+                    format!("{p50:.0} B"),
+                    None,
+                    match l.as_str() {
+                        "HydroCache-Opt" => "The dependency map grows with the causal past of what the workflow read; on the micro-benchmark (1 M keys) it is smaller than on FaaSTCC's 100 K-key workload.",
+                        "HydroCache-Con" => "Con carries only the snapshot id and the versions read, since its read set is known up front.",
+                        _ => "CausalMesh's context is the workflow's dependencies and its own writes (exact versions), a few entries per workflow.",
+                    },
+                )?
+            };
+            claims.push(c);
         }
     }
     let cats: Vec<String> = sys.clone();
@@ -757,7 +879,7 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             },
         ],
         notes: vec![
-            "Micro-benchmark at 1000 workflows/s, 3 servers. (a) CausalMesh: context_bytes; others: metadata_bytes_hop. (b) CausalMesh: I-cache (+ C-cache deps for -TCC); HydroCache: dependency entries of cached versions; FaaSTCC reports no server-side metadata figure.".into(),
+            "Micro-benchmark at 1000 workflows/s, 3 servers. (a) CausalMesh: the workflow context a function hands on; others: the protocol metadata passed per hop. (b) At the end of the run: CausalMesh: I-cache (+ C-cache dependencies for -TCC), which grows with run length; HydroCache: dependency entries of cached versions; our FaaSTCC model does not measure its servers' metadata (no simulated bar).".into(),
         ],
     };
     Ok((fig, claims))
@@ -768,47 +890,65 @@ fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 
 fn aborts(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let sys = systems(results);
-    let s: Vec<Series> = sys.iter().map(|l| series(l, Style::Line, line(results, l, RATE, "abort_rate", 100.0))).collect();
+    let s: Vec<Series> = sys.iter().map(|l| series(l, Style::Line, line(results, l, RATE, "aborts_per_100_workflows", 1.0))).collect();
     let fig = Figure {
         name: "aborts".into(),
-        title: "Abort rate vs offered load (micro-benchmark)".into(),
+        title: "Aborts vs offered load (micro-benchmark)".into(),
         panels: vec![Panel {
-            title: "aborted workflow attempts".into(),
+            title: "every abort: read transactions, retried attempts, workflows that gave up".into(),
             x_label: "offered load (workflows/s)".into(),
-            y_label: "aborted attempts (% of attempts)".into(),
+            y_label: "aborts per 100 workflows".into(),
             series: s,
             legend_at: Some(Corner::UpperLeft),
             ..Default::default()
         }],
-        notes: vec!["Aborted attempts / all attempts (each retry counts); mean over seeds with 95 % CI.".into()],
+        notes: vec![
+            "Aborted read transactions (each client retry counts) + aborted workflow attempts that were retried + workflows that used up their attempts, per 100 workflows started; mean over seeds with 95 % CI. Series at 0 lie on top of each other.".into(),
+        ],
     };
     let mut claims = Vec::new();
-    for (l, paper_says, expect_zero) in [
-        ("CausalMesh", "abort-free (Fig. 12)", true),
-        ("HydroCache-Con", "abort-free (Fig. 12)", true),
-        ("CausalMesh-TCC", "aborts (Fig. 12)", false),
-        ("HydroCache-Opt", "aborts (Fig. 12)", false),
-        ("FaaSTCC", "aborts (Fig. 12); rare in chains (FaaSTCC §4.8)", false),
+    for (l, paper_says, free_by) in [
+        ("CausalMesh", "abort-free (Fig. 12)", Some("CausalMesh aborts only read transactions, and the micro-benchmark has none")),
+        (
+            "HydroCache-Con",
+            "abort-free (Fig. 12)",
+            Some("HydroCache-Con joins a consistent snapshot before the workflow runs and validates nothing after"),
+        ),
+        ("CausalMesh-TCC", "aborts (Fig. 12)", None),
+        ("HydroCache-Opt", "aborts (Fig. 12)", None),
+        ("FaaSTCC", "aborts (Fig. 12); rare in chains (FaaSTCC §4.8)", None),
     ] {
-        if let Some(r) = nearest(results, l, RATE, 1000.0) {
-            let a = r.mean("abort_rate").unwrap_or(0.0) * 100.0;
-            claims.push(claim(
-                "aborts",
-                &format!("{l} abort rate at 1k/s"),
-                paper_says,
-                pct(a),
-                // The paper states which systems are abort-free; for the others it gives no rate.
-                if expect_zero { Some(a == 0.0) } else { None },
-                match l {
-                    "CausalMesh" => "Reads never wait or abort; integration always finds the needed versions in the I-cache.",
-                    "HydroCache-Con" => "The joined snapshot is consistent before the workflow runs, so nothing can abort.",
-                    "CausalMesh-TCC" if a > 1.0 => "With a ring buffer of one version, a read whose newest version does not form a cut with the read set aborts and retries; hot Zipf keys make this frequent.",
-                    "CausalMesh-TCC" => "It may abort (a read whose only version does not form a cut with the read set), but at this load over 1 M keys few reads race a write; its aborts grow with load, servers and run length (see the figure and throughput-servers).",
-                    "HydroCache-Opt" => "Validation aborts a function whose read depends on a newer version of a key the workflow read; rare with 1 M keys.",
-                    _ => "Chains only abort when a needed version was garbage-collected; the store keeps versions long.",
-                },
-            ));
-        }
+        let Some(r) = nearest(results, l, RATE, 1000.0) else { continue };
+        let a = r.mean("aborts_per_100_workflows").unwrap_or(0.0);
+        let part = |m: &str| r.mean(m).unwrap_or(0.0);
+        let simulated = format!(
+            "{a:.2} per 100 workflows (per run: read transactions {:.1}, attempts retried {:.1}, gave up {:.1})",
+            part("aborts_read_txn"),
+            part("aborts_retried"),
+            part("aborts_gave_up")
+        );
+        let why = match l {
+            "CausalMesh" => "Reads never wait or abort; integration always finds the needed versions in the I-cache.",
+            "HydroCache-Con" => "The joined snapshot is consistent before the workflow runs, so nothing can abort.",
+            "CausalMesh-TCC" if a > 1.0 => {
+                "With a ring buffer of one version, a read whose newest version does not form a cut with the read set aborts and retries; hot Zipf keys make this frequent."
+            }
+            "CausalMesh-TCC" => {
+                "It may abort (a read whose only version does not form a cut with the read set), but at this load over 1 M keys few reads race a write; its aborts grow with load, servers and run length (see the figure and throughput-servers)."
+            }
+            "HydroCache-Opt" => {
+                "Validation aborts a function whose read depends on a newer version of a key the workflow read; rare with 1 M keys."
+            }
+            _ => "Chains only abort when a needed version was garbage-collected; the store keeps versions long.",
+        };
+        let name = format!("{l} aborts at 1k/s");
+        // The paper states which systems are abort-free; for the others it gives no rate.
+        let c = match free_by {
+            Some(input) => claim("aborts", &name, Kind::ByConstruction(input), "no abort of any kind (read transaction, attempt, gave up)")
+                .scored(paper_says, simulated, Some(a == 0.0), why)?,
+            None => claim("aborts", &name, Kind::Predicted, "none: the paper gives no rate").scored(paper_says, simulated, None, why)?,
+        };
+        claims.push(c);
     }
     Ok((fig, claims))
 }
@@ -823,18 +963,37 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             (r.mean(&metrics::observed(metrics::VISIBILITY_NS, "p50")), r.mean(&metrics::observed(metrics::VISIBILITY_NS, "p99")))
         {
             p50.push(Pt { x: i as f64, y: a / 1e6, lo: a / 1e6, hi: b / 1e6 });
-            claims.push(claim(
-                "visibility",
-                &format!("{l} visibility delay (median)"),
-                if l.starts_with("CausalMesh") { "N × RTT (Fig. 12; ≈1.3 ms at 3 servers, Fig. 17)" } else if l.starts_with("FaaSTCC") { "up to the 50 ms refresh period" } else { "up to the 100 ms refresh period" },
-                format!("{:.2} ms (p99 {:.2} ms)", a / 1e6, b / 1e6),
-                Some(if l.starts_with("CausalMesh") { a / 1e6 < 10.0 } else if l.starts_with("FaaSTCC") { b / 1e6 <= 60.0 } else { b / 1e6 <= 110.0 }),
-                if l.starts_with("CausalMesh") {
-                    "A write is visible once it reaches its chain's tail; with synchronous database flushes the 5 ms flush comes first, so it is the flush plus N hops."
+            let (median, p99) = (a / 1e6, b / 1e6);
+            let simulated = format!("{median:.2} ms (p99 {p99:.2} ms)");
+            let name = format!("{l} visibility delay (median)");
+            let c = if l.starts_with("CausalMesh") {
+                let bound = FIG17_PAPER[0].1 / 1000.0 * (1.0 + MARGIN);
+                let holds = median <= bound;
+                claim("visibility", &name, Kind::Predicted, format!("median at most Fig. 17's window at 3 servers + 10 % ({bound:.2} ms)")).scored(
+                    "N × RTT (Fig. 12; 1.26 ms at 3 servers, Fig. 17)",
+                    simulated,
+                    Some(holds),
+                    if holds {
+                        "A write is visible once it reaches its chain's tail: N hops."
+                    } else {
+                        "A write is visible once it reaches its chain's tail, but the model flushes it to the database synchronously first, so it is the 5 ms flush plus N hops; the paper's write path does not wait for the database (issue 18)."
+                    },
+                )?
+            } else {
+                let (input, period) = if l.starts_with("FaaSTCC") {
+                    ("the 50 ms push period (params.push_period_ns)", 50.0)
                 } else {
-                    "Writes reach a cache only with its periodic refresh, so the delay is spread over the period (median about half of it)."
-                },
-            ));
+                    ("the 100 ms refresh period (params.refresh_period_ns)", 100.0)
+                };
+                claim("visibility", &name, Kind::ByConstruction(input), format!("p99 at most the period + 10 ms ({:.0} ms)", period + 10.0))
+                    .scored(
+                        format!("up to the {period:.0} ms refresh period"),
+                        simulated,
+                        Some(p99 <= period + 10.0),
+                        "Writes reach a cache only with its periodic refresh, so the delay is spread over the period (median about half of it).",
+                    )?
+            };
+            claims.push(c);
         }
     }
     let fig = Figure {
@@ -852,7 +1011,7 @@ fn visibility(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 HLine { y: 50.0, label: "FaaSTCC push period (50 ms)".into(), color: color_of("FaaSTCC") },
                 HLine { y: 100.0, label: "HydroCache refresh period (100 ms)".into(), color: color_of("HydroCache-Con") },
             ],
-            legend_at: Some(Corner::UpperLeft),
+            legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec!["CausalMesh: write at the head → revealed at the tail (includes the synchronous 5 ms database flush); FaaSTCC: commit → installed in a cache; HydroCache: written to the database → merged into a cache's cut.".into()],
@@ -873,10 +1032,13 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
         let pts: Vec<Pt> = pts.into_iter().map(|p| Pt { x: p.x / 1000.0, ..p }).collect();
         let peak = pts.iter().map(|p| p.y).fold(0.0, f64::max);
         let correct = l.to_lowercase().starts_with("correct");
-        claims.push(claim(
-            "delay-sweep",
-            &format!("{l}: most violations per 100 workflows over the delays"),
-            if correct { "0 (causal+ consistency)" } else { "> 0 (the mutant's named anomaly)" },
+        let (rule, paper_says) = if correct {
+            ("0 at every delay", "0 (causal+ consistency)")
+        } else {
+            ("above 0 at some delay", "> 0 (the mutant's named anomaly)")
+        };
+        claims.push(claim("delay-sweep", &format!("{l}: most violations per 100 workflows over the delays"), Kind::Check, rule).scored(
+            paper_says,
             format!("{peak:.2}"),
             Some(if correct { peak == 0.0 } else { peak > 0.0 }),
             if correct {
@@ -884,7 +1046,7 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             } else {
                 "Each mutant's anomaly needs a read to overtake a propagation, so how often it shows depends on the delay against the dispatch delay between functions."
             },
-        ));
+        )?);
         // Zeros cannot be drawn on a log axis; a series that is zero everywhere says so in its label.
         let label = if peak == 0.0 { format!("{l} (0 at every delay)") } else { l.clone() };
         let pts: Vec<Pt> = pts.into_iter().filter(|p| p.y > 0.0).map(|p| Pt { lo: p.lo.max(p.y / 10.0), ..p }).collect();
@@ -899,16 +1061,29 @@ fn delay_sweep(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             y_label: "violations per 100 workflows (log scale)".into(),
             x_log: true,
             y_log: true,
+            y_range: Some(decades_around(&s)),
             series: s,
             legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec![
             "Each mutant removes one safeguard (causim protocols). Violations found by the causal+ (CCv) checker, or TCC for -TCC; one workflow can show several.".into(),
-            "Mean over seeds with 95 % CI.".into(),
+            "Mean over seeds with 95 % CI; a lower whisker is cut at a tenth of its mean (a log axis cannot draw 0 or below).".into(),
         ],
     };
     Ok((fig, claims))
+}
+
+/// A log axis's range from the power of ten at or below the lowest whisker to the one at or
+/// above the highest, so both ends carry a label.
+fn decades_around(series: &[Series]) -> (f64, f64) {
+    let pts = || series.iter().flat_map(|s| s.points.iter());
+    let lo = pts().map(|p| p.lo).filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min);
+    let hi = pts().map(|p| p.hi).fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.1, 100.0);
+    }
+    (10f64.powf(lo.log10().floor()), 10f64.powf((hi * 1.01).log10().ceil()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -977,7 +1152,7 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 label: "paper: HydroCache median at Zipf 1.0 (72 KB)".into(),
                 color: RGBColor(0, 0, 0),
             }],
-            legend_at: Some(Corner::UpperRight),
+            legend_at: Some(Corner::OutsideRight),
             ..Default::default()
         }],
         notes: vec![
@@ -987,31 +1162,47 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     };
     let mut claims = Vec::new();
     if let Some(f) = faastcc_label(results) {
-        let v = value_at(results, &f, 1.0, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50"));
-        claims.push(claim(
-            "faastcc-metadata",
-            "FaaSTCC metadata per hop",
-            "16 B, constant",
-            v.map_or("-".into(), |v| format!("{v:.0} B")),
-            v.map(|v| (v - 16.0).abs() < 1.0),
-            "Two 8-byte timestamps, whatever the skew.",
-        ));
+        let hop = metrics::observed(metrics::METADATA_BYTES_HOP, "p50");
+        let v = value_at(results, &f, 1.0, &hop);
+        claims.push(
+            claim(
+                "faastcc-metadata",
+                "FaaSTCC metadata per hop",
+                Kind::ByConstruction("the snapshot interval: two 8-byte timestamps"),
+                "exactly 16 B",
+            )
+            .scored(
+                "16 B, constant",
+                v.map_or("-".into(), |v| format!("{v:.0} B")),
+                v.map(|v| (v - 16.0).abs() < 1.0),
+                "Two 8-byte timestamps, whatever the skew.",
+            )?,
+        );
         if let Some(d) = dynamic_label(results) {
+            let at_one = value_at(results, &d, 1.0, &hop);
             for (z, paper_kb, paper_ratio) in [(1.0, "72 KB", 4500.0), (1.5, "> 13 KB", 850.0)] {
-                if let (Some(h), Some(fv)) = (
-                    value_at(results, &d, z, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50")),
-                    value_at(results, &f, z, &metrics::observed(metrics::METADATA_BYTES_HOP, "p50")),
-                ) {
-                    let ratio = h / fv.max(1.0);
-                    claims.push(claim(
-                        "faastcc-metadata",
-                        &format!("HydroCache (dynamic) median metadata at Zipf {z}"),
+                let (Some(h), Some(fv)) = (value_at(results, &d, z, &hop), value_at(results, &f, z, &hop)) else { continue };
+                let ratio = h / fv.max(1.0);
+                let (rule, holds) = if z == 1.0 {
+                    ("within ± 10 % of 72 KB".to_string(), near(h / 1024.0, 72.0))
+                } else {
+                    (
+                        "at least 13 KB (the paper gives a lower bound) and below the Zipf 1.0 median (skew shrinks it)".to_string(),
+                        h / 1024.0 >= 13.0 && at_one.is_some_and(|a| h < a),
+                    )
+                };
+                claims.push(
+                    claim("faastcc-metadata", &format!("HydroCache (dynamic) median metadata at Zipf {z}"), Kind::Predicted, rule).scored(
                         format!("{paper_kb} ({paper_ratio:.0}× FaaSTCC)"),
                         format!("{:.1} KB ({ratio:.0}×)", h / 1024.0),
-                        Some(ratio >= paper_ratio / 4.0 && ratio <= paper_ratio * 4.0),
-                        "The dependency map holds the causal past of everything the workflow read, and skew shrinks it (fewer distinct objects in the past), as the paper explains; its absolute size depends on how long the run is, since nothing collects it.",
-                    ));
-                }
+                        Some(holds),
+                        if holds {
+                            "The dependency map holds the causal past of everything the workflow read, and skew shrinks it (fewer distinct objects in the past), as the paper explains."
+                        } else {
+                            "The dependency map holds the causal past of everything the workflow read, and skew shrinks it, as the paper explains; but ours is flattened and never collected, so it grows with run length (8000 workflows here, 16000 in the paper) and its size is not the paper's."
+                        },
+                    )?,
+                );
             }
         }
     }
@@ -1021,6 +1212,7 @@ fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
 fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let (cats, mean) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "mean"), None, 1.0);
     let (_, max) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"), None, 1.0);
+    let most_top = max.iter().flat_map(|s| s.points.iter().map(|p| p.hi)).fold(23.0, f64::max);
     let fig = Figure {
         name: "faastcc-rounds".into(),
         title: "FaaSTCC Fig. 6 — storage rounds to read a consistent snapshot".into(),
@@ -1041,12 +1233,14 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 categories: Some(cats),
                 series: max,
                 hlines: vec![HLine { y: 23.0, label: "paper: HydroCache P99 at Zipf 1.5 (23)".into(), color: RGBColor(0, 0, 0) }],
+                // Headroom above the bars and the paper's line, for the legend.
+                y_range: Some((0.0, most_top * 1.5)),
                 legend_at: Some(Corner::UpperLeft),
                 ..Default::default()
             },
         ],
         notes: vec![
-            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store.".into(),
+            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store. HydroCache-Con (static) installs its snapshot before the chain runs, so its reads need no rounds (no bar).".into(),
         ],
     };
     let mut claims = Vec::new();
@@ -1055,30 +1249,48 @@ fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
             .iter()
             .filter_map(|z| value_at(results, &f, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max")))
             .fold(0.0, f64::max);
-        claims.push(claim(
-            "faastcc-rounds",
-            "FaaSTCC storage rounds per read",
-            "always 1",
-            format!("at most {m:.0}"),
-            Some(m <= 1.0),
-            "A storage reply always satisfies the snapshot interval, so a read takes at most one round.",
-        ));
+        claims.push(
+            claim(
+                "faastcc-rounds",
+                "FaaSTCC storage rounds per read",
+                Kind::ByConstruction("the TCC store answers any read within the snapshot interval in one round"),
+                "at most 1 at every skew",
+            )
+            .scored(
+                "always 1",
+                format!("at most {m:.0}"),
+                Some(m <= 1.0),
+                "A storage reply always satisfies the snapshot interval, so a read takes at most one round.",
+            )?,
+        );
     }
     for l in labels(results).into_iter().filter(|l| l.to_lowercase().starts_with("hydro")) {
-        let ms: Vec<String> = zipf_cats(results)
+        let most: Vec<(f64, f64)> = zipf_cats(results)
             .iter()
-            .filter_map(|z| {
-                value_at(results, &l, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max")).map(|v| format!("{v:.0}@{z}"))
-            })
+            .filter_map(|z| Some((*z, value_at(results, &l, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"))?)))
             .collect();
-        claims.push(claim(
-            "faastcc-rounds",
-            &format!("{l}: most storage rounds for one read, by Zipf"),
-            "grows with skew, up to 23 (P99) at Zipf 1.5",
-            ms.join(", "),
-            None,
-            "Pre-warmed caches merge each refresh as a whole cut, so the chase happens only on reads needing a newer version than the local cut; the store answers atomically, so chains of missing dependencies stay short.",
-        ));
+        // Our figure is the most rounds any read needed, which is at least the P99 the paper gives.
+        let grows = most.windows(2).all(|w| w[1].1 >= w[0].1) && most.first().zip(most.last()).is_some_and(|(a, b)| b.1 > a.1);
+        let reaches = most.iter().find(|(z, _)| *z == 1.5).is_some_and(|(_, v)| *v >= 23.0 * (1.0 - MARGIN));
+        let holds = (most.len() >= 2 && most.iter().any(|(z, _)| *z == 1.5)).then_some(grows && reaches);
+        claims.push(
+            claim(
+                "faastcc-rounds",
+                &format!("{l}: most storage rounds for one read, by Zipf"),
+                Kind::Predicted,
+                "rises with skew, and the most at Zipf 1.5 at least 21 (the paper's P99 of 23 − 10 %; a run's maximum is at least its P99)",
+            )
+            .scored(
+                "grows with skew, up to 23 (P99) at Zipf 1.5",
+                most.iter().map(|(z, v)| format!("{v:.0}@{z}")).collect::<Vec<_>>().join(", "),
+                holds,
+                if holds == Some(true) {
+                    "Skew makes hot keys' versions change between a read and the dependency it must match, so chases lengthen."
+                } else {
+                    "Not reproduced: pre-warmed caches merge each refresh as a whole cut, so the chase happens only on reads needing a newer version than the local cut, and the store answers atomically, so chains of missing dependencies stay short and do not grow with skew."
+                },
+            )?,
+        );
     }
     Ok((fig, claims))
 }
@@ -1101,7 +1313,7 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_log: true,
                 categories: Some(cats.clone()),
                 series: mean,
-                legend_at: Some(Corner::UpperLeft),
+                legend_at: Some(Corner::Elsewhere),
                 ..Default::default()
             },
             Panel {
@@ -1111,7 +1323,7 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 y_log: true,
                 categories: Some(cats),
                 series: p99,
-                legend_at: Some(Corner::UpperLeft),
+                legend_at: Some(Corner::OutsideRight),
                 ..Default::default()
             },
         ],
@@ -1119,33 +1331,57 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     };
     let mut claims = Vec::new();
     if let (Some(f), Some(d)) = (faastcc_label(results), dynamic_label(results)) {
+        let mut previous: Option<(f64, f64)> = None;
         for z in zipf_cats(results) {
             if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_mean_ms"), value_at(results, &f, z, "latency_mean_ms")) {
                 let r = a / b;
-                claims.push(claim(
-                    "faastcc-latency",
-                    &format!("HydroCache dynamic / FaaSTCC mean latency, Zipf {z}"),
-                    "up to 5×",
-                    format!("{r:.1}×"),
-                    Some(if z == 1.0 { (4.0..=6.0).contains(&r) } else { r > 1.0 && r <= 5.5 }),
-                    if z == 1.0 {
-                        "Calibrated here: the time per KiB of carried metadata is the one free constant, fitted at Zipf 1.0 as the FaaSTCC digest recommends."
-                    } else {
-                        "Held out: with the same per-KiB cost, the ratio falls with skew because HydroCache's dependency maps shrink."
-                    },
-                ));
+                let name = format!("HydroCache dynamic / FaaSTCC mean latency, Zipf {z}");
+                let c = if z == 1.0 {
+                    let holds = near(r, 5.0);
+                    claim("faastcc-latency", &name, Kind::Calibrated(&METADATA_NS_PER_KB), "within ± 10 % of 5× (4.5–5.5×)").scored(
+                        "5× (\"up to 5×\")",
+                        format!("{r:.1}×"),
+                        Some(holds),
+                        "The time per KiB of metadata a function receives is the one free constant, fitted here as the FaaSTCC digest recommends.",
+                    )?
+                } else {
+                    let (rule, holds) = match previous {
+                        Some((pz, pr)) => {
+                            (format!("above 1× and below the ratio at Zipf {pz} ({pr:.1}×): the gap shrinks with skew"), r > 1.0 && r < pr)
+                        }
+                        None => ("above 1×".to_string(), r > 1.0),
+                    };
+                    claim("faastcc-latency", &name, Kind::Predicted, rule).scored(
+                        "below 5×, shrinking with skew (\"up to 5×\"; HydroCache suffers most at low skew)",
+                        format!("{r:.1}×"),
+                        Some(holds),
+                        if holds {
+                            "With the same per-KiB cost, the ratio falls with skew because HydroCache's dependency maps shrink."
+                        } else {
+                            "With the same per-KiB cost the ratio should fall with skew as the dependency maps shrink; here it does not."
+                        },
+                    )?
+                };
+                claims.push(c);
+                previous = Some((z, r));
             }
             if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms"))
                 && z == 1.0
             {
-                claims.push(claim(
-                    "faastcc-latency",
-                    "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1.0",
-                    "≈ 6×",
-                    format!("{:.1}×", a / b),
-                    Some((3.0..=12.0).contains(&(a / b))),
-                    "Held out (within a factor 2 counts): tails follow the metadata's p99 and Opt's aborts and retries.",
-                ));
+                let holds = near(a / b, 6.0);
+                claims.push(
+                    claim("faastcc-latency", "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1", Kind::Predicted, "within ± 10 % of 6× (5.4–6.6×)")
+                        .scored(
+                            "≈ 6×",
+                            format!("{:.1}×", a / b),
+                            Some(holds),
+                            if holds {
+                                "Tails follow the metadata's p99 and Opt's aborts and retries."
+                            } else {
+                                "Tails follow the metadata's p99 times the fitted per-KiB cost; our dependency maps' p99 is further above their median than the paper's, so the tail ratio overshoots."
+                            },
+                        )?,
+                );
             }
         }
     }
@@ -1158,18 +1394,31 @@ fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
                 value_at(results, &f, z, "latency_mean_ms"),
             ) {
                 let lower = (h - fv) / h * 100.0;
-                claims.push(claim(
-                    "faastcc-latency",
-                    &format!("static mode, Zipf {z}: FaaSTCC p99 lower than HydroCache's by (mean ratio)"),
-                    format!("{paper_lower:.0} % (means almost equal)"),
-                    format!("{lower:.0} % (HydroCache / FaaSTCC mean {:.2}×)", hm / fm),
-                    Some(lower > 0.0),
-                    if lower > 0.0 {
-                        "HydroCache's static aborts (about 9 % in the paper) and multi-round storage reads lengthen its tail."
-                    } else {
-                        "Not reproduced: our HydroCache-Con joins a consistent snapshot before the chain runs and never aborts, and a pre-warmed cache serves its reads, so it has no tail to lose; the paper's HydroCache static aborts 9 % of its DAGs, which our Con mode does not model."
-                    },
-                ));
+                let holds = (lower - paper_lower).abs() <= 10.0 && near(hm / fm, 1.0);
+                claims.push(
+                    claim(
+                        "faastcc-latency",
+                        &format!("static mode, Zipf {z}: FaaSTCC p99 lower than HydroCache's by (mean ratio)"),
+                        Kind::Predicted,
+                        format!(
+                            "p99 lower by {:.0}–{:.0} % (the paper's ± 10 points) and the means within ± 10 % of each other",
+                            paper_lower - 10.0,
+                            paper_lower + 10.0
+                        ),
+                    )
+                    .scored(
+                        format!("{paper_lower:.0} % (means almost equal)"),
+                        format!("{lower:.0} % (HydroCache / FaaSTCC mean {:.2}×)", hm / fm),
+                        Some(holds),
+                        if holds {
+                            "HydroCache's static aborts (about 9 % in the paper) and multi-round storage reads lengthen its tail."
+                        } else if lower > 0.0 {
+                            "FaaSTCC's tail is lower, but not by the paper's margin, or the means part: HydroCache's static aborts (about 9 % in the paper) are not modelled."
+                        } else {
+                            "Not reproduced: our HydroCache-Con joins a consistent snapshot before the chain runs and never aborts, and a pre-warmed cache serves its reads, so it has no tail to lose; the paper's HydroCache static aborts 9 % of its DAGs, which our Con mode does not model."
+                        },
+                    )?,
+                );
             }
         }
     }

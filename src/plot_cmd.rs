@@ -90,11 +90,11 @@ pub fn run(args: Cmd) -> ExitCode {
             println!("wrote {}", png.display());
             for c in claims {
                 let mark = match c.holds {
-                    Some(true) => "reproduced",
-                    Some(false) => "NOT reproduced",
+                    Some(true) => "holds",
+                    Some(false) => "does NOT hold",
                     None => "not comparable",
                 };
-                println!("  {}: paper {} | simulated {} | {mark}", c.claim, c.paper, c.simulated);
+                println!("  {} [{}]: paper {} | simulated {} | rule: {} | {mark}", c.claim, c.kind.label(), c.paper, c.simulated, c.rule);
             }
             ExitCode::SUCCESS
         }

@@ -40,6 +40,8 @@ pub fn render(s: &Summary) -> String {
         w.unfinished,
         100.0 * s.abort_rate
     );
+    let aborts = crate::aborts::Aborts::of(s);
+    let _ = writeln!(out, "  {:<16}{}, {:.2} per 100 workflows", "aborts", aborts.describe(), aborts.per_100_workflows(w.started));
     let _ = writeln!(out, "  {:<16}{}", "liveness", s.liveness.describe());
     let _ = writeln!(out, "  {:<16}{:.1} workflows/s over {}", "throughput", s.throughput_per_s, format_duration(s.measured_ns));
     out.push_str(&latency_line("workflow", &s.workflow_latency_ns));

@@ -4,7 +4,8 @@
 //! Sweeps resume from their journals, so a second `reproduce` redraws from finished runs.
 
 use crate::chart;
-use crate::plot::{self, Claim, FIGURES};
+use crate::claim::{Claim, Score};
+use crate::plot::{self, FIGURES};
 use crate::sweep::{self, SweepOptions, SweepPlan};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -127,6 +128,15 @@ fn verdict(c: &Claim) -> &'static str {
     }
 }
 
+/// The report's scorecard: the headline, then what each kind means.
+fn scorecard(md: &mut String, claims: &[Claim]) {
+    let _ = writeln!(md, "**{}.**\n", Score::of(claims).headline());
+    let _ = writeln!(
+        md,
+        "Only **predicted** claims (no constant was fitted to them) count as reproductions. **Calibrated** claims name the constant fitted to them, so passing shows the fit; **by construction** claims are bounded by a named input; **checks** are the project's own mutant and consistency checks, not the papers' claims. Every claim prints its pass rule (point values pass within ± 10 % of the paper's).\n"
+    );
+}
+
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -151,9 +161,7 @@ fn render_report(
         wall_s,
         if options.quick { "-quick" } else { "" }
     );
-    let reproduced = claims.iter().filter(|c| c.holds == Some(true)).count();
-    let not = claims.iter().filter(|c| c.holds == Some(false)).count();
-    let _ = writeln!(md, "**{reproduced} claims reproduced, {not} not, {} not comparable.**\n", claims.len() - reproduced - not);
+    scorecard(&mut md, claims);
     if !errors.is_empty() {
         let _ = writeln!(md, "## Errors\n");
         for e in errors {
@@ -178,10 +186,19 @@ fn render_report(
         if mine.is_empty() {
             continue;
         }
-        let _ = writeln!(md, "| claim | paper | simulated | reproduced | why |\n|---|---|---|---|---|");
+        let _ = writeln!(md, "| claim | kind | paper | simulated | pass rule | holds | why |\n|---|---|---|---|---|---|---|");
         for c in mine {
-            let _ =
-                writeln!(md, "| {} | {} | {} | {} | {} |", cell(&c.claim), cell(&c.paper), cell(&c.simulated), verdict(c), cell(&c.why));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                cell(&c.claim),
+                cell(&c.kind.describe()),
+                cell(&c.paper),
+                cell(&c.simulated),
+                cell(&c.rule),
+                verdict(c),
+                cell(&c.why)
+            );
         }
         md.push('\n');
     }

@@ -46,9 +46,7 @@ pub fn run(args: Cmd) -> ExitCode {
             for (name, _, png) in &r.figures {
                 println!("figure {name:<20} {}", png.display());
             }
-            let yes = r.claims.iter().filter(|c| c.holds == Some(true)).count();
-            let no = r.claims.iter().filter(|c| c.holds == Some(false)).count();
-            println!("claims: {yes} reproduced, {no} not, {} not comparable (see the report)", r.claims.len() - yes - no);
+            println!("claims: {} (see the report)", causim::claim::Score::of(&r.claims).headline());
             println!("report {}", r.report.display());
             println!("wall time {:.1} s", r.wall_s);
             for e in &r.errors {

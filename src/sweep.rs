@@ -633,6 +633,9 @@ pub fn metrics_of(report: &RunReport) -> BTreeMap<String, f64> {
     m.insert("workflows_unfinished".into(), w.unfinished as f64);
     m.insert("aborted_attempts".into(), w.aborted_attempts as f64);
     m.insert("abort_rate".into(), s.abort_rate);
+    for (name, v) in crate::aborts::Aborts::of(s).metrics(w.started) {
+        m.insert(name.into(), v);
+    }
     m.insert("throughput_per_s".into(), s.throughput_per_s);
     let l = &s.workflow_latency_ns;
     m.insert("latency_mean_ms".into(), l.mean / 1e6);

@@ -157,3 +157,16 @@ fn a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(status.code(), Some(141), "{err}");
 }
+
+/// Every abort is counted, with its parts: here the read transaction the client library retries
+/// ten times per attempt (Fig. 8), the 49 retried attempts and the workflow that gave up, which the
+/// attempts-only abort rate does not show.
+#[test]
+fn run_counts_every_abort_with_its_parts() {
+    let out = temp_dir("cli", "aborts");
+    let o = causim(&["run", "scenarios/causalmesh/own-write-read-txn.json", "--out", out.to_str().unwrap(), "--no-trace"]);
+    let text = stdout(&o);
+    assert!(text.contains("50 aborted attempts, 1 failed"), "{text}\n{}", stderr(&o));
+    let line = text.lines().find(|l| l.trim_start().starts_with("aborts ")).unwrap_or_else(|| panic!("no aborts line:\n{text}"));
+    assert!(line.ends_with("550 (read transactions 500, attempts retried 49, gave up 1), 55000.00 per 100 workflows"), "{line}");
+}

@@ -49,7 +49,7 @@ fn execute(name: &str, min_figures: usize) {
     assert!(tables >= 3, "{name}: {tables} tables (claims beside the paper's numbers), expected at least 3");
     // The notebook ran the CLI: reproduce's report and the quick sweeps' CSVs are in its output.
     let report = std::fs::read_to_string(tmp.join("out").join("report.md")).unwrap();
-    assert!(report.contains("| claim | paper | simulated |"), "{report}");
+    assert!(report.contains("| claim | kind | paper | simulated | pass rule | holds |"), "{report}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
