@@ -21,9 +21,13 @@ pub(crate) struct Reach<'a> {
     succ: &'a (Vec<u32>, Vec<u32>),
     /// Per unit, per traversal: (low, rank), ranks counted from 1.
     label: Vec<[(u32, u32); TRAVERSALS]>,
-    /// Search marks: `stamp[x] == generation` once `x` is on this query's stack.
+    /// Search marks: `stamp[x] == generation` once `x` is on a search's stack. A search that
+    /// fails to find `target` leaves its marks: the units it entered do not reach `target`, so
+    /// the next search for the same target skips them (the proof asks about one read's unit
+    /// many times in a row).
     stamp: Vec<u32>,
     generation: u32,
+    target: usize,
     stack: Vec<u32>,
     /// Units entered by searches so far (the caller's work budget).
     pub visits: u64,
@@ -42,7 +46,7 @@ impl<'a> Reach<'a> {
     pub(crate) fn build(units: &'a Units, succ: &'a (Vec<u32>, Vec<u32>)) -> Reach<'a> {
         let n = units.n;
         let mut reach =
-            Reach { units, succ, label: vec![[(0, 0); TRAVERSALS]; n], stamp: vec![0; n], generation: 0, stack: Vec::new(), visits: 0 };
+            Reach { units, succ, label: vec![[(0, 0); TRAVERSALS]; n], stamp: vec![0; n], generation: 0, target: usize::MAX, stack: Vec::new(), visits: 0 };
         for t in 0..TRAVERSALS {
             reach.traverse(t);
         }
@@ -125,8 +129,13 @@ impl<'a> Reach<'a> {
         (0..TRAVERSALS).all(|t| a[t].0 <= b[t].0 && b[t].1 <= a[t].1)
     }
 
+    /// Forget what failed searches learnt: `pos` is about to change.
+    pub(crate) fn new_order(&mut self) {
+        self.target = usize::MAX;
+    }
+
     /// Whether `v` strictly precedes `u` in the causal order. `pos` is a topological order of
-    /// it (positions by unit), used to prune.
+    /// it (positions by unit), used to prune; call [`Self::new_order`] before passing another.
     pub(crate) fn precedes(&mut self, v: usize, u: usize, pos: &[u32]) -> bool {
         if v == u || pos[v] >= pos[u] || !self.may_reach(v, u) {
             return false;
@@ -135,12 +144,18 @@ impl<'a> Reach<'a> {
         if units.session[v] == units.session[u] {
             return true; // session order, and positions agree with it
         }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.stamp.fill(0);
-            self.generation = 1;
+        if self.target != u {
+            self.target = u;
+            self.generation = self.generation.wrapping_add(1);
+            if self.generation == 0 {
+                self.stamp.fill(0);
+                self.generation = 1;
+            }
         }
         let generation = self.generation;
+        if self.stamp[v] == generation {
+            return false; // entered by an earlier search for `u`, which failed
+        }
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
         stack.push(v as u32);
@@ -162,6 +177,10 @@ impl<'a> Reach<'a> {
             }
         }
         self.stack = stack;
+        if found {
+            // The marks now include units that reach `u`: the next search starts afresh.
+            self.target = usize::MAX;
+        }
         found
     }
 }

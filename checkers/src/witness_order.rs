@@ -76,6 +76,9 @@ pub(crate) fn prove(h: &History, wf: &Wf, units: &Units, succ: &(Vec<u32>, Vec<u
             };
             pos = next;
         }
+        if let Some(reach) = &mut reach {
+            reach.new_order();
+        }
         // Built when a first read needs it (most histories need none).
         let mut writes: Option<KeyWrites> = None;
         let mut edges: Vec<(u32, u32)> = Vec::new();
