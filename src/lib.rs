@@ -5,6 +5,7 @@
 pub mod account;
 pub mod chart;
 pub mod fuzz;
+pub mod model_budget;
 pub mod plot;
 pub mod progress;
 pub mod report;

@@ -256,6 +256,9 @@ fn run(args: RunArgs) -> ExitCode {
                     None => "",
                 };
                 println!("  {:<16}as expected ({verdict}{live})", "verdict");
+                if let Some(property) = &expect.property {
+                    println!("  {:<16}a model-check counterexample to \"{property}\"", "");
+                }
                 let unfinished = report.summary.liveness.unfinished_workflows;
                 if expect.liveness.is_none() && unfinished > 0 {
                     println!("  {:<16}but not live: {unfinished} workflows unfinished (`expect` does not enforce liveness)", "");

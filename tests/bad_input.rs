@@ -291,6 +291,22 @@ fn model_check_stops_at_its_state_budget() {
     expect(&dir, &["model-check", "causalmesh", "--out", "a-file"], b"", 2, "exists and is not a folder");
 }
 
+#[test]
+fn model_check_stops_at_its_memory_budget() {
+    let dir = temp_dir("bad-input", "model-check-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    // 1 MB is below any process's resident size: the first reading stops the check.
+    let args = ["model-check", "causalmesh", "--servers", "3", "--keys", "2", "--clients", "3", "--ops", "2", "--max-memory", "1"];
+    let mut args = args.to_vec();
+    args.extend(["--threads", "1", "--out", "out/mc"]);
+    let o = expect(&dir, &args, b"", 3, "");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("budget exhausted after ") && out.contains("(--max-memory 1 MB: resident memory reached "), "{out}");
+    assert!(out.contains("not checked (budget exhausted)") && !out.contains(" holds"), "{out}");
+    assert!(!dir.join("out").exists(), "no counterexample, nothing written");
+    expect(&dir, &["model-check", "causalmesh", "--max-memory", "0"], b"", 2, "--max-memory must be at least 1");
+}
+
 /// Every JSON path of `v` (objects' fields and arrays' elements), depth first.
 fn paths(v: &Value, at: String, out: &mut Vec<String>) {
     match v {
