@@ -1054,5 +1054,5 @@ pub fn write_case(options: &FuzzOptions, index: u64, dir: &Path) -> Result<PathB
 }
 
 fn write(path: &Path, text: String) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    causim_pipeline::out_file::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

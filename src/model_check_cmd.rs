@@ -253,7 +253,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let file = dir.join(format!("{name}.json"));
         let text = serde_json::to_string_pretty(&r.scenario).expect("JSON") + "\n";
-        std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        causim_pipeline::out_file::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         println!("  wrote {}", file.display());
         let run_dir = dir.join(&name);
         replay_in_simulator(&file, &run_dir)?;
@@ -338,7 +338,7 @@ fn write_counterexample(run_dir: &Path, property: &str, r: &Replay, scenario: &P
         "steps": steps,
     });
     let path = run_dir.join("counterexample.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&value).expect("JSON") + "\n")
+    causim_pipeline::out_file::write(&path, serde_json::to_string_pretty(&value).expect("JSON") + "\n")
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

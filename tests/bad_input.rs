@@ -292,6 +292,39 @@ fn model_check_stops_at_its_state_budget() {
 }
 
 #[test]
+fn no_output_file_is_written_through_a_symbolic_link() {
+    let dir = temp_dir("bad-input", "links");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("victim.txt"), "keep").unwrap();
+    let plant = |at: &str| {
+        let path = dir.join(at);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(dir.join("victim.txt"), &path).unwrap();
+    };
+    let link = "is a symbolic link, and causim does not write through links";
+    // check --dot
+    std::fs::write(dir.join("s.json"), base().to_string()).unwrap();
+    expect(&dir, &["run", "s.json", "--out", "out/r"], b"", 0, "");
+    plant("out/graph.dot");
+    expect(&dir, &["check", "out/r/history.jsonl", "--level", "ccv", "--dot", "out/graph.dot"], b"", 2, link);
+    // plot: the SVG, then the PNG
+    let file = sweep_file(&dir, "small", json!({"first": 1, "count": 1}));
+    expect(&dir, &["sweep", &file, "--no-progress", "--threads", "1", "--out", "out/s"], b"", 0, "");
+    let plot = ["plot", "out/s", "--figure", "line", "--x", "topology.servers", "--y", "latency_mean_ms", "--out", "out/fig"];
+    for name in ["small-latency_mean_ms.svg", "small-latency_mean_ms.png"] {
+        plant(&format!("out/fig/{name}"));
+        expect(&dir, &plot, b"", 2, link);
+        std::fs::remove_file(dir.join("out/fig").join(name)).unwrap();
+    }
+    expect(&dir, &plot, b"", 0, "");
+    // model-check's counterexample scenario
+    plant("out/mc/model-check-causalmesh-nearest_deps_only-one-round.json");
+    expect(&dir, &["model-check", "causalmesh", "--mutant", "nearest_deps_only", "--threads", "1", "--out", "out/mc"], b"", 2, link);
+    assert_eq!(std::fs::read_to_string(dir.join("victim.txt")).unwrap(), "keep");
+}
+
+#[test]
 fn model_check_stops_at_its_memory_budget() {
     let dir = temp_dir("bad-input", "model-check-memory");
     std::fs::create_dir_all(&dir).unwrap();

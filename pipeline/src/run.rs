@@ -318,7 +318,7 @@ fn write_summary(
 ) -> Result<(), RunError> {
     if let Some(report) = check {
         let path = files.summary.with_file_name("check.txt");
-        std::fs::write(&path, report.render_text()).map_err(RunError::io(format!("cannot write {}", path.display())))?;
+        crate::out_file::write(&path, report.render_text()).map_err(RunError::io(format!("cannot write {}", path.display())))?;
     }
     let mut resolved = loaded.scenario.clone();
     resolved.seed = seed;
@@ -330,12 +330,12 @@ fn write_summary(
         })
     });
     let json = serde_json::json!({ "summary": summary, "check": check_json, "resolved_scenario": resolved });
-    std::fs::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
+    crate::out_file::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
         .map_err(RunError::io(format!("cannot write {}", files.summary.display())))
 }
 
 fn create(path: &Path) -> Result<File, RunError> {
-    File::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
+    crate::out_file::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
 }
 
 /// How a run names its scenario in the history header and summary: relative to the working
