@@ -223,6 +223,19 @@ fn check_refuses_empty_input_and_endless_lines() {
         std::fs::write(dir.join(format!("{name}.json")), elle(p)).unwrap();
         expect(&dir, &["check", &format!("{name}.json"), "--level", "tcc"], b"", 2, "process: expected a non-negative integer");
     }
+    // The same in Jepsen's EDN.
+    let edn = |p: &str| format!("{{:type :invoke, :process {p}, :f :txn, :value [[:append :x 1]], :index 0}}\n");
+    for (name, p) in [("minus", "-5"), ("huge", "1e300")] {
+        std::fs::write(dir.join(format!("{name}.edn")), edn(p)).unwrap();
+        expect(&dir, &["check", &format!("{name}.edn"), "--level", "tcc"], b"", 2, &format!("{name}.edn:1: "));
+        expect(
+            &dir,
+            &["check", &format!("{name}.edn"), "--level", "tcc"],
+            b"",
+            2,
+            &format!(":process: expected a non-negative integer, found {p}"),
+        );
+    }
     let w = "{\"events\":[{\"Write\":{\"variable\":1,\"version\":1}}],\"committed\":true}";
     std::fs::write(dir.join("dbcop.json"), format!("[[{w}],[{w}]]")).unwrap();
     let o = expect(&dir, &["check", "dbcop.json", "--level", "tcc"], b"", 2, "DuplicateWrite");
