@@ -143,6 +143,8 @@ fn scenario_probes_exit_2_with_a_located_message_and_no_panic() {
         ("name-escape", vec![("name", json!("../escape"))], "field `name`"),
         ("name-absolute", vec![("name", json!("/abs"))], "field `name`"),
         ("name-newline", vec![("name", json!("a\nb"))], "field `name`"),
+        ("name-dot", vec![("name", json!("."))], "field `name`"),
+        ("name-sibling", vec![("name", json!("../out-sibling"))], "field `name`"),
     ];
     for (name, edits, message) in cases {
         let mut s = base();
@@ -262,6 +264,14 @@ fn sweep_and_merge_probes() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = sweep_file(&dir, "overflow", json!({"first": MAX, "count": 2}));
     expect(&dir, &["sweep", &file, "--no-progress", "--out", "out/overflow"], b"", 2, "field `seeds.first`");
+    // A sweep's name becomes its default output folder: one plain folder name only.
+    for (i, name) in ["../x", "/abs", "..", ".", "", "a/b"].into_iter().enumerate() {
+        let file = sweep_file(&dir, &format!("name{i}"), json!({"first": 1, "count": 1}));
+        let mut sweep: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&file)).unwrap()).unwrap();
+        sweep["name"] = json!(name);
+        std::fs::write(dir.join(&file), sweep.to_string()).unwrap();
+        expect(&dir, &["sweep", &file, "--no-progress"], b"", 2, "field `name`");
+    }
     let file = sweep_file(&dir, "small", json!({"first": 1, "count": 1}));
     for i in 0..2 {
         let out = format!("out/s{i}");
