@@ -5,6 +5,7 @@
 //! the figure logic never touches plotters and every figure looks alike.
 
 use causim_models::catalogue;
+use causim_pipeline::out_file;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
@@ -151,22 +152,34 @@ fn palette(label: &str) -> RGBColor {
     P[(h % P.len() as u64) as usize]
 }
 
-/// Draws the figure as `<dir>/<name>.svg` and `<dir>/<name>.png`.
+/// Draws the figure as `<dir>/<name>.svg` and `<dir>/<name>.png`, writing through no symbolic
+/// link (see `causim_pipeline::out_file`).
 pub fn render(fig: &Figure, dir: &Path) -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let svg = dir.join(format!("{}.svg", fig.name));
     let png = dir.join(format!("{}.png", fig.name));
     let size = size_of(fig);
+    let mut text = String::new();
     {
-        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
         draw_figure(&root, fig)?;
-        root.present().map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
+        root.present().map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
     }
+    out_file::write(&svg, text).map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
+    // plotters encodes a PNG only into a file it opens itself, by name: so it draws into a
+    // fresh hidden sibling (made a plain file first), which a rename then puts in place. A
+    // link at `png` is refused first, like at every output file (and a rename would replace a
+    // link, never write through it).
+    out_file::probe(&png).map_err(|e| format!("cannot write {}: {e}", png.display()))?;
+    let staging = dir.join(format!(".{}.partial.png", fig.name));
+    let _ = std::fs::remove_file(&staging);
+    out_file::create(&staging).map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
     {
-        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        let root = BitMapBackend::new(&staging, size).into_drawing_area();
         draw_figure(&root, fig)?;
-        root.present().map_err(|e| format!("cannot write {}: {e}", png.display()))?;
+        root.present().map_err(|e| format!("cannot write {}: {e}", staging.display()))?;
     }
+    std::fs::rename(&staging, &png).map_err(|e| format!("cannot move {} to {}: {e}", staging.display(), png.display()))?;
     Ok((svg, png))
 }
 

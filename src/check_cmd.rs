@@ -151,7 +151,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
-    let result = std::fs::File::create(path).and_then(|mut file| {
+    let result = causim_pipeline::out_file::create(path).and_then(|mut file| {
         write(&mut file)?;
         file.flush()
     });

@@ -992,10 +992,14 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         f.shrunk.size()
     ));
     shrunk.expect = Some(match (&f.shrunk_verdict.stalled, &f.shrunk_verdict.incoherent) {
-        (Some(_), _) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail) },
+        (Some(_), _) => {
+            Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail), property: None }
+        }
         // The history passes; the stale entries show in the summary's `incoherent_entries`.
-        (None, Some(_)) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: None },
-        (None, None) => Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None },
+        (None, Some(_)) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: None, property: None },
+        (None, None) => {
+            Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None, property: None }
+        }
     });
     let shrunk_path = dir.join(format!("{name}.json"));
     write(&shrunk_path, serde_json::to_string_pretty(&shrunk).expect("serializes") + "\n")?;
@@ -1050,5 +1054,5 @@ pub fn write_case(options: &FuzzOptions, index: u64, dir: &Path) -> Result<PathB
 }
 
 fn write(path: &Path, text: String) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    causim_pipeline::out_file::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

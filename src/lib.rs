@@ -7,6 +7,7 @@ pub mod account;
 pub mod chart;
 pub mod claim;
 pub mod fuzz;
+pub mod model_budget;
 pub mod plot;
 pub mod progress;
 pub mod report;

@@ -211,9 +211,12 @@ fn run(args: RunArgs) -> ExitCode {
     if let Some(files) = &report.files
         && let Some(trace_path) = &files.trace
     {
-        let trace = std::fs::read_to_string(trace_path).unwrap_or_default();
-        let short_script = matches!(s.workload, causim_sim::workload::WorkloadConfig::Script(_)) && trace.lines().count() <= 400;
+        // Only a short trace is read to decide (a long run's trace can be many times its
+        // scenario; reading it whole just to count its lines was most of a run's memory).
+        let is_script = matches!(s.workload, causim_sim::workload::WorkloadConfig::Script(_));
+        let short_script = is_script && lines_at_most(trace_path, ACCOUNT_LINES_MAX);
         if args.account || short_script {
+            let trace = std::fs::read_to_string(trace_path).unwrap_or_default();
             let history = std::fs::read_to_string(&files.history).unwrap_or_default();
             println!("\nstep by step:");
             print!("{}", causim::account::render(&trace, &history));
@@ -256,6 +259,9 @@ fn run(args: RunArgs) -> ExitCode {
                     None => "",
                 };
                 println!("  {:<16}as expected ({verdict}{live})", "verdict");
+                if let Some(property) = &expect.property {
+                    println!("  {:<16}a model-check counterexample to \"{property}\"", "");
+                }
                 let unfinished = report.summary.liveness.unfinished_workflows;
                 if expect.liveness.is_none() && unfinished > 0 {
                     println!("  {:<16}but not live: {unfinished} workflows unfinished (`expect` does not enforce liveness)", "");
@@ -287,6 +293,16 @@ fn run(args: RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// A scripted run with a trace of at most this many lines prints its step-by-step account.
+const ACCOUNT_LINES_MAX: usize = 400;
+
+/// Whether the file at `path` has at most `max` lines, reading no further than line `max + 1`.
+fn lines_at_most(path: &Path, max: usize) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    std::io::BufReader::new(file).split(b'\n').take(max + 1).count() <= max
 }
 
 fn compact(v: &serde_json::Value) -> String {

@@ -15,20 +15,28 @@
 //! simulator run's trace against the spec instead; `--serve` opens Stateright's Explorer
 //! instead of checking.
 //!
+//! A property's verdict is what the search established: "holds" (or "not found") only when the
+//! search explored every state; after an early stop (the first violation, without
+//! `--all-properties`, or a budget) the properties not yet violated are "not checked".
+//!
 //! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
-//! disagrees), 2 bad arguments or a tool failure, 3 the `--max-states` budget ran out before the
-//! check finished (no violation among the states explored; the rest is unexplored).
+//! disagrees), 2 bad arguments or a tool failure, 3 the `--max-states` or `--max-memory` budget
+//! ran out before the check finished (no violation among the states explored; the rest is
+//! unexplored).
 
+use causim::model_budget::{MemoryWatch, Stoppable};
 use causim_models::causalmesh::{CausalMesh, Chain};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
 use causim_specs::causalmesh_model::{self as cm, MeshConfig};
 use causim_specs::causalmesh_replay::{Replay, replay, scenario_name};
-use causim_specs::stateright::{Checker, Model};
+use causim_specs::stateright::{Checker, HasDiscoveries, Model};
 use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Arguments of `causim model-check`.
@@ -36,7 +44,7 @@ use std::time::Instant;
 #[command(after_help = "Scripts: sessions separated by ';', steps by ','; a step is r(k1)@S0, w(k2)@S1 or rt(k1+k2)@S0.\n\
 Example: --script \"w(k1)@S0, w(k2)@S0; w(k2)@S0, w(k2)@S1; r(k1)@S0, r(k1)@S1\" --mutant integrate_by_vc_dominance\n\
 Exit status: 0 every property holds, 1 a property is violated (or TLC disagrees), 2 bad arguments or a tool failure, \
-3 the --max-states budget ran out first (no violation found in the states explored).")]
+3 the --max-states or --max-memory budget ran out first (no violation found in the states explored).")]
 pub struct Cmd {
     /// The protocol to check (`causalmesh`).
     pub protocol: String,
@@ -84,9 +92,18 @@ pub struct Cmd {
     /// exhausted after N states", exit status 3, unless a violation was found first.
     #[arg(long, value_name = "N")]
     pub max_states: Option<usize>,
+    /// Stop once the process's resident memory passes this many MB (read every 20 ms from
+    /// /proc/self/status; Linux): the outcome is then "budget exhausted after N states", exit
+    /// status 3, unless a violation was found first.
+    #[arg(long, value_name = "MB")]
+    pub max_memory: Option<u64>,
+    /// Go on after the first violated property until every property is violated or every
+    /// state explored, so each property gets a verdict (the default stops at the first).
+    #[arg(long)]
+    pub all_properties: bool,
 }
 
-/// The exit status of a check stopped by `--max-states`.
+/// The exit status of a check stopped by `--max-states` or `--max-memory`.
 const BUDGET_EXHAUSTED: u8 = 3;
 
 pub fn run(args: Cmd) -> ExitCode {
@@ -131,6 +148,13 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     if args.max_states == Some(0) {
         return Err("--max-states must be at least 1".into());
     }
+    if args.max_memory == Some(0) {
+        return Err("--max-memory must be at least 1 (MB)".into());
+    }
+    let max_memory_bytes = match args.max_memory {
+        Some(mb) => Some(mb.checked_mul(1 << 20).ok_or_else(|| format!("--max-memory {mb}: more MB than this machine can address"))?),
+        None => None,
+    };
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out/model-check"));
     // Before checking (which may take long): a counterexample must have somewhere to go.
     if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
@@ -156,19 +180,19 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = Instant::now();
-    let checker: Box<dyn Checker<cm::MeshModel>> = match args.max_states {
-        None => Box::new(cm::check(model, threads, true)),
-        // The same search as `cm::check`, stopped at the budget.
-        Some(n) => Box::new(
-            model
-                .checker()
-                .threads(threads.max(1))
-                .finish_when(causim_specs::stateright::HasDiscoveries::AnyFailures)
-                .target_state_count(n)
-                .spawn_bfs()
-                .join(),
-        ),
-    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let watch = max_memory_bytes.map(|bytes| MemoryWatch::start(bytes, Arc::clone(&stop))).transpose()?;
+    // Breadth first on the model that keeps each property's first counterexample (on one
+    // thread, a shortest one), stopped at the first violation unless --all-properties.
+    let mut builder = Stoppable::new(model.first_only(), stop)?.checker().threads(threads.max(1));
+    if !args.all_properties {
+        builder = builder.finish_when(HasDiscoveries::AnyFailures);
+    }
+    if let Some(n) = args.max_states {
+        builder = builder.target_state_count(n);
+    }
+    let checker = builder.spawn_bfs().join();
+    let memory_exhausted = watch.and_then(MemoryWatch::finish);
     let secs = started.elapsed().as_secs_f64();
     println!(
         "  stateright      {} states, {} unique, depth {}, {:.2} s ({:.0} states/s, {:.0} unique/s, {threads} threads)",
@@ -180,30 +204,38 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         checker.unique_state_count() as f64 / secs.max(1e-9),
     );
     let discoveries = checker.discoveries();
-    let mut violated = Vec::new();
-    for p in checker.model().properties() {
-        let found = discoveries.get(p.name);
-        let verdict = match (p.expectation.discovery_is_failure(), found) {
-            (true, None) => "holds".to_string(),
-            (true, Some(path)) => {
-                violated.push(p.name);
-                format!("VIOLATED ({} steps)", path.clone().into_actions().len())
-            }
-            (false, Some(path)) => format!("found ({} steps)", path.clone().into_actions().len()),
-            (false, None) => "not found".to_string(),
+    let properties = checker.model().properties();
+    let violated: Vec<&'static str> =
+        properties.iter().filter(|p| p.expectation.discovery_is_failure() && discoveries.contains_key(p.name)).map(|p| p.name).collect();
+    let states_exhausted = args.max_states.is_some_and(|n| checker.state_count() >= n);
+    let budget_exhausted = states_exhausted || memory_exhausted.is_some();
+    // Why the search may have left states unexplored (None: it explored them all).
+    let stopped_early = if budget_exhausted {
+        Some("budget exhausted")
+    } else if !violated.is_empty() && !args.all_properties {
+        Some("the search stopped at the first violation; --all-properties goes on")
+    } else {
+        None
+    };
+    for p in &properties {
+        let steps = discoveries.get(p.name).map(|path| path.clone().into_actions().len());
+        let verdict = match (p.expectation.discovery_is_failure(), steps, stopped_early) {
+            (true, Some(n), _) => format!("VIOLATED ({n} steps)"),
+            (false, Some(n), _) => format!("found ({n} steps)"),
+            (_, None, Some(why)) => format!("not checked ({why})"),
+            (true, None, None) => "holds".to_string(),
+            (false, None, None) => "not found".to_string(),
         };
         let kind = if p.expectation.discovery_is_failure() { "always" } else { "sometimes" };
         println!("  {kind:<9} {:<34} {verdict}", format!("\"{}\"", p.name));
     }
     let mut code = if violated.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
-    if let Some(n) = args.max_states
-        && violated.is_empty()
-        && checker.state_count() >= n
-    {
-        println!(
-            "  budget exhausted after {} states (--max-states {n}): no violation among them; the check is incomplete",
-            checker.state_count()
-        );
+    if violated.is_empty() && budget_exhausted {
+        let which = match memory_exhausted {
+            Some(rss) => format!("--max-memory {} MB: resident memory reached {} MB", args.max_memory.unwrap_or_default(), rss >> 20),
+            None => format!("--max-states {}", args.max_states.unwrap_or_default()),
+        };
+        println!("  budget exhausted after {} states ({which}): no violation among them; the check is incomplete", checker.state_count());
         code = ExitCode::from(BUDGET_EXHAUSTED);
     }
     // The shortest counterexample (the first property of equal lengths) is the one shown.
@@ -221,7 +253,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let file = dir.join(format!("{name}.json"));
         let text = serde_json::to_string_pretty(&r.scenario).expect("JSON") + "\n";
-        std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        causim_pipeline::out_file::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         println!("  wrote {}", file.display());
         let run_dir = dir.join(&name);
         replay_in_simulator(&file, &run_dir)?;
@@ -277,6 +309,12 @@ fn replay_in_simulator(file: &Path, out: &Path) -> Result<(), String> {
         Some(_) => println!("    history checker (ccv): no anomaly"),
         None => {}
     }
+    if let Some(expect) = &loaded.scenario.expect {
+        // The written `expect` is what `causim run` will hold the scenario to: say if it fails.
+        for wrong in expect.mismatches(&report) {
+            println!("    the replay does not meet the scenario's expect: {wrong}");
+        }
+    }
     println!("  replay it with: causim run {}", file.display());
     Ok(())
 }
@@ -300,7 +338,7 @@ fn write_counterexample(run_dir: &Path, property: &str, r: &Replay, scenario: &P
         "steps": steps,
     });
     let path = run_dir.join("counterexample.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&value).expect("JSON") + "\n")
+    causim_pipeline::out_file::write(&path, serde_json::to_string_pretty(&value).expect("JSON") + "\n")
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

@@ -116,7 +116,7 @@ pub fn reproduce(options: &ReproduceOptions) -> Result<Reproduction, String> {
     let report = options.out_dir.join("report.md");
     let wall_s = started.elapsed().as_secs_f64();
     let text = render_report(options, &wanted, &figures, &claims, &timings, &errors, wall_s);
-    std::fs::write(&report, text).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
+    causim_pipeline::out_file::write(&report, text).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
     Ok(Reproduction { figures, claims, timings, report, wall_s, errors })
 }
 

@@ -11,6 +11,7 @@
 //! - `shard.json` says which shard the folder holds and whether its sweep finished, so `merge`
 //!   can tell a complete set of shards from a partial one.
 
+use causim_pipeline::out_file;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -92,23 +93,12 @@ fn alive(pid: u32) -> bool {
 
 /// Writes `bytes` to `path`, refusing a symbolic link there (it would be followed).
 pub fn write(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), String> {
-    refuse_link(path)?;
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    out_file::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Opens `path` to append, refusing a symbolic link there.
 pub fn append(path: &Path) -> Result<std::fs::File, String> {
-    refuse_link(path)?;
-    std::fs::OpenOptions::new().append(true).open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
-}
-
-fn refuse_link(path: &Path) -> Result<(), String> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            Err(format!("{} is a symbolic link; causim does not write through links (remove it)", path.display()))
-        }
-        _ => Ok(()),
-    }
+    out_file::append(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
 /// Records which shard `dir` holds (`(0, 1)`: the whole sweep) and whether it is complete.

@@ -143,6 +143,8 @@ fn scenario_probes_exit_2_with_a_located_message_and_no_panic() {
         ("name-escape", vec![("name", json!("../escape"))], "field `name`"),
         ("name-absolute", vec![("name", json!("/abs"))], "field `name`"),
         ("name-newline", vec![("name", json!("a\nb"))], "field `name`"),
+        ("name-dot", vec![("name", json!("."))], "field `name`"),
+        ("name-sibling", vec![("name", json!("../out-sibling"))], "field `name`"),
     ];
     for (name, edits, message) in cases {
         let mut s = base();
@@ -223,6 +225,19 @@ fn check_refuses_empty_input_and_endless_lines() {
         std::fs::write(dir.join(format!("{name}.json")), elle(p)).unwrap();
         expect(&dir, &["check", &format!("{name}.json"), "--level", "tcc"], b"", 2, "process: expected a non-negative integer");
     }
+    // The same in Jepsen's EDN.
+    let edn = |p: &str| format!("{{:type :invoke, :process {p}, :f :txn, :value [[:append :x 1]], :index 0}}\n");
+    for (name, p) in [("minus", "-5"), ("huge", "1e300")] {
+        std::fs::write(dir.join(format!("{name}.edn")), edn(p)).unwrap();
+        expect(&dir, &["check", &format!("{name}.edn"), "--level", "tcc"], b"", 2, &format!("{name}.edn:1: "));
+        expect(
+            &dir,
+            &["check", &format!("{name}.edn"), "--level", "tcc"],
+            b"",
+            2,
+            &format!(":process: expected a non-negative integer, found {p}"),
+        );
+    }
     let w = "{\"events\":[{\"Write\":{\"variable\":1,\"version\":1}}],\"committed\":true}";
     std::fs::write(dir.join("dbcop.json"), format!("[[{w}],[{w}]]")).unwrap();
     let o = expect(&dir, &["check", "dbcop.json", "--level", "tcc"], b"", 2, "DuplicateWrite");
@@ -249,6 +264,14 @@ fn sweep_and_merge_probes() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = sweep_file(&dir, "overflow", json!({"first": MAX, "count": 2}));
     expect(&dir, &["sweep", &file, "--no-progress", "--out", "out/overflow"], b"", 2, "field `seeds.first`");
+    // A sweep's name becomes its default output folder: one plain folder name only.
+    for (i, name) in ["../x", "/abs", "..", ".", "", "a/b"].into_iter().enumerate() {
+        let file = sweep_file(&dir, &format!("name{i}"), json!({"first": 1, "count": 1}));
+        let mut sweep: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&file)).unwrap()).unwrap();
+        sweep["name"] = json!(name);
+        std::fs::write(dir.join(&file), sweep.to_string()).unwrap();
+        expect(&dir, &["sweep", &file, "--no-progress"], b"", 2, "field `name`");
+    }
     let file = sweep_file(&dir, "small", json!({"first": 1, "count": 1}));
     for i in 0..2 {
         let out = format!("out/s{i}");
@@ -289,6 +312,55 @@ fn model_check_stops_at_its_state_budget() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("budget exhausted after "), "{}", String::from_utf8_lossy(&o.stdout));
     std::fs::write(dir.join("a-file"), "").unwrap();
     expect(&dir, &["model-check", "causalmesh", "--out", "a-file"], b"", 2, "exists and is not a folder");
+}
+
+#[test]
+fn no_output_file_is_written_through_a_symbolic_link() {
+    let dir = temp_dir("bad-input", "links");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("victim.txt"), "keep").unwrap();
+    let plant = |at: &str| {
+        let path = dir.join(at);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(dir.join("victim.txt"), &path).unwrap();
+    };
+    let link = "is a symbolic link, and causim does not write through links";
+    // check --dot
+    std::fs::write(dir.join("s.json"), base().to_string()).unwrap();
+    expect(&dir, &["run", "s.json", "--out", "out/r"], b"", 0, "");
+    plant("out/graph.dot");
+    expect(&dir, &["check", "out/r/history.jsonl", "--level", "ccv", "--dot", "out/graph.dot"], b"", 2, link);
+    // plot: the SVG, then the PNG
+    let file = sweep_file(&dir, "small", json!({"first": 1, "count": 1}));
+    expect(&dir, &["sweep", &file, "--no-progress", "--threads", "1", "--out", "out/s"], b"", 0, "");
+    let plot = ["plot", "out/s", "--figure", "line", "--x", "topology.servers", "--y", "latency_mean_ms", "--out", "out/fig"];
+    for name in ["small-latency_mean_ms.svg", "small-latency_mean_ms.png"] {
+        plant(&format!("out/fig/{name}"));
+        expect(&dir, &plot, b"", 2, link);
+        std::fs::remove_file(dir.join("out/fig").join(name)).unwrap();
+    }
+    expect(&dir, &plot, b"", 0, "");
+    // model-check's counterexample scenario
+    plant("out/mc/model-check-causalmesh-nearest_deps_only-one-round.json");
+    expect(&dir, &["model-check", "causalmesh", "--mutant", "nearest_deps_only", "--threads", "1", "--out", "out/mc"], b"", 2, link);
+    assert_eq!(std::fs::read_to_string(dir.join("victim.txt")).unwrap(), "keep");
+}
+
+#[test]
+fn model_check_stops_at_its_memory_budget() {
+    let dir = temp_dir("bad-input", "model-check-memory");
+    std::fs::create_dir_all(&dir).unwrap();
+    // 1 MB is below any process's resident size: the first reading stops the check.
+    let args = ["model-check", "causalmesh", "--servers", "3", "--keys", "2", "--clients", "3", "--ops", "2", "--max-memory", "1"];
+    let mut args = args.to_vec();
+    args.extend(["--threads", "1", "--out", "out/mc"]);
+    let o = expect(&dir, &args, b"", 3, "");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("budget exhausted after ") && out.contains("(--max-memory 1 MB: resident memory reached "), "{out}");
+    assert!(out.contains("not checked (budget exhausted)") && !out.contains(" holds"), "{out}");
+    assert!(!dir.join("out").exists(), "no counterexample, nothing written");
+    expect(&dir, &["model-check", "causalmesh", "--max-memory", "0"], b"", 2, "--max-memory must be at least 1");
 }
 
 /// Every JSON path of `v` (objects' fields and arrays' elements), depth first.

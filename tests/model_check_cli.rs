@@ -169,3 +169,54 @@ fn bad_input_gets_a_clear_error_not_a_panic() {
     assert!(stderr(&o).contains("one Mutant at a time"), "{}", stderr(&o));
     assert!(!stdout(&o).contains("stateright "), "{}", stdout(&o));
 }
+
+#[test]
+fn an_early_stop_leaves_the_other_properties_not_checked() {
+    // nearest_deps_only breaks the cut at 3 steps and the history at 4: a check stopped at the
+    // first violation must not call the history property "holds".
+    let dir = temp_dir("model-check", "early-stop");
+    let dir_s = dir.display().to_string();
+    let args = ["model-check", "causalmesh", "--mutant", "nearest_deps_only", "--threads", "1", "--out", &dir_s];
+    let o = causim(&args);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(verdict_of(&out, "the C-cache is a causal cut").starts_with("VIOLATED"), "{out}");
+    for property in ["a revealed write is everywhere", "reads cover deps", "reads are causally consistent"] {
+        assert!(verdict_of(&out, property).starts_with("not checked (the search stopped at the first violation"), "{out}");
+    }
+    assert!(!out.contains(" holds"), "{out}");
+    // Going on gives every property its verdict.
+    let o = causim(&[&args[..], &["--all-properties"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(verdict_of(&out, "reads are causally consistent").starts_with("VIOLATED (4 steps)"), "{out}");
+    assert_eq!(verdict_of(&out, "reads cover deps"), "holds", "{out}");
+    assert!(!out.contains("not checked"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_counterexample_scenario_carries_its_expect() {
+    // reveal_at_head breaks "a revealed write is everywhere" first, which the simulator cannot
+    // see (it relates two servers): the scenario still names it, and expects the simulator's
+    // checks to pass; nearest_deps_only's cut violation is one the invariant check reports.
+    for (mutant, property, verdict) in
+        [("reveal_at_head", "a revealed write is everywhere", "pass"), ("nearest_deps_only", "the C-cache is a causal cut", "fail")]
+    {
+        let dir = temp_dir("model-check", &format!("expect-{mutant}"));
+        let o = causim(&["model-check", "causalmesh", "--mutant", mutant, "--threads", "1", "--out", &dir.display().to_string()]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{mutant}\n{out}\n{}", stderr(&o));
+        assert!(!out.contains("does not meet the scenario's expect"), "{mutant}\n{out}");
+        let file = written_scenario(&out);
+        let scenario: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(scenario["expect"]["property"], property, "{mutant}");
+        assert_eq!(scenario["expect"]["verdict"], verdict, "{mutant}");
+        let o = causim(&["run", &file.display().to_string(), "--out", &dir.join("run").display().to_string()]);
+        let text = stdout(&o);
+        assert!(o.status.success(), "{mutant}\n{text}\n{}", stderr(&o));
+        assert!(text.contains(&format!("as expected ({verdict})")), "{mutant}\n{text}");
+        assert!(text.contains(&format!("a model-check counterexample to \"{property}\"")), "{mutant}\n{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

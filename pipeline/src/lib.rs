@@ -8,6 +8,7 @@
 //!   history, trace and summary files, the history check and the determinism self-check;
 //! - [`output`]: a run's output folder, replaced only as a whole and only by a run that
 //!   succeeded;
+//! - [`out_file`]: output files opened without following symbolic links;
 //! - [`limits`]: the documented maxima of a scenario, checked when it is loaded;
 //! - [`locate`]: where a JSON path sits in a file's text.
 //!
@@ -16,6 +17,7 @@
 
 pub mod limits;
 pub mod locate;
+pub mod out_file;
 pub mod output;
 pub mod run;
 pub mod scenario;

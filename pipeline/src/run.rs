@@ -12,7 +12,7 @@ use causim_sim::trace::TraceWriter;
 use causim_sim::{RunOutputs, Sim};
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// How to run a scenario.
@@ -318,7 +318,7 @@ fn write_summary(
 ) -> Result<(), RunError> {
     if let Some(report) = check {
         let path = files.summary.with_file_name("check.txt");
-        std::fs::write(&path, report.render_text()).map_err(RunError::io(format!("cannot write {}", path.display())))?;
+        crate::out_file::write(&path, report.render_text()).map_err(RunError::io(format!("cannot write {}", path.display())))?;
     }
     let mut resolved = loaded.scenario.clone();
     resolved.seed = seed;
@@ -329,13 +329,31 @@ fn write_summary(
             "anomalies": c.counts.iter().map(|(a, n)| (a.name().to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
         })
     });
-    let json = serde_json::json!({ "summary": summary, "check": check_json, "resolved_scenario": resolved });
-    std::fs::write(&files.summary, serde_json::to_string_pretty(&json).expect("summaries serialize") + "\n")
-        .map_err(RunError::io(format!("cannot write {}", files.summary.display())))
+    // Streamed: the resolved scenario goes straight to the file rather than through a
+    // `serde_json::Value` tree (a 41 MB script's tree took about 500 MB). The summary and the
+    // check stay `Value`s, their keys sorted; the scenario's keys come in the scenario's order.
+    #[derive(serde::Serialize)]
+    struct SummaryFile<'a> {
+        check: Option<serde_json::Value>,
+        resolved_scenario: &'a crate::scenario::Scenario,
+        summary: serde_json::Value,
+    }
+    let file = SummaryFile {
+        check: check_json,
+        resolved_scenario: &resolved,
+        summary: serde_json::to_value(summary).expect("summaries serialize"),
+    };
+    let write = || -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(crate::out_file::create(&files.summary)?);
+        serde_json::to_writer_pretty(&mut out, &file).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+        out.flush()
+    };
+    write().map_err(RunError::io(format!("cannot write {}", files.summary.display())))
 }
 
 fn create(path: &Path) -> Result<File, RunError> {
-    File::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
+    crate::out_file::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
 }
 
 /// How a run names its scenario in the history header and summary: relative to the working

@@ -88,6 +88,11 @@ pub struct Expectation {
     /// opposite. Unset: liveness is reported but not enforced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liveness: Option<Verdict>,
+    /// The model-checker property the scenario is a counterexample to (`causim model-check`
+    /// writes it); informational: `verdict` and `anomalies` say what the simulator's own checks
+    /// find.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
 }
 
 impl Expectation {

@@ -50,6 +50,6 @@ pub fn render(dir: &Path, level: Option<Level>) -> Result<String, ViewError> {
 pub fn write(dir: &Path, out: Option<&Path>, level: Option<Level>) -> Result<PathBuf, ViewError> {
     let html = render(dir, level)?;
     let path = out.map_or_else(|| dir.join("view.html"), Path::to_path_buf);
-    std::fs::write(&path, html).map_err(|e| ViewError(format!("cannot write {}: {e}", path.display())))?;
+    causim_pipeline::out_file::write(&path, html).map_err(|e| ViewError(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }

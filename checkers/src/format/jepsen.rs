@@ -126,7 +126,10 @@ fn edn_op(form: &Edn, place: Place) -> Result<Option<Op>, ParseError> {
         return Err(place.error(format!("expected an operation map {{:type … :value …}}, found {}", form.describe())));
     }
     let process = match form.get("process") {
-        Some(Edn::Int(i)) => i.to_string(),
+        // A process is a non-negative integer (Jepsen numbers its workers 0, 1, …) or a name.
+        Some(Edn::Int(i)) if *i >= 0 => i.to_string(),
+        Some(Edn::Int(i)) => return Err(place.error(format!(":process: expected a non-negative integer, found {i}"))),
+        Some(Edn::Number(n)) => return Err(place.error(format!(":process: expected a non-negative integer, found {n}"))),
         Some(Edn::Keyword(k)) | Some(Edn::Symbol(k)) | Some(Edn::Str(k)) => k.clone(),
         Some(other) => return Err(place.error(format!(":process: expected an integer, found {}", other.describe()))),
         // Hand-written histories (Elle's examples) may leave the process out: one session.
