@@ -110,10 +110,11 @@ fn main() -> ExitCode {
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        // `causim run … | head` closes the pipe: print! panics with this message. End quietly,
-        // as a program killed by SIGPIPE does (status 128 + 13), rather than report a bug.
+        // `causim run … | head` closes the pipe (and `2>&1 | head` stderr's, which the progress
+        // line writes to): print! and eprint! panic with this message. End quietly, as a program
+        // killed by SIGPIPE does (status 128 + 13), rather than report a bug.
         let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+        if message.starts_with("failed printing to std") && message.contains("Broken pipe") {
             std::process::exit(141);
         }
         default(info);
