@@ -69,6 +69,7 @@ mod reach;
 mod report;
 mod session;
 mod shared_log;
+mod si;
 pub mod testgen;
 mod wf;
 mod witness_order;
@@ -78,6 +79,7 @@ pub use anomaly::{Aliases, Anomaly, tap_name};
 pub use format::{ExportFormat, detect_format, read_history, read_history_path, write_history};
 pub use history::{Header, History, HistoryBuilder, InputFormat, Key, OpKind, OpRecord, Outcome, ParseError, TxnRecord, Value};
 pub use level::Level;
+pub use si::{VERSION_ORDER_FIELD, VERSION_ORDER_VALUES};
 pub use report::{EdgeKind, Explanation, HistorySummary, OpRef, Report, TxnRef, Violation, WitnessEdge};
 
 use finding::{Detail, Finding, Sink};
@@ -102,11 +104,14 @@ pub struct CheckOptions {
     /// for shrinking a failing key to its smallest window). A key that needs more gets no
     /// verdict: the report says so and is not `complete`.
     pub lin_steps_max: u64,
+    /// Work budget of the `si` search for an order of writes (when the history does not
+    /// declare one), in edges visited. Beyond it the report gives no verdict (not `complete`).
+    pub si_work_max: u64,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20, lin_steps_max: 10_000_000 }
+        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20, lin_steps_max: 10_000_000, si_work_max: 2_000_000_000 }
     }
 }
 
@@ -154,6 +159,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     if level == Level::Linearizable {
         complete = lin::check(h, &wf, options, &mut sink);
         lap("linearizability");
+    } else if level == Level::Si {
+        complete = si::check(h, &wf, options.si_work_max, &mut sink);
+        lap("snapshot isolation");
     } else if level == Level::CacheFree {
         cache_free::check(h, &mut sink);
         lap("cache-free");
@@ -212,7 +220,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog | Level::Si => unreachable!("handled above"),
                 }
                 lap("causal checks");
             }
