@@ -643,7 +643,9 @@ fn lost_updates(h: &History, facts: &Facts, sink: &mut Sink) -> bool {
         }
     }
     for reads in versions {
-        let rmw: Vec<(u32, u32)> = reads.iter().filter_map(|&r| own_write(h, r).map(|w| (r, w))).collect();
+        let mut rmw: Vec<(u32, u32)> = reads.iter().filter_map(|&r| own_write(h, r).map(|w| (r, w))).collect();
+        // A transaction that read the version twice is one overwriter.
+        rmw.dedup_by_key(|(_, w)| h.op_txn[*w as usize]);
         for pair in rmw.windows(2) {
             let ((r1, w1), (r2, w2)) = (pair[0], pair[1]);
             found = true;

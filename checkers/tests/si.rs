@@ -3,8 +3,10 @@
 
 mod common;
 
-use causim_checkers::{Anomaly, Header, History, Level, Report, check};
+use causim_checkers::testgen::{GenParams, si_records};
+use causim_checkers::{Anomaly, Header, History, Level, OpKind, Outcome, Report, TxnRecord, check};
 use common::records;
+use proptest::prelude::*;
 
 /// The history of `text`; with `declared`, its header says each key's versions are in the order
 /// of their values.
@@ -86,4 +88,69 @@ fn concurrent_writers_fail() {
     let r = si(text, false);
     assert_eq!(names(&r), [Anomaly::ConcurrentWrite], "{}", r.render_text());
     println!("{}", r.render_text());
+}
+
+fn of_records(recs: &[TxnRecord], declared: bool) -> History {
+    let mut header = Header::default();
+    if declared {
+        header.info.insert("version_order".into(), "\"values\"".into());
+    }
+    History::from_records(Some(&header), recs).expect("generated histories are valid")
+}
+
+/// The read-modify-writes of committed transactions: (transaction, index of the read), for reads
+/// of a key the transaction has not written yet and writes later.
+fn read_modify_writes(recs: &[TxnRecord]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (t, rec) in recs.iter().enumerate().filter(|(_, r)| r.outcome == Outcome::Ok) {
+        for (i, op) in rec.ops.iter().enumerate() {
+            let same = |o: &&causim_checkers::OpRecord| o.key == op.key && o.f == OpKind::Write;
+            if op.f == OpKind::Read && !rec.ops[..i].iter().any(|o| same(&o)) && rec.ops[i..].iter().any(|o| same(&o)) {
+                out.push((t, i));
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A simulated SI store's histories pass, with and without the declared version order; make
+    /// one read-modify-write read the version an earlier one of the same key read, and both
+    /// checks report the lost update.
+    #[test]
+    fn si_store_passes_and_a_lost_update_fails(seed in 0u64..1 << 40, sessions in 2u32..8, keys in 2u64..12, pick in 0usize..1000) {
+        let p = GenParams { sessions, txns_per_session: 12, ops_per_txn: 4, keys, read_per_mille: 400, seed };
+        let mut recs = si_records(&p);
+        for declared in [true, false] {
+            let r = check(&of_records(&recs, declared), Level::Si);
+            prop_assert!(r.ok, "declared {}: {}", declared, r.render_text());
+        }
+        let rmw = read_modify_writes(&recs);
+        let pairs: Vec<((usize, usize), (usize, usize))> = rmw
+            .iter()
+            .flat_map(|&a| rmw.iter().map(move |&b| (a, b)))
+            .filter(|&((t1, i1), (t2, i2))| t1 < t2 && recs[t1].ops[i1].key == recs[t2].ops[i2].key && recs[t1].ops[i1].value != recs[t2].ops[i2].value)
+            .collect();
+        prop_assume!(!pairs.is_empty());
+        let ((t1, i1), (t2, i2)) = pairs[pick % pairs.len()];
+        recs[t2].ops[i2].value = recs[t1].ops[i1].value.clone();
+        for declared in [true, false] {
+            let r = check(&of_records(&recs, declared), Level::Si);
+            prop_assert!(r.counts.contains_key(&Anomaly::LostUpdate), "declared {}: {}", declared, r.render_text());
+        }
+    }
+}
+
+#[test]
+fn generated_si_store_passes() {
+    for seed in 0..20 {
+        let p = GenParams { sessions: 6, txns_per_session: 30, ops_per_txn: 4, keys: 8, read_per_mille: 500, seed };
+        let recs = si_records(&p);
+        for declared in [true, false] {
+            let r = check(&of_records(&recs, declared), Level::Si);
+            assert!(r.ok, "seed {seed} declared {declared}: {}", r.render_text());
+        }
+    }
 }
