@@ -26,8 +26,9 @@
 //!   reads-from is known and only the order of each key's writers is open. First what holds for
 //!   every order: session order, reads-from and the anti-dependencies of reads of initial values
 //!   must already be acyclic, and two transactions that read one version of a key and both write
-//!   it are a lost update whichever commits second. Then a candidate order (a topological order
-//!   of what is known, ties in file order) is tried: if it passes, the history is SI. If not, a
+//!   it are a lost update whichever commits second. Then two candidate orders (file order, as
+//!   histories logged in commit order have it, and a topological order of what is known, ties
+//!   in file order) are tried: if one passes, the history is SI. If not, a
 //!   search as PolySI's (VLDB'23) but without a solver: each pair of writers of a key is a choice
 //!   between two sets of edges; unit propagation fixes a pair when one side closes a cycle (and
 //!   stops with a violation when both do), then a depth-first search over the remaining pairs.
@@ -503,20 +504,23 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
         return true;
     }
     let mut budget = Budget { left: work_max.max(1) };
-    // 2. A candidate: writers in a commit order of what is known, ties in file order.
+    // 2. Two candidates: writers in file order (histories logged in commit order), then in a
+    //    commit order of what is known, ties in file order.
     let rank = match Graph::new(n, &fixed).topo(n) {
         Ok(rank) => rank,
         Err(_) => unreachable!("the fixed edges were found acyclic"),
     };
-    let mut candidate = facts.writers.clone();
-    for order in &mut candidate {
+    let mut by_rank = facts.writers.clone();
+    for order in &mut by_rank {
         order.sort_by_key(|&o| (rank[txn(o) as usize], o));
     }
-    let edges = facts.with_orders(h, &candidate, Why::Chosen);
-    let (ok, work) = Graph::new(n, &edges).acyclic(n);
-    budget.spend(work);
-    if ok {
-        return true;
+    for candidate in [&facts.writers, &by_rank] {
+        let edges = facts.with_orders(h, candidate, Why::Chosen);
+        let (ok, work) = Graph::new(n, &edges).acyclic(n);
+        budget.spend(work);
+        if ok {
+            return true;
+        }
     }
     // 3. The search over pairs of writers of each key.
     let mut pairs: Vec<(u32, u32)> = Vec::new();
@@ -610,7 +614,7 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
             for &(a, _) in &open {
                 keys.insert(h.ops[a as usize].key);
             }
-            let cycle = Graph::new(n, &facts.with_orders(h, &candidate, Why::Chosen)).cycles(n).into_iter().next().unwrap_or_default();
+            let cycle = Graph::new(n, &facts.with_orders(h, &facts.writers, Why::Chosen)).cycles(n).into_iter().next().unwrap_or_default();
             sink.push(Finding {
                 anomaly: Anomaly::NoSnapshotOrder,
                 key: keys.first().copied(),

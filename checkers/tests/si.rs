@@ -135,7 +135,13 @@ proptest! {
             .collect();
         prop_assume!(!pairs.is_empty());
         let ((t1, i1), (t2, i2)) = pairs[pick % pairs.len()];
-        recs[t2].ops[i2].value = recs[t1].ops[i1].value.clone();
+        // Every read of the key before T2's write returns the older version.
+        let (key, value) = (recs[t2].ops[i2].key.clone(), recs[t1].ops[i1].value.clone());
+        for op in recs[t2].ops.iter_mut().take_while(|o| !(o.key == key && o.f == OpKind::Write)) {
+            if op.key == key {
+                op.value = value.clone();
+            }
+        }
         for declared in [true, false] {
             let r = check(&of_records(&recs, declared), Level::Si);
             prop_assert!(r.counts.contains_key(&Anomaly::LostUpdate), "declared {}: {}", declared, r.render_text());
