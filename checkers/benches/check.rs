@@ -151,8 +151,17 @@ fn params(c: &Case) -> GenParams {
 }
 
 fn cases(quick: bool) -> Vec<Case> {
-    let case =
-        |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys, duration_ns: 1_000, broken: false, searched: false };
+    let case = |name, level, txns, ops, from_file, keys| Case {
+        name,
+        level,
+        txns,
+        ops,
+        from_file,
+        keys,
+        duration_ns: 1_000,
+        broken: false,
+        searched: false,
+    };
     let mut v = vec![
         case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
         case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),

@@ -227,7 +227,9 @@ impl Anomaly {
             Anomaly::NotCacheFree => {
                 "no execution without caches explains the requests: a cache hit's virtual call and what the requests read form a cycle"
             }
-            Anomaly::LostUpdate => "a transaction read a version of a key and overwrote it, but another write of the key committed in between",
+            Anomaly::LostUpdate => {
+                "a transaction read a version of a key and overwrote it, but another write of the key committed in between"
+            }
             Anomaly::ConcurrentWrite => {
                 "a transaction overwrote a write that its snapshot does not hold: two concurrent writers of one key both committed"
             }

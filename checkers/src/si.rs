@@ -301,7 +301,7 @@ impl<'e> Graph<'e> {
 
     /// Successors of a node of the doubled graph.
     fn succs(&self, node: usize, out: &mut Vec<u32>) {
-        let (t, entered_by_anti) = (node / 2, node % 2 == 1);
+        let (t, entered_by_anti) = (node / 2, node & 1 == 1);
         for e in self.out(t) {
             if e.kind.is_dependency() {
                 out.push(e.to * 2);
@@ -325,22 +325,23 @@ impl<'e> Graph<'e> {
             for &s in &buf {
                 indeg[s as usize] += 1;
             }
-            if node % 2 == 0 {
+            if node & 1 == 0 {
                 indeg[node + 1] += 1;
             }
         }
-        let mut heap: BinaryHeap<std::cmp::Reverse<u32>> = (0..2 * n as u32).filter(|&v| indeg[v as usize] == 0).map(std::cmp::Reverse).collect();
+        let mut heap: BinaryHeap<std::cmp::Reverse<u32>> =
+            (0..2 * n as u32).filter(|&v| indeg[v as usize] == 0).map(std::cmp::Reverse).collect();
         let mut rank = vec![NONE; n];
         let mut placed = 0usize;
         while let Some(std::cmp::Reverse(v)) = heap.pop() {
             placed += 1;
             let v = v as usize;
-            if v % 2 == 1 {
+            if v & 1 == 1 {
                 rank[v / 2] = placed as u32;
             }
             buf.clear();
             self.succs(v, &mut buf);
-            if v % 2 == 0 {
+            if v & 1 == 0 {
                 buf.push(v as u32 + 1);
             }
             work += buf.len() as u64;
@@ -393,7 +394,7 @@ impl<'e> Graph<'e> {
             let mut edges: Vec<Edge> = Vec::new();
             for i in 0..nodes.len() {
                 let (u, v) = (nodes[i] as usize, nodes[(i + 1) % nodes.len()] as usize);
-                let want_anti = v % 2 == 1;
+                let want_anti = v & 1 == 1;
                 let e = self
                     .out(u / 2)
                     .filter(|e| e.to as usize == v / 2 && (e.kind == Kind::Anti) == want_anti)
@@ -429,7 +430,12 @@ fn report_cycles(h: &History, facts: &Facts, edges: &[Edge], sink: &mut Sink) ->
         return false;
     }
     for cycle in g.cycles(facts.n) {
-        sink.push(Finding { anomaly: classify(h, &cycle), key: cycle_key(h, &cycle), read: None, detail: Detail::Si(Box::new(Story::Cycle(cycle))) });
+        sink.push(Finding {
+            anomaly: classify(h, &cycle),
+            key: cycle_key(h, &cycle),
+            read: None,
+            detail: Detail::Si(Box::new(Story::Cycle(cycle))),
+        });
     }
     true
 }
@@ -560,7 +566,12 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
                     let (first, second) = (cycle_of(a, b), cycle_of(b, a));
                     let anomaly = classify(h, &first);
                     let key = Some(h.ops[a as usize].key);
-                    sink.push(Finding { anomaly, key, read: None, detail: Detail::Si(Box::new(Story::EitherOrder { pair: (a, b), first, second })) });
+                    sink.push(Finding {
+                        anomaly,
+                        key,
+                        read: None,
+                        detail: Detail::Si(Box::new(Story::EitherOrder { pair: (a, b), first, second })),
+                    });
                     return true;
                 }
                 [true, false] => {
@@ -694,7 +705,9 @@ pub(crate) fn explain(nm: &mut Namer<'_>, anomaly: Anomaly, story: &Story) -> To
             let steps = vec![
                 format!("{l1} read {}, then wrote {}.", read(reads[0]), nm.assign(writes[0])),
                 format!("{l2} read {}, then wrote {}.", read(reads[1]), nm.assign(writes[1])),
-                format!("Whichever of {l1} and {l2} committed second overwrote {key} without the other's write in its snapshot, though that write committed in its window."),
+                format!(
+                    "Whichever of {l1} and {l2} committed second overwrote {key} without the other's write in its snapshot, though that write committed in its window."
+                ),
             ];
             let witness = vec![anti_edge(nm, reads[0], writes[1]), anti_edge(nm, reads[1], writes[0])];
             Told {
@@ -814,7 +827,9 @@ fn step(nm: &Namer<'_>, e: &Edge) -> (String, WitnessEdge) {
     };
     let (kind, because, time) = match e.kind {
         Kind::Session => (EdgeKind::SessionOrder, format!("session {} ran {la} before {lb}", nm.session(e.from)), "committed before"),
-        Kind::After => (EdgeKind::SessionOrder, format!("{lb} follows {la} in program order (an `after` link of its workflow)"), "committed before"),
+        Kind::After => {
+            (EdgeKind::SessionOrder, format!("{lb} follows {la} in program order (an `after` link of its workflow)"), "committed before")
+        }
         Kind::ReadsFrom => (EdgeKind::ReadsFrom, format!("{lb} read {}, which {la} wrote", nm.assign(e.b)), "committed before"),
         Kind::Version => (
             EdgeKind::WriteOrder,
@@ -833,7 +848,11 @@ fn step(nm: &Namer<'_>, e: &Edge) -> (String, WitnessEdge) {
         ),
     };
     let key = (e.a != NONE).then(|| h.key(h.ops[e.a as usize].key).clone());
-    let text = if e.kind == Kind::Anti { format!("{la} {time} {lb} committed, because {because}.") } else { format!("{la} {time} {lb} began, because {because}.") };
+    let text = if e.kind == Kind::Anti {
+        format!("{la} {time} {lb} committed, because {because}.")
+    } else {
+        format!("{la} {time} {lb} began, because {because}.")
+    };
     let edge = WitnessEdge {
         from: h.txns[e.from as usize].id,
         to: h.txns[e.to as usize].id,

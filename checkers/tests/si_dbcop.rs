@@ -44,7 +44,10 @@ const LITMUS: [(&str, &str); 14] = [
     ("dbcop-causal-to-prefix", "c1: w x=1, w y=1\nc2: r x=1, w x=2\nc3: r y=1, w y=2\nc4: r x=2, r y=1\nc5: r y=2, r x=1"),
     ("dbcop-prefix-to-snapshot-isolation", "c1: w x=1\nc2: r x=1, w x=2\nc3: r x=1, w x=3"),
     ("dbcop-snapshot-isolation-to-serializable", "c1: w x=1, w y=1\nc2: r x=1, w y=2\nc3: r y=1, w x=2"),
-    ("dbcop-passes-serializable", "c1: w x=1, w y=1, w z=1\nc2: r x=1, w y=2, r z=1, w x=2\nc3: r y=2, w z=2, r x=2, w y=3\nc4: r z=2, r x=2, r y=3"),
+    (
+        "dbcop-passes-serializable",
+        "c1: w x=1, w y=1, w z=1\nc2: r x=1, w y=2, r z=1, w x=2\nc3: r y=2, w z=2, r x=2, w y=3\nc4: r z=2, r x=2, r y=3",
+    ),
     ("write-skew", "c1: w x=1, w y=1\nc2: r x=1, r y=1, w x=2\nc3: r x=1, r y=1, w y=2"),
     ("lost-update", "c1: w x=1\nc2: r x=1, w x=2\nc3: r x=1, w x=3"),
     ("fractured-read", "c1: w x=1, w y=1\nc2: w x=2, w y=2\nc3: r x=1, r y=1\nc4: r x=2, r y=1"),
@@ -62,7 +65,14 @@ const LITMUS: [(&str, &str); 14] = [
 fn generated() -> Vec<(String, Vec<TxnRecord>)> {
     let mut out = Vec::new();
     for seed in 0..60u64 {
-        let p = GenParams { sessions: 3 + (seed % 3) as u32, txns_per_session: 5, ops_per_txn: 3, keys: 3 + seed % 3, read_per_mille: 450, seed };
+        let p = GenParams {
+            sessions: 3 + (seed % 3) as u32,
+            txns_per_session: 5,
+            ops_per_txn: 3,
+            keys: 3 + seed % 3,
+            read_per_mille: 450,
+            seed,
+        };
         let mut recs = si_records(&p);
         recs.retain(|r| r.outcome == Outcome::Ok);
         for rec in &mut recs {
@@ -90,7 +100,6 @@ fn generated() -> Vec<(String, Vec<TxnRecord>)> {
             .flat_map(|t| (0..recs[t].ops.len()).map(move |i| (t, i)))
             .filter(|&(t, i)| recs[t].ops[i].f == OpKind::Read && !recs[t].ops[..i].iter().any(|o| o.key == recs[t].ops[i].key))
             .collect();
-        let mut recs = recs;
         if let Some(&(t, i)) = reads.get(rng.below(reads.len().max(1) as u64) as usize) {
             let values = &written[&recs[t].ops[i].key.to_string()];
             recs[t].ops[i].value = values[rng.below(values.len() as u64) as usize].clone();
