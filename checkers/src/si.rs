@@ -98,6 +98,8 @@ pub(crate) enum Why {
     Forced,
     /// The order under trial.
     Chosen,
+    /// A read-modify-write: the transaction read one version and wrote the next.
+    ReadModifyWrite,
 }
 
 /// The witness of an SI violation.
@@ -509,17 +511,36 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
         sink.notes.push("si: two transactions read one version of a key and both wrote it, a lost update whatever the order of writes: that order was not searched".into());
         return true;
     }
+    // Read-modify-writes fix orders: a transaction that read version v of x and wrote x wrote
+    // the version right after v (the only one: no lost update), so every other reader of v
+    // precedes it by an anti-dependency; one that read the initial x wrote x's first version.
+    let mut next_of: FxHashMap<u32, u32> = map_with_capacity(facts.readers.len());
+    for (k, ws) in facts.writers.iter().enumerate() {
+        for &v in ws {
+            let Some(next) = facts.readers_of(v).iter().find_map(|&r| own_write(h, r)) else { continue };
+            next_of.insert(v, next);
+            for &r in facts.readers_of(v).iter().filter(|&&r| txn(r) != txn(next)) {
+                fixed.push(Edge { from: txn(r), to: txn(next), kind: Kind::Anti, a: r, b: next, why: Why::ReadModifyWrite });
+            }
+        }
+        if let Some(first) = facts.init_readers[k].iter().find_map(|&r| own_write(h, r)) {
+            for &w in ws.iter().filter(|&&w| w != first) {
+                fixed.push(Edge { from: txn(first), to: txn(w), kind: Kind::Version, a: first, b: w, why: Why::ReadModifyWrite });
+            }
+        }
+    }
+    if report_cycles(h, facts, &fixed, sink) {
+        sink.notes.push("si: what every order of writes has already closes a cycle: that order was not searched".into());
+        return true;
+    }
     let mut budget = Budget { left: work_max.max(1) };
-    // 2. Two candidates: writers in file order (histories logged in commit order), then in a
-    //    commit order of what is known, ties in file order.
+    // 2. Two candidates: writers in file order (histories logged in commit order), then chains
+    //    of read-modify-writes in a commit order of what is known (ties in file order).
     let rank = match Graph::new(n, &fixed).topo(n) {
         Ok(rank) => rank,
         Err(_) => unreachable!("the fixed edges were found acyclic"),
     };
-    let mut by_rank = facts.writers.clone();
-    for order in &mut by_rank {
-        order.sort_by_key(|&o| (rank[txn(o) as usize], o));
-    }
+    let by_rank: Vec<Vec<u32>> = facts.writers.iter().map(|ws| chains_by_rank(ws, &next_of, &|o| (rank[txn(o) as usize], o))).collect();
     for candidate in [&facts.writers, &by_rank] {
         let edges = facts.with_orders(h, candidate, Why::Chosen);
         let (ok, work) = Graph::new(n, &edges).acyclic(n);
@@ -638,6 +659,31 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
         i = j;
         choice = c + 1;
     }
+}
+
+/// The writers `ws` of a key as chains of read-modify-writes (each followed by the write that
+/// overwrote it after reading it), the chains in the order of their heads' `rank`.
+fn chains_by_rank(ws: &[u32], next_of: &FxHashMap<u32, u32>, rank: &dyn Fn(u32) -> (u32, u32)) -> Vec<u32> {
+    let mut heads: Vec<u32> = ws.to_vec();
+    let followers: BTreeSet<u32> = ws.iter().filter_map(|w| next_of.get(w).copied()).collect();
+    heads.retain(|w| !followers.contains(w));
+    heads.sort_by_key(|&w| rank(w));
+    let mut out = Vec::with_capacity(ws.len());
+    for head in heads {
+        let mut w = head;
+        out.push(w);
+        while let Some(&next) = next_of.get(&w) {
+            if out.len() >= ws.len() {
+                break;
+            }
+            out.push(next);
+            w = next;
+        }
+    }
+    // Writers on a cycle of read-modify-writes (a history the cycle check rejects) go last.
+    let placed: BTreeSet<u32> = out.iter().copied().collect();
+    out.extend(ws.iter().filter(|w| !placed.contains(w)));
+    out
 }
 
 fn out_of_budget(sink: &mut Sink) -> bool {
@@ -824,6 +870,9 @@ fn step(nm: &Namer<'_>, e: &Edge) -> (String, WitnessEdge) {
         Why::Declared => format!(" ({kind_text} the history declares: versions in the order of their values)"),
         Why::Forced => format!(" ({kind_text} forced: the opposite order closes a cycle of its own)"),
         Why::Chosen => format!(" ({kind_text} under trial)"),
+        Why::ReadModifyWrite => {
+            format!(" ({kind_text} a read-modify-write fixes: a transaction that read a version and wrote the key wrote the next one)")
+        }
     };
     let (kind, because, time) = match e.kind {
         Kind::Session => (EdgeKind::SessionOrder, format!("session {} ran {la} before {lb}", nm.session(e.from)), "committed before"),
