@@ -52,6 +52,7 @@ use crate::graph::{sccs, shortest_cycle};
 use crate::history::{History, KIND_WRITE_FINAL, NONE, Outcome, RF_INIT, RF_NONE, Val};
 use crate::report::{EdgeKind, WitnessEdge};
 use crate::wf::{ReadClass, Wf};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, BinaryHeap};
 
 /// The header field that declares the version order, and its one value.
@@ -274,15 +275,16 @@ fn declared_orders(h: &History, facts: &Facts) -> Result<Vec<Vec<u32>>, String> 
 /// Edges grouped by source transaction, for the doubled graph (`2t`: entered by a dependency,
 /// `2t + 1`: entered by an anti-dependency, which only dependencies leave).
 struct Graph<'e> {
-    edges: &'e [Edge],
+    edges: Cow<'e, [Edge]>,
     start: Vec<u32>,
     order: Vec<u32>,
 }
 
 impl<'e> Graph<'e> {
-    fn new(n: usize, edges: &'e [Edge]) -> Graph<'e> {
+    fn new(n: usize, edges: impl Into<Cow<'e, [Edge]>>) -> Graph<'e> {
+        let edges = edges.into();
         let mut start = vec![0u32; n + 1];
-        for e in edges {
+        for e in edges.iter() {
             start[e.from as usize + 1] += 1;
         }
         for i in 0..n {
@@ -297,7 +299,7 @@ impl<'e> Graph<'e> {
         Graph { edges, start, order }
     }
 
-    fn out(&self, t: usize) -> impl Iterator<Item = &'e Edge> + '_ {
+    fn out(&self, t: usize) -> impl Iterator<Item = &Edge> + '_ {
         self.order[self.start[t] as usize..self.start[t + 1] as usize].iter().map(|&i| &self.edges[i as usize])
     }
 
@@ -314,9 +316,9 @@ impl<'e> Graph<'e> {
     }
 
     /// Kahn's algorithm on the doubled graph, with an extra edge `2t → 2t+1` (harmless: `2t+1`
-    /// leaves by fewer edges), smallest node first. Returns, per transaction, the position of
-    /// `2t+1` (a commit order: a dependency path from t to u puts t first), or the edges visited
-    /// if some node is on a cycle.
+    /// leaves by fewer edges), smallest node first. Returns each node's position (that of `2t+1`
+    /// is a commit order: a dependency path from t to u puts t first), or the edges visited if
+    /// some node is on a cycle.
     fn topo(&self, n: usize) -> Result<Vec<u32>, u64> {
         let mut indeg = vec![0u32; 2 * n];
         let mut buf = Vec::new();
@@ -333,14 +335,12 @@ impl<'e> Graph<'e> {
         }
         let mut heap: BinaryHeap<std::cmp::Reverse<u32>> =
             (0..2 * n as u32).filter(|&v| indeg[v as usize] == 0).map(std::cmp::Reverse).collect();
-        let mut rank = vec![NONE; n];
+        let mut pos = vec![NONE; 2 * n];
         let mut placed = 0usize;
         while let Some(std::cmp::Reverse(v)) = heap.pop() {
-            placed += 1;
             let v = v as usize;
-            if v & 1 == 1 {
-                rank[v / 2] = placed as u32;
-            }
+            pos[v] = placed as u32;
+            placed += 1;
             buf.clear();
             self.succs(v, &mut buf);
             if v & 1 == 0 {
@@ -354,7 +354,50 @@ impl<'e> Graph<'e> {
                 }
             }
         }
-        if placed == 2 * n { Ok(rank) } else { Err(work) }
+        if placed == 2 * n { Ok(pos) } else { Err(work) }
+    }
+
+    /// Whether adding `extra` closes a cycle, given `pos`, a topological order of this graph's
+    /// nodes. The node of a cycle placed last leaves it by an arc that goes back in `pos`, which
+    /// must be a new one: so only the new backward arcs are searched from, and only among the
+    /// nodes placed before their source.
+    fn closes_cycle(&self, pos: &[u32], extra: &[Edge], work: &mut u64) -> bool {
+        let mut arcs: Vec<(u32, u32)> = Vec::with_capacity(2 * extra.len());
+        for e in extra {
+            if e.kind.is_dependency() {
+                arcs.extend([(2 * e.from, 2 * e.to), (2 * e.from + 1, 2 * e.to)]);
+            } else {
+                arcs.push((2 * e.from, 2 * e.to + 1));
+            }
+        }
+        let mut extra_out: FxHashMap<u32, Vec<u32>> = map_with_capacity(arcs.len());
+        for &(u, v) in &arcs {
+            extra_out.entry(u).or_default().push(v);
+        }
+        let mut buf = Vec::new();
+        for &(u, v) in &arcs {
+            if pos[v as usize] > pos[u as usize] {
+                continue;
+            }
+            let bound = pos[u as usize];
+            let mut seen: BTreeSet<u32> = BTreeSet::from([v]);
+            let mut queue = vec![v];
+            while let Some(x) = queue.pop() {
+                if x == u {
+                    return true;
+                }
+                buf.clear();
+                self.succs(x as usize, &mut buf);
+                buf.extend(extra_out.get(&x).into_iter().flatten());
+                *work += buf.len() as u64 + 1;
+                for &y in &buf {
+                    if pos[y as usize] <= bound && seen.insert(y) {
+                        queue.push(y);
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// Whether the doubled graph is acyclic (Kahn's algorithm, no ordering), and the edges visited.
@@ -536,11 +579,9 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
     let mut budget = Budget { left: work_max.max(1) };
     // 2. Two candidates: writers in file order (histories logged in commit order), then chains
     //    of read-modify-writes in a commit order of what is known (ties in file order).
-    let rank = match Graph::new(n, &fixed).topo(n) {
-        Ok(rank) => rank,
-        Err(_) => unreachable!("the fixed edges were found acyclic"),
-    };
-    let by_rank: Vec<Vec<u32>> = facts.writers.iter().map(|ws| chains_by_rank(ws, &next_of, &|o| (rank[txn(o) as usize], o))).collect();
+    let pos = Graph::new(n, &fixed).topo(n).expect("the fixed edges were found acyclic");
+    let by_rank: Vec<Vec<u32>> =
+        facts.writers.iter().map(|ws| chains_by_rank(ws, &next_of, &|o| (pos[2 * txn(o) as usize + 1], o))).collect();
     for candidate in [&facts.writers, &by_rank] {
         let edges = facts.with_orders(h, candidate, Why::Chosen);
         let (ok, work) = Graph::new(n, &edges).acyclic(n);
@@ -558,31 +599,38 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
             }
         }
     }
-    let mut fixed_pairs = fixed;
     let mut open: Vec<(u32, u32)> = pairs;
     let mut trial = Vec::new();
     // Unit propagation: a pair one of whose orders closes a cycle takes the other.
+    let mut g = Graph::new(n, fixed);
+    let mut pos = g.topo(n).expect("the fixed edges were found acyclic");
     loop {
         let mut changed = false;
         let mut still = Vec::new();
         for &(a, b) in &open {
             let mut closes = [false; 2];
+            let mut work = 0u64;
             for (side, (x, y)) in [(a, b), (b, a)].into_iter().enumerate() {
                 trial.clear();
-                trial.extend_from_slice(&fixed_pairs);
                 facts.pair_edges(h, x, y, Why::Chosen, &mut trial);
-                let (ok, work) = Graph::new(n, &trial).acyclic(n);
-                closes[side] = !ok;
-                if !budget.spend(work) {
-                    return out_of_budget(sink);
-                }
+                closes[side] = g.closes_cycle(&pos, &trial, &mut work);
             }
+            if !budget.spend(work) {
+                return out_of_budget(sink);
+            }
+            let force = |x: u32, y: u32, g: Graph<'_>| {
+                let mut edges = g.edges.into_owned();
+                facts.pair_edges(h, x, y, Why::Forced, &mut edges);
+                let g = Graph::new(n, edges);
+                let pos = g.topo(n).expect("the forced order closes no cycle");
+                (g, pos)
+            };
             match closes {
                 [true, true] => {
                     let cycle_of = |x: u32, y: u32| {
-                        let mut e = fixed_pairs.clone();
+                        let mut e = g.edges.to_vec();
                         facts.pair_edges(h, x, y, Why::Chosen, &mut e);
-                        Graph::new(n, &e).cycles(n).into_iter().next().unwrap_or_default()
+                        Graph::new(n, e).cycles(n).into_iter().next().unwrap_or_default()
                     };
                     let (first, second) = (cycle_of(a, b), cycle_of(b, a));
                     let anomaly = classify(h, &first);
@@ -595,13 +643,13 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
                     });
                     return true;
                 }
-                [true, false] => {
-                    facts.pair_edges(h, b, a, Why::Forced, &mut fixed_pairs);
+                [true, false] | [false, true] => {
+                    let (x, y) = if closes[0] { (b, a) } else { (a, b) };
+                    (g, pos) = force(x, y, g);
                     changed = true;
-                }
-                [false, true] => {
-                    facts.pair_edges(h, a, b, Why::Forced, &mut fixed_pairs);
-                    changed = true;
+                    if !budget.spend(g.edges.len() as u64) {
+                        return out_of_budget(sink);
+                    }
                 }
                 [false, false] => still.push((a, b)),
             }
@@ -611,10 +659,25 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
             break;
         }
     }
+    // What propagation fixed may make the candidate of step 2 work now.
+    let by_rank: Vec<Vec<u32>> =
+        facts.writers.iter().map(|ws| chains_by_rank(ws, &next_of, &|o| (pos[2 * txn(o) as usize + 1], o))).collect();
+    let mut edges = g.edges.into_owned();
+    let fixed_len = edges.len();
+    for order in &by_rank {
+        for pair in order.windows(2) {
+            facts.pair_edges(h, pair[0], pair[1], Why::Chosen, &mut edges);
+        }
+    }
+    let (ok, work) = Graph::new(n, &edges).acyclic(n);
+    budget.spend(work);
+    if ok {
+        return true;
+    }
+    edges.truncate(fixed_len);
     // Depth-first search over the rest.
     let mut stack: Vec<(usize, usize)> = Vec::new(); // (pair index, choice), with edges appended
     let mut marks: Vec<usize> = Vec::new();
-    let mut edges = fixed_pairs.clone();
     let mut i = 0usize;
     let mut choice = 0usize;
     loop {
@@ -646,7 +709,7 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
             for &(a, _) in &open {
                 keys.insert(h.ops[a as usize].key);
             }
-            let cycle = Graph::new(n, &facts.with_orders(h, &facts.writers, Why::Chosen)).cycles(n).into_iter().next().unwrap_or_default();
+            let cycle = Graph::new(n, facts.with_orders(h, &facts.writers, Why::Chosen)).cycles(n).into_iter().next().unwrap_or_default();
             sink.push(Finding {
                 anomaly: Anomaly::NoSnapshotOrder,
                 key: keys.first().copied(),
