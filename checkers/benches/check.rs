@@ -8,7 +8,8 @@
 //! `shared-log` on generated Boki logs of 10^4, 10^5 and 10^6 log calls (`log_history`); plus `si`
 //! on histories of a simulated snapshot-isolation store (`testgen::si_records`: 25 sessions, 8
 //! operations per transaction, 10^4 keys) of 25 K, 100 K and 400 K transactions, with the version
-//! order declared in the header and without it (searched).
+//! order declared in the header and without it (searched), and 2.5 K transactions listed session
+//! by session, searched without the help of file order.
 //!
 //! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only, and
 //! words to run only the cases whose names contain one of them: `-- lin`).
@@ -38,6 +39,9 @@ struct Case {
     broken: bool,
     /// `si` rows: leave the version order undeclared, so that the check searches for one.
     searched: bool,
+    /// `si` rows: list the transactions session by session, so that file order is not commit
+    /// order (session order is kept) and the search gets no help from it.
+    grouped: bool,
 }
 
 /// A shared-log history of `calls` log calls in `causim-history/1` text: 256 functions (one
@@ -161,6 +165,7 @@ fn cases(quick: bool) -> Vec<Case> {
         duration_ns: 1_000,
         broken: false,
         searched: false,
+        grouped: false,
     };
     let mut v = vec![
         case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
@@ -196,6 +201,9 @@ fn cases(quick: bool) -> Vec<Case> {
     for (&txns, name) in si_sizes.iter().zip(["si 25K x 8, searched", "si 100K x 8, searched", "si 400K x 8, searched"]) {
         v.push(Case { searched: true, ..case(name, Level::Si, txns, 8, false, 10_000) });
     }
+    if !quick {
+        v.push(Case { searched: true, grouped: true, ..case("si 2.5K x 8, grouped", Level::Si, 2_500, 8, false, 1_000) });
+    }
     v.push(case("log 10K", Level::SharedLog, 10_000, 1, false, 0));
     v.push(case("log 100K", Level::SharedLog, 100_000, 1, false, 0));
     if !quick {
@@ -229,7 +237,10 @@ fn child(index: usize, quick: bool) {
         (h, start.elapsed().as_secs_f64(), 0.0)
     } else if case.level == Level::Si {
         let start = Instant::now();
-        let records = si_records(&p);
+        let mut records = si_records(&p);
+        if case.grouped {
+            records.sort_by(|a, b| a.session.cmp(&b.session));
+        }
         let mut header = Header::default();
         if !case.searched {
             header.info.insert(VERSION_ORDER_FIELD.into(), format!("\"{VERSION_ORDER_VALUES}\""));

@@ -25,15 +25,18 @@
 //! * Otherwise checking SI is NP-complete (Biswas & Enea, Thm. 4.4). Values are unique, so
 //!   reads-from is known and only the order of each key's writers is open. First what holds for
 //!   every order: session order, reads-from and the anti-dependencies of reads of initial values
-//!   must already be acyclic, and two transactions that read one version of a key and both write
-//!   it are a lost update whichever commits second. Then two candidate orders (file order, as
-//!   histories logged in commit order have it, and a topological order of what is known, ties
-//!   in file order) are tried: if one passes, the history is SI. If not, a
+//!   must already be acyclic; two transactions that read one version of a key and both write it
+//!   are a lost update whichever commits second; and a transaction that read a version and wrote
+//!   the key wrote the next version, which fixes more edges. Then two candidate orders (file
+//!   order, as histories logged in commit order have it, and chains of read-modify-writes in a
+//!   topological order of what is known) are tried: if one passes, the history is SI. If not, a
 //!   search as PolySI's (VLDB'23) but without a solver: each pair of writers of a key is a choice
 //!   between two sets of edges; unit propagation fixes a pair when one side closes a cycle (and
-//!   stops with a violation when both do), then a depth-first search over the remaining pairs.
-//!   Its work is bounded by `CheckOptions::si_work_max` (edges visited); beyond it the report is
-//!   not `complete` and says so: no verdict rather than a wrong one.
+//!   stops with a violation when both do) — each side tested against a topological order of what
+//!   is fixed, from its backward arcs only — then the candidate again, then a depth-first search
+//!   over the remaining pairs. Its work is bounded by `CheckOptions::si_work_max` (edges
+//!   visited); beyond it the report is not `complete` and says so: no verdict rather than a
+//!   wrong one.
 //!
 //! **Names.** A forbidden cycle is named by its shape, around one of its anti-dependencies `T
 //! -RW(x)→ U`: **LostUpdate** when T itself writes x (it overwrote a version that was no longer
@@ -132,7 +135,13 @@ struct Facts {
 /// Check `h` at `si`; false if the search budget ran out before a verdict.
 pub(crate) fn check(h: &History, wf: &Wf, work_max: u64, sink: &mut Sink) -> bool {
     let facts = Facts::gather(h, wf);
-    let declared = h.header_info().get(VERSION_ORDER_FIELD).map(String::as_str) == Some(&format!("\"{VERSION_ORDER_VALUES}\""));
+    let field = h.header_info().get(VERSION_ORDER_FIELD);
+    let declared = field.is_some_and(|v| *v == format!("\"{VERSION_ORDER_VALUES}\""));
+    if let Some(other) = field.filter(|_| !declared) {
+        sink.notes.push(format!(
+            "the header's \"{VERSION_ORDER_FIELD}\": {other} is not \"{VERSION_ORDER_VALUES}\", the one order si knows: the order of writes was searched for"
+        ));
+    }
     if declared {
         match declared_orders(h, &facts) {
             Ok(orders) => {
