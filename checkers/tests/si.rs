@@ -344,3 +344,47 @@ fn explanations_chain_commit_and_begin() {
     );
     assert!(v.explanation.contradiction.starts_with("However, T3 began before T1 committed, because T3 read the initial x"));
 }
+
+/// SI histories listed session by session: file order is no longer the commit order, so the
+/// verdict comes from the search (propagation, then depth-first), which must find an order.
+#[test]
+fn the_search_finds_the_order_of_a_history_not_logged_in_commit_order() {
+    for seed in 0..40 {
+        let p = GenParams { sessions: 4, txns_per_session: 15, ops_per_txn: 4, keys: 5, read_per_mille: 400, seed };
+        let mut recs = si_records(&p);
+        recs.sort_by(|a, b| a.session.cmp(&b.session));
+        let r = check(&of_records(&recs, false), Level::Si);
+        assert!(r.ok && r.complete, "seed {seed}: {}", r.render_text());
+    }
+}
+
+/// Out of budget, the search gives no verdict (and says so) rather than a wrong one.
+#[test]
+fn an_exhausted_search_is_no_verdict() {
+    use causim_checkers::{CheckOptions, check_with};
+    let p = GenParams { sessions: 4, txns_per_session: 15, ops_per_txn: 4, keys: 5, read_per_mille: 400, seed: 3 };
+    let mut recs = si_records(&p);
+    recs.sort_by(|a, b| a.session.cmp(&b.session));
+    let h = of_records(&recs, false);
+    let r = check_with(&h, Level::Si, &CheckOptions { si_work_max: 1, ..CheckOptions::default() });
+    assert!(!r.ok && !r.complete && r.violation_count == 0, "{}", r.render_text());
+    assert!(r.notes.iter().any(|n| n.contains("si_work_max")), "{:?}", r.notes);
+    // With the version order declared, no search and no budget.
+    assert!(check_with(&of_records(&recs, true), Level::Si, &CheckOptions { si_work_max: 1, ..CheckOptions::default() }).ok);
+}
+
+#[test]
+fn a_declared_order_needs_integer_values() {
+    let mut header = Header::default();
+    header.info.insert("version_order".into(), "\"values\"".into());
+    let recs = vec![
+        TxnRecord::new("c1", vec![causim_checkers::OpRecord::write("x", "a")]),
+        TxnRecord::new("c2", vec![causim_checkers::OpRecord::read("x", "a"), causim_checkers::OpRecord::write("x", "b")]),
+    ];
+    let r = check(&History::from_records(Some(&header), &recs).unwrap(), Level::Si);
+    assert!(r.ok, "{}", r.render_text());
+    assert!(r.notes.iter().any(|n| n.contains("not an integer")), "{:?}", r.notes);
+    header.info.insert("version_order".into(), "\"commit\"".into());
+    let r = check(&History::from_records(Some(&header), &recs).unwrap(), Level::Si);
+    assert!(r.ok && r.notes.iter().any(|n| n.contains("the one order si knows")), "{:?}", r.notes);
+}
