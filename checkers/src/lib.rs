@@ -169,7 +169,8 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
         complete = lin::check(h, &wf, options, &mut sink);
         lap("linearizability");
     } else if level == Level::Si {
-        complete = si::check(h, &wf, options.si_work_max, &mut sink);
+        let lists = list_facts.as_ref().map_or(&[][..], |f| &f.order[..]);
+        complete = si::check(h, &wf, lists, options.si_work_max, &mut sink);
         lap("snapshot isolation");
     } else if level == Level::CacheFree {
         cache_free::check(h, &mut sink);

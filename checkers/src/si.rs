@@ -23,8 +23,8 @@
 //!   written integer values increase in commit order — a log-based store that writes the commit
 //!   record's seqnum does so): one pass, polynomial, exact.
 //! * Otherwise checking SI is NP-complete (Biswas & Enea, Thm. 4.4). Values are unique, so
-//!   reads-from is known and only the order of each key's writers is open. First what holds for
-//!   every order: session order, reads-from and the anti-dependencies of reads of initial values
+//!   reads-from is known and only the order of each key's writers is open (list-append reads
+//!   show part of it, taken as given). First what holds for every order: session order, reads-from and the anti-dependencies of reads of initial values
 //!   must already be acyclic; two transactions that read one version of a key and both write it
 //!   are a lost update whichever commits second; and a transaction that read a version and wrote
 //!   the key wrote the next version, which fixes more edges. Then two candidate orders (file
@@ -104,6 +104,8 @@ pub(crate) enum Why {
     Chosen,
     /// A read-modify-write: the transaction read one version and wrote the next.
     ReadModifyWrite,
+    /// A list-append read lists the two appends in this order.
+    ListOrder,
 }
 
 /// The witness of an SI violation.
@@ -132,8 +134,10 @@ struct Facts {
     init_readers: Vec<Vec<u32>>,
 }
 
-/// Check `h` at `si`; false if the search budget ran out before a verdict.
-pub(crate) fn check(h: &History, wf: &Wf, work_max: u64, sink: &mut Sink) -> bool {
+/// Check `h` at `si`; false if the search budget ran out before a verdict. `lists` are the write
+/// orders list-append reads show (first write, second write, the read), which the search takes
+/// as given.
+pub(crate) fn check(h: &History, wf: &Wf, lists: &[(u32, u32, u32)], work_max: u64, sink: &mut Sink) -> bool {
     let facts = Facts::gather(h, wf);
     let field = h.header_info().get(VERSION_ORDER_FIELD);
     let declared = field.is_some_and(|v| *v == format!("\"{VERSION_ORDER_VALUES}\""));
@@ -152,7 +156,7 @@ pub(crate) fn check(h: &History, wf: &Wf, work_max: u64, sink: &mut Sink) -> boo
             Err(note) => sink.notes.push(note),
         }
     }
-    search(h, &facts, work_max, sink)
+    search(h, &facts, lists, work_max, sink)
 }
 
 impl Facts {
@@ -541,7 +545,7 @@ impl Budget {
     }
 }
 
-fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
+fn search(h: &History, facts: &Facts, lists: &[(u32, u32, u32)], work_max: u64, sink: &mut Sink) -> bool {
     let n = facts.n;
     // 1. What every order has: the given edges and the reads of initial values.
     let mut fixed = facts.given.clone();
@@ -554,6 +558,11 @@ fn search(h: &History, facts: &Facts, work_max: u64, sink: &mut Sink) -> bool {
                 }
             }
         }
+    }
+    // A list read shows the order of the appends it holds.
+    let writer: BTreeSet<u32> = facts.writers.iter().flatten().copied().collect();
+    for &(a, b, _) in lists.iter().filter(|(a, b, _)| writer.contains(a) && writer.contains(b) && txn(*a) != txn(*b)) {
+        facts.pair_edges(h, a, b, Why::ListOrder, &mut fixed);
     }
     if report_cycles(h, facts, &fixed, sink) {
         sink.notes.push("si: session order, reads-from and the reads of initial values already close a cycle, whatever the order of writes: that order was not searched".into());
@@ -942,6 +951,7 @@ fn step(nm: &Namer<'_>, e: &Edge) -> (String, WitnessEdge) {
         Why::Declared => format!(" ({kind_text} the history declares: versions in the order of their values)"),
         Why::Forced => format!(" ({kind_text} forced: the opposite order closes a cycle of its own)"),
         Why::Chosen => format!(" ({kind_text} under trial)"),
+        Why::ListOrder => format!(" ({kind_text} a list read shows)"),
         Why::ReadModifyWrite => {
             format!(" ({kind_text} a read-modify-write fixes: a transaction that read a version and wrote the key wrote the next one)")
         }

@@ -388,3 +388,25 @@ fn a_declared_order_needs_integer_values() {
     let r = check(&History::from_records(Some(&header), &recs).unwrap(), Level::Si);
     assert!(r.ok && r.notes.iter().any(|n| n.contains("the one order si knows")), "{:?}", r.notes);
 }
+
+/// List-append histories (Jepsen's EDN): the orders the lists show are taken as given.
+#[test]
+fn list_append_histories() {
+    let serial = r#"
+{:type :ok, :f :txn, :process 0, :value [[:append 1 1] [:r 1 [1]]]}
+{:type :ok, :f :txn, :process 1, :value [[:r 1 [1]] [:append 1 2] [:append 2 1]]}
+{:type :ok, :f :txn, :process 0, :value [[:r 2 [1]] [:r 1 [1 2]]]}
+"#;
+    let h = causim_checkers::read_history(serial.as_bytes(), None).expect("valid EDN");
+    assert!(check(&h, Level::Si).ok);
+    // Both read [1] and appended: one of the appends missed the other.
+    let lost = r#"
+{:type :ok, :f :txn, :process 0, :value [[:append 1 1]]}
+{:type :ok, :f :txn, :process 1, :value [[:r 1 [1]] [:append 1 2]]}
+{:type :ok, :f :txn, :process 2, :value [[:r 1 [1]] [:append 1 3]]}
+{:type :ok, :f :txn, :process 0, :value [[:r 1 [1 2 3]]]}
+"#;
+    let h = causim_checkers::read_history(lost.as_bytes(), None).expect("valid EDN");
+    let r = check(&h, Level::Si);
+    assert_eq!(names(&r), [Anomaly::LostUpdate], "{}", r.render_text());
+}
