@@ -5,15 +5,21 @@
 //! chosen keys at 10 K, 100 K and 1 M transactions;
 //! plus `linearizable` on real-time register histories (16 clients with overlapping intervals,
 //! 25 K, 100 K and 400 K operations over 10^3 keys, and 100 K over 10 hot keys); plus
-//! `shared-log` on generated Boki logs of 10^4, 10^5 and 10^6 log calls (`log_history`).
+//! `shared-log` on generated Boki logs of 10^4, 10^5 and 10^6 log calls (`log_history`); plus `si`
+//! on histories of a simulated snapshot-isolation store (`testgen::si_records`: 25 sessions, 8
+//! operations per transaction, 10^4 keys) of 25 K, 100 K and 400 K transactions, with the version
+//! order declared in the header and without it (searched), and 2.5 K transactions listed session
+//! by session, searched without the help of file order.
 //!
 //! Run: `cargo bench -p causim-checkers` (add `-- --quick` for the 10 K and 100 K rows only, and
 //! words to run only the cases whose names contain one of them: `-- lin`).
 //! Each measurement runs in a fresh child process so that its peak memory (VmHWM from
 //! /proc/self/status) is its own.
 
-use causim_checkers::testgen::{GenParams, RegisterParams, register_records, serial, write_serial_jsonl};
-use causim_checkers::{History, Level, OpKind, Outcome, TxnRecord, Value, check, read_history_path};
+use causim_checkers::testgen::{GenParams, RegisterParams, register_records, serial, si_records, write_serial_jsonl};
+use causim_checkers::{
+    Header, History, Level, OpKind, Outcome, TxnRecord, VERSION_ORDER_FIELD, VERSION_ORDER_VALUES, Value, check, read_history_path,
+};
 use std::process::Command;
 use std::time::Instant;
 
@@ -31,6 +37,11 @@ struct Case {
     /// `linearizable` rows: make one read, halfway, return an older value (the check must fail
     /// and shrink the key to a smallest failing window).
     broken: bool,
+    /// `si` rows: leave the version order undeclared, so that the check searches for one.
+    searched: bool,
+    /// `si` rows: list the transactions session by session, so that file order is not commit
+    /// order (session order is kept) and the search gets no help from it.
+    grouped: bool,
 }
 
 /// A shared-log history of `calls` log calls in `causim-history/1` text: 256 functions (one
@@ -144,8 +155,18 @@ fn params(c: &Case) -> GenParams {
 }
 
 fn cases(quick: bool) -> Vec<Case> {
-    let case =
-        |name, level, txns, ops, from_file, keys| Case { name, level, txns, ops, from_file, keys, duration_ns: 1_000, broken: false };
+    let case = |name, level, txns, ops, from_file, keys| Case {
+        name,
+        level,
+        txns,
+        ops,
+        from_file,
+        keys,
+        duration_ns: 1_000,
+        broken: false,
+        searched: false,
+        grouped: false,
+    };
     let mut v = vec![
         case("tcc 10K x 20", Level::Tcc, 10_000, 20, false, 0),
         case("tcc 100K x 20", Level::Tcc, 100_000, 20, false, 0),
@@ -171,6 +192,17 @@ fn cases(quick: bool) -> Vec<Case> {
         // always in flight, so there is no quiescent point to split the search at.
         v.push(Case { duration_ns: 50_000, ..case("lin 100K, 1 key, long", Level::Linearizable, 100_000, 1, false, 1) });
         v.push(Case { duration_ns: 50_000, broken: true, ..case("lin ditto, 1 bad read", Level::Linearizable, 100_000, 1, false, 1) });
+    }
+    // Snapshot isolation: 1x, 4x, 16x, the version order declared, then searched for.
+    let si_sizes: &[u64] = if quick { &[25_000, 100_000] } else { &[25_000, 100_000, 400_000] };
+    for (&txns, name) in si_sizes.iter().zip(["si 25K x 8", "si 100K x 8", "si 400K x 8"]) {
+        v.push(case(name, Level::Si, txns, 8, false, 10_000));
+    }
+    for (&txns, name) in si_sizes.iter().zip(["si 25K x 8, searched", "si 100K x 8, searched", "si 400K x 8, searched"]) {
+        v.push(Case { searched: true, ..case(name, Level::Si, txns, 8, false, 10_000) });
+    }
+    if !quick {
+        v.push(Case { searched: true, grouped: true, ..case("si 2.5K x 8, grouped", Level::Si, 2_500, 8, false, 1_000) });
     }
     v.push(case("log 10K", Level::SharedLog, 10_000, 1, false, 0));
     v.push(case("log 100K", Level::SharedLog, 100_000, 1, false, 0));
@@ -203,6 +235,18 @@ fn child(index: usize, quick: bool) {
         let text = log_history(case.txns);
         let h = causim_checkers::read_history(text.as_bytes(), None).expect("a generated log history parses");
         (h, start.elapsed().as_secs_f64(), 0.0)
+    } else if case.level == Level::Si {
+        let start = Instant::now();
+        let mut records = si_records(&p);
+        if case.grouped {
+            records.sort_by(|a, b| a.session.cmp(&b.session));
+        }
+        let mut header = Header::default();
+        if !case.searched {
+            header.info.insert(VERSION_ORDER_FIELD.into(), format!("\"{VERSION_ORDER_VALUES}\""));
+        }
+        let h = History::from_records(Some(&header), &records).expect("a generated history is valid");
+        (h, start.elapsed().as_secs_f64(), 0.0)
     } else if case.level == Level::Linearizable {
         let start = Instant::now();
         let mut records = register_records(&register_params(case));
@@ -231,7 +275,7 @@ fn child(index: usize, quick: bool) {
         assert!(!report.ok && report.complete && window > 0, "the broken read must be found");
         eprintln!("  ({}: a window of {window} operations)", report.violations[0].anomaly);
     } else {
-        assert!(report.ok, "a generated history must pass {}: {:?}", case.level, report.notes);
+        assert!(report.ok, "a generated history must pass {}: {:?} {:?}", case.level, report.notes, report.counts);
     }
     let hwm = status_kb("VmHWM:");
     let check_peak = if reset { format!("{:.0}", hwm as f64 / 1024.0) } else { "-".into() };

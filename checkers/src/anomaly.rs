@@ -51,6 +51,12 @@ pub enum Anomaly {
     NonLinearizable,
     // Cache-free equivalence (call trees with cache hits).
     NotCacheFree,
+    // Snapshot isolation (level `si`): cycles of the dependency graph that SI forbids.
+    LostUpdate,
+    ConcurrentWrite,
+    ReadSkew,
+    CyclicDependency,
+    NoSnapshotOrder,
     // Shared logs (level `shared-log`): the order, the reads against their prefix, sessions.
     DuplicateSeqnum,
     OrderDisagreement,
@@ -76,7 +82,7 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 29] = [
+    pub const ALL: [Anomaly; 34] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
@@ -106,6 +112,11 @@ impl Anomaly {
         Anomaly::RealtimeFutureRead,
         Anomaly::NonLinearizable,
         Anomaly::NotCacheFree,
+        Anomaly::LostUpdate,
+        Anomaly::ConcurrentWrite,
+        Anomaly::ReadSkew,
+        Anomaly::CyclicDependency,
+        Anomaly::NoSnapshotOrder,
     ];
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
@@ -152,6 +163,11 @@ impl Anomaly {
             Anomaly::RealtimeFutureRead => "RealtimeFutureRead",
             Anomaly::NonLinearizable => "NonLinearizable",
             Anomaly::NotCacheFree => "NotCacheFree",
+            Anomaly::LostUpdate => "LostUpdate",
+            Anomaly::ConcurrentWrite => "ConcurrentWrite",
+            Anomaly::ReadSkew => "ReadSkew",
+            Anomaly::CyclicDependency => "CyclicDependency",
+            Anomaly::NoSnapshotOrder => "NoSnapshotOrder",
             Anomaly::DuplicateSeqnum => "DuplicateSeqnum",
             Anomaly::OrderDisagreement => "OrderDisagreement",
             Anomaly::PhantomRecord => "PhantomRecord",
@@ -211,6 +227,17 @@ impl Anomaly {
             Anomaly::NotCacheFree => {
                 "no execution without caches explains the requests: a cache hit's virtual call and what the requests read form a cycle"
             }
+            Anomaly::LostUpdate => {
+                "a transaction read a version of a key and overwrote it, but another write of the key committed in between"
+            }
+            Anomaly::ConcurrentWrite => {
+                "a transaction overwrote a write that its snapshot does not hold: two concurrent writers of one key both committed"
+            }
+            Anomaly::ReadSkew => "a transaction's reads come from no single snapshot: it missed a write that a transaction it saw had seen",
+            Anomaly::CyclicDependency => "the order of writes, reads-from and session order form a cycle: a transaction depends on itself",
+            Anomaly::NoSnapshotOrder => {
+                "no order of the writes of the keys involved gives every transaction a snapshot: each order closes a cycle"
+            }
             Anomaly::DuplicateSeqnum => "two different records of a log were given the same seqnum",
             Anomaly::OrderDisagreement => "one record is seen at two different seqnums, or one seqnum names two different records",
             Anomaly::PhantomRecord => "a log read returns a record that no append wrote",
@@ -263,6 +290,11 @@ impl Anomaly {
             A::RealtimeFutureRead => (None, None, Some("G1c-realtime")),
             A::NonLinearizable => (None, None, None),
             A::NotCacheFree => (None, None, None),
+            A::LostUpdate => (None, None, Some("lost-update")),
+            A::ConcurrentWrite => (None, None, Some("G-SIa")),
+            A::ReadSkew => (None, None, Some("G-SIb")),
+            A::CyclicDependency => (None, None, Some("G1c")),
+            A::NoSnapshotOrder => (None, None, Some("G-SI")),
             A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
             A::PhantomRecord => (None, None, Some("garbage-read")),
             A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),

@@ -39,19 +39,20 @@ pub fn anomaly_table() -> String {
 
 /// Markdown: the anomaly × level matrix.
 pub fn forbids_matrix() -> String {
+    let columns: Vec<Level> = Level::ALL.into_iter().chain(Level::SNAPSHOT).collect();
     let mut out = String::from("| anomaly |");
-    for l in Level::ALL {
+    for l in &columns {
         out.push_str(&format!(" {} |", l.name()));
     }
     out.push_str("\n|---|");
-    for _ in Level::ALL {
+    for _ in &columns {
         out.push_str(":-:|");
     }
     out.push('\n');
     // The call-tree levels (cache-free) have no column; their anomalies no row.
-    for a in Anomaly::ALL.into_iter().filter(|a| Level::ALL.iter().any(|l| l.forbids(*a))) {
+    for a in Anomaly::ALL.into_iter().filter(|a| columns.iter().any(|l| l.forbids(*a))) {
         out.push_str(&format!("| {} |", a.name()));
-        for l in Level::ALL {
+        for &l in &columns {
             out.push_str(if l.forbids(a) { " ✗ |" } else { " · |" });
         }
         out.push('\n');

@@ -450,6 +450,11 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             cycle = matches!(**story, crate::cache_free::Story::Cycle(_));
             (steps, contradiction, sentence) = crate::cache_free::explain(story, &|t| nm.label(t));
         }
+        Detail::Si(story) => {
+            let told = crate::si::explain(&mut nm, f.anomaly, story);
+            cycle = true;
+            (steps, witness, contradiction, sentence) = (told.steps, told.witness, told.contradiction, told.sentence);
+        }
         Detail::HbInit { write, hops } => {
             let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");

@@ -55,6 +55,8 @@ pub(crate) enum Detail {
     Linear { window: Vec<u32>, proof: Option<crate::lin::Proof> },
     /// NotCacheFree: a cycle through the expanded call trees, or a hit nothing backs.
     CacheFree(Box<crate::cache_free::Story>),
+    /// A snapshot-isolation violation: a forbidden cycle, or the orders that all close one.
+    Si(Box<crate::si::Story>),
 }
 
 #[derive(Clone, Debug)]

@@ -42,6 +42,10 @@ pub enum Level {
     Ra,
     /// Transactional causal consistency (Plume TCC, TAP-a…n).
     Tcc,
+    /// Snapshot isolation (Cerone, Bernardi & Gotsman's prefix + conflict axioms; Adya's PL-SI):
+    /// each transaction reads one snapshot of committed transactions, and of two that write one
+    /// key, the later to commit has the earlier in its snapshot. Write skew is allowed.
+    Si,
     /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
     /// real-time intervals of single-operation transactions.
     Linearizable,
@@ -74,6 +78,10 @@ impl Level {
         Level::Linearizable,
     ];
 
+    /// The snapshot-isolation level: transactional, but not in [`Level::ALL`] (its checker is
+    /// `src/si.rs`, with a search where the history does not fix the order of writes).
+    pub const SNAPSHOT: [Level; 1] = [Level::Si];
+
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
     pub const LOG: [Level; 1] = [Level::SharedLog];
@@ -95,9 +103,9 @@ impl Level {
     /// histories.
     pub const CALL_TREES: [Level; 1] = [Level::CacheFree];
 
-    /// Every level: [`Level::ALL`], then [`Level::CALL_TREES`].
+    /// Every level: [`Level::ALL`], [`Level::SNAPSHOT`], then [`Level::CALL_TREES`].
     pub fn every() -> impl Iterator<Item = Level> {
-        Level::ALL.into_iter().chain(Level::CALL_TREES)
+        Level::ALL.into_iter().chain(Level::SNAPSHOT).chain(Level::CALL_TREES)
     }
 
     /// The name used on the command line and in scenario files.
@@ -116,6 +124,7 @@ impl Level {
             Level::RcPlume => "rc-plume",
             Level::Ra => "ra",
             Level::Tcc => "tcc",
+            Level::Si => "si",
             Level::Linearizable => "linearizable",
             Level::CacheFree => "cache-free",
             Level::SharedLog => "shared-log",
@@ -138,6 +147,7 @@ impl Level {
             Level::RcPlume => "read committed, as Plume's checker decides it",
             Level::Ra => "read atomic",
             Level::Tcc => "transactional causal consistency",
+            Level::Si => "snapshot isolation",
             Level::Linearizable => "linearizability, per key",
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
@@ -161,6 +171,7 @@ impl Level {
             "rc-plume" | "plume-rc" => Level::RcPlume,
             "ra" | "read-atomic" => Level::Ra,
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
+            "si" | "snapshot-isolation" => Level::Si,
             "linearizable" | "linearizability" => Level::Linearizable,
             "cache-free" | "cachefree" => Level::CacheFree,
             "shared-log" | "log" => Level::SharedLog,
@@ -170,7 +181,7 @@ impl Level {
 
     /// Whether the level judges whole transactions (rather than single operations).
     pub fn is_transactional(self) -> bool {
-        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc)
+        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc | Level::Si)
     }
 
     /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
@@ -199,7 +210,7 @@ impl Level {
             | A::NonMonotonicLogRead
             | A::LostInheritance => self == L::SharedLog,
             // One order of appends per key: the levels with one order of writes.
-            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Linearizable),
+            A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
@@ -211,12 +222,12 @@ impl Level {
             // rc-plume: NonMonoReadCO only for reads of initial values (Plume's RC mode).
             A::NonMonoReadCO => matches!(self, L::Rc | L::RcPlume | L::Ra | L::Tcc),
             A::NonMonoReadCM => matches!(self, L::Rc | L::Ra | L::Tcc),
-            A::NonRepeatableRead | A::FracturedReadCO | A::FracturedReadCM => {
-                matches!(self, L::Ra | L::Tcc)
-            }
+            A::NonRepeatableRead | A::FracturedReadCO => matches!(self, L::Ra | L::Tcc | L::Si),
+            A::FracturedReadCM => matches!(self, L::Ra | L::Tcc),
             A::COConflictCM | A::ConflictCM => self == L::Tcc,
             A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
             A::NotCacheFree => self == L::CacheFree,
+            A::LostUpdate | A::ConcurrentWrite | A::ReadSkew | A::CyclicDependency | A::NoSnapshotOrder => self == L::Si,
         }
     }
 

@@ -25,6 +25,8 @@
 //! characterisation for differentiated histories, Plume's TAP theorems for RC/RA/TCC). The
 //! session guarantees are checked exactly as the shapes in [`Level`]'s documentation define
 //! them; `cm` is complete unless its work budget runs out, which the report states.
+//! `si` is decided exactly in one pass when the history declares each key's version order, and
+//! otherwise by a search bounded by `si_work_max` (no verdict beyond it; `src/si.rs`).
 //! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
 //! whose search exceeds `lin_steps_max` gets no verdict, which the report states too. In
 //! list-append histories it judges each read by its list's last element (plus
@@ -43,8 +45,8 @@
 //! * Real-time order is checked only at `linearizable`, for keys whose operations are all
 //!   single-operation transactions with an `invoke_ns`/`complete_ns` interval (other keys get no
 //!   verdict, and the report says so); the causal levels allow stale reads across unrelated
-//!   sessions. There is no serializability or snapshot-isolation level, so anti-dependency
-//!   cycles between transactions (write skew, lost update) are never reported.
+//!   sessions. There is no serializability level, so write skew is never reported; lost
+//!   updates are, at `si` only.
 //! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
 //!   skipped and the report says so.
 //! * Only the first `violations_max` violations get a witness; all are counted.
@@ -69,6 +71,7 @@ mod reach;
 mod report;
 mod session;
 mod shared_log;
+mod si;
 pub mod testgen;
 mod wf;
 mod witness_order;
@@ -79,6 +82,7 @@ pub use format::{ExportFormat, detect_format, read_history, read_history_path, w
 pub use history::{Header, History, HistoryBuilder, InputFormat, Key, OpKind, OpRecord, Outcome, ParseError, TxnRecord, Value};
 pub use level::Level;
 pub use report::{EdgeKind, Explanation, HistorySummary, OpRef, Report, TxnRef, Violation, WitnessEdge};
+pub use si::{VERSION_ORDER_FIELD, VERSION_ORDER_VALUES};
 
 use finding::{Detail, Finding, Sink};
 use graph::{Clocks, Gran, Units};
@@ -102,11 +106,21 @@ pub struct CheckOptions {
     /// for shrinking a failing key to its smallest window). A key that needs more gets no
     /// verdict: the report says so and is not `complete`.
     pub lin_steps_max: u64,
+    /// Work budget of the `si` search for an order of writes (when the history does not
+    /// declare one), in edges visited. Beyond it the report gives no verdict (not `complete`).
+    pub si_work_max: u64,
 }
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { violations_max: 100, cm_work_max: 2_000_000_000, threads: 0, clock_words_max: 48 << 20, lin_steps_max: 10_000_000 }
+        CheckOptions {
+            violations_max: 100,
+            cm_work_max: 2_000_000_000,
+            threads: 0,
+            clock_words_max: 48 << 20,
+            lin_steps_max: 10_000_000,
+            si_work_max: 2_000_000_000,
+        }
     }
 }
 
@@ -154,6 +168,10 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     if level == Level::Linearizable {
         complete = lin::check(h, &wf, options, &mut sink);
         lap("linearizability");
+    } else if level == Level::Si {
+        let lists = list_facts.as_ref().map_or(&[][..], |f| &f.order[..]);
+        complete = si::check(h, &wf, lists, options.si_work_max, &mut sink);
+        lap("snapshot isolation");
     } else if level == Level::CacheFree {
         cache_free::check(h, &mut sink);
         lap("cache-free");
@@ -212,7 +230,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog => unreachable!("handled above"),
+                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog | Level::Si => {
+                        unreachable!("handled above")
+                    }
                 }
                 lap("causal checks");
             }

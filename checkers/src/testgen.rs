@@ -6,6 +6,11 @@
 //!   other sessions' writes now and then; a transaction reads one snapshot and its writes become
 //!   visible together, and concurrent writes are arbitrated by creation order. The history
 //!   satisfies `tcc` and `ccv` but has stale reads across sessions and write skew.
+//! * [`si_records`]: sessions interleave transactions against a multi-version store that gives
+//!   each one the snapshot of the commits before it began and aborts the later of two
+//!   concurrent writers of a key (first committer wins), so the history is snapshot isolation
+//!   but has write skew; values are assigned in commit order, so each key's values increase in
+//!   its version order (the header may say `"version_order": "values"`).
 //! * [`register_records`]: clients issue single reads and writes with overlapping real-time
 //!   intervals against one linearizable store (each operation takes effect at a random instant
 //!   of its interval), so the history is linearizable; some writes may be `failed`.
@@ -274,6 +279,99 @@ struct TimedOp {
     key: u64,
     write: bool,
     failed: bool,
+}
+
+/// An open transaction of [`si_records`]: its snapshot, its operations (`(write, key, value)`;
+/// a write's value, and an own read's, filled at commit) and, per operation, the earlier own
+/// write an internal read returns.
+struct SiOpen {
+    start: u64,
+    ops: Vec<GenOp>,
+    own_source: Vec<Option<usize>>,
+}
+
+/// A snapshot-isolation history (see the module doc), as records in commit order. Half the
+/// writes read their key first (read-modify-write); aborted transactions are listed with the
+/// values they would have written.
+pub fn si_records(p: &GenParams) -> Vec<TxnRecord> {
+    let mut rng = SplitMix64::new(p.seed);
+    let n = p.sessions as usize;
+    // Per key, its versions as (commit number, value), oldest first.
+    let mut versions: FxHashMap<u64, Vec<(u64, u64)>> = map_with_capacity(1024);
+    let mut commits = 0u64;
+    let mut next_value = 1u64;
+    let mut open: Vec<Option<SiOpen>> = (0..n).map(|_| None).collect();
+    let mut left: Vec<u32> = vec![p.txns_per_session; n];
+    let mut live: Vec<u32> = (0..p.sessions).filter(|_| p.txns_per_session > 0).collect();
+    let mut out = Vec::new();
+    let snapshot_value = |versions: &FxHashMap<u64, Vec<(u64, u64)>>, key: u64, start: u64| {
+        versions.get(&key).and_then(|vs| vs.iter().rev().find(|(c, _)| *c <= start).map(|(_, v)| *v))
+    };
+    while !live.is_empty() {
+        let i = rng.below(live.len() as u64) as usize;
+        let s = live[i] as usize;
+        let Some(txn) = open[s].take() else {
+            // Begin: plan the operations; reads see the snapshot (or the transaction's own writes).
+            let start = commits;
+            let mut t = SiOpen { start, ops: Vec::new(), own_source: Vec::new() };
+            let max = p.ops_per_txn as usize;
+            let mut own_last: Vec<(u64, usize)> = Vec::new(); // key, index of its last own write
+            while t.ops.len() < max {
+                let key = rng.below(p.keys);
+                let own = own_last.iter().find(|(k, _)| *k == key).map(|(_, at)| *at);
+                if rng.chance(p.read_per_mille) {
+                    t.ops.push((false, key, if own.is_some() { None } else { snapshot_value(&versions, key, start) }));
+                    t.own_source.push(own);
+                    continue;
+                }
+                if own.is_none() && t.ops.len() + 2 <= max && rng.chance(500) {
+                    t.ops.push((false, key, snapshot_value(&versions, key, start)));
+                    t.own_source.push(None);
+                }
+                t.ops.push((true, key, None));
+                t.own_source.push(None);
+                let at = t.ops.len() - 1;
+                match own_last.iter_mut().find(|(k, _)| *k == key) {
+                    Some(entry) => entry.1 = at,
+                    None => own_last.push((key, at)),
+                }
+            }
+            open[s] = Some(t);
+            continue;
+        };
+        // Commit, unless a key it writes got a newer version after it began.
+        let mut t = txn;
+        let conflict = t.ops.iter().any(|&(w, k, _)| w && versions.get(&k).and_then(|vs| vs.last()).is_some_and(|(c, _)| *c > t.start));
+        for o in 0..t.ops.len() {
+            if t.ops[o].0 {
+                t.ops[o].2 = Some(next_value);
+                next_value += 1;
+            } else if let Some(src) = t.own_source[o] {
+                t.ops[o].2 = t.ops[src].2;
+            }
+        }
+        let mut rec = record(out.len() as u64, s as u32, &t.ops);
+        if conflict {
+            rec.outcome = Outcome::Aborted;
+        } else {
+            commits += 1;
+            for &(w, k, v) in &t.ops {
+                if w {
+                    let vs = versions.entry(k).or_default();
+                    match vs.last_mut() {
+                        Some(last) if last.0 == commits => last.1 = v.expect("filled above"),
+                        _ => vs.push((commits, v.expect("filled above"))),
+                    }
+                }
+            }
+        }
+        out.push(rec);
+        left[s] -= 1;
+        if left[s] == 0 {
+            live.swap_remove(i);
+        }
+    }
+    out
 }
 
 /// A linearizable history of single-operation transactions with real-time intervals: every
