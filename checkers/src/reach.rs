@@ -45,8 +45,16 @@ fn mix(x: u64, t: u64) -> u64 {
 impl<'a> Reach<'a> {
     pub(crate) fn build(units: &'a Units, succ: &'a (Vec<u32>, Vec<u32>)) -> Reach<'a> {
         let n = units.n;
-        let mut reach =
-            Reach { units, succ, label: vec![[(0, 0); TRAVERSALS]; n], stamp: vec![0; n], generation: 0, target: usize::MAX, stack: Vec::new(), visits: 0 };
+        let mut reach = Reach {
+            units,
+            succ,
+            label: vec![[(0, 0); TRAVERSALS]; n],
+            stamp: vec![0; n],
+            generation: 0,
+            target: usize::MAX,
+            stack: Vec::new(),
+            visits: 0,
+        };
         for t in 0..TRAVERSALS {
             reach.traverse(t);
         }
