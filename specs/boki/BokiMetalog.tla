@@ -248,7 +248,6 @@ Install(Q, p) ==
     LET final == FinalOf(Q)
         missed(j) == SubSeq(final, Len(applied[<<"engine", j>>]) + 1, Len(final))
         done == UNION {UNION {Completions(term, missed(j)[i], j) : i \in DOMAIN missed(j)} : j \in Shards}
-        doneIds == {<<r[1], r[2], r[3]>> : r \in done}
     IN /\ sealing
        /\ Q \subseteq frozen \cap alive
        /\ Quorum(Q)
@@ -257,7 +256,9 @@ Install(Q, p) ==
        /\ finals' = Append(finals, final)
        /\ pastApplied' = [s \in Subscribers |-> Append(pastApplied[s], applied[s])]
        /\ ordered' = ordered \cup done
-       /\ failed' = failed \cup (pending \ doneIds)
+       \* Storage nodes discard the records the final metalog does not cover: those appends
+       \* failed, whatever an engine reported.
+       /\ failed' = failed \cup UNION {{<<term, j, k>> : k \in LastCut(final)[j]..(appended[j] - 1)} : j \in Shards}
        /\ pending' = {}
        /\ term' = term + 1
        /\ sealing' = FALSE
@@ -331,9 +332,10 @@ QuorumBeforeVisibility == \A s \in Subscribers : Len(applied[s]) <= QuorumLen
 
 \* Seal safety: the final metalog of every sealed term holds every entry any subscriber applied
 \* in it; an append is ordered in exactly one way or failed, never both.
+OneOutcome == \A r \in ordered : <<r[1], r[2], r[3]>> \notin failed
 SealSafety ==
     /\ \A s \in Subscribers, t \in DOMAIN finals : IsPrefix(pastApplied[s][t], finals[t])
-    /\ \A r \in ordered : <<r[1], r[2], r[3]>> \notin failed
+    /\ OneOutcome
 
 \* Total order: no two records share a seqnum, and a record has one seqnum.
 UniqueSeqnums ==
