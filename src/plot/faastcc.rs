@@ -1,0 +1,345 @@
+//! FaaSTCC's figures: Fig. 4a (latency vs Zipf), Fig. 5 (metadata), Fig. 6 (storage rounds).
+
+use super::*;
+use crate::chart::HLine;
+use crate::claim::METADATA_NS_PER_KB;
+use causim_models::faastcc::Faastcc;
+
+// ---------------------------------------------------------------------------------------------
+// FaaSTCC Figs. 4a, 5, 6
+
+const ZIPF: &str = "workload.generator.keys.zipf_theta";
+
+fn zipf_cats(results: &Results) -> Vec<f64> {
+    let mut z: Vec<f64> = results.aggregate.iter().filter_map(|r| param(r, ZIPF)).collect();
+    z.sort_by(f64::total_cmp);
+    z.dedup();
+    z
+}
+
+fn bars_by_zipf(results: &Results, metric_mid: &str, metric_hi: Option<&str>, scale: f64) -> (Vec<String>, Vec<Series>) {
+    let z = zipf_cats(results);
+    let mut s = Vec::new();
+    for l in labels(results) {
+        let pts: Vec<Pt> = z
+            .iter()
+            .enumerate()
+            .filter_map(|(i, zv)| {
+                let r = rows_of(results, &l).into_iter().find(|r| param(r, ZIPF) == Some(*zv))?;
+                let y = r.mean(metric_mid)? * scale;
+                let hi = metric_hi.and_then(|m| r.mean(m)).map_or(y + r.ci(metric_mid) * scale, |h| h * scale);
+                let lo = if metric_hi.is_some() { y } else { y - r.ci(metric_mid) * scale };
+                Some(Pt { x: i as f64, y, lo, hi })
+            })
+            .collect();
+        s.push(series(&l, Style::Bars, pts));
+    }
+    (z.iter().map(|v| format!("Zipf {v}")).collect(), s)
+}
+
+fn value_at(results: &Results, label: &str, z: f64, metric: &str) -> Option<f64> {
+    rows_of(results, label).into_iter().find(|r| param(r, ZIPF) == Some(z))?.mean(metric)
+}
+
+fn dynamic_label(results: &Results) -> Option<String> {
+    labels(results).into_iter().find(|l| l.to_lowercase().contains("opt") || l.to_lowercase().contains("dynamic"))
+}
+
+fn faastcc_label(results: &Results) -> Option<String> {
+    labels(results).into_iter().find(|l| entry_of(results, l).is_some_and(|e| e.name == Faastcc::ENTRY.name))
+}
+
+pub(super) fn faastcc_metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let (cats, s) = bars_by_zipf(
+        results,
+        &metrics::observed(metrics::METADATA_BYTES_HOP, "p50"),
+        Some(&metrics::observed(metrics::METADATA_BYTES_HOP, "p99")),
+        1.0,
+    );
+    let fig = Figure {
+        name: "faastcc-metadata".into(),
+        title: "FaaSTCC Fig. 5 — metadata passed between functions".into(),
+        panels: vec![Panel {
+            title: "chains of 6 functions, 100 K keys".into(),
+            x_label: "workload skew".into(),
+            y_label: "metadata per hop (bytes; median, whisker p99; log)".into(),
+            y_log: true,
+            categories: Some(cats),
+            series: s,
+            hlines: vec![HLine {
+                y: 72.0 * 1024.0,
+                label: "paper: HydroCache median at Zipf 1.0 (72 KB)".into(),
+                color: RGBColor(0, 0, 0),
+            }],
+            legend_at: Some(Corner::OutsideRight),
+            ..Default::default()
+        }],
+        notes: vec![
+            "FaaSTCC §6.1 workload (shortened). HydroCache dynamic = Opt (dependency map), static = Con (snapshot id + versions read)."
+                .into(),
+        ],
+    };
+    let mut claims = Vec::new();
+    if let Some(f) = faastcc_label(results) {
+        let hop = metrics::observed(metrics::METADATA_BYTES_HOP, "p50");
+        let v = value_at(results, &f, 1.0, &hop);
+        claims.push(
+            claim(
+                "faastcc-metadata",
+                "FaaSTCC metadata per hop",
+                Kind::ByConstruction("the snapshot interval: two 8-byte timestamps"),
+                "exactly 16 B",
+            )
+            .scored(
+                "16 B, constant",
+                v.map_or("-".into(), |v| format!("{v:.0} B")),
+                v.map(|v| (v - 16.0).abs() < 1.0),
+                "Two 8-byte timestamps, whatever the skew.",
+            )?,
+        );
+        if let Some(d) = dynamic_label(results) {
+            let at_one = value_at(results, &d, 1.0, &hop);
+            for (z, paper_kb, paper_ratio) in [(1.0, "72 KB", 4500.0), (1.5, "> 13 KB", 850.0)] {
+                let (Some(h), Some(fv)) = (value_at(results, &d, z, &hop), value_at(results, &f, z, &hop)) else { continue };
+                let ratio = h / fv.max(1.0);
+                let (rule, holds) = if z == 1.0 {
+                    ("within ± 10 % of 72 KB".to_string(), near(h / 1024.0, 72.0))
+                } else {
+                    (
+                        "at least 13 KB (the paper gives a lower bound) and below the Zipf 1.0 median (skew shrinks it)".to_string(),
+                        h / 1024.0 >= 13.0 && at_one.is_some_and(|a| h < a),
+                    )
+                };
+                claims.push(
+                    claim("faastcc-metadata", &format!("HydroCache (dynamic) median metadata at Zipf {z}"), Kind::Predicted, rule).scored(
+                        format!("{paper_kb} ({paper_ratio:.0}× FaaSTCC)"),
+                        format!("{:.1} KB ({ratio:.0}×)", h / 1024.0),
+                        Some(holds),
+                        if holds {
+                            "The dependency map holds the causal past of everything the workflow read, and skew shrinks it (fewer distinct objects in the past), as the paper explains."
+                        } else {
+                            "The dependency map holds the causal past of everything the workflow read, and skew shrinks it, as the paper explains; but ours is flattened and never collected, so it grows with run length (8000 workflows here, 16000 in the paper) and its size is not the paper's."
+                        },
+                    )?,
+                );
+            }
+        }
+    }
+    Ok((fig, claims))
+}
+
+pub(super) fn faastcc_rounds(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let (cats, mean) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "mean"), None, 1.0);
+    let (_, max) = bars_by_zipf(results, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"), None, 1.0);
+    let most_top = max.iter().flat_map(|s| s.points.iter().map(|p| p.hi)).fold(23.0, f64::max);
+    let fig = Figure {
+        name: "faastcc-rounds".into(),
+        title: "FaaSTCC Fig. 6 — storage rounds to read a consistent snapshot".into(),
+        panels: vec![
+            Panel {
+                title: "(a) mean rounds per read (cache hits count 0)".into(),
+                x_label: "workload skew".into(),
+                y_label: "storage rounds per read".into(),
+                categories: Some(cats.clone()),
+                series: mean,
+                legend_at: Some(Corner::UpperLeft),
+                ..Default::default()
+            },
+            Panel {
+                title: "(b) most rounds one read needed".into(),
+                x_label: "workload skew".into(),
+                y_label: "storage rounds (max per run)".into(),
+                categories: Some(cats),
+                series: max,
+                hlines: vec![HLine { y: 23.0, label: "paper: HydroCache P99 at Zipf 1.5 (23)".into(), color: RGBColor(0, 0, 0) }],
+                // Headroom above the bars and the paper's line, for the legend.
+                y_range: Some((0.0, most_top * 1.5)),
+                legend_at: Some(Corner::UpperLeft),
+                ..Default::default()
+            },
+        ],
+        notes: vec![
+            "FaaSTCC needs at most one storage round per read by construction; HydroCache chases dependencies through the store. HydroCache-Con (static) installs its snapshot before the chain runs, so its reads need no rounds (no bar).".into(),
+        ],
+    };
+    let mut claims = Vec::new();
+    if let Some(f) = faastcc_label(results) {
+        let m = zipf_cats(results)
+            .iter()
+            .filter_map(|z| value_at(results, &f, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max")))
+            .fold(0.0, f64::max);
+        claims.push(
+            claim(
+                "faastcc-rounds",
+                "FaaSTCC storage rounds per read",
+                Kind::ByConstruction("the TCC store answers any read within the snapshot interval in one round"),
+                "at most 1 at every skew",
+            )
+            .scored(
+                "always 1",
+                format!("at most {m:.0}"),
+                Some(m <= 1.0),
+                "A storage reply always satisfies the snapshot interval, so a read takes at most one round.",
+            )?,
+        );
+    }
+    for l in labels(results).into_iter().filter(|l| l.to_lowercase().starts_with("hydro")) {
+        let most: Vec<(f64, f64)> = zipf_cats(results)
+            .iter()
+            .filter_map(|z| Some((*z, value_at(results, &l, *z, &metrics::observed(metrics::STORAGE_ROUNDS_PER_READ, "max"))?)))
+            .collect();
+        // Our figure is the most rounds any read needed, which is at least the P99 the paper gives.
+        let grows = most.windows(2).all(|w| w[1].1 >= w[0].1) && most.first().zip(most.last()).is_some_and(|(a, b)| b.1 > a.1);
+        let reaches = most.iter().find(|(z, _)| *z == 1.5).is_some_and(|(_, v)| *v >= 23.0 * (1.0 - MARGIN));
+        let holds = (most.len() >= 2 && most.iter().any(|(z, _)| *z == 1.5)).then_some(grows && reaches);
+        claims.push(
+            claim(
+                "faastcc-rounds",
+                &format!("{l}: most storage rounds for one read, by Zipf"),
+                Kind::Predicted,
+                "rises with skew, and the most at Zipf 1.5 at least 21 (the paper's P99 of 23 − 10 %; a run's maximum is at least its P99)",
+            )
+            .scored(
+                "grows with skew, up to 23 (P99) at Zipf 1.5",
+                most.iter().map(|(z, v)| format!("{v:.0}@{z}")).collect::<Vec<_>>().join(", "),
+                holds,
+                if holds == Some(true) {
+                    "Skew makes hot keys' versions change between a read and the dependency it must match, so chases lengthen."
+                } else {
+                    "Not reproduced: pre-warmed caches merge each refresh as a whole cut, so the chase happens only on reads needing a newer version than the local cut, and the store answers atomically, so chains of missing dependencies stay short and do not grow with skew."
+                },
+            )?,
+        );
+    }
+    Ok((fig, claims))
+}
+
+fn static_label(results: &Results) -> Option<String> {
+    labels(results).into_iter().find(|l| l.to_lowercase().contains("con") || l.to_lowercase().contains("static"))
+}
+
+pub(super) fn faastcc_latency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let (cats, mean) = bars_by_zipf(results, "latency_mean_ms", None, 1.0);
+    let (_, p99) = bars_by_zipf(results, "latency_p99_ms", None, 1.0);
+    let fig = Figure {
+        name: "faastcc-latency".into(),
+        title: "FaaSTCC Fig. 4a — workflow latency, FaaSTCC vs HydroCache".into(),
+        panels: vec![
+            Panel {
+                title: "(a) mean latency".into(),
+                x_label: "workload skew".into(),
+                y_label: "workflow latency (ms, mean; log)".into(),
+                y_log: true,
+                categories: Some(cats.clone()),
+                series: mean,
+                legend_at: Some(Corner::Elsewhere),
+                ..Default::default()
+            },
+            Panel {
+                title: "(b) tail latency".into(),
+                x_label: "workload skew".into(),
+                y_label: "workflow latency (ms, p99; log)".into(),
+                y_log: true,
+                categories: Some(cats),
+                series: p99,
+                legend_at: Some(Corner::OutsideRight),
+                ..Default::default()
+            },
+        ],
+        notes: vec!["Closed loop, 16 clients, chains of 6 functions. Metadata costs time at params.metadata_ns_per_kb (calibrated once at Zipf 1.0, see the sweep's description).".into()],
+    };
+    let mut claims = Vec::new();
+    if let (Some(f), Some(d)) = (faastcc_label(results), dynamic_label(results)) {
+        let mut previous: Option<(f64, f64)> = None;
+        for z in zipf_cats(results) {
+            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_mean_ms"), value_at(results, &f, z, "latency_mean_ms")) {
+                let r = a / b;
+                let name = format!("HydroCache dynamic / FaaSTCC mean latency, Zipf {z}");
+                let c = if z == 1.0 {
+                    let holds = near(r, 5.0);
+                    claim("faastcc-latency", &name, Kind::Calibrated(&METADATA_NS_PER_KB), "within ± 10 % of 5× (4.5–5.5×)").scored(
+                        "5× (\"up to 5×\")",
+                        format!("{r:.1}×"),
+                        Some(holds),
+                        "The time per KiB of metadata a function receives is the one free constant, fitted here as the FaaSTCC digest recommends.",
+                    )?
+                } else {
+                    let (rule, holds) = match previous {
+                        Some((pz, pr)) => {
+                            (format!("above 1× and below the ratio at Zipf {pz} ({pr:.1}×): the gap shrinks with skew"), r > 1.0 && r < pr)
+                        }
+                        None => ("above 1×".to_string(), r > 1.0),
+                    };
+                    claim("faastcc-latency", &name, Kind::Predicted, rule).scored(
+                        "below 5×, shrinking with skew (\"up to 5×\"; HydroCache suffers most at low skew)",
+                        format!("{r:.1}×"),
+                        Some(holds),
+                        if holds {
+                            "With the same per-KiB cost, the ratio falls with skew because HydroCache's dependency maps shrink."
+                        } else {
+                            "With the same per-KiB cost the ratio should fall with skew as the dependency maps shrink; here it does not."
+                        },
+                    )?
+                };
+                claims.push(c);
+                previous = Some((z, r));
+            }
+            if let (Some(a), Some(b)) = (value_at(results, &d, z, "latency_p99_ms"), value_at(results, &f, z, "latency_p99_ms"))
+                && z == 1.0
+            {
+                let holds = near(a / b, 6.0);
+                claims.push(
+                    claim("faastcc-latency", "HydroCache dynamic / FaaSTCC p99 latency, Zipf 1", Kind::Predicted, "within ± 10 % of 6× (5.4–6.6×)")
+                        .scored(
+                            "≈ 6×",
+                            format!("{:.1}×", a / b),
+                            Some(holds),
+                            if holds {
+                                "Tails follow the metadata's p99 and Opt's aborts and retries."
+                            } else {
+                                "Tails follow the metadata's p99 times the fitted per-KiB cost; our dependency maps' p99 is further above their median than the paper's, so the tail ratio overshoots."
+                            },
+                        )?,
+                );
+            }
+        }
+    }
+    if let (Some(f), Some(st)) = (faastcc_label(results), static_label(results)) {
+        for (z, paper_lower) in [(1.0, 20.0), (1.5, 50.0)] {
+            if let (Some(h), Some(fv), Some(hm), Some(fm)) = (
+                value_at(results, &st, z, "latency_p99_ms"),
+                value_at(results, &f, z, "latency_p99_ms"),
+                value_at(results, &st, z, "latency_mean_ms"),
+                value_at(results, &f, z, "latency_mean_ms"),
+            ) {
+                let lower = (h - fv) / h * 100.0;
+                let holds = (lower - paper_lower).abs() <= 10.0 && near(hm / fm, 1.0);
+                claims.push(
+                    claim(
+                        "faastcc-latency",
+                        &format!("static mode, Zipf {z}: FaaSTCC p99 lower than HydroCache's by (mean ratio)"),
+                        Kind::Predicted,
+                        format!(
+                            "p99 lower by {:.0}–{:.0} % (the paper's ± 10 points) and the means within ± 10 % of each other",
+                            paper_lower - 10.0,
+                            paper_lower + 10.0
+                        ),
+                    )
+                    .scored(
+                        format!("{paper_lower:.0} % (means almost equal)"),
+                        format!("{lower:.0} % (HydroCache / FaaSTCC mean {:.2}×)", hm / fm),
+                        Some(holds),
+                        if holds {
+                            "HydroCache's static aborts (about 9 % in the paper) and multi-round storage reads lengthen its tail."
+                        } else if lower > 0.0 {
+                            "FaaSTCC's tail is lower, but not by the paper's margin, or the means part: HydroCache's static aborts (about 9 % in the paper) are not modelled."
+                        } else {
+                            "Not reproduced: our HydroCache-Con joins a consistent snapshot before the chain runs and never aborts, and a pre-warmed cache serves its reads, so it has no tail to lose; the paper's HydroCache static aborts 9 % of its DAGs, which our Con mode does not model."
+                        },
+                    )?,
+                );
+            }
+        }
+    }
+    Ok((fig, claims))
+}

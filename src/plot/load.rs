@@ -1,0 +1,381 @@
+//! Every system under load: latency vs offered load (CausalMesh Fig. 13, with the authors'
+//! `short.csv`) and sustained throughput vs servers (Fig. 15).
+
+use super::*;
+use crate::chart::HLine;
+use crate::sweep::mean_ci;
+use std::collections::BTreeMap;
+
+// ---------------------------------------------------------------------------------------------
+// CausalMesh Fig. 13: latency vs load
+
+/// (offered load, p50 ms, p99 ms).
+type CsvPoint = (f64, f64, f64);
+
+/// The authors' micro-benchmark results (`figures/micro/short.csv`, its columns as their
+/// `short.gp` titles them; there is no FaaSTCC column): per system, (load, p50 ms, p99 ms) at the
+/// points `/work/shared/design/protocols/public-artifacts.md` records.
+const SHORT_CSV: [(&str, &[CsvPoint]); 4] = [
+    ("CausalMesh", &[(1000.0, 4.8, 8.3), (6000.0, 29.2, 203.0)]),
+    ("CausalMesh-TCC", &[(1000.0, 6.5, 9.8), (4000.0, 8.2, 19.2), (5000.0, 726.0, 985.0)]),
+    ("HydroCache-Con", &[(1000.0, 6.3, 9.4), (3500.0, 11.9, 63.2)]),
+    ("HydroCache-Opt", &[(1000.0, 7.6, 11.2), (3000.0, 8.5, 346.0)]),
+];
+
+pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let mut panels = Vec::new();
+    // One legend, beside the second panel: inside either, it would cover data or the floor line.
+    for (metric, title, p99, legend) in [
+        ("latency_p50_ms", "(a) median latency", false, Corner::Elsewhere),
+        ("latency_p99_ms", "(b) 99th-percentile latency", true, Corner::OutsideRight),
+    ] {
+        let mut s = Vec::new();
+        let mut hlines = Vec::new();
+        for label in labels(results) {
+            if is_direct(results, &label) {
+                if let Some(r) = rows_of(results, &label)
+                    .into_iter()
+                    .min_by(|a, b| param(a, RATE).unwrap_or(0.0).total_cmp(&param(b, RATE).unwrap_or(0.0)))
+                    && let Some(y) = r.mean(metric)
+                {
+                    hlines.push(HLine { y, label: format!("{label}, unloaded (lower bound)"), color: RGBColor(40, 40, 40) });
+                }
+                continue;
+            }
+            s.push(series(&label, Style::Line, line(results, &label, RATE, metric, 1.0)));
+        }
+        for (system, points) in SHORT_CSV {
+            s.push(Series {
+                label: format!("paper: {system}"),
+                color: color_of(system),
+                style: Style::Markers,
+                points: points.iter().map(|&(x, p50, p99_ms)| Pt::new(x, if p99 { p99_ms } else { p50 })).collect(),
+            });
+        }
+        panels.push(Panel {
+            title: title.into(),
+            x_label: "offered load (workflows/s)".into(),
+            y_label: "workflow latency (ms, log scale)".into(),
+            y_log: true,
+            series: s,
+            hlines,
+            legend_at: Some(legend),
+            ..Default::default()
+        });
+    }
+    let fig = Figure {
+        name: "latency-load".into(),
+        title: "CausalMesh Fig. 13 — micro-benchmark latency vs offered load".into(),
+        panels,
+        notes: vec![
+            "Mean over seeds with 95 % CI; a series stops one load past saturation. Hollow markers: the authors' result CSV (short.csv, columns as their short.gp titles them: CausalMesh, CausalMesh-TCC, HydroCache-Con, HydroCache-Opt; no FaaSTCC column).".into(),
+            "Same machines for all: 3 servers × 8 workers, 30 µs mean service per message, 5 ms RTT to storage.".into(),
+        ],
+    };
+    let mut claims = Vec::new();
+    // Throughput ratio: the highest load each system sustains with p99 ≤ 10 ms.
+    let sustain = |label: &str| -> Option<f64> {
+        rows_of(results, label)
+            .iter()
+            .filter(|r| r.mean("latency_p99_ms").is_some_and(|p| p <= 10.0))
+            .filter_map(|r| param(r, RATE))
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    if let Some(cm) = sustain("CausalMesh") {
+        let mut parts = Vec::new();
+        let mut ratios = Vec::new();
+        for b in ["FaaSTCC", "HydroCache-Con", "HydroCache-Opt"] {
+            if let Some(x) = sustain(b) {
+                ratios.push(cm / x);
+                parts.push(format!("{b} {:.2}×", cm / x));
+            }
+        }
+        if !ratios.is_empty() {
+            let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let holds = ratios.iter().all(|r| in_range(*r, 1.57, 2.2));
+            claims.push(
+                claim(
+                    "latency-load",
+                    "CausalMesh throughput / baselines' (highest load with p99 ≤ 10 ms)",
+                    Kind::Predicted,
+                    "every ratio within the paper's 1.57–2.2× ± 10 % (1.41–2.42×)",
+                )
+                .scored(
+                    "1.57–2.2×",
+                    format!("{lo:.2}–{hi:.2}× ({})", parts.join(", ")),
+                    Some(holds),
+                    if holds {
+                        "The baselines saturate first."
+                    } else {
+                        "Not reproduced: at 3 servers every system saturates its 24 worker slots (each workflow holds one through a 5 ms database write) long before any cache server's CPU, and our models charge every protocol the same 30 µs per message; the paper's gap comes from CPU costs (HydroCache-Con at 98 % CPU at 1k req/s, Fig. 14) and background-refresh contention the models do not charge."
+                    },
+                )?,
+            );
+        }
+    }
+    for (system, points) in SHORT_CSV {
+        let (_, want50, want99) = points[0];
+        let Some(r) = nearest(results, system, RATE, 1000.0) else { continue };
+        let (p50, p99) = (r.mean("latency_p50_ms").unwrap_or(f64::NAN), r.mean("latency_p99_ms").unwrap_or(f64::NAN));
+        let holds = near(p50, want50) && near(p99, want99);
+        claims.push(
+            claim(
+                "latency-load",
+                &format!("{system} p50 / p99 at 1000 workflows/s"),
+                Kind::Predicted,
+                "both within ± 10 % of the authors' CSV",
+            )
+            .scored(
+                format!("{want50} / {want99} ms"),
+                format!("{p50:.1} / {p99:.1} ms"),
+                Some(holds),
+                if holds {
+                    "The floor is the one synchronous 5 ms database write plus three dispatches and six cache reads."
+                } else {
+                    "Every system's floor here is the same synchronous 5 ms database write plus three dispatches (0.3 ms mean each, assumed) and cache reads, at the same 30 µs per message: the models charge no per-protocol CPU or metadata work, and the authors' CausalMesh median (4.8 ms) is below that floor, so their write path does not wait for the database (issue 18)."
+                },
+            )?,
+        );
+    }
+    // Median and tail reductions vs each baseline over the loads both ran (Fig. 13's ranges).
+    let at_load = |label: &str, metric: &str| -> BTreeMap<u64, f64> {
+        rows_of(results, label).iter().filter_map(|r| Some((param(r, RATE)? as u64, r.mean(metric)?))).collect()
+    };
+    for (b, med_lo, med_hi, tail_up_to) in
+        [("HydroCache-Con", 7.0, 59.0, 85.0), ("HydroCache-Opt", 15.0, 44.0, 97.0), ("FaaSTCC", 5.0, 38.0, 54.0)]
+    {
+        let (cm50, b50) = (at_load("CausalMesh", "latency_p50_ms"), at_load(b, "latency_p50_ms"));
+        let (cm99, b99) = (at_load("CausalMesh", "latency_p99_ms"), at_load(b, "latency_p99_ms"));
+        let red = |a: &BTreeMap<u64, f64>, c: &BTreeMap<u64, f64>| -> Vec<f64> {
+            a.iter().filter_map(|(x, v)| c.get(x).map(|w| (w - v) / w * 100.0)).collect()
+        };
+        let (m, t) = (red(&cm50, &b50), red(&cm99, &b99));
+        if m.is_empty() {
+            continue;
+        }
+        let range = |v: &[f64]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let (mlo, mhi) = range(&m);
+        let (_, thi) = range(&t);
+        let holds = mlo >= med_lo - 10.0 && mhi <= med_hi + 10.0 && (thi - tail_up_to).abs() <= 10.0;
+        claims.push(
+            claim(
+                "latency-load",
+                &format!("CausalMesh vs {b}: median / tail latency lower by"),
+                Kind::Predicted,
+                format!(
+                    "at every load both ran, the median reduction within {:.0}–{:.0} % (the paper's ± 10 points); the largest tail reduction within {:.0}–{:.0} %",
+                    med_lo - 10.0,
+                    med_hi + 10.0,
+                    tail_up_to - 10.0,
+                    (tail_up_to + 10.0).min(100.0)
+                ),
+            )
+            .scored(
+                format!("median {med_lo:.0}–{med_hi:.0} %, tail up to {tail_up_to:.0} %"),
+                format!("median {mlo:.0}–{mhi:.0} %, tail up to {thi:.0} % (over the loads both ran)"),
+                Some(holds),
+                if holds {
+                    "Near saturation the systems part: the one that saturates later keeps a lower median and tail."
+                } else {
+                    "Not reproduced: below saturation every system pays the same 5 ms commit and cache-hit reads, and the models charge every protocol the same 30 µs per message, so the curves lie on top of each other until the worker slots run out, then part by more or less than the paper's; the paper's gaps come from per-request CPU costs (Fig. 14) and background-refresh contention the models do not charge."
+                },
+            )?,
+        );
+    }
+    Ok((fig, claims))
+}
+// ---------------------------------------------------------------------------------------------
+// CausalMesh Fig. 15: throughput vs servers
+
+const SERVERS: &str = "topology.servers";
+const P99_BOUND_MS: f64 = 10.0;
+
+/// Per series and server count: the highest offered load with p99 ≤ 10 ms and completions ≥ 90 %
+/// of it, per seed, then mean and CI. (Not the first failing load: near the bound one unlucky
+/// low-load run, a few cold storage reads over a short run, would zero a whole bar.)
+fn sustained(results: &Results) -> BTreeMap<(String, u64), (f64, f64, usize)> {
+    let offered_key = format!("{RATE}×{SERVERS}");
+    let mut walks: BTreeMap<(String, u64, u64), Vec<(f64, bool)>> = BTreeMap::new();
+    for r in &results.runs {
+        let (Some(n), Some(offered)) = (row_param(r, SERVERS), row_param(r, &offered_key).or_else(|| row_param(r, RATE))) else { continue };
+        let ok = r.metric("latency_p99_ms").is_some_and(|p| p <= P99_BOUND_MS)
+            && r.metric("throughput_per_s").is_some_and(|t| t >= 0.9 * offered);
+        walks.entry((r.series.clone().unwrap_or_default(), n as u64, r.seed)).or_default().push((offered, ok));
+    }
+    let mut per: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    for ((label, n, _), mut w) in walks {
+        w.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let best = w.iter().filter(|(_, ok)| *ok).map(|(x, _)| *x).fold(0.0, f64::max);
+        per.entry((label, n)).or_default().push(best);
+    }
+    per.into_iter()
+        .map(|(k, xs)| {
+            let (m, c) = mean_ci(&xs);
+            (k, (m, c, xs.len()))
+        })
+        .collect()
+}
+
+pub(super) fn throughput_servers(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let sus = sustained(results);
+    let mut ns: Vec<u64> = sus.keys().map(|k| k.1).collect();
+    ns.sort();
+    ns.dedup();
+    if ns.is_empty() {
+        return Err("throughput-servers: the results have no `topology.servers` parameter".into());
+    }
+    let cats: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
+    let mut bars = Vec::new();
+    let mut norm = Vec::new();
+    for label in labels(results) {
+        let pts: Vec<Pt> =
+            ns.iter().enumerate().filter_map(|(i, n)| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(i as f64, m, c))).collect();
+        let npts: Vec<Pt> = ns
+            .iter()
+            .filter_map(|n| sus.get(&(label.clone(), *n)).map(|&(m, c, _)| Pt::ci(*n as f64, m / *n as f64, c / *n as f64)))
+            .collect();
+        bars.push(series(&label, Style::Bars, pts));
+        norm.push(series(&label, Style::Line, npts));
+    }
+    let fig = Figure {
+        name: "throughput-servers".into(),
+        title: "CausalMesh Fig. 15 — throughput vs number of servers".into(),
+        panels: vec![
+            Panel {
+                title: "(a) throughput".into(),
+                x_label: "servers".into(),
+                y_label: "throughput (workflows/s, p99 ≤ 10 ms)".into(),
+                categories: Some(cats),
+                series: bars,
+                legend_at: Some(Corner::UpperLeft),
+                ..Default::default()
+            },
+            Panel {
+                title: "(b) normalised throughput".into(),
+                x_label: "servers".into(),
+                y_label: "throughput per server (workflows/s)".into(),
+                series: norm,
+                legend_at: Some(Corner::LowerLeft),
+                ..Default::default()
+            },
+        ],
+        notes: vec![
+            "Throughput: the highest offered load (Poisson, stepped per server) whose p99 stays ≤ 10 ms (the paper's saturation bound, §9.4) with ≥ 90 % of it completed; mean over seeds with 95 % CI (none with one seed). Series that coincide overlap (markers differ).".into(),
+            "Micro-benchmark workflow; each server has 8 workers. Resolution is the load step.".into(),
+        ],
+    };
+    let mut claims = Vec::new();
+    let get = |l: &str, n: u64| sus.get(&(l.to_string(), n)).map(|v| v.0);
+    let (first, last) = (ns[0], *ns.last().unwrap());
+    if let (Some(a), Some(b)) = (get("CausalMesh", first), get("CausalMesh", last)) {
+        let eff = (b / last as f64) / (a / first as f64);
+        claims.push(
+            claim(
+                "throughput-servers",
+                &format!("CausalMesh normalised throughput, {last} vs {first} servers"),
+                Kind::ByConstruction("8 worker slots per server (topology.workers_per_machine), the bottleneck at every size"),
+                "per-server throughput at the largest size within 10 % of the smallest's",
+            )
+            .scored(
+                "nearly constant (linear scaling)",
+                format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
+                Some(eff >= 1.0 - MARGIN),
+                if eff >= 1.0 - MARGIN {
+                    "Reads never coordinate and the worker slots each server brings are the bottleneck at every size, so throughput grows with servers by construction."
+                } else {
+                    "Reads never coordinate and each server brings its worker slots, but every write costs every server one chain hop (O(N) per write), which bends the per-server throughput at the largest size (by one or two load steps of 100/s per server)."
+                },
+            )?,
+        );
+    }
+    if let Some((n, best)) = ns.iter().filter_map(|n| get("CausalMesh-TCC", *n).map(|t| (*n, t))).max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let holds = near(best, 2800.0);
+        claims.push(
+            claim(
+                "throughput-servers",
+                "CausalMesh-TCC saturation throughput (best over server counts)",
+                Kind::Predicted,
+                "the best throughput within ± 10 % of 2800 (2520–3080)",
+            )
+            .scored(
+                "≈ 2800 req/s (saturates as servers are added)",
+                format!("{best:.0} workflows/s at {n} servers"),
+                Some(holds),
+                if holds {
+                    "With a ring buffer of one version, aborts grow with the servers and the load, so throughput peaks, as in the paper, whose explanation is contention too."
+                } else {
+                    "The shape is the paper's (a read whose one cached version does not form a cut with the workflow's reads aborts; more servers mean more writes in flight, so aborts grow and throughput peaks), but the peak is off: the models charge no per-protocol CPU, so the cost of each attempt is the authors' servers' only by chance."
+                },
+            )?,
+        );
+    }
+    let both: Vec<u64> = ns.iter().copied().filter(|n| get("CausalMesh-TCC", *n).is_some() && get("FaaSTCC", *n).is_some()).collect();
+    if !both.is_empty() {
+        let ratios: Vec<(u64, f64)> =
+            both.iter().map(|n| (*n, get("CausalMesh-TCC", *n).unwrap() / get("FaaSTCC", *n).unwrap().max(1.0))).collect();
+        let holds = ratios.iter().all(|(_, r)| in_range(*r, 1.3, 1.8));
+        claims.push(
+            claim(
+                "throughput-servers",
+                "CausalMesh-TCC / FaaSTCC throughput",
+                Kind::Predicted,
+                "at every server count, within the paper's 1.3–1.8× ± 10 % (1.17–1.98×)",
+            )
+            .scored(
+                "1.3–1.8×",
+                ratios.iter().map(|(n, r)| format!("{r:.2}× at {n}")).collect::<Vec<_>>().join(", "),
+                Some(holds),
+                if holds {
+                    "FaaSTCC's single storage partition serves every miss and commit and saturates first."
+                } else {
+                    "Not reproduced: FaaSTCC's chains rarely abort and our models charge its promise checks no more CPU than CausalMesh's work, so it scales with the worker slots, while CausalMesh-TCC's aborts grow with the server count; the paper's gap comes from CPU costs and refresh contention the models do not charge."
+                },
+            )?,
+        );
+    }
+    if let (Some(a), Some(b)) = (get("FaaSTCC", first), get("FaaSTCC", last)) {
+        let eff = (b / last as f64) / (a / first as f64);
+        claims.push(
+            claim(
+                "throughput-servers",
+                &format!("FaaSTCC normalised throughput, {last} vs {first} servers"),
+                Kind::Predicted,
+                "per-server throughput at the largest size below 90 % of the smallest's (the paper gives no figure)",
+            )
+            .scored(
+                "degrades as servers are added",
+                format!("{:.0} vs {:.0} per server ({:.0} %)", b / last as f64, a / first as f64, eff * 100.0),
+                Some(eff < 1.0 - MARGIN),
+                "Its one storage partition (the single Redis of §9.1) takes every commit and stable-time exchange, so it becomes the bottleneck once enough servers feed it.",
+            )?,
+        );
+    }
+    for n in [8u64, last] {
+        if n == 8 && !ns.contains(&8) || (n == last && last == 8 && claims.iter().any(|c| c.claim.contains("HydroCache-Con at 8"))) {
+            continue;
+        }
+        if let (Some(hc), Some(cm)) = (get("HydroCache-Con", n), get("CausalMesh", n)) {
+            let holds = hc / cm <= 0.8;
+            claims.push(
+                claim(
+                    "throughput-servers",
+                    &format!("HydroCache-Con at {n} servers"),
+                    Kind::Predicted,
+                    "at most 0.8× CausalMesh's throughput (the paper gives no figure)",
+                )
+                .scored(
+                    "does not scale to 8 servers or beyond",
+                    format!("{hc:.0} workflows/s ({:.2}× CausalMesh)", hc / cm),
+                    Some(holds),
+                    if holds {
+                        "Its coordinator contacts every cache twice per workflow, so each cache's load grows with the number of servers times the load per server."
+                    } else {
+                        "Its coordinator contacts every cache twice per workflow, but at this size the caches' CPU is not yet the bottleneck in the model (30 µs per message for every protocol); it falls behind only at 16 servers."
+                    },
+                )?,
+            );
+        }
+    }
+    Ok((fig, claims))
+}

@@ -1,0 +1,277 @@
+//! The papers' figures, from sweep results: which sweep feeds each figure, how its numbers are
+//! derived, the paper's numbers beside them, and a sentence on whether they agree.
+//!
+//! Every builder takes `Results` (a sweep's `results.json`) and returns a `chart::Figure` plus
+//! `Claim`s for the report, each with its kind (predicted, calibrated, by construction, check;
+//! see `claim`) and its pass rule. Figures read metrics by name (see `sweep::metrics_of`), so a new
+//! protocol appears in them as soon as a sweep has a series for it.
+//!
+//! One module per paper (`causalmesh`, `faastcc`, `boki`) and one for every system under load
+//! (`load`); the helpers they share live here.
+
+mod boki;
+mod causalmesh;
+mod faastcc;
+mod load;
+
+use crate::chart::{Corner, Figure, Panel, Pt, Series, Style, color_of};
+use crate::claim::{Claim, Kind, claim};
+use crate::sweep::{AggRow, Results, Row};
+use causim_models::catalogue::{self, Entry};
+use causim_models::direct::Direct;
+use causim_models::{Model, metrics};
+use plotters::style::RGBColor;
+
+/// Draws a figure and states its claims from a sweep's results.
+type BuildFigure = fn(&Results) -> Result<(Figure, Vec<Claim>), String>;
+
+/// A figure: its name, the sweep that feeds it, and what it shows.
+pub struct FigureDef {
+    pub name: &'static str,
+    pub sweep: &'static str,
+    pub about: &'static str,
+    build: BuildFigure,
+}
+
+impl FigureDef {
+    pub fn build(&self, results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+        if results.runs.is_empty() {
+            return Err(format!("figure {}: the results hold no runs", self.name));
+        }
+        (self.build)(results)
+    }
+}
+
+/// The figures, in report order.
+pub const FIGURES: &[FigureDef] = &[
+    FigureDef {
+        name: "fig1",
+        sweep: "fig1-dax",
+        about: "CausalMesh Fig. 1: anomaly rate vs eventually consistent cache nodes",
+        build: causalmesh::fig1,
+    },
+    FigureDef {
+        name: "fig17",
+        sweep: "fig17-visibility",
+        about: "CausalMesh Fig. 17: inconsistency window vs servers, with the marginal increase",
+        build: causalmesh::fig17,
+    },
+    FigureDef {
+        name: "latency-load",
+        sweep: "micro-load",
+        about: "CausalMesh Fig. 13: p50 and p99 workflow latency vs offered load, every system",
+        build: load::latency_load,
+    },
+    FigureDef {
+        name: "throughput-servers",
+        sweep: "scale-servers",
+        about: "CausalMesh Fig. 15: throughput (highest load with p99 ≤ 10 ms) vs servers",
+        build: load::throughput_servers,
+    },
+    FigureDef {
+        name: "metadata",
+        sweep: "micro-load",
+        about: "CausalMesh Fig. 14: metadata carried per function hop and held by cache servers, every system",
+        build: causalmesh::metadata,
+    },
+    FigureDef {
+        name: "aborts",
+        sweep: "micro-load",
+        about: "Aborts of every kind vs offered load, every system",
+        build: causalmesh::aborts,
+    },
+    FigureDef {
+        name: "visibility",
+        sweep: "micro-load",
+        about: "CausalMesh Fig. 12: visibility delay of a write, every system",
+        build: causalmesh::visibility,
+    },
+    FigureDef {
+        name: "delay-sweep",
+        sweep: "delay-mutants",
+        about: "Anomaly rate of each CausalMesh mutant vs network delay",
+        build: causalmesh::delay_sweep,
+    },
+    FigureDef {
+        name: "boki-append-scaling",
+        sweep: "boki-append-scaling",
+        about: "Boki Table 3a: append throughput and latency of one LogBook vs function and storage nodes",
+        build: boki::boki_append_scaling,
+    },
+    FigureDef {
+        name: "faastcc-metadata",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 5: metadata passed between functions vs Zipf",
+        build: faastcc::faastcc_metadata,
+    },
+    FigureDef {
+        name: "faastcc-rounds",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 6: storage rounds per read vs Zipf",
+        build: faastcc::faastcc_rounds,
+    },
+    FigureDef {
+        name: "faastcc-latency",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 4a: latency vs Zipf, static and dynamic",
+        build: faastcc::faastcc_latency,
+    },
+];
+
+pub fn figure(name: &str) -> Option<&'static FigureDef> {
+    FIGURES.iter().find(|f| f.name == name)
+}
+
+/// A point claim passes within ± this share of the paper's value.
+const MARGIN: f64 = 0.10;
+
+/// `got` within ± `MARGIN` of `want`.
+fn near(got: f64, want: f64) -> bool {
+    (got - want).abs() <= MARGIN * want.abs()
+}
+
+/// `got` within the paper's range `lo..=hi` widened by ± `MARGIN`.
+fn in_range(got: f64, lo: f64, hi: f64) -> bool {
+    got >= lo * (1.0 - MARGIN) && got <= hi * (1.0 + MARGIN)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers over results
+
+fn param(r: &AggRow, name: &str) -> Option<f64> {
+    r.params.get(name).and_then(|v| v.as_f64())
+}
+
+fn row_param(r: &Row, name: &str) -> Option<f64> {
+    r.params.get(name).and_then(|v| v.as_f64())
+}
+
+/// Series labels in order of first appearance.
+fn labels(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &results.aggregate {
+        let l = r.series.clone().unwrap_or_else(|| "simulated".into());
+        if !out.contains(&l) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+fn rows_of<'a>(results: &'a Results, label: &str) -> Vec<&'a AggRow> {
+    results.aggregate.iter().filter(|r| r.series.as_deref().unwrap_or("simulated") == label).collect()
+}
+
+/// A line: x from a parameter, y = metric × scale, with the 95 % CI as error bars.
+fn line(results: &Results, label: &str, x: &str, metric: &str, scale: f64) -> Vec<Pt> {
+    let mut pts: Vec<Pt> =
+        rows_of(results, label).iter().filter_map(|r| Some(Pt::ci(param(r, x)?, r.mean(metric)? * scale, r.ci(metric) * scale))).collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    pts
+}
+
+fn series(label: &str, style: Style, points: Vec<Pt>) -> Series {
+    Series { label: label.to_string(), color: color_of(label), style, points }
+}
+
+fn paper(label: &str, points: &[(f64, f64)]) -> Series {
+    Series {
+        label: label.to_string(),
+        color: RGBColor(0, 0, 0),
+        style: Style::Dashed,
+        points: points.iter().map(|&(x, y)| Pt::new(x, y)).collect(),
+    }
+}
+
+/// The aggregate row of `label` whose parameter `x` is closest to `target`.
+fn nearest<'a>(results: &'a Results, label: &str, x: &str, target: f64) -> Option<&'a AggRow> {
+    rows_of(results, label)
+        .into_iter()
+        .filter(|r| param(r, x).is_some())
+        .min_by(|a, b| (param(a, x).unwrap() - target).abs().total_cmp(&(param(b, x).unwrap() - target).abs()))
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:.1} %")
+}
+
+const RATE: &str = "workload.generator.arrival.rate_per_s";
+
+/// The catalogue entry of the protocol a series ran.
+fn entry_of(results: &Results, label: &str) -> Option<&'static Entry> {
+    rows_of(results, label).first().and_then(|r| catalogue::find(&r.protocol))
+}
+
+/// The series that ran without a cache (the latency floor).
+fn is_direct(results: &Results, label: &str) -> bool {
+    entry_of(results, label).is_some_and(|e| e.name == Direct::ENTRY.name)
+}
+
+/// The observation that measures the metadata a series' protocol carries from function to
+/// function (its catalogue profile says which).
+fn hop_metric(results: &Results, label: &str) -> Option<&'static str> {
+    entry_of(results, label)?.profile.hop_metadata
+}
+
+/// The series of caching systems: those whose protocol carries metadata between functions
+/// (not the no-cache and eventually consistent baselines).
+fn systems(results: &Results) -> Vec<String> {
+    labels(results).into_iter().filter(|l| hop_metric(results, l).is_some()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A generic line figure
+
+/// `--figure line`: any metric against any parameter, one line per series.
+pub fn generic(results: &Results, x: &str, y: &str, x_log: bool, y_log: bool) -> Result<Figure, String> {
+    let s: Vec<Series> = labels(results).iter().map(|l| series(l, Style::Line, line(results, l, x, y, 1.0))).collect();
+    if s.iter().all(|s| s.points.is_empty()) {
+        return Err(format!("no aggregate row has both parameter {x:?} and metric {y:?}"));
+    }
+    Ok(Figure {
+        name: format!("{}-{}", results.sweep, y.replace(['.', '/'], "_")),
+        title: format!("{}: {y} vs {x}", results.sweep),
+        panels: vec![Panel { title: String::new(), x_label: x.into(), y_label: y.into(), x_log, y_log, series: s, ..Default::default() }],
+        notes: vec!["Mean over seeds with 95 % CI.".into()],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A figure reads protocol metrics through `metrics::NAME` constants; each must be one some
+    /// catalogue protocol reports, or the figure would draw an empty series.
+    #[test]
+    fn every_metric_a_figure_reads_is_reported_by_some_protocol() {
+        let this = include_str!("mod.rs");
+        let sources = [
+            &this[..this.find("#[cfg(test)]").expect("the tests module")],
+            include_str!("boki.rs"),
+            include_str!("causalmesh.rs"),
+            include_str!("faastcc.rs"),
+            include_str!("load.rs"),
+        ];
+        let mut read = 0;
+        for (source, at) in sources.iter().flat_map(|s| s.match_indices("metrics::").map(move |(at, _)| (*s, at))) {
+            let ident: String =
+                source[at + 9..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit()).collect();
+            if ident.is_empty() {
+                continue;
+            }
+            let (_, name) = metrics::ALL.iter().find(|(id, _)| *id == ident).unwrap_or_else(|| panic!("metrics::{ident} is not a metric"));
+            assert!(catalogue::PROTOCOLS.iter().any(|e| e.reports(name)), "figures read {name}, which no protocol reports");
+            read += 1;
+        }
+        assert!(read >= 5, "the scan found only {read} metric reads");
+    }
+
+    #[test]
+    fn figures_have_unique_names_and_their_sweeps_exist() {
+        for (i, f) in FIGURES.iter().enumerate() {
+            assert!(FIGURES[..i].iter().all(|o| o.name != f.name), "figure {} twice", f.name);
+            let file = format!("{}/scenarios/sweeps/{}.json", env!("CARGO_MANIFEST_DIR"), f.sweep);
+            assert!(std::path::Path::new(&file).is_file(), "figure {} reads sweep {}, but {file} is missing", f.name, f.sweep);
+        }
+    }
+}
