@@ -179,6 +179,12 @@ pub struct FuzzCase {
 /// drained long before (the fuzzer's slowest link averages 30 ms per hop).
 const SETTLE_NS: u64 = 1_000_000_000;
 
+/// A case whose running workflows make no progress for this long stops (a message lost for
+/// good leaves a function waiting forever, and periodic timers would fill the rest of the
+/// minute). Longer than any timeout a fuzzed protocol waits out: retry back-offs are at most 2 ms,
+/// partitions heal within 40 ms, Concord's heartbeat timeout is 300 ms.
+const STALL_NS: u64 = 2_000_000_000;
+
 /// Key names; the first ones are drawn most often (a skewed key set) and shrinking moves
 /// operations towards `x`.
 const KEY_NAMES: [&str; 8] = ["x", "y", "z", "w", "a", "b", "c", "d"];
@@ -386,6 +392,7 @@ impl FuzzCase {
                 time_ns_max: 60_000_000_000,
                 events_max: 20_000_000,
                 settle_ns: if profile.quiescent() { SETTLE_NS } else { 0 },
+                stall_ns: Some(STALL_NS),
                 ..LimitsConfig::default()
             },
             replay: None,

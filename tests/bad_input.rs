@@ -129,6 +129,7 @@ fn scenario_probes_exit_2_with_a_located_message_and_no_panic() {
             "more than the 1e9 a run may record",
         ),
         ("events-max-0", vec![("limits", json!({"events_max": 0}))], "field `limits.events_max`: must be between 1"),
+        ("stall-0", vec![("limits", json!({"stall_ns": 0}))], "field `limits.stall_ns`: must be positive"),
         ("workflows-max-0", vec![("workload.generator.workflows_max", json!(0))], "field `workload.generator.workflows_max`"),
         ("empty-script", vec![("workload", json!({"script": []}))], "field `workload.script`: a script needs at least one session"),
         ("loss-1", vec![("faults", json!({"loss_probability": 1.0}))], "field `faults.loss_probability`: must be below 1"),

@@ -80,6 +80,44 @@ fn an_overloaded_node_stops_the_run_at_its_run_queue_limit() {
     assert!(stopped.starts_with("limit: run_queue_max (40 inputs wait at "), "stopped by {stopped:?}; {}", stderr(&o));
 }
 
+#[test]
+fn a_stalled_run_stops_after_stall_ns_with_the_history_it_would_have_had() {
+    // Goal: `limits.stall_ns` cuts only the idle tail of a run whose last workflow waits for a
+    // reply lost for good: it stops 2 s after the last progress instead of at the 60 s limit,
+    // and its history is the full run's but for the end time of the writes still in flight.
+    let dir = temp_dir("cli", "stall");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/faastcc/lost-reply-stall.json")).unwrap();
+    let mut scenario: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let run = |scenario: &serde_json::Value, name: &str| {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, scenario.to_string()).unwrap();
+        let out = dir.join(name);
+        causim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-trace"]);
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+        (summary["summary"].clone(), history.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<serde_json::Value>>())
+    };
+    let (stalled, cut) = run(&scenario, "stall");
+    scenario["limits"].as_object_mut().unwrap().remove("stall_ns");
+    let (full, whole) = run(&scenario, "full");
+    assert_eq!(stalled["stopped_by"], "stalled: no workflow progress for 2000 ms", "{stalled}");
+    assert_eq!(full["stopped_by"], "limit: time_ns_max", "{full}");
+    let last_progress = cut.iter().filter(|r| r["note"].is_null()).map(|r| r["complete_ns"].as_u64().unwrap()).max().unwrap();
+    assert!(stalled["sim_time_ns"].as_u64().unwrap() <= last_progress + 2_000_000_000, "{stalled}");
+    assert!(full["events"].as_u64().unwrap() > 10 * stalled["events"].as_u64().unwrap(), "the idle tail is where the events went");
+    assert_eq!(cut.len(), whole.len());
+    let in_flight = cut.iter().filter(|r| !r["note"].is_null()).count();
+    assert!(in_flight > 0, "the lost reply leaves writes in flight");
+    for (mut a, mut b) in cut.into_iter().zip(whole) {
+        if !a["note"].is_null() {
+            a["complete_ns"] = 0.into();
+            b["complete_ns"] = 0.into();
+        }
+        assert_eq!(a, b);
+    }
+}
+
 /// The register default scenario with `edit` applied, written to `dir/file`.
 fn scenario_file(dir: &Path, file: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/register/default.json")).unwrap();

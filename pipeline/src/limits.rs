@@ -120,6 +120,7 @@ fn check_times(c: &SimConfig) -> Result<(), FieldError> {
     duration("scheduler.retry_backoff", &c.scheduler.retry_backoff)?;
     time("limits.time_ns_max", c.limits.time_ns_max)?;
     time("limits.settle_ns", c.limits.settle_ns)?;
+    time("limits.stall_ns", c.limits.stall_ns.unwrap_or(0))?;
     for (i, p) in c.faults.partitions.iter().enumerate() {
         time(format!("faults.partitions[{i}].start_ns"), p.start_ns)?;
         time(format!("faults.partitions[{i}].heal_ns"), p.heal_ns.unwrap_or(0))?;

@@ -259,6 +259,12 @@ pub struct LimitsConfig {
     /// with it). Default 10^6.
     #[serde(default = "default_run_queue_max")]
     pub run_queue_max: u64,
+    /// Stop when the workflows still running have made no progress (no function started or
+    /// ended, no operation recorded, no abort) for this long and no more will start: a reply
+    /// lost for good (no protocol here retransmits) would otherwise keep a run's periodic
+    /// timers going until `time_ns_max`. Default: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ns: Option<Time>,
 }
 
 impl Default for LimitsConfig {
@@ -268,6 +274,7 @@ impl Default for LimitsConfig {
             events_max: default_events_max(),
             settle_ns: 0,
             run_queue_max: default_run_queue_max(),
+            stall_ns: None,
         }
     }
 }
@@ -374,6 +381,9 @@ impl SimConfig {
                     format!("restart_ns ({r}) is before at_ns ({})", c.at_ns),
                 ));
             }
+        }
+        if self.limits.stall_ns == Some(0) {
+            return Err(FieldError::new("limits.stall_ns", "must be positive (leave it out to never stop a stalled run)"));
         }
         if self.limits.run_queue_max == 0 {
             return Err(FieldError::new("limits.run_queue_max", "must be positive"));

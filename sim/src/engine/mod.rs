@@ -216,6 +216,8 @@ pub struct Sim<P: Protocol> {
     /// starts the next function), so there is one per nesting level in use.
     spare_outboxes: Vec<Outbox<MsgOf<P>, TimerOf<P>>>,
     settling: bool,
+    /// When a workflow last made progress (see `limits.stall_ns`).
+    last_progress: Time,
     stopped_by: Option<String>,
     io_error: Option<String>,
     replay: Option<replay::Replay<MsgOf<P>>>,
@@ -265,6 +267,14 @@ impl<P: Protocol> Sim<P> {
                 self.stop("limit: time_ns_max");
                 break;
             }
+            if let Some(stall) = limits.stall_ns
+                && time > self.last_progress.saturating_add(stall)
+                && self.stalled()
+            {
+                self.now = self.last_progress + stall;
+                self.stop(&format!("stalled: no workflow progress for {} ms", stall as f64 / 1e6));
+                break;
+            }
             // Events never go back in time: everything the engine schedules is at `now` or later.
             assert!(time >= self.now, "event at {time} ns scheduled before now ({} ns)", self.now);
             self.now = time;
@@ -287,6 +297,22 @@ impl<P: Protocol> Sim<P> {
     fn stop(&mut self, reason: &str) {
         if self.stopped_by.is_none() {
             self.stopped_by = Some(reason.to_string());
+        }
+    }
+
+    /// Workflows are running, none will start later, and nothing replays: only a running
+    /// workflow's progress could move the run on.
+    fn stalled(&self) -> bool {
+        if self.workflows.is_empty() || self.settling || self.replay.as_ref().is_some_and(|r| r.active()) {
+            return false;
+        }
+        match &self.workload {
+            Workload::Script { plans, started } => *started == plans.len(),
+            Workload::Generator { generator, clients_active, open_done, .. } => match generator.config.arrival {
+                // Every active client is running a workflow (none is thinking: it would start one).
+                Arrival::Closed { .. } => *clients_active as usize == self.workflows.len(),
+                _ => *open_done,
+            },
         }
     }
 

@@ -187,6 +187,7 @@ impl<P: Protocol> Sim<P> {
             metrics: RunMetrics::default(),
             spare_outboxes: Vec::new(),
             settling: false,
+            last_progress: 0,
             stopped_by: None,
             io_error: None,
             replay,

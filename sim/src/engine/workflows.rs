@@ -39,6 +39,7 @@ impl<P: Protocol> Sim<P> {
     }
 
     pub(super) fn start_workflow(&mut self, mut plan: WorkflowPlan, client: Option<u32>) {
+        self.last_progress = self.now;
         if self.protocol.single_sink() && plan.dag.sink_count() > 1 {
             plan.dag = std::sync::Arc::new(plan.dag.with_join_sink());
             plan.ops.push(Vec::new());
@@ -89,6 +90,7 @@ impl<P: Protocol> Sim<P> {
     }
 
     pub(super) fn spawn(&mut self, workflow: u64, function: u32, machine: usize) {
+        self.last_progress = self.now;
         let f = function as usize;
         let run = self.workflows.get_mut(workflow).expect("dispatch checked it");
         let inbox = std::mem::take(&mut run.functions[f].inbox);
@@ -198,6 +200,7 @@ impl<P: Protocol> Sim<P> {
     }
 
     pub(super) fn function_done(&mut self, id: NodeId) {
+        self.last_progress = self.now;
         let Some(slot) = self.live_function(id) else { return };
         let (workflow, function) = (self.functions[slot].workflow, self.functions[slot].function);
         if self.trace.is_some() {
@@ -267,6 +270,7 @@ impl<P: Protocol> Sim<P> {
     }
 
     pub(super) fn abort_workflow_of(&mut self, source: NodeId, reason: &'static str) {
+        self.last_progress = self.now;
         let Some(slot) = self.live_function(source) else { return };
         let workflow = self.functions[slot].workflow;
         let retry_context = self.protocol.retry_context(self.functions[slot].node.as_ref().expect("live"));
@@ -357,6 +361,7 @@ impl<P: Protocol> Sim<P> {
     /// Writes a history line; `latency` says whether the record's interval is an operation's
     /// latency for the summary.
     pub(super) fn write_record_measured(&mut self, source: NodeId, record: TxnRecord, latency: bool) {
+        self.last_progress = self.now;
         let slot = self
             .live_function(source)
             .unwrap_or_else(|| panic!("only function instances record history; {} did", self.display_name(source)));
