@@ -101,14 +101,17 @@ fn the_correct_protocol_survives_the_same_budget() {
     }
 }
 
-/// Goal: after partitions heal, every CausalMesh-TCC workflow completes within the scheduler's
-/// attempts (`--oracle liveness`): aborted joins and reads hand their retry a read floor.
+/// Goal: after partitions heal, every CausalMesh-TCC and FaaSTCC workflow completes within the
+/// scheduler's attempts (`--oracle liveness`): aborted joins and reads hand their retry a read
+/// floor (CausalMesh-TCC) or a recent snapshot (FaaSTCC).
 #[test]
-fn causalmesh_tcc_stays_live_under_the_same_budget() {
-    let mut o = options("causalmesh_tcc", &[]);
-    o.liveness = true;
-    let outcome = fuzz::fuzz(&o).unwrap();
-    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+fn tcc_protocols_stay_live_under_the_same_budget() {
+    for protocol in ["causalmesh_tcc", "faastcc"] {
+        let mut o = options(protocol, &[]);
+        o.liveness = true;
+        let outcome = fuzz::fuzz(&o).unwrap();
+        assert!(outcome.failure.is_none(), "{protocol}: {:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+    }
 }
 
 /// Goal: same fuzz seed ⇒ same first failure and same shrunk scenario with 1 and 2 threads.

@@ -163,7 +163,9 @@ impl Cache {
             return;
         }
         // After the hits, every store reply at `s_high` satisfies Eq. 1 in the narrowed interval.
-        let snapshot = if interval.1 == TS_INF { self.known_stable } else { interval.1 };
+        // An unbounded interval reads at the newest snapshot we know every partition holds, and
+        // not below `s_low`: a retry starts from a snapshot another cache may have learned first.
+        let snapshot = if interval.1 == TS_INF { self.known_stable.max(interval.0) } else { interval.1 };
         let req = self.next_req;
         self.next_req += 1;
         out.trace("CacheFetch", || format!("{{\"req\":{req},\"snapshot\":{snapshot},\"at\":{now}}}"));
@@ -184,7 +186,7 @@ impl Cache {
             let slot = w.answers.iter_mut().find(|a| a.0 == key && a.2.is_none()).expect("a requested key");
             slot.2 = Some(match &found {
                 Some(f) => Answer::Version { value: f.value, t: f.ts, p: f.promise },
-                None => Answer::Collected,
+                None => Answer::Collected { stable: lst },
             });
             if let Some(f) = found
                 && matches!(slot.1, ReadCase::Miss | ReadCase::Stale)
@@ -317,7 +319,7 @@ mod tests {
             .iter()
             .map(|(k, a)| match a {
                 Answer::Version { t, p, .. } => (*k, *t, *p),
-                Answer::Collected => panic!(),
+                Answer::Collected { .. } => panic!(),
             })
             .collect();
         assert_eq!(ts, vec![(2, 50, 90), (3, 90, 130), (1, 70, 95), (4, 85, 129), (5, 0, 100)]);

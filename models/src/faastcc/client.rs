@@ -48,6 +48,8 @@ pub struct Client {
     next_req: u64,
     /// Some read of this function needed the store.
     used_storage: bool,
+    /// The store's stable time when it reported a version collected: where a retry restarts.
+    restart_lo: Ts,
 }
 
 impl Client {
@@ -67,7 +69,19 @@ impl Client {
             state: State::Running,
             next_req: 0,
             used_storage: false,
+            restart_lo: 0,
         }
+    }
+
+    /// The context a retry starts from: "restart the transaction from a recent snapshot"
+    /// (§4.1): no older than the newest version the aborted attempt read, nor than the store's
+    /// stable time if the store had collected a version it needed. From the root interval a
+    /// retry reads the same cached entries and aborts the same way for ever: a never-renewed
+    /// promise narrows the interval to a snapshot the store no longer keeps
+    /// (`scenarios/faastcc/retry-after-gc.json`), or to one a sibling branch's newer version
+    /// misses at the join (`scenarios/faastcc/retry-after-empty-join.json`).
+    pub fn retry_context(&self) -> Context {
+        Context { lo: self.ctx.lo.max(self.restart_lo), ..Context::root() }
     }
 
     /// The context the function hands on when it finishes.
@@ -130,7 +144,8 @@ impl Client {
                 continue;
             }
             match answers.get(&key).expect("the cache answered every key we asked") {
-                Answer::Collected => {
+                &Answer::Collected { stable } => {
+                    self.restart_lo = stable;
                     self.abort(now, "gc_collected", out);
                     return false;
                 }

@@ -366,6 +366,13 @@ impl Protocol for Faastcc {
         }
     }
 
+    fn retry_context(&self, aborting: &FaastccNode) -> Option<Context> {
+        match aborting {
+            FaastccNode::Function(c) => Some(c.retry_context()),
+            _ => None,
+        }
+    }
+
     fn join_contexts(&self, contexts: Vec<Context>) -> Context {
         Context::join(contexts, self.no_fanin_merge)
     }

@@ -12,8 +12,11 @@ pub enum Answer {
         t: Ts,
         p: Ts,
     },
-    /// The store collected the version the interval needs (⊥).
-    Collected,
+    /// The store collected the version the interval needs (⊥); `stable` is the store's stable
+    /// time when it said so, a recent snapshot for the retry to start from (§4.1).
+    Collected {
+        stable: Ts,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -45,6 +45,8 @@ pub(crate) struct WorkflowRun<C> {
     /// Writes of this attempt's finished functions that no history line has reported yet
     /// (where a workflow is one transaction, its sink commits and records them).
     pub unrecorded_writes: Vec<(Key, Value)>,
+    /// The attempt is being torn down: freed worker slots must not start its waiting functions.
+    pub aborting: bool,
 }
 
 /// What one attempt knows about one of its functions.
@@ -75,6 +77,7 @@ impl<C> WorkflowRun<C> {
             remaining: n,
             retry_context: None,
             unrecorded_writes: Vec::new(),
+            aborting: false,
         };
         run.reset();
         run
@@ -96,6 +99,7 @@ impl<C> WorkflowRun<C> {
         self.running.clear();
         self.remaining = n;
         self.unrecorded_writes.clear();
+        self.aborting = false;
     }
 
     /// The history ids that must precede function `f`'s first line: for each predecessor, its

@@ -192,7 +192,7 @@ impl<P: Protocol> Sim<P> {
         self.machines[machine].running -= 1;
         while self.machines[machine].running < self.config.topology.workers_per_machine {
             let Some((workflow, attempt, function)) = self.machines[machine].waiting.pop_front() else { break };
-            if self.workflows.get(workflow).is_some_and(|r| r.attempt == attempt) {
+            if self.workflows.get(workflow).is_some_and(|r| r.attempt == attempt && !r.aborting) {
                 self.spawn(workflow, function, machine);
             }
         }
@@ -274,7 +274,11 @@ impl<P: Protocol> Sim<P> {
         let Some(slot) = self.live_function(source) else { return };
         let workflow = self.functions[slot].workflow;
         let retry_context = self.protocol.retry_context(self.functions[slot].node.as_ref().expect("live"));
-        let running = std::mem::take(&mut self.workflows.get_mut(workflow).expect("live").running);
+        let run = self.workflows.get_mut(workflow).expect("live");
+        // Killing a function frees its worker slot, which would start a function of this very
+        // attempt waiting for one: it would outlive the attempt, unknown to it.
+        run.aborting = true;
+        let running = std::mem::take(&mut run.running);
         for id in running {
             if self.live_function(id).is_some() {
                 self.kill_function(id);
