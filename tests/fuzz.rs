@@ -101,12 +101,12 @@ fn the_correct_protocol_survives_the_same_budget() {
     }
 }
 
-/// Goal: after partitions heal, every CausalMesh-TCC and FaaSTCC workflow completes within the
-/// scheduler's attempts (`--oracle liveness`): aborted joins and reads hand their retry a read
-/// floor (CausalMesh-TCC) or a recent snapshot (FaaSTCC).
+/// Goal: after partitions heal, every workflow of the TCC protocols completes within the
+/// scheduler's attempts (`--oracle liveness`): an aborted attempt hands its retry a read floor
+/// (CausalMesh-TCC), a recent snapshot (FaaSTCC) or its dependency map (HydroCache-Opt).
 #[test]
 fn tcc_protocols_stay_live_under_the_same_budget() {
-    for protocol in ["causalmesh_tcc", "faastcc"] {
+    for protocol in ["causalmesh_tcc", "faastcc", "hydrocache"] {
         let mut o = options(protocol, &[]);
         o.liveness = true;
         let outcome = fuzz::fuzz(&o).unwrap();

@@ -134,11 +134,13 @@ fn hydrocache_every_regression_scenario_passes() {
 }
 
 #[test]
-fn hydrocache_regression_a_killed_functions_read_after_cleanup_is_dropped() {
-    // Goal: c6's attempt aborts as its sibling's read of a pinned version is in flight; the
-    // Cleanup arrives first, the read is dropped (no panic) and the retry commits.
+fn hydrocache_regression_an_abort_does_not_start_its_waiting_sibling() {
+    // Goal: c6/f1 aborts while its sibling c6/f2 waits for f1's worker slot. The slot f1 frees
+    // must not start f2 (it used to, and f2's read then reached S1 after the attempt's Cleanup,
+    // and f2 outlived its attempt); the retry commits and no read of the torn-down attempt
+    // reaches a cache.
     let r = run("regression-read-after-cleanup.json");
     assert_passes("regression-read-after-cleanup.json", &r);
     assert_eq!(r.summary.workflows.aborted_attempts, 1);
-    assert_eq!(r.summary.observations["retired_reads"].count, 1);
+    assert!(!r.summary.observations.contains_key("retired_reads"), "{:?}", r.summary.observations.get("retired_reads"));
 }

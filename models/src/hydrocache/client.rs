@@ -96,6 +96,18 @@ impl Client {
         }
     }
 
+    /// Opt: what a retry starts from after a causal violation. The papers say only "aborted and
+    /// retried"; a retry that forgets what the aborted attempt learned reads the same stale cut
+    /// and aborts the same way until a refresh comes (a join of a branch that read b, written
+    /// with x=1, and one that read the initial x: `scenarios/hydrocache/retry-after-violation.json`).
+    /// So the retry starts with the aborted attempt's dependency map as its floor: each key is
+    /// read at least as new as a version some read of that attempt depended on, which the cut
+    /// or the database serves like any dependency. Con keeps a fresh start: its retry builds a
+    /// new snapshot anyway.
+    pub fn retry_context(&self) -> Option<Context> {
+        (self.mode == Mode::Opt).then(|| Context { deps: self.ctx.deps.clone(), ..Context::new() })
+    }
+
     /// The context the function hands on when it finishes.
     pub fn into_context(self) -> Context {
         self.ctx

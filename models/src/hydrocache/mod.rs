@@ -348,6 +348,13 @@ impl Protocol for HydroCache {
         }
     }
 
+    fn retry_context(&self, aborting: &HydroNode) -> Option<Context> {
+        match aborting {
+            HydroNode::Function(l) => l.retry_context(),
+            _ => None,
+        }
+    }
+
     fn join_contexts(&self, contexts: Vec<Context>) -> Context {
         Context::join(contexts)
     }
