@@ -5,6 +5,7 @@
 pub mod actor;
 pub mod causalmesh_model;
 pub mod causalmesh_replay;
+pub mod causalmesh_tcc_model;
 pub mod causalmesh_tla;
 pub mod tlc;
 pub mod trace_validation;

@@ -541,6 +541,11 @@ impl Server {
     /// dependencies are forgotten are given the benefit of the doubt here).
     pub fn check_invariants(&self) -> Result<(), String> {
         self.cache.check_causal_cut()?;
+        self.check_accepted_join()
+    }
+
+    /// CausalMesh-TCC: the join this input accepted, if any, read a cut.
+    pub fn check_accepted_join(&self) -> Result<(), String> {
         match self.accepted_join.as_ref().and_then(|r| self.join_fracture(r, Unknown::NotInPast)) {
             Some(f) => Err(format!("a join was accepted whose read sets do not form a cut: {}", f.why)),
             None => Ok(()),
