@@ -113,10 +113,11 @@ impl Profile {
         self.entry.level
     }
 
-    /// It reports quiescent coherence (the final metric `incoherent_entries`): its cases
-    /// settle after the workload, and a stale cache entry then fails the case.
+    /// It reports a quiescent property (the final metric `incoherent_entries` or
+    /// `diverged_keys`): its cases settle after the workload, and a stale cache entry or a key
+    /// the caches disagree on then fails the case.
     pub fn quiescent(&self) -> bool {
-        self.entry.profile.final_metrics.contains(&metrics::INCOHERENT_ENTRIES)
+        QUIESCENT.iter().any(|(metric, _)| self.entry.profile.final_metrics.contains(metric))
     }
 
     /// Protocol parameters worth varying, as JSON (the model's strategy).
@@ -543,8 +544,8 @@ pub struct Failed {
     pub broken: Option<String>,
     /// With the liveness oracle: the workflows that gave up or never ended.
     pub stalled: Option<String>,
-    /// With the invariant checks on: cache entries that differ from a cache-free evaluation
-    /// once the run has settled (quiescent coherence, MuCache's final metric).
+    /// With the invariant checks on: what must be gone once the run has settled and is not
+    /// (MuCache's stale cache entries, CausalMesh's keys the servers disagree on).
     pub incoherent: Option<String>,
 }
 
@@ -587,7 +588,7 @@ impl std::fmt::Display for Failed {
             parts.push(format!("liveness: {l}"));
         }
         if let Some(c) = &self.incoherent {
-            parts.push(format!("quiescent coherence: {c}"));
+            parts.push(format!("once settled: {c}"));
         }
         write!(f, "{}", parts.join("; "))
     }
@@ -645,12 +646,21 @@ pub fn judge(scenario: &Scenario, liveness: bool) -> Result<Verdict, String> {
     }
 }
 
-/// With the invariant checks on, the stale entries a protocol that reports quiescent coherence
-/// left after the run settled (`None`: none, or the protocol does not report it).
+/// The final metrics that count what must be gone once a run has settled, and what they count.
+const QUIESCENT: [(&str, &str); 2] = [
+    (metrics::INCOHERENT_ENTRIES, "cache entries that differ from a cache-free evaluation after the run settled"),
+    (metrics::DIVERGED_KEYS, "keys whose visible version differs between servers after the run settled (no convergence)"),
+];
+
+/// With the invariant checks on, what a protocol that reports a quiescent property left after
+/// the run settled (`None`: nothing, or the protocol does not report one).
 fn incoherence(scenario: &Scenario, report: &run::RunReport) -> Option<String> {
-    let stale = *report.summary.protocol_metrics.get(metrics::INCOHERENT_ENTRIES)?;
-    (scenario.checks.invariants && stale > 0.0).then(|| {
-        format!("cache entries that differ from a cache-free evaluation after the run settled: {stale} ({})", metrics::INCOHERENT_ENTRIES)
+    if !scenario.checks.invariants {
+        return None;
+    }
+    QUIESCENT.iter().find_map(|(metric, what)| {
+        let n = *report.summary.protocol_metrics.get(*metric)?;
+        (n > 0.0).then(|| format!("{what}: {n} ({metric})"))
     })
 }
 
@@ -1002,7 +1012,7 @@ pub fn write_failure(options: &FuzzOptions, f: &Failure, dir: &Path) -> Result<W
         (Some(_), _) => {
             Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: Some(ExpectedVerdict::Fail), property: None }
         }
-        // The history passes; the stale entries show in the summary's `incoherent_entries`.
+        // The history passes; what was left shows in the summary's final metric.
         (None, Some(_)) => Expectation { verdict: ExpectedVerdict::Pass, anomalies: Vec::new(), liveness: None, property: None },
         (None, None) => {
             Expectation { verdict: ExpectedVerdict::Fail, anomalies: f.shrunk_verdict.anomalies.clone(), liveness: None, property: None }

@@ -174,6 +174,30 @@ fn every_mutant_is_caught_within_300_seeds() {
     assert!(first_catch(&tcc, "tcc_ignores_cut", 300).is_some(), "tcc_ignores_cut survived 300 seeds");
 }
 
+/// Goal: causal+ convergence (§5.2 with dissemination): once the chains drain, every server
+/// shows the same winner of every key (`diverged_keys` 0), over the roaming workload's seeds
+/// and in `disseminate-converges.json`; the mutant `dissemination_skips_head` leaves the heads
+/// behind (`diverged_keys` > 0), which no history check sees.
+#[test]
+fn dissemination_makes_the_caches_converge() {
+    let diverged = |r: &RunReport| r.summary.protocol_metrics["diverged_keys"];
+    let converges = load("scenarios/causalmesh/disseminate-converges.json");
+    assert_eq!(diverged(&run(&converges, None, &[])), 0.0);
+    let skips = run(&load("scenarios/causalmesh/mutant-dissemination-skips-head.json"), None, &[]);
+    assert!(skips.passed(), "the history passes: {:?}", skips.anomalies());
+    assert_eq!(diverged(&skips), 1.0);
+    let text = roaming_text_with(r#""db_flush": "async", "disseminate": true "#)
+        .replace(r#""checks""#, r#""limits": {"settle_ns": 1000000000}, "checks""#);
+    let roaming = LoadedScenario::from_text(Path::new("roaming-disseminate.json"), text).unwrap();
+    for seed in 0..seeds(100) {
+        let r = run(&roaming, Some(seed), &[]);
+        assert!(r.passed(), "seed {seed}: {:?}", r.anomalies());
+        assert_eq!(diverged(&r), 0.0, "seed {seed}");
+    }
+    let caught = (0..seeds(100)).find(|&seed| diverged(&run(&roaming, Some(seed), &["dissemination_skips_head"])) > 0.0);
+    assert!(caught.is_some(), "dissemination_skips_head left no key diverged in 100 seeds");
+}
+
 fn roaming_text_with(params: &str) -> String {
     let s = roaming_scenario("causalmesh", MIXED, "ccv", "");
     s.text.replace(r#""db_flush": "async" "#, params)

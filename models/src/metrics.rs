@@ -73,6 +73,9 @@ metrics! {
     /// MuCache: cache entries that differ from a cache-free evaluation at the end of the run
     /// (quiescent coherence; 0 for a correct protocol once every queue drained).
     INCOHERENT_ENTRIES = "incoherent_entries";
+    /// CausalMesh with dissemination: keys whose visible version differs between servers at
+    /// the end of the run (convergence; 0 for a correct protocol once the chains drained).
+    DIVERGED_KEYS = "diverged_keys";
     /// MuCache: entries of the CMs' histories and dependency indexes at the end.
     CM_STATE_ENTRIES = "cm_state_entries";
 }

@@ -45,7 +45,8 @@ CONSTANTS
     Integration   \* "exact" (Fig. 3: this version) or "dominance" (the authors' code)
 
 Mutants == {"none", "no_carry_local_writes", "reveal_at_head",
-            "nearest_deps_only", "read_without_integration"}
+            "nearest_deps_only", "read_without_integration",
+            "dissemination_skips_head"}
 
 ASSUME N \in Nat /\ N >= 2
 ASSUME MaxOps \in Nat
@@ -61,11 +62,18 @@ VARIABLES
     chan,    \* chan[s]     : FIFO link s -> Succ(s), a sequence of chain messages
     deps,    \* deps[c]     : the exact versions the client depends on, <<key, vc>>
     local,   \* local[c]    : every write the client made, with its deps
-    hist     \* hist[c]     : the client's completed operations, in session order
+    hist,    \* hist[c]     : the client's completed operations, in session order
+    dis      \* dis         : dissemination in flight: a set of [to, dep] (section 5.2)
 
-serverVars == <<cc, ic, mg, gvc, chan>>
+serverVars == <<cc, ic, mg, gvc, chan, dis>>
 clientVars == <<deps, local, hist>>
-vars == <<cc, ic, mg, gvc, chan, deps, local, hist>>
+vars == <<cc, ic, mg, gvc, chan, dis, deps, local, hist>>
+
+\* Dissemination (section 5.2: "the tail of the chain has the option to disseminate
+\* the write to other servers, asking them to integrate the write into their
+\* C-caches"): off unless a config overrides it (`Disseminate <- On`).
+Disseminate == FALSE
+On == TRUE
 
 Servers == 0..(N - 1)
 Succ(s) == (s + 1) % N
@@ -176,6 +184,7 @@ Init ==
     /\ deps  = [c \in Clients |-> {}]
     /\ local = [c \in Clients |-> {}]
     /\ hist  = [c \in Clients |-> <<>>]
+    /\ dis   = {}
 
 \* A client may issue another operation: it has operations left, and no read
 \* transaction of it aborted.  An abort aborts the workflow (section 5.4, "the
@@ -221,7 +230,7 @@ ClientRead(c, s, k) ==
                          val |-> [x \in {k} |-> ret.val],
                          vc  |-> [x \in {k} |-> got.vc],
                          dep |-> [x \in {k} |-> DepsOn(c, k)]])]
-    /\ UNCHANGED <<gvc, chan, local>>
+    /\ UNCHANGED <<gvc, chan, local, dis>>
 
 (* Write at the head of the server's own chain (section 5.2, Fig. 7 lines   *)
 (* 7-19; client side Fig. 10 lines 10-13).  The client piggybacks all its   *)
@@ -256,7 +265,7 @@ ClientWrite(c, s, k) ==
            /\ local' = [local EXCEPT ![c] = @ \cup {w}]
            /\ hist'  = [hist EXCEPT ![c] = Append(@,
                          [op |-> "w", ok |-> TRUE, keys |-> {k}, w |-> w])]
-    /\ UNCHANGED deps
+    /\ UNCHANGED <<deps, dis>>
 
 (* Read transaction (section 5.4, Fig. 8): the server integrates the deps    *)
 (* and answers every key from its C-cache; the client library aborts if one  *)
@@ -283,7 +292,7 @@ ClientReadTxn(c, s, ks) ==
                                  val |-> [x \in ks |-> R.cc[x].val],
                                  vc  |-> [x \in ks |-> R.cc[x].vc],
                                  dep |-> [x \in ks |-> DepsOn(c, x)]])]
-    /\ UNCHANGED <<gvc, chan, local>>
+    /\ UNCHANGED <<gvc, chan, local, dis>>
 
 (* ServerWrite (Fig. 4, Fig. 7 lines 21-33): server s takes the oldest      *)
 (* message on the link from its predecessor, adds the write and the writes  *)
@@ -299,7 +308,7 @@ Forward(s) ==
        IN  /\ ~IsTail(s, m.head)
            /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@), ![s] = Append(@, m)]
-    /\ UNCHANGED <<cc, mg, gvc, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, dis, clientVars>>
 
 \* Two-round chain: the tail stores the write like any hop and sends it round
 \* the ring once more (round 2).
@@ -312,16 +321,20 @@ TailForward(s) ==
            /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@),
                                    ![s] = Append(@, [m EXCEPT !.round = 2])]
-    /\ UNCHANGED <<cc, mg, gvc, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, dis, clientVars>>
 
 \* The tail reveals the write (Fig. 7 lines 22-27): one-round chain on
 \* arrival, two-round chain on the second arrival.  It integrates the write,
 \* and so (transitively) everything the write depends on, and its GVC absorbs
-\* the write's clock.
+\* the write's clock.  With dissemination it asks every other server to
+\* integrate the write too (the mutant dissemination_skips_head leaves out the
+\* write's head, which holds it in its I-cache only).
 TailIntegrate(s) ==
     /\ chan[Pred(s)] /= <<>>
-    /\ LET m == InMsg(s)
-           R == IntegrateAt(s, Arrived(s, m), {DepOn(m.w)})
+    /\ LET m  == InMsg(s)
+           R  == IntegrateAt(s, Arrived(s, m), {DepOn(m.w)})
+           To == {t \in Servers \ {s} :
+                    Mutant /= "dissemination_skips_head" \/ t /= m.head}
        IN  /\ IsTail(s, m.head)
            /\ Chain = "one_round" \/ m.round = 2
            /\ cc'   = [cc  EXCEPT ![s] = R.cc]
@@ -329,13 +342,30 @@ TailIntegrate(s) ==
            /\ mg'   = [mg  EXCEPT ![s] = R.mg]
            /\ gvc'  = [gvc EXCEPT ![s] = Join(@, m.w.vc)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@)]
+           /\ dis'  = IF Disseminate
+                      THEN dis \cup {[to |-> t, dep |-> DepOn(m.w)] : t \in To}
+                      ELSE dis
     /\ UNCHANGED clientVars
+
+\* Server s integrates a write the tail disseminated to it.  Every server
+\* holds the write already (the chain passed it), so the order of
+\* disseminations does not matter: they travel as a set.
+Disseminated(s) ==
+    /\ \E d \in dis :
+          /\ d.to = s
+          /\ LET R == IntegrateAt(s, ic[s], {d.dep})
+             IN  /\ cc'  = [cc EXCEPT ![s] = R.cc]
+                 /\ ic'  = [ic EXCEPT ![s] = R.ic]
+                 /\ mg'  = [mg EXCEPT ![s] = R.mg]
+                 /\ dis' = dis \ {d}
+    /\ UNCHANGED <<gvc, chan, clientVars>>
 
 \* Every client has finished and every link is empty: stutter, so that TLC's
 \* deadlock check reports only genuine stalls.
 Terminated ==
     /\ \A c \in Clients : ClientFinished(c)
     /\ \A s \in Servers : chan[s] = <<>>
+    /\ dis = {}
     /\ UNCHANGED vars
 
 Next ==
@@ -345,9 +375,11 @@ Next ==
     \/ \E s \in Servers : Forward(s)
     \/ \E s \in Servers : TailForward(s)
     \/ \E s \in Servers : TailIntegrate(s)
+    \/ \E s \in Servers : Disseminated(s)
     \/ Terminated
 
 Spec == Init /\ [][Next]_vars
+
 
 \* Clients and keys are interchangeable (nothing in the protocol orders them),
 \* so configs may declare SYMMETRY Symmetry.  Servers are not: the ring and
@@ -444,5 +476,30 @@ NotRemoteWriteVisible == ~RemoteWriteVisible
 TxnAborted == \E c \in Clients : \E i \in 1..Len(hist[c]) :
     hist[c][i].op = "rt" /\ ~hist[c][i].ok
 NotTxnAborted == ~TxnAborted
+
+-----------------------------------------------------------------------------
+(* Liveness.  Under weak fairness every enabled step is eventually taken: the *)
+(* clients finish their operations and every message is delivered.           *)
+
+FairSpec == Spec /\ WF_vars(Next)
+
+Quiet ==
+    /\ \A c \in Clients : ClientFinished(c)
+    /\ \A s \in Servers : chan[s] = <<>>
+    /\ dis = {}
+
+\* "every write reaches every server": once the system is quiet, each
+\* write a client made is in every server's I-cache or merged into its C-cache.
+Everywhere(w) == \A s \in Servers : (\E e \in ic[s][w.key] : e.vc = w.vc) \/ w.vc \in mg[s][w.key]
+WritesReachEveryServer == <>(Quiet /\ \A w \in AllWrites : Everywhere(w))
+
+\* "the C-caches converge" (causal+, clause 4): once the system is quiet (every
+\* client done, every message delivered: it stays so), every server shows the
+\* same value of every key.  It needs dissemination: without it a non-tail
+\* server integrates a write only when a read there depends on it.  Stated as
+\* <>(Quiet /\ Converged), which is <>[]Converged here since Quiet lasts; the
+\* Stateright model checks the same at its terminal states.
+Converged == \A s1, s2 \in Servers : \A k \in Keys : cc[s1][k].win = cc[s2][k].win
+CachesConverge == <>(Quiet /\ Converged)
 
 =============================================================================

@@ -60,6 +60,8 @@ pub const COVERAGE: &str = "a revealed write is everywhere";
 pub const COVER_DEPS: &str = "reads cover deps";
 pub const CAUSAL: &str = "reads are causally consistent";
 pub const REMOTE_VISIBLE: &str = "a remote write becomes visible";
+pub const REACH: &str = "every write reaches every server";
+pub const CONVERGE: &str = "the C-caches converge";
 
 /// The actor model whose steps [`MeshModel`] takes: every message delivery and every choice.
 pub type MeshActorModel = ActorModel<MeshActor, MeshConfig, ()>;
@@ -111,13 +113,30 @@ pub struct MeshConfig {
     pub properties: Properties,
     /// Symmetry reduction over sessions (free choice only; see [`MeshModel::representative`]).
     pub symmetry: bool,
+    /// The tails disseminate revealed writes (§5.2, `params.disseminate`).
+    pub disseminate: bool,
+    /// Also check the `eventually` properties ("every write reaches every server", "the
+    /// C-caches converge") at the terminal states.
+    pub liveness: bool,
 }
 
 impl MeshConfig {
     /// Free choice: `clients` sessions of `ops` operations each, on `servers` servers and
     /// `keys` keys, every invariant checked.
     pub fn free(servers: usize, keys: usize, clients: usize, ops: usize, chain: Chain) -> MeshConfig {
-        MeshConfig { servers, keys, clients, ops, chain, mutants: Vec::new(), scripts: None, properties: Properties::All, symmetry: false }
+        MeshConfig {
+            servers,
+            keys,
+            clients,
+            ops,
+            chain,
+            mutants: Vec::new(),
+            scripts: None,
+            properties: Properties::All,
+            symmetry: false,
+            disseminate: false,
+            liveness: false,
+        }
     }
 
     /// Fixed scripts, one per session.
@@ -132,11 +151,25 @@ impl MeshConfig {
             scripts: Some(scripts),
             properties: Properties::All,
             symmetry: false,
+            disseminate: false,
+            liveness: false,
         }
     }
 
     pub fn mutant(mut self, mutant: &str) -> MeshConfig {
         self.mutants.push(mutant.to_string());
+        self
+    }
+
+    /// The tails disseminate every revealed write to the other servers.
+    pub fn disseminating(mut self) -> MeshConfig {
+        self.disseminate = true;
+        self
+    }
+
+    /// Checks the liveness properties too (at terminal states; no symmetry).
+    pub fn with_liveness(mut self) -> MeshConfig {
+        self.liveness = true;
         self
     }
 
@@ -168,7 +201,7 @@ impl MeshConfig {
             Chain::OneRound => "one_round",
             Chain::TwoRound => "two_round",
         };
-        let params = serde_json::json!({"chain": chain, "db_flush": "async", "read_txn_attempts_max": 1});
+        let params = serde_json::json!({"chain": chain, "db_flush": "async", "read_txn_attempts_max": 1, "disseminate": self.disseminate});
         let topology = serde_json::from_value(serde_json::json!({
             "servers": self.servers, "delay": {"dist": "constant", "ns": 1}
         }))
@@ -240,7 +273,13 @@ impl MeshConfig {
             }
         }
         let protocol = Arc::new(self.protocol()?);
+        if self.liveness && self.symmetry {
+            return Err("liveness is checked without symmetry".to_string());
+        }
         for m in &self.mutants {
+            if m == "dissemination_skips_head" && !self.disseminate {
+                return Err(format!("mutant {m} needs dissemination, which this model does not do"));
+            }
             if let Some((_, needs)) = UNEXPLORED_MUTANTS.iter().find(|(name, _)| name == m) {
                 return Err(format!(
                     "mutant {m} needs {needs}, which the model does not explore; the model explores the mutants {}",
@@ -268,8 +307,14 @@ impl MeshConfig {
 
 /// The CausalMesh mutants the model explores (every other one is refused, so that no mutant
 /// passes vacuously).
-pub const EXPLORED_MUTANTS: &[&str] =
-    &["no_carry_local_writes", "reveal_at_head", "nearest_deps_only", "read_without_integration", "integrate_by_vc_dominance"];
+pub const EXPLORED_MUTANTS: &[&str] = &[
+    "no_carry_local_writes",
+    "reveal_at_head",
+    "nearest_deps_only",
+    "read_without_integration",
+    "integrate_by_vc_dominance",
+    "dissemination_skips_head",
+];
 
 /// CausalMesh mutants whose bug needs something the model leaves out, and what.
 pub const UNEXPLORED_MUTANTS: &[(&str, &str)] =
@@ -520,6 +565,11 @@ impl Model for MeshModel {
             .push(Property::always(CAUSAL, |m: &MeshModel, s: &MeshModelState| m.always(8, || reads_are_causally_consistent(m.cfg(), s))));
         properties
             .push(Property::sometimes(REMOTE_VISIBLE, |m: &MeshModel, s: &MeshModelState| m.sometimes(16, || remote_write_visible(s))));
+        if self.cfg().liveness {
+            // Stateright judges `eventually` at terminal states: there the system is quiet.
+            properties.push(Property::eventually(REACH, |m: &MeshModel, s: &MeshModelState| quiet(m, s) && writes_everywhere(s)));
+            properties.push(Property::eventually(CONVERGE, |m: &MeshModel, s: &MeshModelState| quiet(m, s) && converged(m.cfg(), s)));
+        }
         properties
     }
 }
@@ -805,6 +855,27 @@ pub fn reads_cover_deps(state: &MeshModelState) -> bool {
 /// Every session has finished (or aborted): its history is final.
 pub fn sessions_finished(cfg: &MeshConfig, state: &MeshModelState) -> bool {
     sessions(state).enumerate().all(|(i, s)| s.function.is_none() && (s.aborted || s.started >= cfg.ops_of(i)))
+}
+
+/// Every session has finished and no message is in flight (as the TLA+ spec's `Quiet`).
+fn quiet(model: &MeshModel, state: &MeshModelState) -> bool {
+    sessions_finished(model.cfg(), state) && state.network.iter_deliverable().next().is_none()
+}
+
+/// "every write reaches every server": each write a session made is covered by every server's
+/// clocks of its key (C-cache and I-cache).
+pub fn writes_everywhere(state: &MeshModelState) -> bool {
+    let all: Vec<_> = servers(state).collect();
+    sessions(state).flat_map(|s| s.records.iter()).flat_map(|r| r.ops.iter()).filter(|op| op.kind == OpKind::Write).all(|op| {
+        let covers = |vc: &Vc| vc.to_u64s().iter().zip(op.version.iter()).all(|(have, wrote)| wrote <= have);
+        all.iter().all(|s| s.cache().known_vcs(op.key).iter().any(covers))
+    })
+}
+
+/// "the C-caches converge": every server shows the same winner of every key.
+pub fn converged(cfg: &MeshConfig, state: &MeshModelState) -> bool {
+    let all: Vec<_> = servers(state).collect();
+    (0..cfg.keys as Key).all(|k| all.windows(2).all(|p| p[0].cache().visible(k).winner == p[1].cache().visible(k).winner))
 }
 
 /// "a remote write becomes visible": some read returned another session's write.

@@ -141,3 +141,40 @@ fn integration_by_vc_dominance_gets_the_same_anomaly_name_from_all_three() {
     let cfg = MeshConfig::scripted(2, 2, scripts, Chain::OneRound).mutant("integrate_by_vc_dominance").history_only();
     assert_eq!(history_agreement(cfg), ["WriteCOInitRead"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Liveness: every write reaches every server; with dissemination the C-caches converge.
+
+/// Stateright on 3 servers, 1 key, 2 clients × 1 operation with the liveness properties:
+/// the `eventually` properties it found broken.
+fn stateright_liveness(cfg: MeshConfig) -> Vec<&'static str> {
+    use causim_specs::causalmesh_model::{CONVERGE, REACH};
+    use stateright::Model as _;
+    let checker = cfg.with_liveness().into_model().expect("valid bounds").checker().threads(2).spawn_bfs().join();
+    [REACH, CONVERGE].into_iter().filter(|p| checker.discovery(p).is_some()).collect()
+}
+
+fn tlc_config(config: &str) -> TlcRun {
+    let mut options = TlcOptions::with_workers(1);
+    options.timeout = Some(Duration::from_secs(600));
+    causim_specs::tlc::run_tlc(&causim_specs::tlc::spec_dir("causalmesh"), "CausalMesh", config, &options)
+        .unwrap_or_else(|e| panic!("TLC on {config}: {e}"))
+}
+
+#[test]
+fn liveness_writes_reach_every_server_and_only_dissemination_converges_in_both() {
+    use causim_specs::causalmesh_model::CONVERGE;
+    let bounds = || MeshConfig::free(3, 1, 2, 1, Chain::OneRound);
+    // With dissemination: both properties hold on both sides.
+    assert_eq!(stateright_liveness(bounds().disseminating()), Vec::<&str>::new());
+    let run = tlc_config("MC_liveness_disseminate.cfg");
+    assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
+    // Without it (the paper's default), writes still reach every server, but a non-tail
+    // server keeps a write in its I-cache until a read there needs it: no convergence.
+    assert_eq!(stateright_liveness(bounds()), vec![CONVERGE]);
+    assert_eq!(tlc_config("MC_liveness_writes_reach.cfg").verdict, Verdict::Ok);
+    assert_eq!(tlc_config("MC_liveness_no_dissemination.cfg").verdict, Verdict::TemporalPropertyViolated);
+    // The mutant that leaves the head out of dissemination: no convergence on either side.
+    assert_eq!(stateright_liveness(bounds().disseminating().mutant("dissemination_skips_head")), vec![CONVERGE]);
+    assert_eq!(tlc_config("MC_liveness_dissemination_skips_head.cfg").verdict, Verdict::TemporalPropertyViolated);
+}

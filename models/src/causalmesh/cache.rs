@@ -131,6 +131,11 @@ impl DualCache {
         }
     }
 
+    /// The keys the C-cache holds an entry for (every other key is at its initial state).
+    pub fn cached_keys(&self) -> impl Iterator<Item = Key> + '_ {
+        self.c.keys().copied()
+    }
+
     /// The newest visible version of `key` (its initial state if it was never written).
     pub fn visible(&self, key: Key) -> Version {
         match self.c.get(&key).and_then(|v| v.back()) {

@@ -108,6 +108,7 @@ pub const MUTANTS: &[Mutant] = &[
     NEAREST_DEPS_ONLY,
     EVICT_IGNORES_DEPENDENTS,
     INTEGRATE_BY_VC_DOMINANCE,
+    DISSEMINATION_SKIPS_HEAD,
 ];
 
 /// CausalMesh-TCC's named bugs.
@@ -119,6 +120,7 @@ pub const TCC_MUTANTS: &[Mutant] = &[
     INTEGRATE_BY_VC_DOMINANCE,
     TCC_IGNORES_CUT,
     JOIN_CHECKS_DIRECT_DEPS,
+    DISSEMINATION_SKIPS_HEAD,
 ];
 
 const NO_CARRY_LOCAL_WRITES: Mutant = Mutant {
@@ -159,6 +161,13 @@ const INTEGRATE_BY_VC_DOMINANCE: Mutant = Mutant {
          TLA+ spec) instead of the exact versions depended on: a head's VCs order all its writes, so \
          a tail can reveal an unrelated earlier write of that head before it reached the other \
          servers (the one-round chain then shows stale reads: WriteCOInitRead)",
+};
+
+const DISSEMINATION_SKIPS_HEAD: Mutant = Mutant {
+    name: "dissemination_skips_head",
+    about: "with params.disseminate, the tail asks every server but the write's head to integrate it (the \
+         head holds it already, but only in its I-cache), so once the run is quiet the head's C-cache \
+         still shows an older version than the others' (no convergence: diverged_keys > 0)",
 };
 
 const TCC_IGNORES_CUT: Mutant = Mutant {
@@ -328,6 +337,7 @@ impl CausalMesh {
             read_without_integration: self.has("read_without_integration"),
             tcc_ignores_cut: self.has("tcc_ignores_cut"),
             join_checks_direct_deps: self.has("join_checks_direct_deps"),
+            dissemination_skips_head: self.has("dissemination_skips_head"),
         }
     }
 
@@ -424,8 +434,29 @@ impl Protocol for CausalMesh {
                 icache += s.cache().i_cache_len();
             }
         }
-        vec![(metrics::METADATA_BYTES_FINAL.into(), metadata as f64), (metrics::ICACHE_VERSIONS_FINAL.into(), icache as f64)]
+        let mut finals =
+            vec![(metrics::METADATA_BYTES_FINAL.into(), metadata as f64), (metrics::ICACHE_VERSIONS_FINAL.into(), icache as f64)];
+        if self.params.disseminate {
+            finals.push((metrics::DIVERGED_KEYS.into(), diverged_keys(nodes) as f64));
+        }
+        finals
     }
+}
+
+/// Keys whose visible version differs between servers: causal+ convergence (with
+/// dissemination, once the run is quiet, every C-cache shows the same winner of every key).
+fn diverged_keys(nodes: &[&MeshNode]) -> usize {
+    let servers: Vec<&Server> = nodes
+        .iter()
+        .filter_map(|n| match n {
+            MeshNode::Server(s) => Some(&**s),
+            _ => None,
+        })
+        .collect();
+    let keys: std::collections::BTreeSet<causim_sim::history::Key> = servers.iter().flat_map(|s| s.cache().cached_keys()).collect();
+    keys.into_iter()
+        .filter(|&k| servers.windows(2).any(|pair| pair[0].cache().visible(k).winner != pair[1].cache().visible(k).winner))
+        .count()
 }
 
 /// What both CausalMesh variants report.
@@ -434,7 +465,7 @@ const PROFILE: Profile = Profile {
     read_txn: true,
     workflow_txn: false,
     observations: &[metrics::CONTEXT_BYTES, metrics::REQUEST_METADATA_BYTES, metrics::ICACHE_BYTES, metrics::VISIBILITY_NS],
-    final_metrics: &[metrics::METADATA_BYTES_FINAL, metrics::ICACHE_VERSIONS_FINAL],
+    final_metrics: &[metrics::METADATA_BYTES_FINAL, metrics::ICACHE_VERSIONS_FINAL, metrics::DIVERGED_KEYS],
     hop_metadata: Some(metrics::CONTEXT_BYTES),
     server_metadata: Some(metrics::METADATA_BYTES_FINAL),
 };

@@ -37,6 +37,8 @@ pub struct ServerRules {
     pub tcc_ignores_cut: bool,
     /// Mutant `join_checks_direct_deps`.
     pub join_checks_direct_deps: bool,
+    /// Mutant `dissemination_skips_head`.
+    pub dissemination_skips_head: bool,
 }
 
 /// How a write whose dependencies this server no longer knows counts when deciding whether
@@ -226,7 +228,7 @@ impl Server {
         };
         let carried = local;
         let chain = if self.n() == 1 {
-            self.reveal(now, versions.clone(), Deps::new(), Some(now), out);
+            self.reveal(now, versions.clone(), Deps::new(), Some((now, self.id)), out);
             None
         } else {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
@@ -269,7 +271,7 @@ impl Server {
         };
         if tail && round == last_round {
             out.trace("TailIntegrate", || format!("{{\"head\":\"S{head}\",\"round\":{round},\"writes\":{}}}", writes.len()));
-            self.reveal(now, writes, Deps::new(), Some(written_at_ns), out);
+            self.reveal(now, writes, Deps::new(), Some((written_at_ns, head)), out);
             return;
         }
         let round = if tail { round + 1 } else { round };
@@ -278,21 +280,22 @@ impl Server {
     }
 
     /// Makes `writes` (in our I-cache) and the versions `deps` names visible here, with
-    /// everything they depend on (Fig. 7 line 24). `written_at_ns` marks a tail's reveal: it is
-    /// observed for the visibility metric and disseminated if configured.
-    fn reveal(&mut self, now: Time, writes: Writes, mut deps: Deps, written_at_ns: Option<Time>, out: &mut Outbox<Msg, ()>) {
+    /// everything they depend on (Fig. 7 line 24). `tail_reveal` (when the writes were written,
+    /// and their head) marks a tail's reveal: it is observed for the visibility metric and
+    /// disseminated if configured.
+    fn reveal(&mut self, now: Time, writes: Writes, mut deps: Deps, tail_reveal: Option<(Time, usize)>, out: &mut Outbox<Msg, ()>) {
         for (k, v) in &writes {
             self.gvc.merge(&v.vc);
             self.cache.add_inconsistent(*k, v.clone());
             merge_dep(&mut deps, *k, &v.vc);
         }
         self.cache.integrate(&deps);
-        if let Some(at) = written_at_ns {
+        if let Some((at, head)) = tail_reveal {
             out.observe(metrics::VISIBILITY_NS, now - at);
             if self.rules.disseminate {
                 let versions: Vec<(Key, Vc)> = writes.iter().map(|(k, v)| (*k, v.vc)).collect();
                 for (i, &s) in self.ring.iter().enumerate() {
-                    if i != self.id {
+                    if i != self.id && !(self.rules.dissemination_skips_head && i == head) {
                         out.send(s, Msg::Integrate { writes: versions.clone() });
                     }
                 }
