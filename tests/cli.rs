@@ -84,11 +84,14 @@ fn an_overloaded_node_stops_the_run_at_its_run_queue_limit() {
 fn a_stalled_run_stops_after_stall_ns_with_the_history_it_would_have_had() {
     // Goal: `limits.stall_ns` cuts only the idle tail of a run whose last workflow waits for a
     // reply lost for good: it stops 2 s after the last progress instead of at the 60 s limit,
-    // and its history is the full run's but for the end time of the writes still in flight.
+    // and its history is the full run's but for the end time of the writes still in flight
+    // (HydroCache: a sink whose batch the database applied and whose ack was lost).
     let dir = temp_dir("cli", "stall");
     std::fs::create_dir_all(&dir).unwrap();
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/faastcc/lost-reply-stall.json")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hydrocache/regression-lost-write-ack.json")).unwrap();
     let mut scenario: serde_json::Value = serde_json::from_str(&text).unwrap();
+    scenario["limits"]["stall_ns"] = 2_000_000_000u64.into();
     let run = |scenario: &serde_json::Value, name: &str| {
         let path = dir.join(format!("{name}.json"));
         std::fs::write(&path, scenario.to_string()).unwrap();

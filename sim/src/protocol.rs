@@ -1,6 +1,7 @@
 //! What a protocol model gives the engine: its fixed nodes, and the client library that runs
 //! inside each function of a workflow.
 
+use crate::history::{Key, Value};
 use crate::node::{Node, NodeId};
 use crate::time::Time;
 use crate::workload::Op;
@@ -65,6 +66,18 @@ pub trait Protocol {
     /// older than). `None`, the default, starts afresh from `new_context`.
     fn retry_context(&self, aborting: &Self::Node) -> Option<Self::Context> {
         let _ = aborting;
+        None
+    }
+
+    /// The writes a function instance has sent to be committed and not seen answered: what
+    /// may have taken effect though no history line reports it, when the instance is killed or
+    /// the run ends. `None`, the default: the protocol does not say, and the engine counts
+    /// every write the instance (and, for a sink, its finished predecessors) left unreported.
+    /// A protocol that buffers a transaction's writes says exactly which it sent: only those
+    /// can take effect, one per key, where the engine's guess lists every intermediate write
+    /// in an order the protocol's join need not share.
+    fn in_flight_writes(&self, node: &Self::Node) -> Option<Vec<(Key, Value)>> {
+        let _ = node;
         None
     }
 

@@ -191,6 +191,21 @@ impl Client {
         }
     }
 
+    /// CausalMesh-TCC: the batch this last function sent its server and has not seen
+    /// acknowledged (the last value buffered for each key); nothing else of the workflow can
+    /// take effect. `None` for CausalMesh, whose writes are sent one by one.
+    pub fn in_flight_writes(&self) -> Option<Vec<(Key, Value)>> {
+        if !self.rules.tcc {
+            return None;
+        }
+        let committing = self.last && self.next >= self.ops.len() && !self.ctx.buffer.is_empty();
+        let mut writes: BTreeMap<Key, Value> = BTreeMap::new();
+        if committing {
+            writes.extend(self.ctx.buffer.iter().copied());
+        }
+        Some(writes.into_iter().collect())
+    }
+
     pub fn into_context(self) -> MeshContext {
         self.ctx
     }

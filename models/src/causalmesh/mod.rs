@@ -93,6 +93,7 @@ use crate::{FaultModel, Model, Support, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
+use causim_sim::history::{Key, Value};
 use causim_sim::node::{Node, NodeId, Outbox};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::Time;
@@ -405,6 +406,13 @@ impl Protocol for CausalMesh {
         }
     }
 
+    fn in_flight_writes(&self, node: &MeshNode) -> Option<Vec<(Key, Value)>> {
+        match node {
+            MeshNode::Client(c) => c.in_flight_writes(),
+            _ => None,
+        }
+    }
+
     fn retry_context(&self, aborting: &MeshNode) -> Option<MeshContext> {
         match aborting {
             MeshNode::Client(c) => c.retry_context(),
@@ -552,6 +560,9 @@ impl Protocol for CausalMeshTcc {
     }
     fn retry_context(&self, aborting: &MeshNode) -> Option<MeshContext> {
         self.0.retry_context(aborting)
+    }
+    fn in_flight_writes(&self, node: &MeshNode) -> Option<Vec<(Key, Value)>> {
+        self.0.in_flight_writes(node)
     }
     fn join_contexts(&self, contexts: Vec<MeshContext>) -> MeshContext {
         self.0.join_contexts(contexts)

@@ -118,6 +118,7 @@ use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
+use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, Node, NodeId};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::{MS, Time};
@@ -363,6 +364,15 @@ impl Protocol for Faastcc {
         match node {
             FaastccNode::Function(l) => l.into_context(),
             _ => unreachable!("only functions finish"),
+        }
+    }
+
+    /// Nothing: the sink records the workflow in the handler that sends its commits, and
+    /// before that no partition installs a prepared write.
+    fn in_flight_writes(&self, node: &FaastccNode) -> Option<Vec<(Key, Value)>> {
+        match node {
+            FaastccNode::Function(_) => Some(Vec::new()),
+            _ => None,
         }
     }
 

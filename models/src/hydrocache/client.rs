@@ -108,6 +108,12 @@ impl Client {
         (self.mode == Mode::Opt).then(|| Context { deps: self.ctx.deps.clone(), ..Context::new() })
     }
 
+    /// The batch this sink sent the database and has not seen acknowledged (nothing else of
+    /// the workflow can take effect: writes are buffered until the sink sends them).
+    pub fn in_flight_writes(&self) -> Vec<(Key, causim_sim::history::Value)> {
+        if self.state == State::AwaitWrite { self.ctx.txn.write_set.iter().map(|(&k, &v)| (k, v)).collect() } else { Vec::new() }
+    }
+
     /// The context the function hands on when it finishes.
     pub fn into_context(self) -> Context {
         self.ctx

@@ -153,6 +153,7 @@ use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
+use causim_sim::history::{Key, Value};
 use causim_sim::node::{Node, NodeId};
 use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
 use causim_sim::time::{MS, Time};
@@ -345,6 +346,13 @@ impl Protocol for HydroCache {
         match node {
             HydroNode::Function(l) => l.into_context(),
             _ => unreachable!("only functions finish"),
+        }
+    }
+
+    fn in_flight_writes(&self, node: &HydroNode) -> Option<Vec<(Key, Value)>> {
+        match node {
+            HydroNode::Function(c) => Some(c.in_flight_writes()),
+            _ => None,
         }
     }
 

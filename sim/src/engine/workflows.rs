@@ -331,7 +331,14 @@ impl<P: Protocol> Sim<P> {
         let slot = id.slot();
         let mut writes = std::mem::take(&mut self.functions[slot].unrecorded_writes);
         let function = self.functions[slot].function;
-        if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow)
+        let in_flight = self.functions[slot].node.as_ref().and_then(|n| self.protocol.in_flight_writes(n));
+        if let Some(sent) = in_flight {
+            // The protocol knows what it sent: nothing else can take effect.
+            if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow) {
+                run.unrecorded_writes.clear();
+            }
+            writes = sent;
+        } else if let Some(run) = self.workflows.get_mut(self.functions[slot].workflow)
             && run.plan.dag.is_sink(function)
         {
             // The earlier functions' writes first: the session orders these records, and a
