@@ -75,6 +75,23 @@ vars == <<cc, ic, mg, gvc, chan, dis, deps, local, hist>>
 Disseminate == FALSE
 On == TRUE
 
+\* Readings of the paper where it is ambiguous (README.md, "Independence"): ours
+\* by default; a config overrides one with the paper's literal reading.
+\*   WriteClock: "join" (a new write's clock is the GVC joined with its deps, the
+\*     head's entry incremented) or "increment" (Fig. 7 line 8: the GVC, incremented).
+\*   Resolution: "winner" (a merge shows the write with the largest clock) or
+\*     "merged" (section 3.2 read literally: a write wins only against the entry's
+\*     merged clock, which a concurrent write may have inflated).
+\*   TxnAbort: "lex" (a read transaction aborts when the client's own write of a key
+\*     would win against the version returned) or "covered" (Fig. 8 line 7: when the
+\*     returned merged clock does not cover the client's own write).
+WriteClock == "join"
+Resolution == "winner"
+TxnAbort == "lex"
+Increment == "increment"
+Merged == "merged"
+Covered == "covered"
+
 Servers == 0..(N - 1)
 Succ(s) == (s + 1) % N
 Pred(s) == (s + N - 1) % N
@@ -107,7 +124,9 @@ LexMax(S) == CHOOSE m \in S : \A x \in S : ~LexLess(m, x)
 
 \* Merge the set of writes W into the C-cache entry e (or a client's view).
 MergeInto(e, W) ==
-    LET top == LexMax({e.win} \cup {w.vc : w \in W})
+    LET best == LexMax({w.vc : w \in W} \cup {Zero})
+        top  == IF Resolution = "winner" THEN LexMax({e.win} \cup {w.vc : w \in W})
+                ELSE IF LexLess(e.vc, best) THEN best ELSE e.win
     IN  [val |-> IF top = e.win THEN e.val ELSE (CHOOSE w \in W : w.vc = top).val,
          vc  |-> JoinAll({e.vc} \cup {w.vc : w \in W}),
          win |-> top]
@@ -249,7 +268,9 @@ ClientWrite(c, s, k) ==
            carried == IF Mutant = "no_carry_local_writes" THEN {} ELSE local[c]
            wdeps   == deps[c] \cup {DepOn(l) : l \in carried}           \* line 12
            own     == gvc[s][s] + 1                                      \* line 8
-           vc      == [JoinAll({gvc[s]} \cup {d[2] : d \in wdeps}) EXCEPT ![s] = own]
+           vc      == IF WriteClock = "join"
+                      THEN [JoinAll({gvc[s]} \cup {d[2] : d \in wdeps}) EXCEPT ![s] = own]
+                      ELSE [gvc[s] EXCEPT ![s] = own]
            w       == [key |-> k, val |-> <<c, i>>, vc |-> vc, deps |-> wdeps]
            icS     == [AddUnseen(s, ic[s], carried) EXCEPT ![k] = @ \cup {w}]  \* lines 9-11
            msg     == [w |-> w, head |-> s, round |-> 1, carried |-> carried]
@@ -277,7 +298,10 @@ ClientReadTxn(c, s, ks) ==
     /\ LET R     == IF Mutant = "read_without_integration"
                     THEN [cc |-> cc[s], ic |-> ic[s], mg |-> mg[s]]
                     ELSE IntegrateAt(s, ic[s], deps[c])
-           abort == \E l \in local[c] : l.key \in ks /\ LexLess(R.cc[l.key].win, l.vc)
+           abort == \E l \in local[c] :
+                       /\ l.key \in ks
+                       /\ IF TxnAbort = "lex" THEN LexLess(R.cc[l.key].win, l.vc)
+                          ELSE ~Leq(l.vc, R.cc[l.key].vc)
        IN  /\ cc'   = [cc EXCEPT ![s] = R.cc]
            /\ ic'   = [ic EXCEPT ![s] = R.ic]
            /\ mg'   = [mg EXCEPT ![s] = R.mg]
