@@ -63,17 +63,25 @@ VARIABLES
     deps,    \* deps[c]     : the exact versions the client depends on, <<key, vc>>
     local,   \* local[c]    : every write the client made, with its deps
     hist,    \* hist[c]     : the client's completed operations, in session order
-    dis      \* dis         : dissemination in flight: a set of [to, dep] (section 5.2)
+    dis,     \* dis         : dissemination in flight: a set of [to, dep] (section 5.2)
+    fl       \* fl[s]       : with synchronous flushes, s's chain messages waiting for
+             \*               the database's acknowledgement, in order
 
-serverVars == <<cc, ic, mg, gvc, chan, dis>>
+serverVars == <<cc, ic, mg, gvc, chan, dis, fl>>
 clientVars == <<deps, local, hist>>
-vars == <<cc, ic, mg, gvc, chan, dis, deps, local, hist>>
+vars == <<cc, ic, mg, gvc, chan, dis, fl, deps, local, hist>>
 
 \* Dissemination (section 5.2: "the tail of the chain has the option to disseminate
 \* the write to other servers, asking them to integrate the write into their
 \* C-caches"): off unless a config overrides it (`Disseminate <- On`).
 Disseminate == FALSE
 On == TRUE
+
+\* Database flushes (section 5.2): "async" (the write is acknowledged and sent down
+\* its chain at once, as in the authors' evaluation) unless a config overrides it
+\* with "sync" (`DbFlush <- Sync`: both wait for the database's acknowledgement).
+DbFlush == "async"
+Sync == "sync"
 
 \* Readings of the paper where it is ambiguous (README.md, "Independence"): ours
 \* by default; a config overrides one with the paper's literal reading.
@@ -204,6 +212,7 @@ Init ==
     /\ local = [c \in Clients |-> {}]
     /\ hist  = [c \in Clients |-> <<>>]
     /\ dis   = {}
+    /\ fl    = [s \in Servers |-> <<>>]
 
 \* A client may issue another operation: it has operations left, and no read
 \* transaction of it aborted.  An abort aborts the workflow (section 5.4, "the
@@ -211,6 +220,8 @@ Init ==
 \* which these bounds leave out.
 Active(c) ==
     /\ Len(hist[c]) < MaxOps
+    \* With synchronous flushes the client waits for its write's acknowledgement.
+    /\ \A s \in Servers : \A i \in 1..Len(fl[s]) : fl[s][i].w.val[1] /= c
     /\ \A i \in 1..Len(hist[c]) : hist[c][i].ok
 
 \* Which operation a client may issue next: any (op "r", "w" or "rt" at server s on
@@ -249,7 +260,7 @@ ClientRead(c, s, k) ==
                          val |-> [x \in {k} |-> ret.val],
                          vc  |-> [x \in {k} |-> got.vc],
                          dep |-> [x \in {k} |-> DepsOn(c, k)]])]
-    /\ UNCHANGED <<gvc, chan, local, dis>>
+    /\ UNCHANGED <<gvc, chan, local, dis, fl>>
 
 (* Write at the head of the server's own chain (section 5.2, Fig. 7 lines   *)
 (* 7-19; client side Fig. 10 lines 10-13).  The client piggybacks all its   *)
@@ -282,7 +293,12 @@ ClientWrite(c, s, k) ==
            /\ ic'    = [ic  EXCEPT ![s] = H.ic]
            /\ mg'    = [mg  EXCEPT ![s] = H.mg]
            /\ gvc'   = [gvc EXCEPT ![s][s] = own]
-           /\ chan'  = [chan EXCEPT ![s] = Append(@, msg)]
+           \* With synchronous flushes the chain starts at the database's ack.
+           /\ IF DbFlush = "sync"
+              THEN /\ fl' = [fl EXCEPT ![s] = Append(@, msg)]
+                   /\ UNCHANGED chan
+              ELSE /\ chan' = [chan EXCEPT ![s] = Append(@, msg)]
+                   /\ UNCHANGED fl
            /\ local' = [local EXCEPT ![c] = @ \cup {w}]
            /\ hist'  = [hist EXCEPT ![c] = Append(@,
                          [op |-> "w", ok |-> TRUE, keys |-> {k}, w |-> w])]
@@ -316,7 +332,7 @@ ClientReadTxn(c, s, ks) ==
                                  val |-> [x \in ks |-> R.cc[x].val],
                                  vc  |-> [x \in ks |-> R.cc[x].vc],
                                  dep |-> [x \in ks |-> DepsOn(c, x)]])]
-    /\ UNCHANGED <<gvc, chan, local, dis>>
+    /\ UNCHANGED <<gvc, chan, local, dis, fl>>
 
 (* ServerWrite (Fig. 4, Fig. 7 lines 21-33): server s takes the oldest      *)
 (* message on the link from its predecessor, adds the write and the writes  *)
@@ -332,7 +348,7 @@ Forward(s) ==
        IN  /\ ~IsTail(s, m.head)
            /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@), ![s] = Append(@, m)]
-    /\ UNCHANGED <<cc, mg, gvc, dis, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, dis, fl, clientVars>>
 
 \* Two-round chain: the tail stores the write like any hop and sends it round
 \* the ring once more (round 2).
@@ -345,7 +361,7 @@ TailForward(s) ==
            /\ ic' = [ic EXCEPT ![s] = Arrived(s, m)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@),
                                    ![s] = Append(@, [m EXCEPT !.round = 2])]
-    /\ UNCHANGED <<cc, mg, gvc, dis, clientVars>>
+    /\ UNCHANGED <<cc, mg, gvc, dis, fl, clientVars>>
 
 \* The tail reveals the write (Fig. 7 lines 22-27): one-round chain on
 \* arrival, two-round chain on the second arrival.  It integrates the write,
@@ -366,10 +382,19 @@ TailIntegrate(s) ==
            /\ mg'   = [mg  EXCEPT ![s] = R.mg]
            /\ gvc'  = [gvc EXCEPT ![s] = Join(@, m.w.vc)]
            /\ chan' = [chan EXCEPT ![Pred(s)] = Tail(@)]
+           /\ UNCHANGED fl
            /\ dis'  = IF Disseminate
                       THEN dis \cup {[to |-> t, dep |-> DepOn(m.w)] : t \in To}
                       ELSE dis
     /\ UNCHANGED clientVars
+
+\* Synchronous flushes: the database acknowledged s's oldest pending write, which
+\* starts down its chain (and its client is answered).
+Flushed(s) ==
+    /\ fl[s] /= <<>>
+    /\ chan' = [chan EXCEPT ![s] = Append(@, Head(fl[s]))]
+    /\ fl'   = [fl EXCEPT ![s] = Tail(@)]
+    /\ UNCHANGED <<cc, ic, mg, gvc, dis, clientVars>>
 
 \* Server s integrates a write the tail disseminated to it.  Every server
 \* holds the write already (the chain passed it), so the order of
@@ -382,7 +407,7 @@ Disseminated(s) ==
                  /\ ic'  = [ic EXCEPT ![s] = R.ic]
                  /\ mg'  = [mg EXCEPT ![s] = R.mg]
                  /\ dis' = dis \ {d}
-    /\ UNCHANGED <<gvc, chan, clientVars>>
+    /\ UNCHANGED <<gvc, chan, fl, clientVars>>
 
 \* Every client has finished and every link is empty: stutter, so that TLC's
 \* deadlock check reports only genuine stalls.
@@ -390,6 +415,7 @@ Terminated ==
     /\ \A c \in Clients : ClientFinished(c)
     /\ \A s \in Servers : chan[s] = <<>>
     /\ dis = {}
+    /\ \A s \in Servers : fl[s] = <<>>
     /\ UNCHANGED vars
 
 Next ==
@@ -400,6 +426,7 @@ Next ==
     \/ \E s \in Servers : TailForward(s)
     \/ \E s \in Servers : TailIntegrate(s)
     \/ \E s \in Servers : Disseminated(s)
+    \/ \E s \in Servers : Flushed(s)
     \/ Terminated
 
 Spec == Init /\ [][Next]_vars
@@ -511,6 +538,7 @@ Quiet ==
     /\ \A c \in Clients : ClientFinished(c)
     /\ \A s \in Servers : chan[s] = <<>>
     /\ dis = {}
+    /\ \A s \in Servers : fl[s] = <<>>
 
 \* "every write reaches every server": once the system is quiet, each
 \* write a client made is in every server's I-cache or merged into its C-cache.

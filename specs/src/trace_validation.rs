@@ -5,7 +5,12 @@
 //! # From a trace to a behaviour
 //!
 //! The spec's steps are the servers' handlers; the simulator's trace (`trace.jsonl`) records
-//! every delivery, and the history (`history.jsonl`) what each client observed:
+//! every delivery, and the history (`history.jsonl`) what each client observed. Steps are
+//! taken in delivery order, which is an order the handlers could have run in even with service
+//! times: a node runs its inputs in the order they arrive, and what a handler sends leaves
+//! after it starts, so no handler delivered later can depend on one delivered earlier and run
+//! after it.
+//!
 //!
 //! | simulator | spec step | what the step must also show |
 //! |---|---|---|
@@ -14,6 +19,8 @@
 //! | a server receives `ClientReadTxn` | `ClientReadTxn(c, s, ks)` | committed or aborted, and each key's value and clock |
 //! | a server receives `ServerWrite`, traces `Forward` | `Forward(s)` or `TailForward(s)` (the tail in round 1) | the message's head and round |
 //! | a server receives `ServerWrite`, traces `TailIntegrate` | `TailIntegrate(s)` | the message's head and round |
+//! | a server receives `DbWriteAck` (synchronous flushes) | `Flushed(s)` | — |
+//! | a server receives `Integrate` (dissemination) | `Disseminated(s)` | — (TLC tries each write disseminated to `s`) |
 //!
 //! The request, the handler and the reply are one atomic step in the spec (the client blocks),
 //! so replies and database messages are not steps. A generated module (`CausalMeshTrace`)
@@ -26,26 +33,53 @@
 //!
 //! # Limits
 //!
-//! Runs must use `db_flush: "async"` (with synchronous flushes the chain message leaves after
-//! the database's acknowledgement, which the spec's atomic `ClientWrite` does not model), no
-//! dissemination, no eviction, no faults, and no retries (of read transactions or workflows).
+//! Runs must have no eviction, no faults, and no retries (of read transactions or workflows).
 //! The converter says which limit a trace breaks rather than report a false rejection.
 
 use crate::tlc::{TlcOptions, Verdict, run_tlc_with_files, spec_dir};
 use causim_models::Model;
 use causim_models::causalmesh::{CausalMesh, CausalMeshParams, Chain, DbFlush};
 use causim_pipeline::Scenario;
-use causim_sim::dist::DurationDist;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 /// One step of the behaviour.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
-    Write { client: String, server: usize, key: String, vc: Vec<u64> },
-    Read { client: String, server: usize, key: String, value: Obs, vc: Vec<u64> },
-    ReadTxn { client: String, server: usize, keys: Vec<String>, ok: bool, values: Vec<(String, Obs, Vec<u64>)> },
-    Chain { action: &'static str, server: usize, head: usize, round: u64 },
+    Write {
+        client: String,
+        server: usize,
+        key: String,
+        vc: Vec<u64>,
+    },
+    Read {
+        client: String,
+        server: usize,
+        key: String,
+        value: Obs,
+        vc: Vec<u64>,
+    },
+    ReadTxn {
+        client: String,
+        server: usize,
+        keys: Vec<String>,
+        ok: bool,
+        values: Vec<(String, Obs, Vec<u64>)>,
+    },
+    Chain {
+        action: &'static str,
+        server: usize,
+        head: usize,
+        round: u64,
+    },
+    /// The database acknowledged the server's oldest pending write (synchronous flushes).
+    Flushed {
+        server: usize,
+    },
+    /// The server integrates a write a tail disseminated to it.
+    Disseminated {
+        server: usize,
+    },
 }
 
 /// A value a read returned: the initial one, or the write `(session, index)` (index from 1 in
@@ -79,6 +113,8 @@ impl std::fmt::Display for Step {
                 Ok(())
             }
             Step::Chain { action, server, head, round } => write!(f, "{action}: S{server} takes S{head}'s write (round {round})"),
+            Step::Flushed { server } => write!(f, "Flushed: the database acknowledges S{server}'s write"),
+            Step::Disseminated { server } => write!(f, "Disseminated: S{server} integrates a disseminated write"),
         }
     }
 }
@@ -88,6 +124,10 @@ impl std::fmt::Display for Step {
 pub struct Behaviour {
     pub servers: usize,
     pub chain: String,
+    /// Synchronous database flushes (`Flushed` steps).
+    pub sync: bool,
+    /// The tails disseminate (`Disseminated` steps).
+    pub disseminate: bool,
     /// Key names, in order of first use.
     pub keys: Vec<String>,
     /// Session names and their operation counts.
@@ -135,20 +175,10 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
         return Err(format!("trace validation is for {} runs, not {}", CausalMesh::ENTRY.name, protocol.name));
     }
     let params: CausalMeshParams = causim_models::parse_params(&protocol.params).map_err(|e| format!("protocol.{e}"))?;
-    if params.db_flush != DbFlush::Async {
-        return Err("trace validation needs db_flush \"async\": with synchronous flushes the chain starts after the \
-                    database's acknowledgement, which the spec does not model"
-            .into());
-    }
-    if params.disseminate || params.c_cache_keys_max.is_some() {
-        return Err("trace validation does not cover dissemination or eviction".into());
+    if params.c_cache_keys_max.is_some() {
+        return Err("trace validation does not cover eviction".into());
     }
     let topology = &scenario.topology;
-    let zero = |d: &DurationDist| *d == DurationDist::ZERO;
-    let overrides = topology.nodes.values().any(|n| n.service.is_some());
-    if !zero(&topology.service) || !topology.service_by_kind.is_empty() || overrides {
-        return Err("trace validation needs zero service times (every handler runs when its message arrives)".into());
-    }
     let chain = match params.chain {
         Chain::OneRound => "one_round",
         Chain::TwoRound => "two_round",
@@ -210,7 +240,9 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     }
     let mut slots: Vec<Option<Step>> = Vec::new();
     let mut pending: Vec<(usize, Pending)> = Vec::new();
-    let mut chain_waiting: Option<usize> = None;
+    // Per server, its chain messages delivered and not yet handled, in order: with service
+    // times a handler can run after later deliveries (a node's inputs run in delivery order).
+    let mut chain_waiting: Vec<std::collections::VecDeque<usize>> = vec![Default::default(); servers];
     for ev in parse_lines(trace, "trace.jsonl")? {
         match ev["ev"].as_str() {
             Some("deliver") => {
@@ -234,9 +266,11 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                         };
                         slots.push(None);
                         pending.push((slots.len() - 1, Pending::Chain { server, head: head as usize, round }));
-                        chain_waiting = Some(slots.len() - 1);
+                        chain_waiting[server].push_back(slots.len() - 1);
                     }
-                    "DbWriteAck" | "Integrate" | "DbReadReply" | "ClientReadTcc" | "ClientCommit" => {
+                    "DbWriteAck" => slots.push(Some(Step::Flushed { server })),
+                    "Integrate" => slots.push(Some(Step::Disseminated { server })),
+                    "DbReadReply" | "ClientReadTcc" | "ClientCommit" => {
                         return Err(format!("{kind} messages are not covered by trace validation"));
                     }
                     _ => {}
@@ -247,7 +281,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                 if !matches!(action, "Forward" | "TailIntegrate") {
                     continue;
                 }
-                let Some(slot) = chain_waiting.take() else { continue };
+                let Some(node) = ev["node"].as_str().and_then(server_index) else { continue };
+                let Some(slot) = chain_waiting[node].pop_front() else { continue };
                 let pos = pending.iter().position(|(s, _)| *s == slot).expect("pending");
                 let (_, Pending::Chain { server, head, round }) = pending.remove(pos) else { unreachable!() };
                 let action = match action {
@@ -293,7 +328,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     // Requests still open at the end, and chain hops without an action line, are not steps.
     let steps: Vec<Step> = slots.into_iter().flatten().collect();
     let clients = ops_per_session.into_iter().collect();
-    Ok(Behaviour { servers, chain, keys, clients, steps })
+    let sync = params.db_flush == DbFlush::Sync;
+    Ok(Behaviour { servers, chain, sync, disseminate: params.disseminate, keys, clients, steps })
 }
 
 fn tla_key(name: &str) -> String {
@@ -351,6 +387,8 @@ pub fn tla(b: &Behaviour, relax: Option<usize>) -> (String, String) {
             Step::Chain { action, server, head, round } => {
                 format!("[a |-> \"{action}\", s |-> {server}, head |-> {head}, round |-> {round}]")
             }
+            Step::Flushed { server } => format!("[a |-> \"Flushed\", s |-> {server}]"),
+            Step::Disseminated { server } => format!("[a |-> \"Disseminated\", s |-> {server}]"),
         })
         .collect();
     let names: Vec<String> = b.keys.iter().map(|k| tla_key(k)).chain(b.clients.iter().map(|(c, _)| tla_client(c))).collect();
@@ -377,6 +415,8 @@ Act(e) ==
       [] e.a = "Forward"       -> Forward(e.s)
       [] e.a = "TailForward"   -> TailForward(e.s)
       [] e.a = "TailIntegrate" -> TailIntegrate(e.s)
+      [] e.a = "Flushed"       -> Flushed(e.s)
+      [] e.a = "Disseminated"  -> Disseminated(e.s)
 
 \* What the spec shows at step e (evaluated after Act(e)).
 Observation(e) ==
@@ -385,6 +425,7 @@ Observation(e) ==
       [] e.a = "ClientReadTxn" -> IF LastOp(e.c).ok
                                   THEN [ok |-> TRUE, val |-> LastOp(e.c).val, vc |-> LastOp(e.c).vc]
                                   ELSE [ok |-> FALSE]
+      [] e.a \in {{"Flushed", "Disseminated"}} -> [none |-> TRUE]
       [] OTHER                 -> [head |-> InMsg(e.s).head, round |-> InMsg(e.s).round]
 
 \* ... and whether it is what the simulator showed.
@@ -393,6 +434,7 @@ Matches(e, o) ==
       [] e.a = "ClientRead"    -> o.val = e.val /\ o.vc = Vec(e.vc)
       [] e.a = "ClientReadTxn" -> o.ok = e.ok /\ (e.ok => /\ o.val = e.val
                                                         /\ \A k \in e.k : o.vc[k] = Vec(e.vc[k]))
+      [] e.a \in {{"Flushed", "Disseminated"}} -> TRUE
       [] OTHER                 -> o.head = e.head /\ o.round = e.round
 
 TraceInit == Init /\ step = 0 /\ seen = [none |-> TRUE]
@@ -419,7 +461,7 @@ TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
     }
     cfg.push_str(&format!(
         "    N = {}\n    Keys = {{{}}}\n    Clients = {{{}}}\n    MaxOps = {max_ops}\n    InitVal = InitVal\n    \
-         Mutant = \"none\"\n    Chain = \"{}\"\n    Integration = \"exact\"\n    Relax = {}\n\
+         Mutant = \"none\"\n    Chain = \"{}\"\n    Integration = \"exact\"\n    Relax = {}\n{}{}\
          INIT TraceInit\nNEXT TraceNext\nINVARIANTS\n    TraceIncomplete\n    TypeOK\n    CCacheIsCausalCut\n    \
          CoverageLemma\n    ReadsCoverDeps\n    ReadsAreCausallyConsistent\n",
         b.servers,
@@ -427,6 +469,8 @@ TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
         b.clients.iter().map(|(c, _)| tla_client(c)).collect::<Vec<_>>().join(", "),
         b.chain,
         relax.map_or(b.steps.len() + 1, |r| r),
+        if b.sync { "    DbFlush <- Sync\n" } else { "" },
+        if b.disseminate { "    Disseminate <- On\n" } else { "" },
     ));
     (module, cfg)
 }
