@@ -84,6 +84,13 @@ fn causalmesh_exact_one_round_chain_passes_every_invariant() {
     expect_pass("MC_exact_one_round.cfg", 14_207, 30_936, 9);
 }
 
+#[test]
+fn causalmesh_with_synchronous_flushes_passes_every_invariant() {
+    // Goal: the chain message waiting for the database's acknowledgement (and its client with
+    // it) changes no verdict.
+    expect_pass("MC_exact_one_round_sync.cfg", 23_345, 50_686, 13);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Integration by VC dominance (the authors' rule; the Rust mutant integrate_by_vc_dominance).
 
