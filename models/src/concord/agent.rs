@@ -66,7 +66,8 @@ pub struct HomeOp {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// Reading storage; the requester gets the value in E (`exclusive`) or joins the sharers.
-    Fetch { exclusive: bool },
+    /// `hit`: the directory had an entry (a remote hit, not a miss, in the paper's terms).
+    Fetch { exclusive: bool, hit: bool },
     /// Asking the owner for the data.
     Forward { owner: NodeId },
     /// Recalling the entry before evicting it: invalidations not yet acknowledged.
@@ -207,9 +208,9 @@ impl Agent {
                 self.learn(key, applied);
                 self.home_request(key, HomeRequest { requester: from, write: Some(value) }, out);
             }
-            Msg::Data { key, value, exclusive, applied } => {
+            Msg::Data { key, value, exclusive, hit, applied } => {
                 self.learn(key, applied);
-                self.on_data(key, value, exclusive, out);
+                self.on_data(key, value, exclusive, hit, out);
             }
             Msg::WrAck { key, applied } => {
                 self.learn(key, applied);

@@ -22,11 +22,11 @@
 //! instance writes). Crashes, loss, dropping partitions and read transactions are refused.
 
 use super::client::Client;
-use super::msg::{Msg, Timer, Writer};
+use super::msg::{Msg, ReadClass, Timer, Writer};
 use super::ring::Ring;
 use super::storage::Storage;
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{FaultModel, Model, parse_params};
+use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::{SimConfig, TopologyConfig};
 use causim_sim::error::FieldError;
@@ -143,10 +143,11 @@ impl FaastAgent {
             Msg::Get { key } => self.call(key, Call { client: from, write: None }, out),
             Msg::Put { key, value } => self.call(key, Call { client: from, write: Some(value) }, out),
             Msg::FtVersion { key, version } => self.on_version(key, version, out),
-            Msg::FtData { key, value, version } => {
+            Msg::FtData { key, value, version, loaded } => {
                 let Some(Pending::Fetch { client }) = self.pending.get(&key).cloned() else { unreachable!("data with no fetch") };
                 self.install(key, value, version, out);
-                out.send(client, Msg::GetReply { key, value });
+                let class = if loaded { ReadClass::Miss } else { ReadClass::RemoteHit };
+                out.send(client, Msg::GetReply { key, value, class });
                 self.finish(key, out);
             }
             Msg::FtWriteAck { key, version } => {
@@ -156,11 +157,11 @@ impl FaastAgent {
                 out.send(client, Msg::PutReply { key });
                 self.finish(key, out);
             }
-            Msg::FtVersionReq { key } | Msg::FtDataReq { key } | Msg::FtWrite { key, .. } => self.home_request(from, key, msg, out),
+            Msg::FtVersionReq { key } | Msg::FtDataReq { key } | Msg::FtWrite { key, .. } => self.home_request(from, key, msg, false, out),
             Msg::StData { key, value, applied, .. } => {
                 self.latest.insert(key, (value, applied));
                 for (from, msg) in self.loading.remove(&key).unwrap_or_default() {
-                    self.home_request(from, key, msg, out);
+                    self.home_request(from, key, msg, true, out);
                 }
             }
             Msg::StAck { key, applied, .. } => {
@@ -196,7 +197,7 @@ impl FaastAgent {
             None if self.lines.contains_key(&key) && !self.version_check => {
                 let value = self.touch(key);
                 out.count("faast_unchecked_hit");
-                out.send(client, Msg::GetReply { key, value });
+                out.send(client, Msg::GetReply { key, value, class: ReadClass::Local });
             }
             None if self.lines.contains_key(&key) => {
                 self.pending.insert(key, Pending::Check { client });
@@ -222,7 +223,7 @@ impl FaastAgent {
         if self.lines.get(&key).is_some_and(|l| l.version == version) {
             let value = self.touch(key);
             out.count("faast_check_hit");
-            out.send(client, Msg::GetReply { key, value });
+            out.send(client, Msg::GetReply { key, value, class: ReadClass::Local });
             self.finish(key, out);
         } else {
             out.count("faast_check_stale");
@@ -259,7 +260,8 @@ impl FaastAgent {
 
     // Home side.
 
-    fn home_request(&mut self, from: NodeId, key: Key, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+    /// A request at the key's home; `loaded`: it waited for the key to be loaded from storage.
+    fn home_request(&mut self, from: NodeId, key: Key, msg: Msg, loaded: bool, out: &mut Outbox<Msg, Timer>) {
         assert_eq!(self.ring.home(key), self.id, "a request for key {key} reached a node that is not its home");
         let Some(&(value, version)) = self.latest.get(&key) else {
             let queue = self.loading.entry(key).or_default();
@@ -271,7 +273,7 @@ impl FaastAgent {
         };
         match msg {
             Msg::FtVersionReq { .. } => self.send(from, Msg::FtVersion { key, version }, out),
-            Msg::FtDataReq { .. } => self.send(from, Msg::FtData { key, value, version }, out),
+            Msg::FtDataReq { .. } => self.send(from, Msg::FtData { key, value, version, loaded }, out),
             Msg::FtWrite { value, .. } => {
                 // Serialize: the next version, the home's copy, then storage (FIFO, so storage
                 // applies the key's writes in version order and acknowledges them in order).
@@ -402,7 +404,11 @@ impl Model for Faast {
         about: "Faa$T-style check-then-read caching (Concord's baseline): per-application caches ask the key's home for its version on every read; writes through the home; per-key linearizability",
         level: Level::Linearizable,
         mutants: FAAST_MUTANTS,
-        profile: Profile { database: true, ..Profile::PLAIN },
+        profile: Profile {
+            database: true,
+            observations: &[metrics::READ_LOCAL_NS, metrics::READ_REMOTE_HIT_NS, metrics::READ_MISS_NS],
+            ..Profile::PLAIN
+        },
         faults: FaultModel::fault_free("the Faa$T baseline models no failure handling; it is compared with Concord in fault-free runs"),
         series: &[SeriesStyle { label: "Faa$T", colour: (0, 114, 178) }],
     };

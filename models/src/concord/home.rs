@@ -16,6 +16,7 @@
 
 use super::agent::{Agent, Dir, HomeOp, HomeRequest, Step};
 use super::msg::{Msg, Tag, Timer, Writer};
+use crate::metrics;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::BTreeSet;
@@ -58,7 +59,7 @@ impl Agent {
         let step = match (req.write, self.directory.get(&key).cloned()) {
             (None, None) => {
                 out.count("concord_read_miss");
-                Step::Fetch { exclusive: true }
+                Step::Fetch { exclusive: true, hit: false }
             }
             (None, Some(Dir::Shared(mut sharers))) => {
                 out.count("concord_remote_read_hit");
@@ -68,10 +69,10 @@ impl Agent {
                     sharers.insert(r);
                     self.directory.insert(key, Dir::Shared(sharers));
                     let applied = self.applied(key);
-                    self.send(r, Msg::Data { key, value, exclusive: false, applied }, out);
+                    self.send(r, Msg::Data { key, value, exclusive: false, hit: true, applied }, out);
                     return;
                 }
-                Step::Fetch { exclusive: false }
+                Step::Fetch { exclusive: false, hit: true }
             }
             (None, Some(Dir::Exclusive(owner))) if owner != r => {
                 out.count("concord_remote_read_hit");
@@ -81,7 +82,7 @@ impl Agent {
             (None, Some(Dir::Exclusive(_))) => {
                 // The owner asks again: it evicted its line silently. As a "don't have it".
                 out.count("concord_remote_read_hit");
-                Step::Fetch { exclusive: true }
+                Step::Fetch { exclusive: true, hit: true }
             }
             (Some(value), dir) => {
                 let acks: BTreeSet<NodeId> = match dir {
@@ -90,6 +91,7 @@ impl Agent {
                     Some(Dir::Exclusive(owner)) if owner != r => [owner].into(),
                     Some(Dir::Exclusive(_)) => BTreeSet::new(),
                 };
+                out.observe(metrics::INVALIDATIONS_PER_WRITE, acks.len() as u64);
                 for &s in &acks {
                     out.count("concord_invalidation");
                     self.send(s, Msg::Inv { key, tag }, out);
@@ -228,15 +230,20 @@ impl Agent {
     /// Storage answered a read for a transaction.
     pub(super) fn on_storage_data(&mut self, key: Key, tag: Tag, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag).clone();
-        let Step::Fetch { exclusive } = op.step else { unreachable!("storage data for a {:?}", op.step) };
+        let Step::Fetch { exclusive, hit } = op.step else { unreachable!("storage data for a {:?}", op.step) };
         let r = op.requester;
-        let dir = match (exclusive, self.directory.get(&key)) {
+        let mut dir = match (exclusive, self.directory.get(&key)) {
             (false, Some(Dir::Shared(sharers))) => Dir::Shared(sharers.iter().copied().chain([r]).collect()),
             (false, _) => Dir::Shared([r].into()),
             (true, _) => Dir::Exclusive(r),
         };
+        if let Dir::Shared(sharers) = &mut dir
+            && self.keep_copy(key, value, out)
+        {
+            sharers.insert(self.id);
+        }
         let applied = self.applied(key);
-        self.complete(key, tag, dir, Msg::Data { key, value, exclusive, applied }, out);
+        self.complete(key, tag, dir, Msg::Data { key, value, exclusive, hit, applied }, out);
     }
 
     /// The owner answered a forwarded read: with the data (it is now a sharer), or with "don't
@@ -248,13 +255,29 @@ impl Agent {
         match value {
             Some(value) => {
                 let applied = self.applied(key);
-                self.complete(key, tag, Dir::Shared([owner, r].into()), Msg::Data { key, value, exclusive: false, applied }, out);
+                let mut sharers: BTreeSet<NodeId> = [owner, r].into();
+                if owner != self.id && self.keep_copy(key, value, out) {
+                    sharers.insert(self.id);
+                }
+                self.complete(key, tag, Dir::Shared(sharers), Msg::Data { key, value, exclusive: false, hit: true, applied }, out);
             }
             None => {
-                op.step = Step::Fetch { exclusive: true };
+                op.step = Step::Fetch { exclusive: true, hit: true };
                 out.send(self.storage, Msg::StGet { key, tag });
             }
         }
+    }
+
+    /// With `home_keeps_copy`, the home's own instance keeps the data a remote read in S
+    /// brought it (clean: storage's value, or the owner's once its writes are stored), unless
+    /// its own cache side has a call in flight for the key. True if it did.
+    fn keep_copy(&mut self, key: Key, value: Option<Value>, out: &mut Outbox<Msg, Timer>) -> bool {
+        if !self.rules.home_keeps_copy || self.pending.contains_key(&key) || self.lines.contains_key(&key) || self.is_leaving() {
+            return false;
+        }
+        out.count("concord_home_copy");
+        self.install(key, false, value, out);
+        true
     }
 
     pub(super) fn on_invalidate_ack(&mut self, from: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {

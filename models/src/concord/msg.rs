@@ -20,6 +20,17 @@ pub enum Writer {
     Owner,
 }
 
+/// How a read was served, in the paper's classes (§VI-B, Table III): from the machine's own
+/// cache instance (`Local`), through the home with a directory entry (`RemoteHit`, which may
+/// still read storage), or with no entry (`Miss`: storage). The function measures its latency
+/// by class (`metrics::READ_LOCAL_NS`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReadClass {
+    Local,
+    RemoteHit,
+    Miss,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     // A function → its machine's cache agent (the runtime intercepts storage calls).
@@ -34,6 +45,7 @@ pub enum Msg {
     GetReply {
         key: Key,
         value: Option<Value>,
+        class: ReadClass,
     },
     PutReply {
         key: Key,
@@ -54,6 +66,9 @@ pub enum Msg {
         key: Key,
         value: Option<Value>,
         exclusive: bool,
+        /// The directory had an entry for the key (a remote hit in the paper's terms, even
+        /// when storage served the data); false: a read miss.
+        hit: bool,
         applied: u64,
     },
     WrAck {
@@ -196,6 +211,8 @@ pub enum Msg {
         key: Key,
         value: Option<Value>,
         version: u64,
+        /// The home loaded the key from storage for this request (a miss).
+        loaded: bool,
     },
     FtWrite {
         key: Key,
