@@ -147,6 +147,12 @@ pub const FIGURES: &[FigureDef] = &[
         about: "Concord Fig. 14: latency vs cache size, and the speedup over a baseline of the same size",
         build: concord::concord_cache_size,
     },
+    FigureDef {
+        name: "concord-churn",
+        sweep: "concord-churn",
+        about: "Concord Fig. 13: throughput while cache instances leave the domain and join it again",
+        build: concord::concord_churn,
+    },
 ];
 
 pub fn figure(name: &str) -> Option<&'static FigureDef> {

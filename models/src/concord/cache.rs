@@ -42,8 +42,9 @@ impl Agent {
 
     /// Serves or starts one request; the key has no transaction in flight unless it is a hit.
     fn start(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
-        if self.is_leaving() {
-            // The instance is being destroyed (`membership.rs`): the workflow is retried.
+        if self.is_leaving() || self.joining {
+            // The instance is being destroyed, or joining the domain (`membership.rs`): the
+            // workflow is retried.
             out.count("concord_call_failed");
             out.send(req.client, Msg::CallFailed { key });
             return;

@@ -15,7 +15,7 @@
 //! `non_blocking_directory` starts every request at once.
 
 use super::agent::{Agent, Dir, HomeOp, HomeRequest, Step};
-use super::msg::{Msg, Tag, Timer, Writer};
+use super::msg::{ExtReq, Msg, Tag, Timer, Writer};
 use crate::metrics;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
@@ -24,7 +24,15 @@ use std::collections::BTreeSet;
 impl Agent {
     /// A read or write request reaches this home.
     pub(super) fn home_request(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
-        if self.ring.home(key) != self.id {
+        let home = self.ring.home(key);
+        if home != self.id && self.handed.contains(&home) {
+            // Sent in an older view to the joiner's successor, which has handed the key over.
+            let applied = self.applied(key);
+            out.count("concord_moved_request");
+            self.send(home, Msg::Moved { key, requester: req.requester, write: req.write, external: req.external, applied }, out);
+            return;
+        }
+        if home != self.id {
             let parked = self.park_home_request(key, &req);
             assert!(parked, "{:?}: a request for key {key} reached a node that is not its home", self.id);
             return;
@@ -39,7 +47,7 @@ impl Agent {
             return;
         }
         let busy = self.active.get(&key).is_some_and(|ops| !ops.is_empty());
-        if busy && self.rules.blocking_directory {
+        if self.holds_for_joiner(key) || (busy && self.rules.blocking_directory) {
             self.queued.entry(key).or_default().push_back(req);
         } else {
             self.begin(key, req, out);
@@ -49,6 +57,10 @@ impl Agent {
     /// Starts a directory transaction (or answers at once, for a read the home's own copy
     /// serves).
     fn begin(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
+        if let (Some(ext), Some(value)) = (req.external, req.write) {
+            self.begin_external(key, req.requester, value, ext, out);
+            return;
+        }
         let r = req.requester;
         let tag = self.next_tag;
         self.next_tag += 1;
@@ -103,13 +115,50 @@ impl Agent {
                 if put {
                     self.put(key, value, tag, out);
                 }
-                Step::Write { value, acks, put, stored: false }
+                Step::Write { value, acks, put, stored: false, external: None }
             }
         };
         if let Step::Fetch { .. } = step {
             out.send(self.storage, Msg::StGet { key, tag });
         }
         self.active.entry(key).or_default().push(HomeOp { tag, requester: r, step });
+    }
+
+    /// An external write reaches the home (§III-C3): every copy is invalidated (an owner's
+    /// direct write in flight lands first: it defers the invalidation, A3), and the entry goes,
+    /// so the next read misses and reads storage. Paper-literal, storage already holds the
+    /// value (a recall of the entry); strict, the home writes it like any other write, and
+    /// answers the application once storage has it and every copy is gone.
+    fn begin_external(&mut self, key: Key, origin: NodeId, value: Value, ext: ExtReq, out: &mut Outbox<Msg, Timer>) {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.tick();
+        let acks: BTreeSet<NodeId> = match self.directory.get(&key) {
+            None => BTreeSet::new(),
+            Some(Dir::Shared(sharers)) => sharers.clone(),
+            Some(Dir::Exclusive(owner)) => [*owner].into(),
+        };
+        out.trace("ExternalWrite", || format!("{{\"key\":{key},\"value\":{value},\"copies\":{}}}", acks.len()));
+        for &s in &acks {
+            out.count("concord_invalidation");
+            self.send(s, Msg::Inv { key, tag }, out);
+        }
+        if ext.stored {
+            if acks.is_empty() {
+                self.directory.remove(&key);
+                self.directory_used.remove(&key);
+            } else {
+                self.active.entry(key).or_default().push(HomeOp { tag, requester: self.id, step: Step::Recall { acks } });
+            }
+            return;
+        }
+        let owner_case = matches!(self.directory.get(&key), Some(Dir::Exclusive(_)));
+        let put = !(owner_case && self.rules.inv_before_put);
+        if put {
+            self.put(key, value, tag, out);
+        }
+        let step = Step::Write { value, acks, put, stored: false, external: Some(ext.tag) };
+        self.active.entry(key).or_default().push(HomeOp { tag, requester: origin, step });
     }
 
     fn put(&mut self, key: Key, value: Value, tag: Tag, out: &mut Outbox<Msg, Timer>) {
@@ -138,18 +187,24 @@ impl Agent {
             dir => Some(dir),
         }
         .filter(|d| !matches!(d, Dir::Shared(s) if s.is_empty()));
+        // A requester that failed meanwhile is not answered (its next incarnation asked nothing).
+        let answer = !self.orphaned.remove(&tag);
         let Some(dir) = dir else {
             if self.directory.remove(&key).is_some() {
                 self.directory_used.remove(&key);
             }
-            self.send(op.requester, reply, out);
+            if answer {
+                self.send(op.requester, reply, out);
+            }
             self.start_queued(key, out);
             return;
         };
         let new = self.directory.insert(key, dir).is_none();
         let now = self.tick();
         self.directory_used.insert(key, now);
-        self.send(op.requester, reply, out);
+        if answer {
+            self.send(op.requester, reply, out);
+        }
         if new && self.rules.directory_max.is_some_and(|max| self.directory.len() > max) {
             self.evict_entry(key, out);
         }
@@ -174,7 +229,7 @@ impl Agent {
             self.try_transfer(out);
             return;
         }
-        while !self.active.contains_key(&key) {
+        while !self.active.contains_key(&key) && !self.holds_for_joiner(key) {
             let Some(queue) = self.queued.get_mut(&key) else { break };
             let req = queue.pop_front().expect("empty queues are removed");
             if queue.is_empty() {
@@ -182,6 +237,7 @@ impl Agent {
             }
             self.begin(key, req, out);
         }
+        self.try_give(out);
     }
 
     /// The directory is over capacity: evict the least recently used idle entry other than
@@ -193,7 +249,7 @@ impl Agent {
         let victim = self
             .directory
             .keys()
-            .filter(|&&k| k != except && !self.active.contains_key(&k) && !self.queued.contains_key(&k))
+            .filter(|&&k| k != except && !self.active.contains_key(&k) && !self.queued.contains_key(&k) && !self.holds_for_joiner(k))
             .min_by_key(|&&k| self.directory_used.get(&k).copied().unwrap_or(0))
             .copied();
         let Some(victim) = victim else { return };
@@ -312,11 +368,20 @@ impl Agent {
     /// A write completes once every invalidation and storage have acknowledged: E(requester).
     fn try_finish_write(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
-        let Step::Write { acks, stored: true, .. } = &op.step else { return };
+        let Step::Write { acks, stored: true, external, .. } = &op.step else { return };
         if !acks.is_empty() {
             return;
         }
         let r = op.requester;
+        if let Some(ext_tag) = *external {
+            // The external write is done: no cache holds the key, so no entry either.
+            self.end(key, tag);
+            self.directory.remove(&key);
+            self.directory_used.remove(&key);
+            out.send(r, Msg::ExtAck { key, tag: ext_tag });
+            self.start_queued(key, out);
+            return;
+        }
         let applied = self.applied(key);
         self.complete(key, tag, Dir::Exclusive(r), Msg::WrAck { key, applied }, out);
     }
