@@ -71,6 +71,14 @@ fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
     }
 }
 
+/// The OFC baseline (one copy, at the home) survives the same budget.
+#[test]
+fn the_ofc_baseline_survives() {
+    let outcome = fuzz::fuzz(&protocol_options("ofc", &[], true)).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+    assert_eq!(outcome.cases, BUDGET);
+}
+
 /// The Faa$T baseline (check-then-read) survives the same budget, and its mutant (local hits
 /// without the version check) is found by the history alone.
 #[test]

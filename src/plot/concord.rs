@@ -3,16 +3,15 @@
 //! scheduling), Fig. 9 (invalidations per write), Fig. 14 (latency vs cache size) and Fig. 13
 //! (throughput while instances leave and join again).
 //!
-//! The paper's apps, their compute and its OFC baseline are not modelled: the load figures use
-//! one synthetic application (`scenarios/concord/load-mix.json`) and Faa$T stands in for OFC,
-//! which the paper measures performing alike (Fig. 7). Every sweep uses the latencies the paper
+//! The paper's apps and their compute are not modelled: the load figures use one synthetic
+//! application (`scenarios/concord/load-mix.json`), against the OFC and Faa$T baselines. Every sweep uses the latencies the paper
 //! states (2 ms between machines, 30 ms to storage) and one fitted constant, a function's
 //! 0.8 ms one-way delay to its cache agent ([`CONCORD_LOCAL_ACCESS`]).
 
 use super::*;
 use crate::chart::HLine;
 use crate::claim::CONCORD_LOCAL_ACCESS;
-use causim_models::concord::{Concord, Faast};
+use causim_models::concord::{Concord, Faast, Ofc};
 
 const NODES: &str = "topology.servers";
 const LINES: &str = "protocol.params.lines_max";
@@ -24,8 +23,9 @@ const PAPER_MISS_MS: f64 = 32.0;
 const PAPER_FAAST_HIT_MS: f64 = 3.8;
 const PAPER_WRITE_FEW_MS: f64 = 30.0;
 const PAPER_WRITE_30_MS: f64 = 32.4;
-/// Fig. 7: Concord's latency advantage over Faa$T at low, medium and high load.
+/// Fig. 7: Concord's latency advantage over Faa$T and over OFC at low, medium and high load.
 const PAPER_GAIN_OVER_FAAST: [f64; 3] = [2.2, 2.5, 2.7];
+const PAPER_GAIN_OVER_OFC: [f64; 3] = [2.1, 2.4, 2.6];
 /// Table III, averages over the apps: local hit, remote hit, remote miss (%).
 const PAPER_MIX_NO_CAS: [f64; 3] = [75.0, 18.0, 7.0];
 const PAPER_MIX_CAS: [f64; 3] = [83.0, 10.0, 7.0];
@@ -51,6 +51,10 @@ fn concord_label(results: &Results) -> Option<String> {
 
 fn faast_label(results: &Results) -> Option<String> {
     series_of(results, Faast::ENTRY.name)
+}
+
+fn ofc_label(results: &Results) -> Option<String> {
+    series_of(results, Ofc::ENTRY.name)
 }
 
 /// The mean of `metric` in the row of `label` whose parameter `x` equals `at`.
@@ -291,22 +295,40 @@ fn loads(results: &Results) -> Vec<f64> {
 
 pub(super) fn concord_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let c = concord_label(results).ok_or("concord-load: no Concord series")?;
-    let f = faast_label(results).ok_or("concord-load: no Faa$T series")?;
+    let baselines: Vec<(String, [f64; 3])> = [(ofc_label(results), PAPER_GAIN_OVER_OFC), (faast_label(results), PAPER_GAIN_OVER_FAAST)]
+        .into_iter()
+        .filter_map(|(l, paper)| Some((l?, paper)))
+        .collect();
+    if baselines.is_empty() {
+        return Err("concord-load: no baseline series (OFC or Faa$T)".into());
+    }
     let rates = loads(results);
     let lat: Vec<Series> =
         labels(results).iter().map(|l| concord_series(results, l, line(results, l, RATE, "latency_mean_ms", 1.0))).collect();
-    let gain: Vec<Pt> = rates
-        .iter()
-        .filter_map(|&r| {
-            Some(Pt::new(r, value(results, &f, RATE, r, "latency_mean_ms")? / value(results, &c, RATE, r, "latency_mean_ms")?))
-        })
-        .collect();
-    let paper_pts: Vec<(f64, f64)> = rates.iter().zip(PAPER_GAIN_OVER_FAAST).map(|(&r, g)| (r, g)).collect();
-    let gain_max = gain.iter().map(|p| p.y).fold(3.0, f64::max);
+    let gain = |b: &str| -> Vec<Pt> {
+        rates
+            .iter()
+            .filter_map(|&r| {
+                Some(Pt::new(r, value(results, b, RATE, r, "latency_mean_ms")? / value(results, &c, RATE, r, "latency_mean_ms")?))
+            })
+            .collect()
+    };
+    let mut ratio_series = Vec::new();
+    for (b, paper_gain) in &baselines {
+        ratio_series.push(Series { label: format!("simulated, over {b}"), color: color_of(b), style: Style::Line, points: gain(b) });
+        let pts: Vec<(f64, f64)> = rates.iter().zip(paper_gain).map(|(&r, &g)| (r, g)).collect();
+        ratio_series.push(Series {
+            label: format!("paper, over {b}"),
+            color: color_of(b),
+            style: Style::Dashed,
+            points: pts.iter().map(|&(x, y)| Pt::new(x, y)).collect(),
+        });
+    }
+    let gain_max = ratio_series.iter().flat_map(|s| s.points.iter().map(|p| p.y)).fold(3.0, f64::max);
     let fig = Figure {
         name: "concord-load".into(),
-        title: "Concord Fig. 7 in shape — latency vs load, against Faa$T".into(),
-        panels: vec![
+        title: "Concord Fig. 7 in shape — latency vs load, against OFC and Faa$T".into(),
+        panels: fix_latency_range(vec![
             Panel {
                 title: "(a) workflow latency".into(),
                 x_label: "offered load (workflows/s)".into(),
@@ -319,62 +341,61 @@ pub(super) fn concord_load(results: &Results) -> Result<(Figure, Vec<Claim>), St
             Panel {
                 title: "(b) Concord's advantage".into(),
                 x_label: "offered load (workflows/s)".into(),
-                y_label: "Faa$T latency / Concord latency".into(),
-                series: vec![
-                    Series { label: "simulated".into(), color: color_of(&c), style: Style::Line, points: gain.clone() },
-                    paper("paper (Fig. 7, low / medium / high load)", &paper_pts),
-                ],
+                y_label: "baseline latency / Concord latency".into(),
+                series: ratio_series,
                 y_range: Some((0.0, gain_max * 1.3)),
-                legend_at: Some(Corner::LowerRight),
+                legend_at: Some(Corner::OutsideRight),
                 ..Default::default()
             },
-        ],
+        ]),
         notes: vec![
-            "One application on 16 machines: workflows of two functions with two storage calls each, 80 % reads over 1000 keys (Zipf 0.8), Poisson arrivals; the paper's loads (500 / 1250 / 2000 requests/s over 7 applications) divided by 7. Concord runs each function where the hash of its first key points (coherence-aware scheduling); No CAS and Faa$T place at random.".into(),
+            "One application on 16 machines: workflows of two functions with two storage calls each, 80 % reads over 1000 keys (Zipf 0.8), Poisson arrivals; the paper's loads (500 / 1250 / 2000 requests/s over 7 applications) divided by 7. Concord runs each function where the hash of its first key points (coherence-aware scheduling); No CAS, OFC and Faa$T place at random.".into(),
             "The model has no function compute time, so the whole latency is storage access: the paper's apps spend 37 % of theirs computing (Fig. 1). Latency falls with load because a busier run warms the caches sooner (fewer of its reads are first reads). Mean over seeds with 95 % CI.".into(),
         ],
     };
-    let fig = Figure { panels: fix_latency_range(fig.panels), ..fig };
     let mut claims = Vec::new();
     const FIG: &str = "concord-load";
-    for ((&r, &want), name) in rates.iter().zip(PAPER_GAIN_OVER_FAAST.iter()).zip(["low", "medium", "high"]) {
-        let Some(p) = gain.iter().find(|p| p.x == r) else { continue };
-        let holds = near(p.y, want);
-        let local = nearest(results, &c, RATE, r).and_then(mix_of).map_or(0.0, |m| m[0]);
-        let smaller = format!(
-            "Smaller than the paper's: {local:.0} % of Concord's reads here are local hits against the paper's 83 % (Table III): the synthetic application reuses keys on a machine less than the paper's apps, so most reads go to the home in both systems, and a Concord remote hit (a round trip, sometimes a forward to the owner) costs about what a Faa$T version check does."
-        );
-        claims.push(
-            claim(FIG, &format!("Concord's latency advantage over Faa$T, {name} load"), Kind::Predicted, "within ± 10 % of the paper's").scored(
-                format!("{want}×"),
-                format!("{:.2}×", p.y),
-                Some(holds),
-                if holds {
-                    "Most reads are local hits in Concord and version checks across the network in Faa$T."
-                } else if p.y > want {
-                    "Larger than the paper's: the model's workflows only access storage (no compute), so the cache's saving is the whole latency, while the paper's apps spend over a third of theirs computing, which dilutes the ratio."
-                } else {
-                    &smaller
-                },
-            )?,
-        );
-    }
-    if let (Some(lo), Some(hi)) = (gain.first(), gain.last())
-        && gain.len() >= 2
-    {
-        let holds = hi.y > lo.y;
-        claims.push(
-            claim(FIG, "Concord's advantage grows with load", Kind::Predicted, "larger at the highest load than at the lowest").scored(
-                "2.2× → 2.7×",
-                format!("{:.2}× → {:.2}×", lo.y, hi.y),
-                Some(holds),
-                if holds {
-                    "Faa$T sends every read to the key's home, whose per-key queues grow with load; Concord serves most reads locally."
-                } else {
-                    "The paper's growth comes from queueing for CPU under load (25 % to 70 % utilisation); the model gives functions no compute and cache agents no service time, so load adds no queueing but on hot keys."
-                },
-            )?,
-        );
+    for (b, paper_gain) in &baselines {
+        let g = gain(b);
+        for ((&r, &want), name) in rates.iter().zip(paper_gain.iter()).zip(["low", "medium", "high"]) {
+            let Some(p) = g.iter().find(|p| p.x == r) else { continue };
+            let holds = near(p.y, want);
+            let local = nearest(results, &c, RATE, r).and_then(mix_of).map_or(0.0, |m| m[0]);
+            let smaller = format!(
+                "Smaller than the paper's: {local:.0} % of Concord's reads here are local hits against the paper's 83 % (Table III): the synthetic application reuses keys on a machine less than the paper's apps, so most reads go to the home in every system, and a Concord remote hit (a round trip, sometimes a forward to the owner) costs about what a baseline's read at the home does."
+            );
+            claims.push(
+                claim(FIG, &format!("Concord's latency advantage over {b}, {name} load"), Kind::Predicted, "within ± 10 % of the paper's").scored(
+                    format!("{want}×"),
+                    format!("{:.2}×", p.y),
+                    Some(holds),
+                    if holds {
+                        "Most reads are local hits in Concord and round trips to the key's home in the baseline."
+                    } else if p.y > want {
+                        "Larger than the paper's: the model's workflows only access storage (no compute), so the cache's saving is the whole latency, while the paper's apps spend over a third of theirs computing, which dilutes the ratio."
+                    } else {
+                        &smaller
+                    },
+                )?,
+            );
+        }
+        if let (Some(lo), Some(hi)) = (g.first(), g.last())
+            && g.len() >= 2
+        {
+            let holds = hi.y > lo.y;
+            claims.push(
+                claim(FIG, &format!("Concord's advantage over {b} grows with load"), Kind::Predicted, "larger at the highest load than at the lowest").scored(
+                    format!("{}× → {}×", paper_gain[0], paper_gain[2]),
+                    format!("{:.2}× → {:.2}×", lo.y, hi.y),
+                    Some(holds),
+                    if holds {
+                        "The baseline sends most reads to the key's home, whose per-key queues grow with load; Concord serves more reads locally."
+                    } else {
+                        "The paper's growth comes from queueing for CPU under load (25 % to 70 % utilisation); the model gives functions no compute and cache agents no service time, so load adds queueing only on hot keys, and more at Concord's blocking directory."
+                    },
+                )?,
+            );
+        }
     }
     Ok((fig, claims))
 }
@@ -556,16 +577,24 @@ pub(super) fn concord_invalidations(results: &Results) -> Result<(Figure, Vec<Cl
 
 pub(super) fn concord_cache_size(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     let c = concord_label(results).ok_or("concord-cache-size: no Concord series")?;
-    let f = faast_label(results).ok_or("concord-cache-size: no Faa$T series")?;
+    let baselines: Vec<String> = [ofc_label(results), faast_label(results)].into_iter().flatten().collect();
+    let first = baselines.first().ok_or("concord-cache-size: no baseline series (OFC or Faa$T)")?.clone();
     let sizes = xs(results, LINES);
-    let lat: Vec<Series> = [&c, &f].iter().map(|l| series(l, Style::Line, line(results, l, LINES, "latency_mean_ms", 1.0))).collect();
-    let speedup: Vec<Pt> = sizes
+    let lat: Vec<Series> =
+        std::iter::once(&c).chain(&baselines).map(|l| series(l, Style::Line, line(results, l, LINES, "latency_mean_ms", 1.0))).collect();
+    let speedup = |b: &str| -> Vec<Pt> {
+        sizes
+            .iter()
+            .filter_map(|&s| {
+                Some(Pt::new(s, value(results, b, LINES, s, "latency_mean_ms")? / value(results, &c, LINES, s, "latency_mean_ms")?))
+            })
+            .collect()
+    };
+    let ups: Vec<Series> = baselines
         .iter()
-        .filter_map(|&s| {
-            Some(Pt::new(s, value(results, &f, LINES, s, "latency_mean_ms")? / value(results, &c, LINES, s, "latency_mean_ms")?))
-        })
+        .map(|b| Series { label: format!("simulated, over {b}"), color: color_of(b), style: Style::Line, points: speedup(b) })
         .collect();
-    let top = speedup.iter().map(|p| p.y).fold(PAPER_CACHE_SPEEDUP, f64::max);
+    let top = ups.iter().flat_map(|s| s.points.iter().map(|p| p.y)).fold(PAPER_CACHE_SPEEDUP, f64::max);
     let fig = Figure {
         name: "concord-cache-size".into(),
         title: "Concord Fig. 14 — latency vs cache size".into(),
@@ -585,7 +614,7 @@ pub(super) fn concord_cache_size(results: &Results) -> Result<(Figure, Vec<Claim
                 x_label: "lines per cache instance (log)".into(),
                 y_label: "baseline latency / Concord latency".into(),
                 x_log: true,
-                series: vec![Series { label: "simulated, over Faa$T".into(), color: color_of(&c), style: Style::Line, points: speedup.clone() }],
+                series: ups,
                 hlines: vec![HLine { y: PAPER_CACHE_SPEEDUP, label: "paper: plateau over OFC, 2.5".into(), color: RGBColor(0, 0, 0) }],
                 y_range: Some((0.0, top * 1.3)),
                 legend_at: Some(Corner::LowerRight),
@@ -593,41 +622,40 @@ pub(super) fn concord_cache_size(results: &Results) -> Result<(Figure, Vec<Claim
             },
         ]),
         notes: vec![
-            "Medium load of concord-load's application (1000 keys, Zipf 0.8, 16 machines); each cache instance evicts its least recently used line beyond the size. The paper sizes caches in MB and compares with OFC, which is not modelled; Faa$T, which the paper measures performing like OFC, stands in.".into(),
+            "Medium load of concord-load's application (1000 keys, Zipf 0.8, 16 machines); each cache instance evicts its least recently used line beyond the size (OFC: each home its least recently used key). The paper sizes caches in MB. Faa$T's homes keep every key's latest value whatever the size (the variant the paper measures).".into(),
         ],
     };
     let mut claims = Vec::new();
     const FIG: &str = "concord-cache-size";
-    if let (Some(small), Some(big)) = (speedup.first(), speedup.last())
-        && speedup.len() >= 3
+    let pts = speedup(&first);
+    if let (Some(small), Some(big)) = (pts.first(), pts.last())
+        && pts.len() >= 3
     {
         let holds = near(big.y, PAPER_CACHE_SPEEDUP);
         claims.push(
-            claim(FIG, "speedup once the cache holds the working set", Kind::Predicted, "within ± 10 % of the paper's (over Faa$T, not OFC)").scored(
+            claim(FIG, "speedup once the cache holds the working set", Kind::Predicted, format!("within ± 10 % of the paper's (over {first})")).scored(
                 format!("{PAPER_CACHE_SPEEDUP}× over OFC"),
-                format!("{:.2}× over Faa$T at {} lines", big.y, big.x),
+                format!("{:.2}× over {first} at {} lines", big.y, big.x),
                 Some(holds),
                 if holds {
-                    "Local hits at 1.6 ms against version checks across the network, with the same misses."
+                    "Local hits at 1.6 ms against round trips to the key's home, with the same misses."
                 } else {
-                    "The speedup is over Faa$T, not OFC, and the synthetic application reuses keys on a machine far less than the paper's apps (a third of Concord's reads are local hits, concord-read-mix), so most reads go to the home in both systems (see concord-load)."
+                    "The synthetic application reuses keys on a machine far less than the paper's apps (a third of Concord's reads are local hits, concord-read-mix), so most reads go to the home in both systems (see concord-load)."
                 },
             )?,
         );
         let holds = small.y <= 1.0 + 2.0 * MARGIN;
-        claims.push(
-            claim(FIG, "little benefit with a tiny cache", Kind::Predicted, "speedup at most 1.2× at the smallest size").scored(
-                "little benefit at tens of KB",
-                format!("{:.2}× at {} line(s)", small.y, small.x),
-                Some(holds),
-                if holds {
-                    "A cache that holds almost nothing gives almost no local hits. Concord is even slower than Faa$T there: Faa$T's homes keep every key's latest value outside the sized cache (the variant the paper measures), while Concord reads what its caches evicted from storage again."
-                } else {
-                    "Even one line per instance keeps the key a function just read, so the next read of it hits."
-                },
-            )?,
-        );
-        let before = &speedup[speedup.len() - 2];
+        claims.push(claim(FIG, "little benefit with a tiny cache", Kind::Predicted, "speedup at most 1.2× at the smallest size").scored(
+            "little benefit at tens of KB",
+            format!("{:.2}× over {first} at {} line(s)", small.y, small.x),
+            Some(holds),
+            if holds {
+                "A cache that holds almost nothing gives almost no local hits, and both systems read storage for most keys."
+            } else {
+                "Even one line per instance keeps the key a function just read, so the next read of it hits."
+            },
+        )?);
+        let before = &pts[pts.len() - 2];
         let holds = (big.y - before.y).abs() <= MARGIN * before.y;
         claims.push(claim(FIG, "flat beyond the working set", Kind::Predicted, "the two largest sizes within ± 10 %").scored(
             "flat beyond about 6–7 MB",

@@ -126,7 +126,7 @@ pub const FIGURES: &[FigureDef] = &[
     FigureDef {
         name: "concord-load",
         sweep: "concord-load",
-        about: "Concord Fig. 7 in shape: latency vs load, with and without coherence-aware scheduling, against Faa$T",
+        about: "Concord Fig. 7 in shape: latency vs load, with and without coherence-aware scheduling, against OFC and Faa$T",
         build: concord::concord_load,
     },
     FigureDef {

@@ -190,8 +190,9 @@
 //!
 //! Cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
 //! transactions (§2.11), communication-aware placement (§2.12; coherence-aware scheduling is
-//! the engine's `hash_of_input` placement), the OFC baseline, TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
-//! `faast`), sharing the ring, storage and client. A scenario with read transactions is refused with
+//! the engine's `hash_of_input` placement), TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
+//! `faast`), sharing the ring, storage and client; the OFC baseline (`ofc`, `ofc.rs`) is Faa$T's
+//! homes with no copies outside them. A scenario with read transactions is refused with
 //! an error naming the field. Partitions that hold messages until they heal (and do not
 //! involve the controller) only delay them, which Concord's reliable channels allow.
 
@@ -207,6 +208,7 @@ mod failure;
 mod home;
 mod membership;
 mod msg;
+mod ofc;
 mod ring;
 mod storage;
 
@@ -216,6 +218,7 @@ pub use controller::Controller;
 pub use external::External;
 pub use faast::{Faast, FaastAgent, FaastNode};
 pub use msg::{Msg, Timer};
+pub use ofc::Ofc;
 pub use ring::Ring;
 pub use storage::Storage;
 
