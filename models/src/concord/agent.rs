@@ -206,8 +206,7 @@ impl Agent {
     }
 
     /// The same agent with nothing but its identity, its links and its rules: what a restart,
-    /// a removal or a join starts from.
-    /// Its transaction tags keep counting, so an answer meant for an earlier incarnation never
+    /// a removal or a join starts from. Its transaction tags keep counting, so an answer meant for an earlier incarnation never
     /// names one of the new one's transactions.
     pub(super) fn fresh(&self, ring: Ring) -> Agent {
         let mut a = Agent::new(self.id, ring, self.storage, self.rules.clone());
