@@ -199,7 +199,9 @@ fn no_failure_eviction_is_caught_on_the_crash_workload() {
 /// rejoins), and another instance leaves and joins again, on the Zipf workload with small caches
 /// and directories: every key's history is linearizable and every node invariant holds. The
 /// default seed count suits CI; `CONCORD_SEEDS=1000` runs the thousand (recorded in
-/// docs/fuzzing.md).
+/// docs/fuzzing.md). In about one seed in eight the crash lands during the domain change, which
+/// then stalls (a known liveness limit, see the module essay): calls time out and workflows give
+/// up, but nothing stale is served, which is what this test checks.
 #[test]
 fn seeds_with_a_crash_a_restart_and_domain_changes_pass() {
     let seeds: u64 = std::env::var("CONCORD_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
