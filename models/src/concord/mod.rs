@@ -319,7 +319,8 @@ pub struct ConcordParams {
     pub leaves: Vec<LeaveParam>,
     /// An application outside the domain on its own machine `ext` (`external.rs`): functions a
     /// script runs there read and write storage directly, and storage's listener reports their
-    /// writes to the key's home (§III-C3). Default false.
+    /// writes to the key's home (§III-C3). A generated workload places functions there too,
+    /// whose reads are not linearizable with the caches' (see the module essay). Default false.
     #[serde(default)]
     pub external_app: bool,
     /// Cache instances that (re)join the domain after leaving it (§III-D), in the same order
