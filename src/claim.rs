@@ -59,8 +59,19 @@ pub const METADATA_NS_PER_KB: Fitted = Fitted {
     claims: &["HydroCache dynamic / FaaSTCC mean latency, Zipf 1"],
 };
 
+/// Concord Fig. 11: a function's one-way delay to its machine's cache agent (the runtime's
+/// interception of the storage call), fitted to the local read hit. Every Concord sweep uses it.
+pub const CONCORD_LOCAL_ACCESS: Fitted = Fitted {
+    name: "topology.local_delay",
+    value: "0.8 ms one way",
+    source: "scenarios/concord/fig11-sharers.json",
+    setting: "\"local_delay\": {\"dist\": \"constant\", \"ns\": 800000}",
+    figure: "concord-sharers",
+    claims: &["Concord local read-hit latency"],
+};
+
 /// Every constant fitted to a paper's number.
-pub const FITTED: &[&Fitted] = &[&FIG1_LAG, &FIG17_HOP, &METADATA_NS_PER_KB];
+pub const FITTED: &[&Fitted] = &[&FIG1_LAG, &FIG17_HOP, &METADATA_NS_PER_KB, &CONCORD_LOCAL_ACCESS];
 
 /// What a claim's pass is worth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -71,6 +71,14 @@ fn the_strict_protocol_survives_the_same_budget_with_its_invariants() {
     }
 }
 
+/// The OFC baseline (one copy, at the home) survives the same budget.
+#[test]
+fn the_ofc_baseline_survives() {
+    let outcome = fuzz::fuzz(&protocol_options("ofc", &[], true)).unwrap();
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure.map(|f| (f.index, f.original_verdict.to_string())));
+    assert_eq!(outcome.cases, BUDGET);
+}
+
 /// The Faa$T baseline (check-then-read) survives the same budget, and its mutant (local hits
 /// without the version check) is found by the history alone.
 #[test]
@@ -84,16 +92,21 @@ fn the_faast_baseline_survives_and_its_mutant_is_found() {
 }
 
 #[test]
-fn a_restart_is_refused_with_the_file_line_and_field() {
+fn a_join_of_an_instance_still_in_the_domain_is_refused_with_the_file_line_and_field() {
     let text = r#"{
-  "format": "causim-scenario/1", "name": "concord-crash", "protocol": {"name": "concord"}, "seed": 1,
+  "format": "causim-scenario/1", "name": "concord-join", "seed": 1,
+  "protocol": {"name": "concord", "params": {"leaves": [{"node": "S2", "at_ns": 50}],
+    "joins": [{"node": "S1", "at_ns": 90}]}},
   "topology": {"servers": 3, "delay": {"dist": "constant", "ns": 1000}},
-  "workload": {"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]},
-  "faults": {"crashes": [{"node": "S2", "at_ns": 5, "restart_ns": 9}]}
+  "workload": {"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]}
 }"#;
-    // Refused when loaded: a restart is outside Concord's fault model (the catalogue entry).
-    let err = LoadedScenario::from_text(Path::new("crash.json"), text.to_string()).unwrap_err().to_string();
-    assert!(err.contains("crash.json:5") && err.contains("faults.crashes[0].restart_ns") && err.contains("join"), "{err}");
+    // Loaded (the scenario is well formed), refused when the model is built, located in the file.
+    let loaded = LoadedScenario::from_text(Path::new("join.json"), text.to_string()).unwrap();
+    let err = run::run(&loaded, &RunOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("join.json:4") && err.contains("protocol.params.joins[0].node") && err.contains("S1 joins while still in the domain"),
+        "{err}"
+    );
 }
 
 /// Runs `loaded` over `seeds` on two threads, with `vary` adjusting the scenario per seed;
@@ -178,4 +191,37 @@ fn no_failure_eviction_is_caught_on_the_crash_workload() {
     let failures = failing_seeds(&path, &s, 20, one_crash);
     eprintln!("no_failure_eviction: {} of 20 seeds convicted by the history alone", failures.len());
     assert!(!failures.is_empty(), "no seed of 20 convicts no_failure_eviction");
+}
+
+/// Goal (issue 17, membership): the strict protocol survives crashes, restarts and domain
+/// changes together. Each seed crashes one of the 8 instances (in half the seeds its machine
+/// restarts 50 ms to 1.5 s later, before or after the failure is detected, and the instance
+/// rejoins), and another instance leaves and joins again, on the Zipf workload with small caches
+/// and directories: every key's history is linearizable and every node invariant holds. The
+/// default seed count suits CI; `CONCORD_SEEDS=1000` runs the issue's thousand (recorded in
+/// docs/fuzzing.md). In about one seed in eight the crash lands during the domain change, which
+/// then stalls (a known liveness limit, see the module essay): calls time out and workflows give
+/// up, but nothing stale is served, which is what this test checks.
+#[test]
+fn seeds_with_a_crash_a_restart_and_domain_changes_pass() {
+    let seeds: u64 = std::env::var("CONCORD_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
+    let (path, mut s) = zipf_workload();
+    s["workload"]["generator"]["workflows_max"] = 200.into();
+    s["workload"]["generator"]["keys"]["count"] = 50.into();
+    s["protocol"]["params"] = serde_json::json!({"strict": true, "lines_max": 8, "directory_max": 6, "call_timeout_ns": 1_000_000_000u64});
+    let failures = failing_seeds(&path, &s, seeds, |seed, s| {
+        one_crash(seed, s);
+        if seed % 2 == 0 {
+            let at = s["faults"]["crashes"][0]["at_ns"].as_u64().unwrap();
+            s["faults"]["crashes"][0]["restart_ns"] = (at + 50_000_000 + (seed * 104_729_000) % 1_450_000_000).into();
+        }
+        let (node, leave_ns) = ((seed + 3) % 8, 100_000_000 + (seed * 6_700_417_000) % 3_000_000_000);
+        let join_ns = leave_ns + 100_000_000 + (seed * 15_485_863) % 900_000_000;
+        s["protocol"]["params"]["leaves"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": leave_ns}]);
+        s["protocol"]["params"]["joins"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": join_ns}]);
+        if seed % 2 == 0 {
+            s["protocol"]["params"]["home_keeps_copy"] = true.into();
+        }
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

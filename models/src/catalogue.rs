@@ -162,6 +162,7 @@ catalogue! {
     crate::mucache::MuCache,
     crate::concord::Concord,
     crate::concord::Faast,
+    crate::concord::Ofc,
     crate::boki::Boki,
 }
 

@@ -57,6 +57,16 @@ metrics! {
     BATCH_REREADS = "batch_rereads";
     /// HydroCache-Con: nanoseconds to gather and install a workflow's snapshot.
     CON_PREPARE_NS = "con_prepare_ns";
+    /// Concord and its baselines: nanoseconds a read served by the function's own machine's
+    /// cache took (a local hit; for Faa$T, after its version check).
+    READ_LOCAL_NS = "read_local_ns";
+    /// Concord and its baselines: nanoseconds a read served through the key's home took, the
+    /// home having an entry or a copy (a remote hit, Concord §VI-B).
+    READ_REMOTE_HIT_NS = "read_remote_hit_ns";
+    /// Concord and its baselines: nanoseconds a read that had to go to storage took (a miss).
+    READ_MISS_NS = "read_miss_ns";
+    /// Concord: invalidations one write sent (0 for the owner's direct write; Fig. 9).
+    INVALIDATIONS_PER_WRITE = "invalidations_per_write";
 
     // Final metrics
 

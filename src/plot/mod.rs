@@ -6,11 +6,12 @@
 //! see `claim`) and its pass rule. Figures read metrics by name (see `sweep::metrics_of`), so a new
 //! protocol appears in them as soon as a sweep has a series for it.
 //!
-//! One module per paper (`causalmesh`, `faastcc`, `boki`) and one for every system under load
+//! One module per paper (`causalmesh`, `faastcc`, `boki`, `concord`) and one for every system under load
 //! (`load`); the helpers they share live here.
 
 mod boki;
 mod causalmesh;
+mod concord;
 mod faastcc;
 mod load;
 
@@ -115,6 +116,42 @@ pub const FIGURES: &[FigureDef] = &[
         sweep: "faastcc-zipf",
         about: "FaaSTCC Fig. 4a: latency vs Zipf, static and dynamic",
         build: faastcc::faastcc_latency,
+    },
+    FigureDef {
+        name: "concord-sharers",
+        sweep: "concord-sharers",
+        about: "Concord Fig. 11: write latency to an item every node shares, and local read-hit latency, vs nodes, against Faa$T",
+        build: concord::concord_sharers,
+    },
+    FigureDef {
+        name: "concord-load",
+        sweep: "concord-load",
+        about: "Concord Fig. 7 in shape: latency vs load, with and without coherence-aware scheduling, against OFC and Faa$T",
+        build: concord::concord_load,
+    },
+    FigureDef {
+        name: "concord-read-mix",
+        sweep: "concord-load",
+        about: "Concord Table III: reads served locally, by a remote hit or by a miss, with and without coherence-aware scheduling",
+        build: concord::concord_read_mix,
+    },
+    FigureDef {
+        name: "concord-invalidations",
+        sweep: "concord-load",
+        about: "Concord Fig. 9: invalidations per write",
+        build: concord::concord_invalidations,
+    },
+    FigureDef {
+        name: "concord-cache-size",
+        sweep: "concord-cache-size",
+        about: "Concord Fig. 14: latency vs cache size, and the speedup over a baseline of the same size",
+        build: concord::concord_cache_size,
+    },
+    FigureDef {
+        name: "concord-churn",
+        sweep: "concord-churn",
+        about: "Concord Fig. 13: throughput while cache instances leave the domain and join it again",
+        build: concord::concord_churn,
     },
 ];
 
@@ -249,6 +286,7 @@ mod tests {
             &this[..this.find("#[cfg(test)]").expect("the tests module")],
             include_str!("boki.rs"),
             include_str!("causalmesh.rs"),
+            include_str!("concord.rs"),
             include_str!("faastcc.rs"),
             include_str!("load.rs"),
         ];

@@ -10,8 +10,8 @@
 //! same input, in FIFO order like a link.
 
 use super::Rules;
-use super::membership::Leaving;
-use super::msg::{Msg, Tag, Timer};
+use super::membership::{Giving, Leaving};
+use super::msg::{ExtReq, Msg, Tag, Timer, Writer};
 use super::ring::Ring;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
@@ -66,14 +66,16 @@ pub struct HomeOp {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// Reading storage; the requester gets the value in E (`exclusive`) or joins the sharers.
-    Fetch { exclusive: bool },
+    /// `hit`: the directory had an entry (a remote hit, not a miss, in the paper's terms).
+    Fetch { exclusive: bool, hit: bool },
     /// Asking the owner for the data.
     Forward { owner: NodeId },
     /// Recalling the entry before evicting it: invalidations not yet acknowledged.
     Recall { acks: BTreeSet<NodeId> },
     /// A write: invalidations not yet acknowledged, whether storage has been written (`put`:
-    /// sent; `stored`: acknowledged).
-    Write { value: Value, acks: BTreeSet<NodeId>, put: bool, stored: bool },
+    /// sent; `stored`: acknowledged). `external`: an external write's tag (strict: the home
+    /// writes it for the external application, and no cache holds it afterwards).
+    Write { value: Value, acks: BTreeSet<NodeId>, put: bool, stored: bool, external: Option<Tag> },
 }
 
 /// A request queued at the home while the key's entry is busy (the blocking directory, A15).
@@ -81,6 +83,9 @@ pub enum Step {
 pub struct HomeRequest {
     pub requester: NodeId,
     pub write: Option<Value>,
+    /// An external write reported by storage's listener (the requester is the external
+    /// application).
+    pub external: Option<ExtReq>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -131,6 +136,27 @@ pub struct Agent {
     pub(super) received: BTreeSet<NodeId>,
     /// Agents that have left the domain (the second barrier has passed here).
     pub(super) departed: BTreeSet<NodeId>,
+    /// The controller (to ask to rejoin after a restart), when known.
+    pub(super) controller: Option<NodeId>,
+    /// This agent is handing the keys of a joining agent over to it.
+    pub(super) giving: Option<Giving>,
+    /// Joiners this agent has handed keys to: a request for them that still reaches it (sent
+    /// in an older view) is handed on.
+    pub(super) handed: BTreeSet<NodeId>,
+    /// This agent is joining: its functions' calls fail until the second barrier (`Joined`).
+    pub(super) joining: bool,
+    /// This agent restarted or was removed since the run began: answers meant for its earlier
+    /// incarnation may still arrive.
+    pub(super) reborn: bool,
+    /// Agents whose failure this agent has recovered from: their late answers are dropped.
+    pub(super) ever_failed: BTreeSet<NodeId>,
+    /// Agents that joined again while still fenced here (their greeting has not arrived).
+    pub(super) welcomed: BTreeSet<NodeId>,
+    /// Directory transactions whose requester failed: they finish, but answer nobody.
+    pub(super) orphaned: BTreeSet<Tag>,
+    /// A joiner: the members whose `Welcome` has not arrived yet; what they send before it was
+    /// meant for this agent's earlier incarnation.
+    pub(super) unwelcomed: BTreeSet<NodeId>,
 }
 
 impl Agent {
@@ -162,6 +188,56 @@ impl Agent {
             incoming: BTreeMap::new(),
             received: BTreeSet::new(),
             departed: BTreeSet::new(),
+            controller: None,
+            giving: None,
+            handed: BTreeSet::new(),
+            joining: false,
+            reborn: false,
+            ever_failed: BTreeSet::new(),
+            welcomed: BTreeSet::new(),
+            orphaned: BTreeSet::new(),
+            unwelcomed: BTreeSet::new(),
+        }
+    }
+
+    pub fn with_controller(mut self, controller: NodeId) -> Agent {
+        self.controller = Some(controller);
+        self
+    }
+
+    /// The same agent with nothing but its identity, its links and its rules: what a restart,
+    /// a removal or a join starts from. Its transaction tags keep counting, so an answer meant for an earlier incarnation never
+    /// names one of the new one's transactions.
+    pub(super) fn fresh(&self, ring: Ring) -> Agent {
+        let mut a = Agent::new(self.id, ring, self.storage, self.rules.clone());
+        a.controller = self.controller;
+        a.next_tag = self.next_tag;
+        a.reborn = true;
+        a
+    }
+
+    /// An answer meant for an earlier incarnation, of this agent (it restarted or was removed)
+    /// or of the sender (whose failure was recovered from here): no transaction awaits it, and
+    /// it is dropped, as a restarted process's new connections would lose it.
+    fn is_stale(&self, from: NodeId, msg: &Msg) -> bool {
+        let awaits = |key: &Key, tag: &Tag, step: &dyn Fn(&Step) -> bool| {
+            self.active.get(key).is_some_and(|ops| ops.iter().any(|o| o.tag == *tag && step(&o.step)))
+        };
+        let late = self.reborn || self.ever_failed.contains(&from);
+        match msg {
+            Msg::Data { key, .. } => self.reborn && !matches!(self.pending.get(key), Some(Pending::Read { .. })),
+            Msg::WrAck { key, .. } => self.reborn && !matches!(self.pending.get(key), Some(Pending::Write { .. })),
+            Msg::StAck { key, writer: Writer::Owner, .. } => {
+                self.reborn && !matches!(self.pending.get(key), Some(Pending::OwnerWrite { .. }))
+            }
+            Msg::StData { key, tag, .. } | Msg::StAck { key, writer: Writer::Home(tag), .. } => self.reborn && !awaits(key, tag, &|_| true),
+            Msg::FwdData { key, tag, .. } | Msg::FwdNack { key, tag, .. } => {
+                late && !awaits(key, tag, &|s| matches!(s, Step::Forward { owner } if *owner == from))
+            }
+            Msg::InvAck { key, tag, .. } => {
+                late && !awaits(key, tag, &|s| matches!(s, Step::Write { acks, .. } | Step::Recall { acks } if acks.contains(&from)))
+            }
+            _ => false,
         }
     }
 
@@ -177,8 +253,33 @@ impl Agent {
             self.handle_removed(from, msg, out);
             return;
         }
+        if let Msg::Hello = msg {
+            // A joiner's first message: what an earlier incarnation had on the wire came first.
+            self.fenced.remove(&from);
+            self.welcomed.remove(&from);
+            return;
+        }
         if self.fenced.contains(&from) {
             out.count("concord_fenced_message");
+            return;
+        }
+        if self.unwelcomed.contains(&from) {
+            match msg {
+                Msg::Welcome => {
+                    self.unwelcomed.remove(&from);
+                    return;
+                }
+                // Meant for the earlier incarnation: still answered (there is nothing to give up
+                // and the sender may wait for the answer), as a departed agent answers them.
+                Msg::Inv { .. } | Msg::FwdRd { .. } => {}
+                _ => {
+                    out.count("concord_stale_message");
+                    return;
+                }
+            }
+        }
+        if self.is_stale(from, &msg) {
+            out.count("concord_stale_message");
             return;
         }
         match msg {
@@ -187,29 +288,42 @@ impl Agent {
             Msg::Fail { node } => self.on_fail(from, node, out),
             Msg::Recovered { node, applied } => self.on_recovered(node, applied, out),
             Msg::Leave { node } => self.on_leave(from, node, out),
-            Msg::Transfer { .. } => self.on_transfer(out),
-            Msg::DirXfer { entries, applied } => self.on_dir_xfer(from, entries, applied, out),
+            Msg::Transfer { node } if node == self.id => self.on_transfer(out),
+            Msg::Transfer { node } => self.on_give(node, out),
+            Msg::DirXfer { entries, applied, join } => self.on_dir_xfer(from, entries, applied, join, out),
+            Msg::DirXferAck if self.giving.is_some() => self.on_given(out),
             Msg::DirXferAck => self.on_dir_xfer_ack(out),
             Msg::Sync => out.send(from, Msg::SyncAck),
+            Msg::SyncAck if self.giving.is_some() => self.on_give_sync_ack(from, out),
             Msg::SyncAck => self.on_sync_ack(from, out),
+            Msg::Join { node, members, applied } => self.on_join(from, node, members, applied, out),
+            Msg::Joined { node } => self.on_joined(node, out),
+            Msg::Hello => unreachable!("handled above"),
+            // From a member that welcomed this agent before it left again, or restarted: no
+            // longer needed.
+            Msg::Welcome => {}
             Msg::Left { node, applied } => self.on_left(node, applied, out),
-            Msg::Moved { key, requester, write, applied } => {
+            Msg::Moved { key, requester, write, external, applied } => {
                 self.learn(key, applied);
-                self.home_request(key, HomeRequest { requester, write }, out);
+                self.home_request(key, HomeRequest { requester, write, external }, out);
+            }
+            Msg::ExtWrite { key, value, origin, ext, applied } => {
+                self.learn(key, applied);
+                self.home_request(key, HomeRequest { requester: origin, write: Some(value), external: Some(ext) }, out);
             }
             Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
             Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
             Msg::RdReq { key, applied } => {
                 self.learn(key, applied);
-                self.home_request(key, HomeRequest { requester: from, write: None }, out);
+                self.home_request(key, HomeRequest { requester: from, write: None, external: None }, out);
             }
             Msg::WrReq { key, value, applied } => {
                 self.learn(key, applied);
-                self.home_request(key, HomeRequest { requester: from, write: Some(value) }, out);
+                self.home_request(key, HomeRequest { requester: from, write: Some(value), external: None }, out);
             }
-            Msg::Data { key, value, exclusive, applied } => {
+            Msg::Data { key, value, exclusive, hit, applied } => {
                 self.learn(key, applied);
-                self.on_data(key, value, exclusive, out);
+                self.on_data(key, value, exclusive, hit, out);
             }
             Msg::WrAck { key, applied } => {
                 self.learn(key, applied);
@@ -238,6 +352,7 @@ impl Agent {
                 match writer {
                     super::msg::Writer::Owner => self.on_owner_write_stored(key, out),
                     super::msg::Writer::Home(tag) => self.on_home_write_stored(key, tag, out),
+                    super::msg::Writer::External(_) => unreachable!("storage answers external writes to their application"),
                 }
             }
             other @ (Msg::GetReply { .. }
@@ -248,6 +363,10 @@ impl Agent {
             | Msg::FailAck { .. }
             | Msg::LeaveAck { .. }
             | Msg::LeaveDone { .. }
+            | Msg::JoinAck { .. }
+            | Msg::JoinDone { .. }
+            | Msg::Rejoin
+            | Msg::ExtAck { .. }
             | Msg::CallFailed { .. }
             | Msg::FtVersionReq { .. }
             | Msg::FtVersion { .. }

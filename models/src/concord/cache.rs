@@ -18,7 +18,8 @@
 //!   evicted.
 
 use super::agent::{Agent, Line, Pending, Request};
-use super::msg::{Msg, Tag, Timer, Writer};
+use super::msg::{Msg, ReadClass, Tag, Timer, Writer};
+use crate::metrics;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 
@@ -41,8 +42,9 @@ impl Agent {
 
     /// Serves or starts one request; the key has no transaction in flight unless it is a hit.
     fn start(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
-        if self.is_leaving() {
-            // The instance is being destroyed (`membership.rs`): the workflow is retried.
+        if self.is_leaving() || self.joining {
+            // The instance is being destroyed, or joining the domain (`membership.rs`): the
+            // workflow is retried.
             out.count("concord_call_failed");
             out.send(req.client, Msg::CallFailed { key });
             return;
@@ -59,7 +61,7 @@ impl Agent {
                 line.used = now;
                 let value = line.value;
                 out.count("concord_local_read_hit");
-                out.send(req.client, Msg::GetReply { key, value });
+                out.send(req.client, Msg::GetReply { key, value, class: ReadClass::Local });
             }
             (None, None) => {
                 self.pending.insert(key, Pending::Read { client: req.client });
@@ -70,6 +72,8 @@ impl Agent {
                 line.value = Some(value);
                 self.pending.insert(key, Pending::OwnerWrite { client: req.client, value });
                 out.count("concord_owner_write");
+                // The owner's write invalidates nobody (Fig. 9 counts it).
+                out.observe(metrics::INVALIDATIONS_PER_WRITE, 0);
                 out.trace("OwnerWrite", || format!("{{\"key\":{key},\"value\":{value}}}"));
                 out.send(self.storage, Msg::StPut { key, value, writer: Writer::Owner, after: applied });
             }
@@ -110,7 +114,7 @@ impl Agent {
     }
 
     /// Installs a line, evicting the least recently used idle line when the cache is full.
-    fn install(&mut self, key: Key, exclusive: bool, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn install(&mut self, key: Key, exclusive: bool, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
         if self.is_leaving() {
             return;
         }
@@ -130,12 +134,13 @@ impl Agent {
     }
 
     /// The home's answer to a read: install in S or E and answer the function.
-    pub(super) fn on_data(&mut self, key: Key, value: Option<Value>, exclusive: bool, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_data(&mut self, key: Key, value: Option<Value>, exclusive: bool, hit: bool, out: &mut Outbox<Msg, Timer>) {
         let Some(Pending::Read { client }) = self.pending.get(&key).cloned() else {
             unreachable!("{:?}: data for key {key} with no read in flight", self.id)
         };
         self.install(key, exclusive, value, out);
-        out.send(client, Msg::GetReply { key, value });
+        let class = if hit { ReadClass::RemoteHit } else { ReadClass::Miss };
+        out.send(client, Msg::GetReply { key, value, class });
         self.finish(key, out);
     }
 

@@ -1,13 +1,15 @@
 //! The client library inside a function: the runtime intercepts each storage call and hands it
 //! to the cache agent on the function's machine (§III-B); one call at a time, in program order.
 //! Every call is recorded as a one-operation transaction with its invocation and completion
-//! times, which is what the per-key linearizability check reads.
+//! times, which is what the per-key linearizability check reads; a read's latency is also
+//! observed under its class (local hit, remote hit, miss: `msg::ReadClass`).
 //!
 //! A call cut short by a failure (`CallFailed`), or left unanswered for `call_timeout_ns`
 //! because the function's own machine crashed, aborts the workflow: the engine records an
 //! unanswered write as indeterminate (it may have taken effect) and retries the workflow.
 
-use super::msg::{Msg, Timer};
+use super::msg::{Msg, ReadClass, Timer};
+use crate::metrics;
 use causim_sim::history::{OpRecord, Outcome, TxnKind, TxnRecord};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -57,7 +59,15 @@ impl Client {
                 out.abort_workflow("a failure cut the call short (its outcome is unknown)");
                 return;
             }
-            (Msg::GetReply { key, value }, Op::Read { key: k }) if key == *k => (TxnKind::Read, OpRecord::read(key, value)),
+            (Msg::GetReply { key, value, class }, Op::Read { key: k }) if key == *k => {
+                let metric = match class {
+                    ReadClass::Local => metrics::READ_LOCAL_NS,
+                    ReadClass::RemoteHit => metrics::READ_REMOTE_HIT_NS,
+                    ReadClass::Miss => metrics::READ_MISS_NS,
+                };
+                out.observe(metric, now - self.invoked_at);
+                (TxnKind::Read, OpRecord::read(key, value))
+            }
             (Msg::PutReply { key }, &Op::Write { key: k, value }) if key == k => (TxnKind::Write, OpRecord::write(key, value)),
             (msg, op) => unreachable!("a function waiting for {op:?} got {msg:?}"),
         };

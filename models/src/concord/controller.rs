@@ -21,11 +21,23 @@
 //!   for a recovery in progress, and no failure is declared during a departure (a
 //!   participant that crashes stalls it: calls then time out, but no stale value is served).
 //!
+//! - **Joins** (`params.joins`, a crashed agent's restart, an agent declared failed while
+//!   alive; `membership.rs`): it tells the joiner `Join(j)` with the members, and on its
+//!   acknowledgment every member; with every acknowledgment in (the first barrier) it tells
+//!   `j`'s clockwise successor to hand over `j`'s keys (`Transfer(j)`), and on `JoinDone` it
+//!   tells everyone `Joined(j)` (the second barrier) and pings `j` from then on. An agent that
+//!   asks to rejoin while still counted live (it restarted before its failure was detected) is
+//!   declared failed first: its recovery comes before its join.
+//!
+//! Departures and joins are domain changes, run one at a time in the order they are due; a
+//! departure that would empty the domain, or a scheduled join of a member, is skipped.
+//!
 //! One failure is recovered at a time; another detected meanwhile waits its turn, and the
 //! acknowledgment it can no longer send is not awaited. The suspect itself is told too (it may
 //! be alive but slow): it then drops its lines and fails its functions' calls.
 
 use super::msg::{Msg, Timer};
+use super::ring::Ring;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -45,17 +57,59 @@ pub struct Controller {
     applied: BTreeMap<Key, u64>,
     /// Failures detected during another's recovery.
     next: VecDeque<NodeId>,
-    /// The scheduled departures, by `Timer::Leave` index, with their times.
+    /// The scheduled departures and joins, by `Timer::Leave` / `Timer::Join` index, with
+    /// their times.
     leaves: Vec<(NodeId, Time)>,
-    /// The departure in progress: the agent, the first barrier's missing acknowledgments, and
-    /// whether it has been told to hand over.
-    change: Option<(NodeId, BTreeSet<NodeId>, bool)>,
-    /// Departures due during another.
-    leave_queue: VecDeque<NodeId>,
+    joins: Vec<(NodeId, Time)>,
+    /// The domain change in progress.
+    change: Option<InProgress>,
+    /// Domain changes due during another (or during a recovery).
+    changes: VecDeque<Change>,
+    /// Agents that asked to rejoin (they restarted, or were declared failed while alive).
+    rejoining: BTreeSet<NodeId>,
+    /// The time of the latest input.
+    now: Time,
+    /// Ghost (I8): every write count reported to it, for joiners.
+    ghost: BTreeMap<Key, u64>,
+}
+
+/// A domain change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Change {
+    Leave(NodeId),
+    Join(NodeId),
+}
+
+/// The domain change in progress: the acknowledgments its current phase waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InProgress {
+    change: Change,
+    acks: BTreeSet<NodeId>,
+    phase: Phase,
+    /// When it started.
+    since: Time,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Phase {
+    /// A join: the joiner has been told and has not acknowledged yet.
+    Joiner,
+    /// The first barrier: every member has been told.
+    Members,
+    /// The entries move: the departing agent, or the joiner's successor, has been told to hand
+    /// them over.
+    Transfer,
 }
 
 impl Controller {
-    pub fn new(agents: &[NodeId], storage: NodeId, heartbeat_ns: Time, timeout_ns: Time, leaves: Vec<(NodeId, Time)>) -> Controller {
+    pub fn new(
+        agents: &[NodeId],
+        storage: NodeId,
+        heartbeat_ns: Time,
+        timeout_ns: Time,
+        leaves: Vec<(NodeId, Time)>,
+        joins: Vec<(NodeId, Time)>,
+    ) -> Controller {
         Controller {
             storage,
             heartbeat_ns,
@@ -65,12 +119,17 @@ impl Controller {
             applied: BTreeMap::new(),
             next: VecDeque::new(),
             leaves,
+            joins,
             change: None,
-            leave_queue: VecDeque::new(),
+            changes: VecDeque::new(),
+            rejoining: BTreeSet::new(),
+            now: 0,
+            ghost: BTreeMap::new(),
         }
     }
 
     pub fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.now = now;
         for t in self.heard.values_mut() {
             *t = now;
         }
@@ -78,23 +137,43 @@ impl Controller {
         for (i, &(_, at)) in self.leaves.iter().enumerate() {
             out.set_timer(Timer::Leave(i), at.saturating_sub(now));
         }
+        for (i, &(_, at)) in self.joins.iter().enumerate() {
+            out.set_timer(Timer::Join(i), at.saturating_sub(now));
+        }
     }
 
     /// A scheduled departure is due.
-    pub fn leave_due(&mut self, i: usize, out: &mut Outbox<Msg, Timer>) {
-        self.leave_queue.push_back(self.leaves[i].0);
-        self.next_leave(out);
+    pub fn leave_due(&mut self, now: Time, i: usize, out: &mut Outbox<Msg, Timer>) {
+        self.now = now;
+        self.changes.push_back(Change::Leave(self.leaves[i].0));
+        self.next_change(out);
     }
 
-    /// Starts the next departure due, unless a domain change or a recovery is in progress.
-    fn next_leave(&mut self, out: &mut Outbox<Msg, Timer>) {
+    /// A scheduled join is due.
+    pub fn join_due(&mut self, now: Time, i: usize, out: &mut Outbox<Msg, Timer>) {
+        self.now = now;
+        self.changes.push_back(Change::Join(self.joins[i].0));
+        self.next_change(out);
+    }
+
+    /// Starts the next domain change due, unless one or a recovery is in progress.
+    fn next_change(&mut self, out: &mut Outbox<Msg, Timer>) {
         while self.change.is_none() && self.recovery.is_none() {
-            let Some(node) = self.leave_queue.pop_front() else { return };
-            if self.heard.contains_key(&node) {
-                self.start_leave(node, out);
-            } else {
-                // It failed before its turn: its keys have been re-homed already.
-                out.count("concord_leave_after_failure");
+            let Some(change) = self.changes.pop_front() else { return };
+            match change {
+                Change::Leave(node) if self.heard.contains_key(&node) && self.heard.len() > 1 => self.start_leave(node, out),
+                Change::Leave(_) => {
+                    // It failed or left before its turn (its keys have moved already), or it is
+                    // the last member.
+                    out.count("concord_leave_skipped");
+                }
+                Change::Join(node) if !self.heard.contains_key(&node) => self.start_join(node, out),
+                Change::Join(node) if self.rejoining.contains(&node) => {
+                    // It restarted before its failure was detected: recover from it first.
+                    self.changes.push_front(change);
+                    self.declare_failed(node, out);
+                }
+                Change::Join(_) => out.count("concord_join_skipped"),
             }
         }
     }
@@ -106,11 +185,76 @@ impl Controller {
         for &a in &acks {
             out.send(a, Msg::Leave { node });
         }
-        self.change = Some((node, acks, false));
+        self.change = Some(InProgress { change: Change::Leave(node), acks, phase: Phase::Members, since: self.now });
+    }
+
+    /// Tells the joiner first: the members learn of it only once it has started afresh.
+    fn start_join(&mut self, node: NodeId, out: &mut Outbox<Msg, Timer>) {
+        out.count("concord_join");
+        out.trace("JoinStart", || format!("{{\"node\":{}}}", node.index()));
+        self.rejoining.remove(&node);
+        let applied = self.ghost.iter().map(|(&k, &n)| (k, n)).collect();
+        out.send(node, Msg::Join { node, members: self.heard.keys().copied().collect(), applied });
+        self.change = Some(InProgress { change: Change::Join(node), acks: [node].into(), phase: Phase::Joiner, since: self.now });
+    }
+
+    /// An acknowledgment of the change in progress.
+    fn change_ack(&mut self, from: NodeId, change: Change, out: &mut Outbox<Msg, Timer>) {
+        let Some(mut c) = self.change.take() else { return };
+        if c.change == change && c.acks.remove(&from) && c.acks.is_empty() && self.next_phase(&mut c, out) {
+            self.next_change(out);
+            return;
+        }
+        self.change = Some(c);
+    }
+
+    /// Every acknowledgment of the current phase is in: the next phase. True if the change is
+    /// over.
+    fn next_phase(&mut self, c: &mut InProgress, out: &mut Outbox<Msg, Timer>) -> bool {
+        let change = c.change;
+        match (change, c.phase) {
+            (Change::Join(node), Phase::Joiner) if self.heard.is_empty() => {
+                // The whole domain had failed: the joiner is the domain.
+                self.heard.insert(node, self.now);
+                out.send(node, Msg::Joined { node });
+                return true;
+            }
+            (Change::Join(node), Phase::Joiner) => {
+                let members: Vec<NodeId> = self.heard.keys().copied().collect();
+                for &a in &members {
+                    out.send(a, Msg::Join { node, members: members.clone(), applied: Vec::new() });
+                }
+                c.acks = members.into_iter().collect();
+                c.phase = Phase::Members;
+            }
+            (Change::Join(node), Phase::Members) => {
+                let members: Vec<NodeId> = self.heard.keys().copied().collect();
+                let giver = Ring::of(&members).with(node).successor(node);
+                out.send(giver, Msg::Transfer { node });
+                c.phase = Phase::Transfer;
+            }
+            (Change::Leave(node), Phase::Members) => {
+                out.send(node, Msg::Transfer { node });
+                c.phase = Phase::Transfer;
+            }
+            (_, phase) => unreachable!("an acknowledgment of {change:?} in phase {phase:?}"),
+        }
+        false
     }
 
     /// A heartbeat round: declare the silent agents failed, ping the others.
     pub fn heartbeat(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.now = now;
+        // A joiner that does not answer (it crashed again, or was never restarted) is given up:
+        // nothing has changed anywhere yet.
+        if let Some(c) = &self.change
+            && c.phase == Phase::Joiner
+            && now.saturating_sub(c.since) > self.timeout_ns
+        {
+            out.count("concord_join_abandoned");
+            self.change = None;
+            self.next_change(out);
+        }
         // Failures are not declared during a departure (one domain change at a time); a
         // participant that crashed stalls it (see the module essay).
         let silent: Vec<NodeId> = match self.change {
@@ -150,6 +294,7 @@ impl Controller {
     }
 
     pub fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        self.now = now;
         match msg {
             Msg::Pong => {
                 if let Some(t) = self.heard.get_mut(&from) {
@@ -168,27 +313,48 @@ impl Controller {
                     self.try_finish(out);
                 }
             }
-            Msg::LeaveAck { node } => {
-                if let Some((d, acks, told)) = &mut self.change
-                    && *d == node
-                {
-                    acks.remove(&from);
-                    if acks.is_empty() && !*told {
-                        *told = true;
-                        out.send(node, Msg::Transfer { node });
-                    }
-                }
-            }
+            Msg::LeaveAck { node } => self.change_ack(from, Change::Leave(node), out),
+            Msg::JoinAck { node } => self.change_ack(from, Change::Join(node), out),
             Msg::LeaveDone { node, applied } => {
+                self.learn(&applied);
                 self.change = None;
                 self.heard.remove(&node);
                 out.trace("Left", || format!("{{\"node\":{}}}", node.index()));
                 for &a in self.heard.keys() {
                     out.send(a, Msg::Left { node, applied: applied.clone() });
                 }
-                self.next_leave(out);
+                self.next_change(out);
+            }
+            Msg::JoinDone { node } => {
+                self.change = None;
+                self.heard.insert(node, now);
+                out.trace("Joined", || format!("{{\"node\":{}}}", node.index()));
+                for &a in self.heard.keys() {
+                    out.send(a, Msg::Joined { node });
+                }
+                self.next_change(out);
+            }
+            Msg::ExtWrite { key, .. } => {
+                // Storage's listener reports an external write: to the key's home in this view
+                // (an agent whose view differs parks it, or hands it on, as any request).
+                let home = Ring::of(&self.heard.keys().copied().collect::<Vec<_>>()).home(key);
+                out.send(home, msg);
+            }
+            Msg::Rejoin => {
+                // A restarted agent, or one declared failed while alive, asks to come back.
+                out.count("concord_rejoin");
+                self.rejoining.insert(from);
+                self.changes.push_back(Change::Join(from));
+                self.next_change(out);
             }
             other => unreachable!("the controller does not handle {other:?}"),
+        }
+    }
+
+    fn learn(&mut self, applied: &[(Key, u64)]) {
+        for &(key, n) in applied {
+            let known = self.ghost.entry(key).or_insert(0);
+            *known = (*known).max(n);
         }
     }
 
@@ -201,12 +367,13 @@ impl Controller {
         self.recovery = None;
         out.trace("Recovered", || format!("{{\"node\":{}}}", failed.index()));
         let applied: Vec<(Key, u64)> = std::mem::take(&mut self.applied).into_iter().collect();
+        self.learn(&applied);
         for &a in self.heard.keys() {
             out.send(a, Msg::Recovered { node: failed, applied: applied.clone() });
         }
         if let Some(next) = self.next.pop_front() {
             self.start_recovery(next, out);
         }
-        self.next_leave(out);
+        self.next_change(out);
     }
 }

@@ -288,6 +288,7 @@ fn explore_with(params: serde_json::Value, mutants: &[&str], schedules: u64, cra
 fn global_invariants_hold_and_survivors_finish_when_an_agent_crashes() {
     explore_with(serde_json::json!({}), &[], 3000, true);
     explore_with(serde_json::json!({"lines_max": 1, "directory_max": 1}), &[], 3000, true);
+    explore_with(serde_json::json!({"home_keeps_copy": true, "lines_max": 2}), &[], 3000, true);
 }
 
 #[test]
@@ -295,6 +296,9 @@ fn global_invariants_hold_and_every_call_finishes_under_random_schedules() {
     explore(serde_json::json!({}), &[], 3000);
     explore(serde_json::json!({"lines_max": 1}), &[], 3000);
     explore(serde_json::json!({"lines_max": 1, "directory_max": 1}), &[], 3000);
+    // Homes that keep copies of what they serve: their own instance is one more sharer.
+    explore(serde_json::json!({"home_keeps_copy": true}), &[], 3000);
+    explore(serde_json::json!({"home_keeps_copy": true, "lines_max": 1, "directory_max": 1}), &[], 3000);
 }
 
 /// The violation `explore` finds, or `None`.

@@ -22,11 +22,11 @@
 //! instance writes). Crashes, loss, dropping partitions and read transactions are refused.
 
 use super::client::Client;
-use super::msg::{Msg, Timer, Writer};
+use super::msg::{Msg, ReadClass, Timer, Writer};
 use super::ring::Ring;
 use super::storage::Storage;
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
-use crate::{FaultModel, Model, parse_params};
+use crate::{FaultModel, Model, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::{SimConfig, TopologyConfig};
 use causim_sim::error::FieldError;
@@ -91,12 +91,17 @@ pub struct FaastAgent {
     storage: NodeId,
     lines_max: Option<usize>,
     version_check: bool,
+    /// The OFC baseline (`ofc.rs`): no copies but the home's, which holds at most `lines_max`
+    /// keys (LRU) and reads storage on a miss.
+    single_copy: bool,
     lines: BTreeMap<Key, Line>,
     pending: BTreeMap<Key, Pending>,
     waiting: BTreeMap<Key, VecDeque<Call>>,
     clock: u64,
     /// Home side: the latest value and version of each loaded key homed here.
     latest: BTreeMap<Key, (Option<Value>, u64)>,
+    /// When each loaded key was last used (single copy: the home's LRU).
+    latest_used: BTreeMap<Key, u64>,
     /// Requests for keys being loaded from storage.
     loading: BTreeMap<Key, VecDeque<(NodeId, Msg)>>,
     /// Writers whose writes storage has not acknowledged yet, per key in order.
@@ -105,13 +110,15 @@ pub struct FaastAgent {
 }
 
 impl FaastAgent {
-    fn new(id: NodeId, ring: Ring, storage: NodeId, lines_max: Option<usize>, version_check: bool) -> FaastAgent {
+    fn new(id: NodeId, ring: Ring, storage: NodeId, lines_max: Option<usize>, version_check: bool, single_copy: bool) -> FaastAgent {
         FaastAgent {
             id,
             ring,
             storage,
             lines_max,
             version_check,
+            single_copy,
+            latest_used: BTreeMap::new(),
             lines: BTreeMap::new(),
             pending: BTreeMap::new(),
             waiting: BTreeMap::new(),
@@ -143,25 +150,35 @@ impl FaastAgent {
             Msg::Get { key } => self.call(key, Call { client: from, write: None }, out),
             Msg::Put { key, value } => self.call(key, Call { client: from, write: Some(value) }, out),
             Msg::FtVersion { key, version } => self.on_version(key, version, out),
-            Msg::FtData { key, value, version } => {
+            Msg::FtData { key, value, version, loaded } => {
                 let Some(Pending::Fetch { client }) = self.pending.get(&key).cloned() else { unreachable!("data with no fetch") };
-                self.install(key, value, version, out);
-                out.send(client, Msg::GetReply { key, value });
+                let class = match (loaded, self.single_copy && self.ring.home(key) == self.id) {
+                    (true, _) => ReadClass::Miss,
+                    (false, true) => ReadClass::Local,
+                    (false, false) => ReadClass::RemoteHit,
+                };
+                if !self.single_copy {
+                    self.install(key, value, version, out);
+                }
+                out.send(client, Msg::GetReply { key, value, class });
                 self.finish(key, out);
             }
             Msg::FtWriteAck { key, version } => {
                 let Some(Pending::Write { client, value }) = self.pending.get(&key).cloned() else { unreachable!("ack with no write") };
-                // The writer keeps what it wrote, at its version.
-                self.install(key, Some(value), version, out);
+                // The writer keeps what it wrote, at its version (Faa$T; OFC keeps no copy).
+                if !self.single_copy {
+                    self.install(key, Some(value), version, out);
+                }
                 out.send(client, Msg::PutReply { key });
                 self.finish(key, out);
             }
-            Msg::FtVersionReq { key } | Msg::FtDataReq { key } | Msg::FtWrite { key, .. } => self.home_request(from, key, msg, out),
+            Msg::FtVersionReq { key } | Msg::FtDataReq { key } | Msg::FtWrite { key, .. } => self.home_request(from, key, msg, false, out),
             Msg::StData { key, value, applied, .. } => {
                 self.latest.insert(key, (value, applied));
                 for (from, msg) in self.loading.remove(&key).unwrap_or_default() {
-                    self.home_request(from, key, msg, out);
+                    self.home_request(from, key, msg, true, out);
                 }
+                self.evict_latest(key, out);
             }
             Msg::StAck { key, applied, .. } => {
                 let queue = self.storing.get_mut(&key).expect("a write in flight");
@@ -196,7 +213,7 @@ impl FaastAgent {
             None if self.lines.contains_key(&key) && !self.version_check => {
                 let value = self.touch(key);
                 out.count("faast_unchecked_hit");
-                out.send(client, Msg::GetReply { key, value });
+                out.send(client, Msg::GetReply { key, value, class: ReadClass::Local });
             }
             None if self.lines.contains_key(&key) => {
                 self.pending.insert(key, Pending::Check { client });
@@ -222,7 +239,7 @@ impl FaastAgent {
         if self.lines.get(&key).is_some_and(|l| l.version == version) {
             let value = self.touch(key);
             out.count("faast_check_hit");
-            out.send(client, Msg::GetReply { key, value });
+            out.send(client, Msg::GetReply { key, value, class: ReadClass::Local });
             self.finish(key, out);
         } else {
             out.count("faast_check_stale");
@@ -259,8 +276,14 @@ impl FaastAgent {
 
     // Home side.
 
-    fn home_request(&mut self, from: NodeId, key: Key, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+    /// A request at the key's home; `loaded`: it waited for the key to be loaded from storage.
+    fn home_request(&mut self, from: NodeId, key: Key, msg: Msg, loaded: bool, out: &mut Outbox<Msg, Timer>) {
         assert_eq!(self.ring.home(key), self.id, "a request for key {key} reached a node that is not its home");
+        self.clock += 1;
+        let now = self.clock;
+        if self.latest.contains_key(&key) {
+            self.latest_used.insert(key, now);
+        }
         let Some(&(value, version)) = self.latest.get(&key) else {
             let queue = self.loading.entry(key).or_default();
             if queue.is_empty() {
@@ -271,7 +294,7 @@ impl FaastAgent {
         };
         match msg {
             Msg::FtVersionReq { .. } => self.send(from, Msg::FtVersion { key, version }, out),
-            Msg::FtDataReq { .. } => self.send(from, Msg::FtData { key, value, version }, out),
+            Msg::FtDataReq { .. } => self.send(from, Msg::FtData { key, value, version, loaded }, out),
             Msg::FtWrite { value, .. } => {
                 // Serialize: the next version, the home's copy, then storage (FIFO, so storage
                 // applies the key's writes in version order and acknowledges them in order).
@@ -283,7 +306,30 @@ impl FaastAgent {
         }
     }
 
+    /// Single copy: the home holds at most `lines_max` keys; the least recently used one with
+    /// no write in flight (its reload from storage would miss that write) goes.
+    fn evict_latest(&mut self, except: Key, out: &mut Outbox<Msg, Timer>) {
+        let Some(max) = self.lines_max.filter(|_| self.single_copy) else { return };
+        if self.latest.len() <= max {
+            return;
+        }
+        let victim = self
+            .latest
+            .keys()
+            .filter(|&&k| k != except && !self.storing.contains_key(&k) && !self.loading.contains_key(&k))
+            .min_by_key(|&&k| self.latest_used.get(&k).copied().unwrap_or(0))
+            .copied();
+        if let Some(victim) = victim {
+            self.latest.remove(&victim);
+            self.latest_used.remove(&victim);
+            out.count("ofc_eviction");
+        }
+    }
+
     fn check_invariants(&self) -> Result<(), String> {
+        if self.single_copy && !self.lines.is_empty() {
+            return Err(format!("single copy: {:?} holds copies of keys it does not home", self.id));
+        }
         for key in self.latest.keys().chain(self.loading.keys()).chain(self.storing.keys()) {
             let home = self.ring.home(*key);
             if home != self.id {
@@ -358,6 +404,8 @@ pub struct Faast {
     agents: usize,
     params: FaastParams,
     version_check: bool,
+    /// The OFC baseline (`ofc.rs`).
+    pub(super) single_copy: bool,
 }
 
 /// A function waits this long for its instance (which never crashes here) before giving up.
@@ -372,7 +420,8 @@ impl Protocol for Faast {
         let storage = NodeId::fixed(self.agents);
         let mut nodes: Vec<FixedNode<FaastNode>> = (0..self.agents)
             .map(|i| {
-                let agent = FaastAgent::new(NodeId::fixed(i), ring.clone(), storage, self.params.lines_max, self.version_check);
+                let agent =
+                    FaastAgent::new(NodeId::fixed(i), ring.clone(), storage, self.params.lines_max, self.version_check, self.single_copy);
                 FixedNode { name: format!("S{i}"), machine: format!("S{i}"), hosts_workers: true, node: FaastNode::Agent(Box::new(agent)) }
             })
             .collect();
@@ -402,7 +451,11 @@ impl Model for Faast {
         about: "Faa$T-style check-then-read caching (Concord's baseline): per-application caches ask the key's home for its version on every read; writes through the home; per-key linearizability",
         level: Level::Linearizable,
         mutants: FAAST_MUTANTS,
-        profile: Profile { database: true, ..Profile::PLAIN },
+        profile: Profile {
+            database: true,
+            observations: &[metrics::READ_LOCAL_NS, metrics::READ_REMOTE_HIT_NS, metrics::READ_MISS_NS],
+            ..Profile::PLAIN
+        },
         faults: FaultModel::fault_free("the Faa$T baseline models no failure handling; it is compared with Concord in fault-free runs"),
         series: &[SeriesStyle { label: "Faa$T", colour: (0, 114, 178) }],
     };
@@ -412,7 +465,7 @@ impl Model for Faast {
         if params.lines_max == Some(0) {
             return Err(FieldError::new("params.lines_max", "must be at least 1"));
         }
-        Ok(Faast { agents: topology.servers as usize, params, version_check: !mutants.contains(&"no_version_check") })
+        Ok(Faast { agents: topology.servers as usize, params, version_check: !mutants.contains(&"no_version_check"), single_copy: false })
     }
 
     fn check_run(config: &SimConfig) -> Result<(), FieldError> {

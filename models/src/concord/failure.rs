@@ -37,6 +37,13 @@ impl Agent {
         out.trace("Fail", || format!("{{\"node\":{}}}", failed.index()));
         self.fenced.insert(failed);
         self.failing.insert(failed);
+        self.ever_failed.insert(failed);
+        self.welcomed.remove(&failed);
+        // Home side: transactions `failed` asked for finish, but their answers would reach its
+        // next incarnation.
+        for ops in self.active.values() {
+            self.orphaned.extend(ops.iter().filter(|o| o.requester == failed).map(|o| o.tag));
+        }
         // Cache side: the lines and calls of `failed`'s keys.
         let keys: BTreeSet<Key> = self.lines.keys().chain(self.pending.keys()).copied().filter(|&k| self.ring.home(k) == failed).collect();
         for key in keys {
@@ -174,14 +181,31 @@ impl Agent {
         for (key, client) in clients {
             out.send(client, Msg::CallFailed { key });
         }
-        let (id, ring, storage, rules) = (self.id, self.ring.clone(), self.storage, self.rules.clone());
-        *self = Agent::new(id, ring, storage, rules);
+        *self = self.fresh(self.ring.clone());
         self.removed = true;
+        // It is alive: it comes back as a join.
+        if let Some(c) = self.controller {
+            out.send(c, Msg::Rejoin);
+        }
     }
 
+    /// The machine restarted after a crash: the agent lost everything, and the domain has
+    /// removed it (or will, its failure recovered from first); it asks to come back as a join.
+    pub fn on_restart(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.trace("Restart", || format!("{{\"node\":{}}}", self.id.index()));
+        *self = self.fresh(self.ring.clone());
+        self.removed = true;
+        if let Some(c) = self.controller {
+            out.send(c, Msg::Rejoin);
+        }
+    }
+
+    /// Outside the domain (declared failed, or restarted): calls fail, and nothing but a join
+    /// of this agent is heeded.
     pub(super) fn handle_removed(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match msg {
             Msg::Get { key } | Msg::Put { key, .. } => out.send(from, Msg::CallFailed { key }),
+            Msg::Join { node, members, applied } if node == self.id => self.on_join(from, node, members, applied, out),
             _ => out.count("concord_fenced_message"),
         }
     }
@@ -205,7 +229,7 @@ impl Agent {
                 return Err(format!("I7 failure fencing: {:?} has {p:?} for key {key} in flight to failed {home:?}", self.id));
             }
         }
-        for f in self.fenced.difference(&self.failing) {
+        for f in self.fenced.difference(&self.failing).filter(|f| !self.welcomed.contains(f)) {
             if self.ring.contains(*f) {
                 return Err(format!("I7 failure fencing: {f:?} recovered but still in {:?}'s ring", self.id));
             }

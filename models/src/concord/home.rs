@@ -15,7 +15,8 @@
 //! `non_blocking_directory` starts every request at once.
 
 use super::agent::{Agent, Dir, HomeOp, HomeRequest, Step};
-use super::msg::{Msg, Tag, Timer, Writer};
+use super::msg::{ExtReq, Msg, Tag, Timer, Writer};
+use crate::metrics;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::BTreeSet;
@@ -23,7 +24,15 @@ use std::collections::BTreeSet;
 impl Agent {
     /// A read or write request reaches this home.
     pub(super) fn home_request(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
-        if self.ring.home(key) != self.id {
+        let home = self.ring.home(key);
+        if home != self.id && self.handed.contains(&home) {
+            // Sent in an older view to the joiner's successor, which has handed the key over.
+            let applied = self.applied(key);
+            out.count("concord_moved_request");
+            self.send(home, Msg::Moved { key, requester: req.requester, write: req.write, external: req.external, applied }, out);
+            return;
+        }
+        if home != self.id {
             let parked = self.park_home_request(key, &req);
             assert!(parked, "{:?}: a request for key {key} reached a node that is not its home", self.id);
             return;
@@ -38,7 +47,7 @@ impl Agent {
             return;
         }
         let busy = self.active.get(&key).is_some_and(|ops| !ops.is_empty());
-        if busy && self.rules.blocking_directory {
+        if self.holds_for_joiner(key) || (busy && self.rules.blocking_directory) {
             self.queued.entry(key).or_default().push_back(req);
         } else {
             self.begin(key, req, out);
@@ -48,6 +57,10 @@ impl Agent {
     /// Starts a directory transaction (or answers at once, for a read the home's own copy
     /// serves).
     fn begin(&mut self, key: Key, req: HomeRequest, out: &mut Outbox<Msg, Timer>) {
+        if let (Some(ext), Some(value)) = (req.external, req.write) {
+            self.begin_external(key, req.requester, value, ext, out);
+            return;
+        }
         let r = req.requester;
         let tag = self.next_tag;
         self.next_tag += 1;
@@ -58,7 +71,7 @@ impl Agent {
         let step = match (req.write, self.directory.get(&key).cloned()) {
             (None, None) => {
                 out.count("concord_read_miss");
-                Step::Fetch { exclusive: true }
+                Step::Fetch { exclusive: true, hit: false }
             }
             (None, Some(Dir::Shared(mut sharers))) => {
                 out.count("concord_remote_read_hit");
@@ -68,10 +81,10 @@ impl Agent {
                     sharers.insert(r);
                     self.directory.insert(key, Dir::Shared(sharers));
                     let applied = self.applied(key);
-                    self.send(r, Msg::Data { key, value, exclusive: false, applied }, out);
+                    self.send(r, Msg::Data { key, value, exclusive: false, hit: true, applied }, out);
                     return;
                 }
-                Step::Fetch { exclusive: false }
+                Step::Fetch { exclusive: false, hit: true }
             }
             (None, Some(Dir::Exclusive(owner))) if owner != r => {
                 out.count("concord_remote_read_hit");
@@ -81,7 +94,7 @@ impl Agent {
             (None, Some(Dir::Exclusive(_))) => {
                 // The owner asks again: it evicted its line silently. As a "don't have it".
                 out.count("concord_remote_read_hit");
-                Step::Fetch { exclusive: true }
+                Step::Fetch { exclusive: true, hit: true }
             }
             (Some(value), dir) => {
                 let acks: BTreeSet<NodeId> = match dir {
@@ -90,6 +103,7 @@ impl Agent {
                     Some(Dir::Exclusive(owner)) if owner != r => [owner].into(),
                     Some(Dir::Exclusive(_)) => BTreeSet::new(),
                 };
+                out.observe(metrics::INVALIDATIONS_PER_WRITE, acks.len() as u64);
                 for &s in &acks {
                     out.count("concord_invalidation");
                     self.send(s, Msg::Inv { key, tag }, out);
@@ -101,13 +115,50 @@ impl Agent {
                 if put {
                     self.put(key, value, tag, out);
                 }
-                Step::Write { value, acks, put, stored: false }
+                Step::Write { value, acks, put, stored: false, external: None }
             }
         };
         if let Step::Fetch { .. } = step {
             out.send(self.storage, Msg::StGet { key, tag });
         }
         self.active.entry(key).or_default().push(HomeOp { tag, requester: r, step });
+    }
+
+    /// An external write reaches the home (§III-C3): every copy is invalidated (an owner's
+    /// direct write in flight lands first: it defers the invalidation, A3), and the entry goes,
+    /// so the next read misses and reads storage. Paper-literal, storage already holds the
+    /// value (a recall of the entry); strict, the home writes it like any other write, and
+    /// answers the application once storage has it and every copy is gone.
+    fn begin_external(&mut self, key: Key, origin: NodeId, value: Value, ext: ExtReq, out: &mut Outbox<Msg, Timer>) {
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.tick();
+        let acks: BTreeSet<NodeId> = match self.directory.get(&key) {
+            None => BTreeSet::new(),
+            Some(Dir::Shared(sharers)) => sharers.clone(),
+            Some(Dir::Exclusive(owner)) => [*owner].into(),
+        };
+        out.trace("ExternalWrite", || format!("{{\"key\":{key},\"value\":{value},\"copies\":{}}}", acks.len()));
+        for &s in &acks {
+            out.count("concord_invalidation");
+            self.send(s, Msg::Inv { key, tag }, out);
+        }
+        if ext.stored {
+            if acks.is_empty() {
+                self.directory.remove(&key);
+                self.directory_used.remove(&key);
+            } else {
+                self.active.entry(key).or_default().push(HomeOp { tag, requester: self.id, step: Step::Recall { acks } });
+            }
+            return;
+        }
+        let owner_case = matches!(self.directory.get(&key), Some(Dir::Exclusive(_)));
+        let put = !(owner_case && self.rules.inv_before_put);
+        if put {
+            self.put(key, value, tag, out);
+        }
+        let step = Step::Write { value, acks, put, stored: false, external: Some(ext.tag) };
+        self.active.entry(key).or_default().push(HomeOp { tag, requester: origin, step });
     }
 
     fn put(&mut self, key: Key, value: Value, tag: Tag, out: &mut Outbox<Msg, Timer>) {
@@ -136,18 +187,24 @@ impl Agent {
             dir => Some(dir),
         }
         .filter(|d| !matches!(d, Dir::Shared(s) if s.is_empty()));
+        // A requester that failed meanwhile is not answered (its next incarnation asked nothing).
+        let answer = !self.orphaned.remove(&tag);
         let Some(dir) = dir else {
             if self.directory.remove(&key).is_some() {
                 self.directory_used.remove(&key);
             }
-            self.send(op.requester, reply, out);
+            if answer {
+                self.send(op.requester, reply, out);
+            }
             self.start_queued(key, out);
             return;
         };
         let new = self.directory.insert(key, dir).is_none();
         let now = self.tick();
         self.directory_used.insert(key, now);
-        self.send(op.requester, reply, out);
+        if answer {
+            self.send(op.requester, reply, out);
+        }
         if new && self.rules.directory_max.is_some_and(|max| self.directory.len() > max) {
             self.evict_entry(key, out);
         }
@@ -172,7 +229,7 @@ impl Agent {
             self.try_transfer(out);
             return;
         }
-        while !self.active.contains_key(&key) {
+        while !self.active.contains_key(&key) && !self.holds_for_joiner(key) {
             let Some(queue) = self.queued.get_mut(&key) else { break };
             let req = queue.pop_front().expect("empty queues are removed");
             if queue.is_empty() {
@@ -180,6 +237,7 @@ impl Agent {
             }
             self.begin(key, req, out);
         }
+        self.try_give(out);
     }
 
     /// The directory is over capacity: evict the least recently used idle entry other than
@@ -191,7 +249,7 @@ impl Agent {
         let victim = self
             .directory
             .keys()
-            .filter(|&&k| k != except && !self.active.contains_key(&k) && !self.queued.contains_key(&k))
+            .filter(|&&k| k != except && !self.active.contains_key(&k) && !self.queued.contains_key(&k) && !self.holds_for_joiner(k))
             .min_by_key(|&&k| self.directory_used.get(&k).copied().unwrap_or(0))
             .copied();
         let Some(victim) = victim else { return };
@@ -228,15 +286,20 @@ impl Agent {
     /// Storage answered a read for a transaction.
     pub(super) fn on_storage_data(&mut self, key: Key, tag: Tag, value: Option<Value>, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag).clone();
-        let Step::Fetch { exclusive } = op.step else { unreachable!("storage data for a {:?}", op.step) };
+        let Step::Fetch { exclusive, hit } = op.step else { unreachable!("storage data for a {:?}", op.step) };
         let r = op.requester;
-        let dir = match (exclusive, self.directory.get(&key)) {
+        let mut dir = match (exclusive, self.directory.get(&key)) {
             (false, Some(Dir::Shared(sharers))) => Dir::Shared(sharers.iter().copied().chain([r]).collect()),
             (false, _) => Dir::Shared([r].into()),
             (true, _) => Dir::Exclusive(r),
         };
+        if let Dir::Shared(sharers) = &mut dir
+            && self.keep_copy(key, value, out)
+        {
+            sharers.insert(self.id);
+        }
         let applied = self.applied(key);
-        self.complete(key, tag, dir, Msg::Data { key, value, exclusive, applied }, out);
+        self.complete(key, tag, dir, Msg::Data { key, value, exclusive, hit, applied }, out);
     }
 
     /// The owner answered a forwarded read: with the data (it is now a sharer), or with "don't
@@ -248,13 +311,29 @@ impl Agent {
         match value {
             Some(value) => {
                 let applied = self.applied(key);
-                self.complete(key, tag, Dir::Shared([owner, r].into()), Msg::Data { key, value, exclusive: false, applied }, out);
+                let mut sharers: BTreeSet<NodeId> = [owner, r].into();
+                if owner != self.id && self.keep_copy(key, value, out) {
+                    sharers.insert(self.id);
+                }
+                self.complete(key, tag, Dir::Shared(sharers), Msg::Data { key, value, exclusive: false, hit: true, applied }, out);
             }
             None => {
-                op.step = Step::Fetch { exclusive: true };
+                op.step = Step::Fetch { exclusive: true, hit: true };
                 out.send(self.storage, Msg::StGet { key, tag });
             }
         }
+    }
+
+    /// With `home_keeps_copy`, the home's own instance keeps the data a remote read in S
+    /// brought it (clean: storage's value, or the owner's once its writes are stored), unless
+    /// its own cache side has a call in flight for the key. True if it did.
+    fn keep_copy(&mut self, key: Key, value: Option<Value>, out: &mut Outbox<Msg, Timer>) -> bool {
+        if !self.rules.home_keeps_copy || self.pending.contains_key(&key) || self.lines.contains_key(&key) || self.is_leaving() {
+            return false;
+        }
+        out.count("concord_home_copy");
+        self.install(key, false, value, out);
+        true
     }
 
     pub(super) fn on_invalidate_ack(&mut self, from: NodeId, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
@@ -289,11 +368,20 @@ impl Agent {
     /// A write completes once every invalidation and storage have acknowledged: E(requester).
     fn try_finish_write(&mut self, key: Key, tag: Tag, out: &mut Outbox<Msg, Timer>) {
         let op = self.op_mut(key, tag);
-        let Step::Write { acks, stored: true, .. } = &op.step else { return };
+        let Step::Write { acks, stored: true, external, .. } = &op.step else { return };
         if !acks.is_empty() {
             return;
         }
         let r = op.requester;
+        if let Some(ext_tag) = *external {
+            // The external write is done: no cache holds the key, so no entry either.
+            self.end(key, tag);
+            self.directory.remove(&key);
+            self.directory_used.remove(&key);
+            out.send(r, Msg::ExtAck { key, tag: ext_tag });
+            self.start_queued(key, out);
+            return;
+        }
         let applied = self.applied(key);
         self.complete(key, tag, Dir::Exclusive(r), Msg::WrAck { key, applied }, out);
     }

@@ -32,7 +32,11 @@
 //! instead of cancelling them (A8: a read forwarded to `d` is served or handed on, never lost);
 //! `d` drains its direct writes before it hands over (A9, leave); `d`'s functions are failed,
 //! not served uncached (a storage read next to cached copies would not be linearizable).
-//! Joining (the reverse) is not modelled yet.
+//!
+//! Joining (`params.joins`, restarts): the reverse, between the same two barriers, with the
+//! joiner's clockwise successor in the departing agent's part (it keeps serving the joiner's
+//! keys until it hands them over; the joiner holds requests for them until then); see the
+//! module essay in `mod.rs`.
 
 use super::agent::{Agent, Dir, HomeRequest, Pending};
 use super::msg::{Msg, Timer};
@@ -40,6 +44,20 @@ use super::ring::Ring;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::BTreeSet;
+
+/// The progress of a joiner's successor handing the joiner its keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Giving {
+    pub joiner: NodeId,
+    /// The ring with the joiner, in force here once the entries are sent.
+    pub ring: Ring,
+    /// The first barrier has passed (`Transfer`).
+    pub transfer: bool,
+    /// The synchronization before the hand-over (`None`: not started).
+    pub syncs: Option<BTreeSet<NodeId>>,
+    /// The entries have been sent.
+    pub sent: bool,
+}
 
 /// The departing agent's progress.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,7 +127,11 @@ impl Agent {
     /// invalidations cannot overtake them), then hands the directory over.
     pub(super) fn try_transfer(&mut self, out: &mut Outbox<Msg, Timer>) {
         let Some(l) = &self.leaving else { return };
-        if !l.transfer || l.syncs.is_some() || !self.active.is_empty() || !self.pending.is_empty() {
+        if !l.transfer || l.syncs.is_some() {
+            return;
+        }
+        self.fail_own_held_calls(out);
+        if !self.active.is_empty() || !self.pending.is_empty() {
             return;
         }
         let others: BTreeSet<NodeId> = self.ring.members().into_iter().filter(|&a| a != self.id).collect();
@@ -118,6 +140,29 @@ impl Agent {
         }
         self.leaving.as_mut().expect("leaving").syncs = Some(others);
         self.hand_over(out);
+    }
+
+    /// This agent's own calls held at its own directory (its requests wait for the hand-over,
+    /// which waits for its calls) fail, as its new calls do: their workflows retry elsewhere.
+    fn fail_own_held_calls(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let id = self.id;
+        let own: Vec<Key> = self.queued.iter().filter(|(_, q)| q.iter().any(|r| r.requester == id)).map(|(&k, _)| k).collect();
+        for key in own {
+            let queue = self.queued.get_mut(&key).expect("listed");
+            queue.retain(|r| r.requester != id);
+            if queue.is_empty() {
+                self.queued.remove(&key);
+            }
+            let mut clients: Vec<NodeId> = self.waiting.remove(&key).into_iter().flatten().map(|r| r.client).collect();
+            if let Some(Pending::Read { client } | Pending::Write { client, .. }) = self.pending.get(&key).cloned() {
+                self.pending.remove(&key);
+                clients.insert(0, client);
+            }
+            for client in clients {
+                out.count("concord_call_failed");
+                out.send(client, Msg::CallFailed { key });
+            }
+        }
     }
 
     pub(super) fn on_sync_ack(&mut self, from: NodeId, out: &mut Outbox<Msg, Timer>) {
@@ -158,7 +203,7 @@ impl Agent {
         for _ in &entries {
             out.count("concord_migrated_entry");
         }
-        out.send(successor, Msg::DirXfer { entries, applied });
+        out.send(successor, Msg::DirXfer { entries, applied, join: false });
         for (key, queue) in std::mem::take(&mut self.queued) {
             for req in queue {
                 self.hand_on(key, req, out);
@@ -175,13 +220,23 @@ impl Agent {
         }
         let applied = self.applied(key);
         out.count("concord_moved_request");
-        out.send(l.successor, Msg::Moved { key, requester: req.requester, write: req.write, applied });
+        out.send(l.successor, Msg::Moved { key, requester: req.requester, write: req.write, external: req.external, applied });
     }
 
-    /// `DirXfer` at the successor: the departing agent's entries.
-    pub(super) fn on_dir_xfer(&mut self, from: NodeId, entries: Vec<(Key, Dir)>, applied: Vec<(Key, u64)>, out: &mut Outbox<Msg, Timer>) {
-        self.received.insert(from);
-        self.apply_leave(from);
+    /// `DirXfer` at the successor (the departing agent's entries) or at a joiner (the entries
+    /// of the keys it now homes, from its successor).
+    pub(super) fn on_dir_xfer(
+        &mut self,
+        from: NodeId,
+        entries: Vec<(Key, Dir)>,
+        applied: Vec<(Key, u64)>,
+        join: bool,
+        out: &mut Outbox<Msg, Timer>,
+    ) {
+        if !join {
+            self.received.insert(from);
+            self.apply_leave(from);
+        }
         self.incoming.remove(&from);
         for (key, n) in applied {
             self.learn(key, n);
@@ -224,6 +279,162 @@ impl Agent {
             }
         }
         self.replay_home_parked(out);
+    }
+
+    // Joining.
+
+    /// `Join(node)` from the controller: to the joiner first, then to every member.
+    pub(super) fn on_join(
+        &mut self,
+        controller: NodeId,
+        node: NodeId,
+        members: Vec<NodeId>,
+        applied: Vec<(Key, u64)>,
+        out: &mut Outbox<Msg, Timer>,
+    ) {
+        out.trace("Join", || format!("{{\"node\":{}}}", node.index()));
+        if node == self.id {
+            self.start_joining(&members, out);
+            for (key, n) in applied {
+                self.learn(key, n);
+            }
+        } else {
+            self.apply_join(node, out);
+        }
+        out.send(controller, Msg::JoinAck { node });
+    }
+
+    /// The joiner starts afresh in the ring with itself, waits for its successor's entries for
+    /// the keys it now homes, and greets every member and storage before anything else.
+    fn start_joining(&mut self, members: &[NodeId], out: &mut Outbox<Msg, Timer>) {
+        let members: Vec<NodeId> = members.iter().copied().filter(|&m| m != self.id).collect();
+        let ring = Ring::of(&[members.as_slice(), &[self.id]].concat());
+        *self = self.fresh(ring.clone());
+        self.joining = true;
+        self.unwelcomed = members.iter().copied().collect();
+        if !members.is_empty() {
+            // Otherwise the whole domain failed: no entry survives, and it starts alone.
+            self.incoming.insert(ring.successor(self.id), Ring::of(&members));
+        }
+        for &m in &members {
+            out.send(m, Msg::Hello);
+        }
+        out.send(self.storage, Msg::Hello);
+    }
+
+    /// A member learns of a joiner: it is back (not departed), and its clockwise successor
+    /// keeps serving the joiner's keys until it hands them over; the others send them to the
+    /// joiner from now on (it holds them until the entries arrive).
+    fn apply_join(&mut self, node: NodeId, out: &mut Outbox<Msg, Timer>) {
+        self.departed.remove(&node);
+        self.received.remove(&node);
+        self.handed.remove(&node);
+        if self.fenced.contains(&node) {
+            // Fenced until its greeting arrives (everything its earlier incarnation sent first).
+            self.welcomed.insert(node);
+        }
+        // First of anything sent to the joiner's new incarnation.
+        out.send(node, Msg::Welcome);
+        if self.ring.contains(node) {
+            return;
+        }
+        let after = self.ring.with(node);
+        if after.successor(node) == self.id {
+            self.giving = Some(Giving { joiner: node, ring: after, transfer: false, syncs: None, sent: false });
+        } else {
+            self.ring = after;
+        }
+    }
+
+    /// `Joined(node)`: the second barrier. The joiner serves its functions from now on.
+    pub(super) fn on_joined(&mut self, node: NodeId, out: &mut Outbox<Msg, Timer>) {
+        out.trace("Joined", || format!("{{\"node\":{}}}", node.index()));
+        if node == self.id {
+            self.joining = false;
+        }
+    }
+
+    /// True when this agent (the joiner's successor) holds new requests for `key`: it is one
+    /// of the joiner's and the hand-over has begun.
+    pub(super) fn holds_for_joiner(&self, key: Key) -> bool {
+        self.giving.as_ref().is_some_and(|g| g.transfer && !g.sent && g.ring.home(key) == g.joiner)
+    }
+
+    /// `Transfer(joiner)` at the joiner's successor: every member knows of the joiner.
+    pub(super) fn on_give(&mut self, joiner: NodeId, out: &mut Outbox<Msg, Timer>) {
+        if let Some(g) = &mut self.giving
+            && g.joiner == joiner
+        {
+            g.transfer = true;
+        }
+        self.try_give(out);
+    }
+
+    /// Once no directory transaction of the joiner's keys is in flight here, synchronizes with
+    /// every other agent (its grants are then delivered, so the joiner's messages cannot
+    /// overtake them), then hands the entries over.
+    pub(super) fn try_give(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Some(g) = &self.giving else { return };
+        if !g.transfer || g.syncs.is_some() || self.active.keys().any(|&k| g.ring.home(k) == g.joiner) {
+            return;
+        }
+        let others: BTreeSet<NodeId> = g.ring.members().into_iter().filter(|&a| a != self.id).collect();
+        for &a in &others {
+            out.send(a, Msg::Sync);
+        }
+        self.giving.as_mut().expect("giving").syncs = Some(others);
+        self.give(out);
+    }
+
+    pub(super) fn on_give_sync_ack(&mut self, from: NodeId, out: &mut Outbox<Msg, Timer>) {
+        if let Some(Giving { syncs: Some(s), .. }) = &mut self.giving {
+            s.remove(&from);
+        }
+        self.give(out);
+    }
+
+    /// Every other agent has answered: the joiner's entries (this agent's own copies stay
+    /// valid, recorded in them) and the requests held for them go to the joiner, and this
+    /// agent switches to the ring with it.
+    fn give(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Some(g) = &self.giving else { return };
+        if g.sent || !g.syncs.as_ref().is_some_and(|s| s.is_empty()) {
+            return;
+        }
+        let (joiner, ring) = (g.joiner, g.ring.clone());
+        self.giving.as_mut().expect("giving").sent = true;
+        let moving: Vec<Key> = self.directory.keys().copied().filter(|&k| ring.home(k) == joiner).collect();
+        let entries: Vec<(Key, Dir)> = moving
+            .iter()
+            .map(|k| {
+                self.directory_used.remove(k);
+                (*k, self.directory.remove(k).expect("listed"))
+            })
+            .collect();
+        let applied = self.known.iter().filter(|&(&k, _)| ring.home(k) == joiner).map(|(&k, &n)| (k, n)).collect();
+        self.ring = ring;
+        self.handed.insert(joiner);
+        out.trace("DirXfer", || format!("{{\"to\":{},\"entries\":{}}}", joiner.index(), entries.len()));
+        for _ in &entries {
+            out.count("concord_migrated_entry");
+        }
+        out.send(joiner, Msg::DirXfer { entries, applied, join: true });
+        let held: Vec<Key> = self.queued.keys().copied().filter(|&k| self.ring.home(k) == joiner).collect();
+        for key in held {
+            for req in self.queued.remove(&key).expect("listed") {
+                let applied = self.applied(key);
+                out.count("concord_moved_request");
+                out.send(joiner, Msg::Moved { key, requester: req.requester, write: req.write, external: req.external, applied });
+            }
+        }
+    }
+
+    /// The joiner has its entries: this agent's part is done.
+    pub(super) fn on_given(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let g = self.giving.take().expect("giving");
+        if let Some(c) = self.controller {
+            out.send(c, Msg::JoinDone { node: g.joiner });
+        }
     }
 
     /// True when `key`'s entries are still on their way here from a departing agent.
@@ -323,8 +534,8 @@ mod tests {
         assert_eq!(
             handed,
             vec![
-                (s0, Msg::DirXfer { entries: vec![(0, Dir::Exclusive(s1))], applied: vec![(0, 1), (1, 0)] }),
-                (s0, Msg::Moved { key: 1, requester: s0, write: None, applied: 0 }),
+                (s0, Msg::DirXfer { entries: vec![(0, Dir::Exclusive(s1))], applied: vec![(0, 1), (1, 0)], join: false }),
+                (s0, Msg::Moved { key: 1, requester: s0, write: None, external: None, applied: 0 }),
             ]
         );
         home.check_invariants().unwrap();
@@ -343,5 +554,84 @@ mod tests {
         // A departed agent still answers a late invalidation.
         home.on_message(s1, Msg::Inv { key: 3, tag: 9 }, &mut out);
         assert_eq!(sends(&mut out), vec![(s1, Msg::InvAck { key: 3, tag: 9, applied: 0 })]);
+    }
+
+    /// With S2 out of the domain, its keys (0 and 1) are homed at S0; when it joins again, S0
+    /// hands it their entries after the first barrier and a synchronization, and requests that
+    /// still reach S0 are handed on; the joiner holds requests until the entries arrive, and
+    /// drops what a member sent before welcoming it.
+    #[test]
+    fn a_joiner_takes_its_keys_entries_from_its_successor() {
+        let topology = TopologyConfig::new(3, causim_sim::dist::DurationDist::constant(1));
+        let c = Concord::build(&serde_json::json!({}), &[], &topology).unwrap();
+        let (s0, s1, s2, ctl, db) = (NodeId::fixed(0), NodeId::fixed(1), NodeId::fixed(2), c.controller_id(), c.storage_id());
+        let without = Ring::of(&[s0, s1]);
+        let mut giver = Agent::new(s0, without.clone(), db, c.rules.clone());
+        let mut joiner = Agent::new(s2, without, db, c.rules.clone());
+        let mut out = Outbox::new(false);
+        // S1 reads key 0 at its home S0: a miss, E(S1).
+        giver.on_message(s1, Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        giver.on_message(db, Msg::StData { key: 0, value: Some(5), tag: 0, applied: 1 }, &mut out);
+        sends(&mut out);
+        // The joiner first: it starts afresh and greets the members and storage.
+        joiner.on_message(ctl, Msg::Join { node: s2, members: vec![s0, s1], applied: vec![] }, &mut out);
+        assert_eq!(sends(&mut out), vec![(s0, Msg::Hello), (s1, Msg::Hello), (db, Msg::Hello), (ctl, Msg::JoinAck { node: s2 })]);
+        // A request S1 sent its earlier incarnation is dropped; S1's welcome comes first of
+        // anything new, and a request for key 0 waits for the entries.
+        joiner.on_message(s1, Msg::RdReq { key: 3, applied: 0 }, &mut out);
+        joiner.on_message(s1, Msg::Welcome, &mut out);
+        joiner.on_message(s0, Msg::Welcome, &mut out);
+        joiner.on_message(s0, Msg::RdReq { key: 0, applied: 0 }, &mut out);
+        assert!(sends(&mut out).is_empty(), "held until the entries arrive");
+        joiner.check_invariants().unwrap();
+        // The giver keeps serving key 0 until the hand-over.
+        giver.on_message(ctl, Msg::Join { node: s2, members: vec![s0, s1], applied: vec![] }, &mut out);
+        assert_eq!(sends(&mut out), vec![(s2, Msg::Welcome), (ctl, Msg::JoinAck { node: s2 })]);
+        giver.check_invariants().unwrap();
+        giver.on_message(ctl, Msg::Transfer { node: s2 }, &mut out);
+        assert_eq!(sends(&mut out), vec![(s1, Msg::Sync), (s2, Msg::Sync)]);
+        giver.on_message(s1, Msg::RdReq { key: 1, applied: 0 }, &mut out);
+        assert!(sends(&mut out).is_empty(), "held for the joiner");
+        giver.on_message(s1, Msg::SyncAck, &mut out);
+        giver.on_message(s2, Msg::SyncAck, &mut out);
+        let handed = sends(&mut out);
+        assert_eq!(
+            handed,
+            vec![
+                (s2, Msg::DirXfer { entries: vec![(0, Dir::Exclusive(s1))], applied: vec![(0, 1), (1, 0)], join: true }),
+                (s2, Msg::Moved { key: 1, requester: s1, write: None, external: None, applied: 0 }),
+            ]
+        );
+        assert!(giver.directory().is_empty());
+        giver.check_invariants().unwrap();
+        // The joiner installs the entry and serves the held read: forwarded to the owner S1.
+        joiner.on_message(s0, handed[0].1.clone(), &mut out);
+        let after = sends(&mut out);
+        assert_eq!(after, vec![(s0, Msg::DirXferAck), (s1, Msg::FwdRd { key: 0, tag: 0 })]);
+        joiner.check_invariants().unwrap();
+        giver.on_message(s2, Msg::DirXferAck, &mut out);
+        assert!(sends(&mut out).is_empty(), "the controller is not known to this bare agent");
+    }
+
+    /// A departing home's own call held at its own directory (behind a write) would wait for
+    /// the hand-over, which waits for its calls: it fails instead (found by the churn figure,
+    /// where such a departure never finished).
+    #[test]
+    fn a_departing_homes_own_held_call_fails_and_the_hand_over_goes_on() {
+        let topology = TopologyConfig::new(3, causim_sim::dist::DurationDist::constant(1));
+        let c = Concord::build(&serde_json::json!({}), &[], &topology).unwrap();
+        let (s0, s1, s2, ctl, db) = (NodeId::fixed(0), NodeId::fixed(1), NodeId::fixed(2), c.controller_id(), c.storage_id());
+        let f = NodeId(1 << 63);
+        let mut home = agent(&c, 2);
+        let mut out = Outbox::new(false);
+        home.on_message(s1, Msg::WrReq { key: 0, value: 7, applied: 0 }, &mut out);
+        home.on_message(f, Msg::Get { key: 0 }, &mut out);
+        sends(&mut out);
+        home.on_message(ctl, Msg::Leave { node: s2 }, &mut out);
+        home.on_message(ctl, Msg::Transfer { node: s2 }, &mut out);
+        assert_eq!(sends(&mut out), vec![(ctl, Msg::LeaveAck { node: s2 }), (f, Msg::CallFailed { key: 0 })]);
+        home.check_invariants().unwrap();
+        home.on_message(db, Msg::StAck { key: 0, writer: super::super::msg::Writer::Home(0), applied: 1 }, &mut out);
+        assert_eq!(sends(&mut out), vec![(s1, Msg::WrAck { key: 0, applied: 1 }), (s0, Msg::Sync), (s1, Msg::Sync)]);
     }
 }

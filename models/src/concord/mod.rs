@@ -101,9 +101,13 @@
 //!   random step of random schedules and checks I1–I4 and I7 throughout, and that every
 //!   surviving call finishes.
 //!
+//! A **restart** is a join (§III-D): the restarted agent comes back empty and asks the controller
+//! to rejoin; if its failure has not been detected yet, the controller declares it now and
+//! recovers from it first, then runs the join (below). An agent declared failed while alive
+//! asks to rejoin the same way. `scenarios/concord/crash-restart-rejoin.json`.
+//!
 //! Refused (`Concord::check_run`): more than one crash per run (concurrent recoveries are not
-//! modelled), a restart (a crashed instance's keys have moved; coming back is a join, §III-D),
-//! crashing storage or the controller (assumed reliable), message loss and dropping partitions
+//! modelled), crashing storage or the controller (assumed reliable), message loss and dropping partitions
 //! (the requester-timeout path of §III-H), and partitions that cut the controller off (A7: a
 //! partitioned but alive agent declared failed keeps serving its lines; self-fencing is not
 //! modelled). An agent declared failed while alive (only slow) is told, and stops serving;
@@ -128,8 +132,55 @@
 //! during a departure (a participant that crashes then stalls it: calls time out, no stale
 //! value is served). Scenarios: `a8-home-leaves-with-forwarded-read`,
 //! `a13-leave-views-out-of-sync`, and the mutants `leave_without_migration` and
-//! `serve_before_entries` on them. Joining is not modelled yet (nor a comeback after a
-//! crash, which would be one).
+//! `serve_before_entries` on them.
+//!
+//! `params.joins` schedules an agent's return after its departure (a crashed agent's restart
+//! and an agent declared failed while alive join the same way). The controller tells the
+//! joiner first, which starts afresh in the ring with itself and greets every member and
+//! storage (`Hello`: on FIFO links whatever an earlier incarnation still had on the wire
+//! arrives first, so they lift its fence); then every member (the first barrier): each
+//! switches to the ring with the joiner, except the joiner's clockwise successor, which keeps
+//! serving the joiner's keys; the joiner holds requests for them. Then the successor finishes
+//! its transactions on those keys (holding new ones), synchronizes with every agent as a
+//! departing one does, switches rings and hands the joiner those entries (its own copies stay
+//! valid, recorded in them) and the held requests; `Joined` to all is the second barrier, after
+//! which the joiner serves its functions (before, their calls fail and their workflows retry:
+//! a member that still counted the joiner as departed would drop it from its entries).
+//! Choices where the paper is silent ("similar steps" to a departure): the members learn of a
+//! joiner only after it has started afresh; the entries move from the successor, not from all.
+//! `scenarios/concord/rejoin-after-leave.json`. A crash during a domain change still stalls
+//! that change (calls time out and workflows give up; no stale value is served).
+//!
+//! **Incarnations.** What was sent to or by an agent before it restarted (or was removed) must
+//! not reach its next incarnation as if meant for it: the survivors fence it until its
+//! greeting (`Hello`, first of anything the new incarnation sends); each member sends a joiner
+//! `Welcome` first of anything it sends the new incarnation, and the joiner drops what arrives
+//! before it (`restart-stale-request.json`: a read held by a partition reached the new
+//! incarnation, which answered it; found by the fuzzer); homes answer no requester that failed
+//! meanwhile; transaction tags keep counting across incarnations, so a late answer never names
+//! a new transaction and is dropped.
+//!
+//! # External writes (§III-C3): `external.rs`, `storage.rs`
+//!
+//! With `params.external_app` an application outside the domain runs on its own machine `ext`
+//! and reads and writes storage directly; storage's listener (a function, modelled as the
+//! `db`→`ctl` link) reports each external write to the controller, which sends it to the key's
+//! home. The home invalidates every copy (an owner's direct write in flight lands first: it
+//! defers the invalidation) and drops the entry, so the next read misses and reads storage;
+//! whether the home keeps the new value, the paper does not say (it does not).
+//!
+//! - **A11 † (the external-write window).** Paper-literal, storage applies and acknowledges the
+//!   write at once and the invalidations follow: a cache serves the old value after the write
+//!   completed (`a11-external-write-paper.json` fails). Under the strict rule
+//!   `external_through_home` (`params.strict`) storage hands the write to the home, which
+//!   writes it like any other write (invalidations, the storage write, then the answer), so it
+//!   takes effect in the key's order at the home (`a11-external-write-strict.json` passes).
+//! - **External reads** bypass the caches and are not linearizable with the functions' calls
+//!   even under the strict rules (`a11-external-read-strict.json` fails, a finding): the home
+//!   writes storage in parallel with invalidating the sharers (§III-C2), so storage can serve
+//!   the new value while a sharer still serves the old one. Closing it would cost the write the
+//!   overlap the paper relies on; generated workloads therefore do not use `ext` (the fuzzer
+//!   never sets `external_app`).
 //!
 //! # Mutants (`protocol.mutants`)
 //!
@@ -137,11 +188,11 @@
 //!
 //! # Not modelled yet
 //!
-//! Joins (§2.8; departures are modelled), external writes through the storage listener
-//! (§2.7, A11), cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
-//! transactions (§2.11), coherence-aware scheduling and placement (§2.12), the OFC baseline,
-//! figures, TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
-//! `faast`), sharing the ring, storage and client. A scenario with read transactions is refused with
+//! Cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
+//! transactions (§2.11), communication-aware placement (§2.12; coherence-aware scheduling is
+//! the engine's `hash_of_input` placement), TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
+//! `faast`), sharing the ring, storage and client; the OFC baseline (`ofc`, `ofc.rs`) is Faa$T's
+//! homes with no copies outside them. A scenario with read transactions is refused with
 //! an error naming the field. Partitions that hold messages until they heal (and do not
 //! involve the controller) only delay them, which Concord's reliable channels allow.
 
@@ -151,19 +202,23 @@ mod client;
 mod controller;
 #[cfg(test)]
 mod explore;
+mod external;
 mod faast;
 mod failure;
 mod home;
 mod membership;
 mod msg;
+mod ofc;
 mod ring;
 mod storage;
 
 pub use agent::{Agent, Dir, Line};
 pub use client::Client;
 pub use controller::Controller;
+pub use external::External;
 pub use faast::{Faast, FaastAgent, FaastNode};
 pub use msg::{Msg, Timer};
+pub use ofc::Ofc;
 pub use ring::Ring;
 pub use storage::Storage;
 
@@ -251,13 +306,30 @@ pub struct ConcordParams {
     /// crashed). Default 10 s.
     #[serde(default = "call_timeout_ns")]
     pub call_timeout_ns: Time,
+    /// The home keeps a copy of the data a remote read brings it (from storage, or forwarded
+    /// by the owner) in its own cache instance, which joins the sharers, so later remote reads
+    /// of the key are served from it instead of storage. The paper is silent (the home serves
+    /// "from its own cache instance if present"); its 3.1 ms average remote hit implies the home
+    /// usually has the data. Default false.
+    #[serde(default)]
+    pub home_keeps_copy: bool,
     /// Cache instances that leave the coherence domain (§III-D), one at a time, in the
     /// order they are due. Default none.
     #[serde(default)]
     pub leaves: Vec<LeaveParam>,
+    /// An application outside the domain on its own machine `ext` (`external.rs`): functions a
+    /// script runs there read and write storage directly, and storage's listener reports their
+    /// writes to the key's home (§III-C3). A generated workload places functions there too,
+    /// whose reads are not linearizable with the caches' (see the module essay). Default false.
+    #[serde(default)]
+    pub external_app: bool,
+    /// Cache instances that (re)join the domain after leaving it (§III-D), in the same order
+    /// as the departures: a join waits for the changes due before it. Default none.
+    #[serde(default)]
+    pub joins: Vec<LeaveParam>,
 }
 
-/// One departure: the agent (`S<i>`) and when the controller starts it.
+/// One departure or join: the agent (`S<i>`) and when the controller starts it.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct LeaveParam {
@@ -304,6 +376,8 @@ pub struct Rules {
     /// A successor holds requests for a departing agent's keys until their entries arrive
     /// (off: `serve_before_entries`).
     pub await_entries: bool,
+    /// The home keeps a copy of what it serves from storage or the owner (`params`).
+    pub home_keeps_copy: bool,
 }
 
 /// Every role of Concord.
@@ -312,6 +386,7 @@ pub enum ConcordNode {
     Agent(Box<Agent>),
     Storage(Box<Storage>),
     Controller(Box<Controller>),
+    External(Box<External>),
     Client(Box<Client>),
 }
 
@@ -323,7 +398,7 @@ impl Node for ConcordNode {
         match self {
             ConcordNode::Client(c) => c.issue_next(now, out),
             ConcordNode::Controller(c) => c.on_start(now, out),
-            ConcordNode::Agent(_) | ConcordNode::Storage(_) => {}
+            ConcordNode::Agent(_) | ConcordNode::Storage(_) | ConcordNode::External(_) => {}
         }
     }
 
@@ -332,6 +407,7 @@ impl Node for ConcordNode {
             ConcordNode::Agent(a) => a.on_message(from, msg, out),
             ConcordNode::Storage(s) => s.on_message(from, msg, out),
             ConcordNode::Controller(c) => c.on_message(now, from, msg, out),
+            ConcordNode::External(e) => e.on_message(from, msg, out),
             ConcordNode::Client(c) => c.on_message(now, msg, out),
         }
     }
@@ -339,23 +415,26 @@ impl Node for ConcordNode {
     fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
         match (self, timer) {
             (ConcordNode::Controller(c), Timer::Heartbeat) => c.heartbeat(now, out),
-            (ConcordNode::Controller(c), Timer::Leave(i)) => c.leave_due(i, out),
+            (ConcordNode::Controller(c), Timer::Leave(i)) => c.leave_due(now, i, out),
+            (ConcordNode::Controller(c), Timer::Join(i)) => c.join_due(now, i, out),
             (ConcordNode::Client(c), Timer::CallTimeout) => c.on_timeout(out),
             (node, timer) => unreachable!("{timer:?} fired at {node:?}"),
         }
     }
 
-    fn on_restart(&mut self, _now: Time, _out: &mut Outbox<Msg, Timer>) {
-        // A crashed agent's keys have moved by the time it could come back: coming back is a
-        // join (§III-D), which is not modelled.
-        unreachable!("restarts are refused when the scenario is loaded (Concord::check_run)")
+    fn on_restart(&mut self, _now: Time, out: &mut Outbox<Msg, Timer>) {
+        match self {
+            // Its keys are being (or have been) re-homed: it comes back empty, as a join.
+            ConcordNode::Agent(a) => a.on_restart(out),
+            other => unreachable!("only cache agents crash (Concord::check_run): {other:?}"),
+        }
     }
 
     fn check_invariants(&self) -> Result<(), String> {
         match self {
             ConcordNode::Agent(a) => a.check_invariants(),
             ConcordNode::Storage(s) => s.check_invariants(),
-            ConcordNode::Controller(_) | ConcordNode::Client(_) => Ok(()),
+            ConcordNode::Controller(_) | ConcordNode::External(_) | ConcordNode::Client(_) => Ok(()),
         }
     }
 }
@@ -395,10 +474,13 @@ impl Protocol for Concord {
                 name: format!("S{i}"),
                 machine: format!("S{i}"),
                 hosts_workers: true,
-                node: ConcordNode::Agent(Box::new(Agent::new(NodeId::fixed(i), ring.clone(), self.storage_id(), self.rules.clone()))),
+                node: ConcordNode::Agent(Box::new(
+                    Agent::new(NodeId::fixed(i), ring.clone(), self.storage_id(), self.rules.clone()).with_controller(self.controller_id()),
+                )),
             })
             .collect();
-        let storage = Storage::new(self.storage_fencing);
+        // Strict (A11): an external write takes effect through the key's home.
+        let storage = Storage::new(self.storage_fencing).with_listener(self.controller_id(), self.params.strict);
         nodes.push(FixedNode {
             name: "db".into(),
             machine: "db".into(),
@@ -407,14 +489,24 @@ impl Protocol for Concord {
         });
         let agents: Vec<NodeId> = (0..self.agents).map(NodeId::fixed).collect();
         let p = &self.params;
-        let leaves = p.leaves.iter().map(|l| (NodeId::fixed(agent_index(&l.node).expect("checked by build")), l.at_ns)).collect();
-        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns, leaves);
+        let schedule =
+            |l: &[LeaveParam]| l.iter().map(|l| (NodeId::fixed(agent_index(&l.node).expect("checked by build")), l.at_ns)).collect();
+        let controller =
+            Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns, schedule(&p.leaves), schedule(&p.joins));
         nodes.push(FixedNode {
             name: "ctl".into(),
             machine: "ctl".into(),
             hosts_workers: false,
             node: ConcordNode::Controller(Box::new(controller)),
         });
+        if p.external_app {
+            nodes.push(FixedNode {
+                name: "ext".into(),
+                machine: "ext".into(),
+                hosts_workers: true,
+                node: ConcordNode::External(Box::new(External::new(self.storage_id()))),
+            });
+        }
         nodes
     }
 
@@ -439,7 +531,9 @@ const FAULTS: FaultModel = FaultModel {
     crash: Support::Survives(
         "a crashed function instance is detected by heartbeat at the controller, fenced, and the keys it homed are evicted and re-homed (§2.9)",
     ),
-    restart: Support::Outside("a crashed instance's keys are re-homed; coming back is a join (§III-D), which is not modelled yet"),
+    restart: Support::Survives(
+        "a restarted function instance comes back empty and rejoins the domain (§III-D): its failure is recovered from first, then it takes its keys back from its successor",
+    ),
     crashes_max: 1,
 };
 
@@ -449,7 +543,16 @@ impl Model for Concord {
         about: "Concord (directory-based ESI coherence for per-application function caches, write-through to storage); per-key linearizability",
         level: Level::Linearizable,
         mutants: MUTANTS,
-        profile: Profile { database: true, ..Profile::PLAIN },
+        profile: Profile {
+            database: true,
+            observations: &[
+                crate::metrics::READ_LOCAL_NS,
+                crate::metrics::READ_REMOTE_HIT_NS,
+                crate::metrics::READ_MISS_NS,
+                crate::metrics::INVALIDATIONS_PER_WRITE,
+            ],
+            ..Profile::PLAIN
+        },
         faults: FAULTS,
         series: &[SeriesStyle { label: "Concord", colour: (213, 94, 0) }],
     };
@@ -474,25 +577,7 @@ impl Model for Concord {
                 "must exceed params.heartbeat_timeout_ns (a call waits for a failure to be detected and recovered from)",
             ));
         }
-        let mut leaving = std::collections::BTreeSet::new();
-        for (i, l) in params.leaves.iter().enumerate() {
-            let path = format!("params.leaves[{i}].node");
-            match agent_index(&l.node).filter(|&a| a < topology.servers as usize) {
-                None => {
-                    return Err(FieldError::new(
-                        path,
-                        format!("a cache instance S0..S{} leaves, not {:?}", topology.servers.saturating_sub(1), l.node),
-                    ));
-                }
-                Some(a) if !leaving.insert(a) => {
-                    return Err(FieldError::new(path, format!("{} leaves twice (rejoining is not modelled)", l.node)));
-                }
-                Some(_) => {}
-            }
-        }
-        if !params.leaves.is_empty() && leaving.len() >= topology.servers as usize {
-            return Err(FieldError::new("params.leaves", "at least one cache instance must stay in the domain"));
-        }
+        check_domain_changes(&params, topology.servers as usize)?;
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
             owner_defers: !mutants.contains(&"no_owner_deferral"),
@@ -504,6 +589,7 @@ impl Model for Concord {
             evict_on_failure: !mutants.contains(&"no_failure_eviction"),
             migrate_entries: !mutants.contains(&"leave_without_migration"),
             await_entries: !mutants.contains(&"serve_before_entries"),
+            home_keeps_copy: params.home_keeps_copy,
         };
         let storage_fencing = !mutants.contains(&"no_storage_fencing");
         Ok(Concord { agents: topology.servers as usize, params, rules, storage_fencing })
@@ -542,13 +628,21 @@ impl Model for Concord {
         // The strict protocol only (the fuzzer checks at the entry's level); small caches make
         // silent evictions, owner "don't have it" answers and re-requests common, and small
         // directories make recalls common.
-        // A departure of S0 or S1 (every case has at least two servers) in a quarter of the cases.
-        let leave = prop::option::weighted(0.25, (0u32..2, 0u64..40_000_000));
-        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave)
-            .prop_map(|(lines_max, directory_max, leave)| {
+        // A departure of S0 or S1 (every case has at least two servers) in a quarter of the cases;
+        // homes that keep copies of what they serve in half.
+        // Half of the departures are followed by the agent's join, 0–40 ms later.
+        let leave = prop::option::weighted(0.25, (0u32..2, 0u64..40_000_000, prop::option::of(0u64..40_000_000)));
+        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave, any::<bool>())
+            .prop_map(|(lines_max, directory_max, leave, home_keeps_copy)| {
                 let mut p = serde_json::json!({});
-                if let Some((node, at_ns)) = leave {
+                if home_keeps_copy {
+                    p["home_keeps_copy"] = serde_json::json!(true);
+                }
+                if let Some((node, at_ns, rejoin)) = leave {
                     p["leaves"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": at_ns}]);
+                    if let Some(after) = rejoin {
+                        p["joins"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": at_ns + after}]);
+                    }
                 }
                 if let Some(n) = lines_max {
                     p["lines_max"] = serde_json::json!(n);
@@ -560,6 +654,45 @@ impl Model for Concord {
             })
             .boxed()
     }
+}
+
+/// Checks `params.leaves` and `params.joins`: each names a cache instance, and each instance
+/// alternates, in the order the changes are due, between leaving and joining again (it starts
+/// in the domain); at least one instance never leaves for good.
+fn check_domain_changes(params: &ConcordParams, servers: usize) -> Result<(), FieldError> {
+    let mut changes: Vec<(Time, bool, usize, usize)> = Vec::new();
+    for (list, join) in [(&params.leaves, false), (&params.joins, true)] {
+        let field = if join { "joins" } else { "leaves" };
+        for (i, c) in list.iter().enumerate() {
+            let Some(a) = agent_index(&c.node).filter(|&a| a < servers) else {
+                return Err(FieldError::new(
+                    format!("params.{field}[{i}].node"),
+                    format!(
+                        "a cache instance S0..S{} {}, not {:?}",
+                        servers.saturating_sub(1),
+                        if join { "joins" } else { "leaves" },
+                        c.node
+                    ),
+                ));
+            };
+            changes.push((c.at_ns, join, a, i));
+        }
+    }
+    // Due in time order; at equal times a departure before a join, as the controller runs them.
+    changes.sort();
+    let mut member = vec![true; servers];
+    for (_, join, a, i) in changes {
+        if member[a] == join {
+            let (field, what) =
+                if join { ("joins", "joins while still in the domain") } else { ("leaves", "leaves twice without joining in between") };
+            return Err(FieldError::new(format!("params.{field}[{i}].node"), format!("S{a} {what}")));
+        }
+        member[a] = join;
+    }
+    if !params.leaves.is_empty() && member.iter().all(|m| !m) {
+        return Err(FieldError::new("params.leaves", "at least one cache instance must stay in the domain"));
+    }
+    Ok(())
 }
 
 /// The agent index of a machine name `S<i>`.
@@ -592,7 +725,7 @@ fn refuse_read_txns(config: &SimConfig, why: &str) -> Result<(), FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use super::msg::Writer;
+    use super::msg::{ReadClass, Writer};
     use super::*;
     use causim_sim::Effect;
 
@@ -641,13 +774,13 @@ mod tests {
         assert_eq!(
             sends(&out),
             vec![
-                (NodeId::fixed(0), Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }),
+                (NodeId::fixed(0), Msg::Data { key: 0, value: None, exclusive: true, hit: false, applied: 0 }),
                 (NodeId::fixed(0), Msg::FwdRd { key: 0, tag: 1 }),
             ]
         );
         out.clear();
         home.on_message(NodeId::fixed(0), Msg::FwdData { key: 0, value: None, tag: 1, applied: 0 }, &mut out);
-        assert_eq!(sends(&out), vec![(NodeId::fixed(1), Msg::Data { key: 0, value: None, exclusive: false, applied: 0 })]);
+        assert_eq!(sends(&out), vec![(NodeId::fixed(1), Msg::Data { key: 0, value: None, exclusive: false, hit: true, applied: 0 })]);
         assert_eq!(home.directory().get(&0), Some(&Dir::Shared([NodeId::fixed(0), NodeId::fixed(1)].into())));
         home.check_invariants().unwrap();
     }
@@ -659,7 +792,7 @@ mod tests {
         let home = NodeId::fixed(2);
         let mut out = Outbox::new(false);
         owner.on_message(F, Msg::Get { key: 0 }, &mut out);
-        owner.on_message(home, Msg::Data { key: 0, value: None, exclusive: true, applied: 0 }, &mut out);
+        owner.on_message(home, Msg::Data { key: 0, value: None, exclusive: true, hit: false, applied: 0 }, &mut out);
         out.clear();
         owner.on_message(F, Msg::Put { key: 0, value: 7 }, &mut out);
         assert_eq!(sends(&out), vec![(c.storage_id(), Msg::StPut { key: 0, value: 7, writer: Writer::Owner, after: 0 })]);
@@ -694,11 +827,11 @@ mod tests {
             let mut a = agent(&c, 0);
             let mut out = Outbox::new(false);
             a.on_message(F, Msg::Get { key: 0 }, &mut out);
-            a.on_message(NodeId::fixed(2), Msg::Data { key: 0, value: Some(1), exclusive: false, applied: 1 }, &mut out);
+            a.on_message(NodeId::fixed(2), Msg::Data { key: 0, value: Some(1), exclusive: false, hit: true, applied: 1 }, &mut out);
             a.on_message(F, Msg::Put { key: 0, value: 2 }, &mut out);
             out.clear();
             a.on_message(F, Msg::Get { key: 0 }, &mut out);
-            assert_eq!(sends(&out), vec![(F, Msg::GetReply { key: 0, value: seen })], "strict {strict}");
+            assert_eq!(sends(&out), vec![(F, Msg::GetReply { key: 0, value: seen, class: ReadClass::Local })], "strict {strict}");
             a.check_invariants().unwrap();
         }
     }
@@ -721,10 +854,10 @@ mod tests {
             Concord::ENTRY.faults.check("concord", &config.faults).and_then(|()| Concord::check_run(&config)).err().map(|e| e.path)
         };
         assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}]})), None);
+        assert_eq!(with_faults(serde_json::json!({"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]})), None);
         let refused = [
             (serde_json::json!({"crashes": [{"node": "S0", "at_ns": 5}, {"node": "S1", "at_ns": 9}]}), "faults.crashes[1]"),
             (serde_json::json!({"crashes": [{"node": "db", "at_ns": 5}]}), "faults.crashes[0].node"),
-            (serde_json::json!({"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]}), "faults.crashes[0].restart_ns"),
             (serde_json::json!({"loss_probability": 0.1}), "faults.loss_probability"),
             (serde_json::json!({"partitions": [{"groups": [["S0"], ["S1"]], "start_ns": 1, "mode": "drop"}]}), "faults.partitions[0].mode"),
             (serde_json::json!({"partitions": [{"groups": [["S0"], ["ctl"]], "start_ns": 1}]}), "faults.partitions[0].groups"),

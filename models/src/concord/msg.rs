@@ -18,6 +18,28 @@ pub type Tag = u64;
 pub enum Writer {
     Home(Tag),
     Owner,
+    /// An application outside the domain writing storage directly (§III-C3), with its tag.
+    External(Tag),
+}
+
+/// An external write on its way from storage's listener to the key's home (§III-C3): the tag
+/// the external application gave it, and whether storage already holds it (paper-literal) or
+/// hands it to the home to write (strict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExtReq {
+    pub tag: Tag,
+    pub stored: bool,
+}
+
+/// How a read was served, in the paper's classes (§VI-B, Table III): from the machine's own
+/// cache instance (`Local`), through the home with a directory entry (`RemoteHit`, which may
+/// still read storage), or with no entry (`Miss`: storage). The function measures its latency
+/// by class (`metrics::READ_LOCAL_NS`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReadClass {
+    Local,
+    RemoteHit,
+    Miss,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,6 +56,7 @@ pub enum Msg {
     GetReply {
         key: Key,
         value: Option<Value>,
+        class: ReadClass,
     },
     PutReply {
         key: Key,
@@ -54,6 +77,9 @@ pub enum Msg {
         key: Key,
         value: Option<Value>,
         exclusive: bool,
+        /// The directory had an entry for the key (a remote hit in the paper's terms, even
+        /// when storage served the data); false: a read miss.
+        hit: bool,
         applied: u64,
     },
     WrAck {
@@ -146,10 +172,12 @@ pub enum Msg {
     Transfer {
         node: NodeId,
     },
-    /// `applied`: ghost write counts of the moved keys (I8).
+    /// `applied`: ghost write counts of the moved keys (I8). `join`: the entries move to a
+    /// joining agent (from its successor), not from a departing one.
     DirXfer {
         entries: Vec<(Key, Dir)>,
         applied: Vec<(Key, u64)>,
+        join: bool,
     },
     DirXferAck,
     /// Departing agent → every other agent, and the answer: on FIFO links, everything the
@@ -161,6 +189,7 @@ pub enum Msg {
         key: Key,
         requester: NodeId,
         write: Option<Value>,
+        external: Option<ExtReq>,
         applied: u64,
     },
     /// `applied`: the departing agent's ghost write counts (I8), for the keys it owned: the
@@ -172,6 +201,49 @@ pub enum Msg {
     Left {
         node: NodeId,
         applied: Vec<(Key, u64)>,
+    },
+    // Joining (`membership.rs`): the controller tells the joiner first (`Join`, with the
+    // members), which starts afresh and greets every member and storage (`Hello`: on FIFO
+    // links, whatever an earlier incarnation of it still had on the wire arrives first, so
+    // they can stop fencing it); then every member (the first barrier); then the joiner's
+    // successor, which hands over the entries of the keys the joiner now homes (`Transfer`,
+    // `DirXfer` with `join`) and reports `JoinDone`; `Joined` to all ends it (the second
+    // barrier), and the joiner serves its functions from then on. A crashed agent that restarts,
+    // or one declared failed while alive, asks to come back (`Rejoin`).
+    /// `applied`: the controller's ghost write counts (I8), for a joiner that finds nobody to
+    /// learn them from (the whole domain failed).
+    Join {
+        node: NodeId,
+        members: Vec<NodeId>,
+        applied: Vec<(Key, u64)>,
+    },
+    JoinAck {
+        node: NodeId,
+    },
+    Hello,
+    /// A member → the joiner, first of anything it sends the joiner's new incarnation: what it
+    /// had sent the earlier one (held by a partition, or slow) arrives before it and is dropped.
+    Welcome,
+    JoinDone {
+        node: NodeId,
+    },
+    Joined {
+        node: NodeId,
+    },
+    Rejoin,
+    // External writes (§III-C3): storage's listener → the controller → the key's home
+    // (`origin`: the external application, `applied`: storage's ghost count of the key's
+    // writes, I8); and, strict, the home → the application once the write is done.
+    ExtWrite {
+        key: Key,
+        value: Value,
+        origin: NodeId,
+        ext: ExtReq,
+        applied: u64,
+    },
+    ExtAck {
+        key: Key,
+        tag: Tag,
     },
     /// Cache agent → function: the call was cut short by a failure (its home failed with the
     /// write in flight, or this agent was removed from the domain); a write's outcome is
@@ -196,6 +268,8 @@ pub enum Msg {
         key: Key,
         value: Option<Value>,
         version: u64,
+        /// The home loaded the key from storage for this request (a miss).
+        loaded: bool,
     },
     FtWrite {
         key: Key,
@@ -207,12 +281,13 @@ pub enum Msg {
     },
 }
 
-/// Timers: the controller's heartbeat round and its scheduled departures (`params.leaves`,
-/// by index), a function's wait for its agent.
+/// Timers: the controller's heartbeat round and its scheduled departures and joins
+/// (`params.leaves`, `params.joins`, by index), a function's wait for its agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     Heartbeat,
     Leave(usize),
+    Join(usize),
     CallTimeout,
 }
 
@@ -251,6 +326,15 @@ impl Message for Msg {
             Msg::Moved { .. } => "Moved",
             Msg::LeaveDone { .. } => "LeaveDone",
             Msg::Left { .. } => "Left",
+            Msg::Join { .. } => "Join",
+            Msg::JoinAck { .. } => "JoinAck",
+            Msg::Hello => "Hello",
+            Msg::Welcome => "Welcome",
+            Msg::JoinDone { .. } => "JoinDone",
+            Msg::Joined { .. } => "Joined",
+            Msg::Rejoin => "Rejoin",
+            Msg::ExtWrite { .. } => "ExtWrite",
+            Msg::ExtAck { .. } => "ExtAck",
             Msg::CallFailed { .. } => "CallFailed",
             Msg::FtVersionReq { .. } => "FtVersionReq",
             Msg::FtVersion { .. } => "FtVersion",
@@ -265,11 +349,15 @@ impl Message for Msg {
         // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
         // or state flag; ghost fields are free.
         1 + match self {
-            Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck => 0,
+            Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck | Msg::Hello | Msg::Welcome | Msg::Rejoin => 0,
+            Msg::JoinAck { .. } | Msg::JoinDone { .. } | Msg::Joined { .. } => 8,
+            Msg::Join { members, .. } => 8 + 8 * members.len() as u64,
             Msg::Leave { .. } | Msg::LeaveAck { .. } | Msg::Transfer { .. } | Msg::LeaveDone { .. } | Msg::Left { .. } => 8,
             // Per entry: the key, a state flag and up to a few node names.
             Msg::DirXfer { entries, .. } => 24 * entries.len() as u64,
             Msg::Moved { .. } => 32,
+            Msg::ExtWrite { .. } => 32,
+            Msg::ExtAck { .. } => 16,
             Msg::Get { .. } | Msg::PutReply { .. } | Msg::RdReq { .. } | Msg::WrAck { .. } | Msg::CallFailed { .. } => 8,
             Msg::Fail { .. } | Msg::FailAck { .. } | Msg::Recovered { .. } | Msg::FtVersionReq { .. } | Msg::FtDataReq { .. } => 8,
             Msg::FtVersion { .. } | Msg::FtWrite { .. } | Msg::FtWriteAck { .. } => 16,

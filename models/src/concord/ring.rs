@@ -34,6 +34,22 @@ impl Ring {
         Ring { tokens }
     }
 
+    /// The ring of the agents `members` (fixed nodes, hashed by their index).
+    pub fn of(members: &[NodeId]) -> Ring {
+        Ring::new(&members.iter().map(|&m| (m.index(), m)).collect::<Vec<_>>())
+    }
+
+    /// The ring after `node` (a fixed node) joins: it takes the keys between its predecessor
+    /// and itself from its clockwise successor.
+    pub fn with(&self, node: NodeId) -> Ring {
+        let mut tokens = self.tokens.clone();
+        if !self.contains(node) {
+            tokens.push((mix(node.index() as u64 ^ AGENT_SALT), node));
+            tokens.sort();
+        }
+        Ring { tokens }
+    }
+
     /// The ring after `node` leaves: its keys go to its clockwise successor.
     pub fn without(&self, node: NodeId) -> Ring {
         let tokens: Vec<(u64, NodeId)> = self.tokens.iter().copied().filter(|&(_, id)| id != node).collect();
@@ -87,6 +103,23 @@ mod tests {
         }
         // One token per agent spreads keys unevenly (arcs differ in length), but over every agent.
         assert!(per.iter().all(|&n| n > 0), "an agent homes no key: {per:?}");
+    }
+
+    #[test]
+    fn a_joiner_takes_keys_from_its_successor_only_and_leaving_again_restores_the_ring() {
+        let without = Ring::of(&[NodeId::fixed(0), NodeId::fixed(1), NodeId::fixed(3)]);
+        let with = without.with(NodeId::fixed(2));
+        assert_eq!(with, ring(4));
+        let giver = with.successor(NodeId::fixed(2));
+        for k in 0..2000 {
+            let (before, after) = (without.home(k), with.home(k));
+            if after == NodeId::fixed(2) {
+                assert_eq!(before, giver, "key {k} came from another agent than the joiner's successor");
+            } else {
+                assert_eq!(before, after, "key {k} moved though the joiner does not home it");
+            }
+        }
+        assert_eq!(with.without(NodeId::fixed(2)), without);
     }
 
     #[test]

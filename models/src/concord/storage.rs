@@ -11,8 +11,18 @@
 //! wire (a direct write of an owner that crashed, A9) is dropped from then on, so it cannot land
 //! after the survivors have started writing its keys again. The paper does not say how a dead
 //! owner's in-flight write is kept from landing late; this is the smallest rule that does it.
+//! **External writes** (§III-C3): an application outside the domain writes storage directly
+//! (`external.rs`); storage's listener reports each to the controller, which sends it to the
+//! key's home. Paper-literal, storage applies and acknowledges it at once, and the home then
+//! invalidates every copy: until then caches serve the old value after the write completed
+//! (A11, a finding). Under the strict rule `external_through_home` storage hands the write to
+//! the home instead, which writes it like any other (invalidations, then the acknowledgment),
+//! so it takes effect in the key's order at the home.
+//!
+//! When the agent rejoins, its greeting (`Hello`) lifts the fence: on the FIFO link, everything
+//! its earlier incarnation sent arrives before it.
 
-use super::msg::{Msg, Timer};
+use super::msg::{ExtReq, Msg, Timer, Writer};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +32,11 @@ pub struct Storage {
     /// Whether a failed agent's reads and writes still on the wire are refused once the
     /// controller reports it (off: the mutant `no_storage_fencing`).
     fence: bool,
+    /// Where the listener reports external writes (§III-C3): the controller.
+    listener: Option<NodeId>,
+    /// Strict rule (A11): an external write takes effect through the key's home, not here at
+    /// once (see the module doc).
+    external_through_home: bool,
     fenced: BTreeSet<NodeId>,
     values: BTreeMap<Key, Value>,
     /// Ghost: writes applied per key.
@@ -35,7 +50,19 @@ impl Storage {
         Storage { fence, ..Storage::default() }
     }
 
+    /// Storage whose listener reports external writes to `controller`.
+    pub fn with_listener(mut self, controller: NodeId, external_through_home: bool) -> Storage {
+        self.listener = Some(controller);
+        self.external_through_home = external_through_home;
+        self
+    }
+
     pub fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        if let Msg::Hello = msg {
+            // The agent rejoins: on the FIFO link, its earlier incarnation's writes came first.
+            self.fenced.remove(&from);
+            return;
+        }
         if self.fenced.contains(&from) {
             // A failed agent's direct write that arrives after the fence never lands: the
             // agents that recover its keys may already have written them.
@@ -53,6 +80,21 @@ impl Storage {
             Msg::StGet { key, tag } => {
                 let applied = self.applied(key);
                 out.send(from, Msg::StData { key, value: self.values.get(&key).copied(), tag, applied });
+            }
+            Msg::StPut { key, value, writer: Writer::External(tag), .. } => {
+                let listener = self.listener.expect("external writes come with a listener (params.external_app)");
+                let applied = self.applied(key);
+                let ext = ExtReq { tag, stored: !self.external_through_home };
+                if ext.stored {
+                    // Paper-literal: the write lands at once and is acknowledged; the listener
+                    // tells the home afterwards, and caches serve the old value meanwhile (A11).
+                    self.values.insert(key, value);
+                    self.applied.insert(key, applied + 1);
+                    out.trace("StorageWrite", || format!("{{\"key\":{key},\"value\":{value},\"external\":true}}"));
+                    out.send(from, Msg::StAck { key, writer: Writer::External(tag), applied: applied + 1 });
+                }
+                out.count("concord_listener_call");
+                out.send(listener, Msg::ExtWrite { key, value, origin: from, ext, applied: applied + u64::from(ext.stored) });
             }
             Msg::StPut { key, value, writer, after } => {
                 let applied = self.applied(key);
