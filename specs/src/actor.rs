@@ -11,7 +11,7 @@
 
 use causim_sim::history::TxnRecord;
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
-use stateright::actor::{Actor, Id, Out};
+use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id, Out};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -103,4 +103,56 @@ impl<N: Node> Actor for NodeActor<N> {
         hosted.node.on_timer(0, timer.clone(), &mut outbox);
         Self::forward(hosted, outbox, o);
     }
+}
+
+/// One step of a model whose clients block on their requests: `step`, then the requests the
+/// client that chose (a `SelectRandom`) sent on starting, then every reply to a client
+/// (`is_client`), each actor step appended with the state it was taken from to `trail` when
+/// given. None of these deliveries adds an interleaving a property can tell apart: a blocked
+/// client's choice and request are seen by no one else, and a reply changes only its client
+/// (`causalmesh_model::MeshModel::settle` argues it in full).
+pub fn settle<A, C, H>(
+    actors: &ActorModel<A, C, H>,
+    state: &ActorModelState<A, H>,
+    step: ActorModelAction<A::Msg, A::Timer, A::Random>,
+    is_client: impl Fn(Id) -> bool,
+    mut trail: Option<&mut Vec<(ActorModelState<A, H>, ActorModelAction<A::Msg, A::Timer, A::Random>)>>,
+) -> Option<ActorModelState<A, H>>
+where
+    A: Actor,
+    A::Msg: Ord,
+    A::Timer: Ord,
+    H: Clone + std::fmt::Debug + std::hash::Hash,
+{
+    use stateright::Model as _;
+    let chooser = match &step {
+        ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
+        _ => None,
+    };
+    let mut take = |state: &ActorModelState<A, H>, step: ActorModelAction<A::Msg, A::Timer, A::Random>| {
+        if let Some(t) = trail.as_deref_mut() {
+            t.push((state.clone(), step.clone()));
+        }
+        actors.next_state(state, step)
+    };
+    let mut state = take(state, step)?;
+    if let Some(chooser) = chooser {
+        let requests: Vec<_> = state
+            .network
+            .iter_deliverable()
+            .filter(|e| e.src == chooser)
+            .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
+            .collect();
+        for request in requests {
+            state = take(&state, request)?;
+        }
+    }
+    while let Some(reply) = state.network.iter_deliverable().find(|e| is_client(e.dst)).map(|e| ActorModelAction::Deliver {
+        src: e.src,
+        dst: e.dst,
+        msg: e.msg.clone(),
+    }) {
+        state = take(&state, reply)?;
+    }
+    Some(state)
 }

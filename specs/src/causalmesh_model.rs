@@ -430,39 +430,9 @@ impl MeshModel {
         &self,
         state: &MeshModelState,
         step: ActorStep,
-        mut trail: Option<&mut Vec<(MeshModelState, ActorStep)>>,
+        trail: Option<&mut Vec<(MeshModelState, ActorStep)>>,
     ) -> Option<MeshModelState> {
-        let chooser = match &step {
-            ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
-            _ => None,
-        };
-        let take = |state: &MeshModelState, step: ActorStep, trail: &mut Option<&mut Vec<(MeshModelState, ActorStep)>>| {
-            if let Some(t) = trail.as_deref_mut() {
-                t.push((state.clone(), step.clone()));
-            }
-            self.actors.next_state(state, step)
-        };
-        let mut state = take(state, step, &mut trail)?;
-        if let Some(chooser) = chooser {
-            // The request(s) the chosen function sent on starting.
-            let requests: Vec<ActorStep> = state
-                .network
-                .iter_deliverable()
-                .filter(|e| e.src == chooser)
-                .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
-                .collect();
-            for request in requests {
-                state = take(&state, request, &mut trail)?;
-            }
-        }
-        while let Some(reply) = state.network.iter_deliverable().find(|e| self.is_session(e.dst)).map(|e| ActorModelAction::Deliver {
-            src: e.src,
-            dst: e.dst,
-            msg: e.msg.clone(),
-        }) {
-            state = take(&state, reply, &mut trail)?;
-        }
-        Some(state)
+        crate::actor::settle(&self.actors, state, step, |id| self.is_session(id), trail)
     }
 
     /// The representative of `state` under symmetry over sessions: the same state with its

@@ -337,30 +337,7 @@ impl TccModel {
     /// Takes `step`, then delivers the requests a started function sent and every reply to a
     /// workflow (see `MeshModel::settle` for why this loses nothing).
     fn settle(&self, state: &TccModelState, step: TccStep) -> Option<TccModelState> {
-        let chooser = match &step {
-            ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
-            _ => None,
-        };
-        let mut state = self.actors.next_state(state, step)?;
-        if let Some(chooser) = chooser {
-            let requests: Vec<TccStep> = state
-                .network
-                .iter_deliverable()
-                .filter(|e| e.src == chooser)
-                .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
-                .collect();
-            for request in requests {
-                state = self.actors.next_state(&state, request)?;
-            }
-        }
-        while let Some(reply) = state.network.iter_deliverable().find(|e| self.is_workflow(e.dst)).map(|e| ActorModelAction::Deliver {
-            src: e.src,
-            dst: e.dst,
-            msg: e.msg.clone(),
-        }) {
-            state = self.actors.next_state(&state, reply)?;
-        }
-        Some(state)
+        crate::actor::settle(&self.actors, state, step, |id| self.is_workflow(id), None)
     }
 }
 
