@@ -717,6 +717,36 @@ pub fn parse_tlc_output(output: &str, exit_code: i32, wall_time: Duration) -> Re
     })
 }
 
+/// What the spec tests share: one worker, a 600 s bound, and panics that name the config.
+pub mod testing {
+    use super::{TlcOptions, TlcRun, Verdict, run_tlc, spec_dir};
+    use std::time::Duration;
+
+    /// One worker (the state counts the tests pin do not depend on it) and a 600 s bound.
+    pub fn options() -> TlcOptions {
+        let mut options = TlcOptions::with_workers(1);
+        options.timeout = Some(Duration::from_secs(600));
+        options
+    }
+
+    /// Runs `config` of `module` in `specs/<spec>`; a run without a verdict fails the test.
+    pub fn run(spec: &str, module: &str, config: &str, options: &TlcOptions) -> TlcRun {
+        match run_tlc(&spec_dir(spec), module, config, options) {
+            Ok(run) => run,
+            Err(err) => panic!("TLC on {config} gave no verdict: {err}"),
+        }
+    }
+
+    /// Asserts that `run` (of `config`) violates `invariant` with a counterexample whose
+    /// actions after the initial state are exactly `actions`.
+    pub fn assert_counterexample(run: &TlcRun, config: &str, invariant: &str, actions: &[&str]) {
+        let trace = run.trace_actions();
+        assert_eq!(run.verdict, Verdict::InvariantViolated { name: invariant.to_string() }, "{config}: trace {trace:?}");
+        assert_eq!(trace[0], "Initial predicate", "{config}: {trace:?}");
+        assert_eq!(&trace[1..], actions, "{config}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,29 +7,19 @@
 //! expect, with a counterexample made of the actions we expect. One TLC worker, so
 //! counterexamples are the same on every run. Figures: `specs/README.md`.
 
-use std::time::Duration;
-
-use causim_specs::tlc::{TlcOptions, TlcRun, Verdict, run_tlc, spec_dir};
+use causim_specs::tlc::{TlcRun, Verdict, testing};
 
 const MODULE: &str = "BokiMetalog";
 
 fn tlc(config: &str) -> TlcRun {
-    let mut options = TlcOptions::with_workers(1);
-    options.timeout = Some(Duration::from_secs(600));
+    let mut options = testing::options();
     // A run ends when every append is done: that quiet end is not a deadlock.
     options.check_deadlock = false;
-    match run_tlc(&spec_dir("boki"), MODULE, config, &options) {
-        Ok(run) => run,
-        Err(err) => panic!("TLC on {config} gave no verdict: {err}"),
-    }
+    testing::run("boki", MODULE, config, &options)
 }
 
 fn expect_violation(config: &str, invariant: &str, actions: &[&str]) {
-    let run = tlc(config);
-    assert_eq!(run.verdict, Verdict::InvariantViolated { name: invariant.to_string() }, "{config}: trace {:?}", run.trace_actions());
-    let trace = run.trace_actions();
-    assert_eq!(trace[0], "Initial predicate", "{config}: {trace:?}");
-    assert_eq!(&trace[1..], actions, "{config}");
+    testing::assert_counterexample(&tlc(config), config, invariant, actions);
 }
 
 #[test]

@@ -11,39 +11,24 @@
 //! harness runs two tests at a time, which keeps both cores busy. Figures for each config are
 //! in `specs/causalmesh/README.md`.
 
-use std::time::Duration;
-
-use causim_specs::tlc::{TlcError, TlcOptions, TlcRun, Verdict, run_tlc, run_tlc_with_config_text, spec_dir};
+use causim_specs::tlc::{TlcError, TlcOptions, TlcRun, Verdict, run_tlc, run_tlc_with_config_text, spec_dir, testing};
 
 const MODULE: &str = "CausalMesh";
 
 fn options() -> TlcOptions {
-    let mut options = TlcOptions::with_workers(1);
-    options.timeout = Some(Duration::from_secs(600));
-    options
+    testing::options()
 }
 
 fn tlc(config: &str) -> TlcRun {
-    match run_tlc(&spec_dir("causalmesh"), MODULE, config, &options()) {
-        Ok(run) => run,
-        Err(err) => panic!("TLC on {config} gave no verdict: {err}"),
-    }
+    testing::run("causalmesh", MODULE, config, &options())
 }
 
 /// Runs `config` and checks that TLC reports `invariant` violated by a counterexample whose
 /// actions are exactly `actions` (after the initial state).
 fn expect_violation(config: &str, invariant: &str, actions: &[&str]) -> TlcRun {
     let run = tlc(config);
-    assert_eq!(
-        run.verdict,
-        Verdict::InvariantViolated { name: invariant.to_string() },
-        "{config}: unexpected verdict; trace {:?}",
-        run.trace_actions()
-    );
+    testing::assert_counterexample(&run, config, invariant, actions);
     assert_eq!(run.exit_code, 12);
-    let trace = run.trace_actions();
-    assert_eq!(trace[0], "Initial predicate", "{config}: {trace:?}");
-    assert_eq!(&trace[1..], actions, "{config}");
     // Every state of the counterexample shows the whole state.
     for state in &run.trace {
         for var in ["cc", "ic", "mg", "gvc", "chan", "deps", "local", "hist"] {

@@ -7,28 +7,17 @@
 //! snapshots, with a counterexample of the actions we expect; witnesses show an abort and a
 //! read of a new version are reachable. One TLC worker. Figures: `specs/README.md`.
 
-use std::time::Duration;
-
-use causim_specs::tlc::{TlcOptions, TlcRun, Verdict, run_tlc, spec_dir};
+use causim_specs::tlc::{TlcRun, Verdict, testing};
 
 /// The configs run `MC_plans`, which extends the spec with the workflows they use.
 const MODULE: &str = "MC_plans";
 
 fn tlc(config: &str) -> TlcRun {
-    let mut options = TlcOptions::with_workers(1);
-    options.timeout = Some(Duration::from_secs(600));
-    match run_tlc(&spec_dir("faastcc"), MODULE, config, &options) {
-        Ok(run) => run,
-        Err(err) => panic!("TLC on {config} gave no verdict: {err}"),
-    }
+    testing::run("faastcc", MODULE, config, &testing::options())
 }
 
 fn expect_violation(config: &str, invariant: &str, actions: &[&str]) {
-    let run = tlc(config);
-    assert_eq!(run.verdict, Verdict::InvariantViolated { name: invariant.to_string() }, "{config}: trace {:?}", run.trace_actions());
-    let trace = run.trace_actions();
-    assert_eq!(trace[0], "Initial predicate", "{config}: {trace:?}");
-    assert_eq!(&trace[1..], actions, "{config}");
+    testing::assert_counterexample(&tlc(config), config, invariant, actions);
 }
 
 #[test]
