@@ -47,7 +47,15 @@
 //!   is recorded anywhere: the entry stays stale for good (`scenarios/mucache/x11-*.json`).
 //!   `params.refusal_invalidates` is our fix (off by default: the paper's protocol).
 //!
-//! Not modelled yet: sharding and its broadcast, batching, CM memory limits and LRU.
+//! - **Sharding** (§4.1): a service spec's `shards` runs that many units (`Svc.0`, `Svc.1`, …),
+//!   each with its own cache and CM, in front of one store node (`Svc.store`; an unsharded
+//!   service keeps its store in its own node). A read-only call goes to the shard its call
+//!   arguments hash to (hard affinity), any other call to a shard the caller spreads by its
+//!   request number. A CM that processes Inv(k) of a local write sends it to the other shards'
+//!   CMs (`ShardInv`), which process it like their own but send it no further (X6). Visited sets
+//!   name services, not shards.
+//!
+//! Not modelled yet: batching, CM memory limits and LRU.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
@@ -57,6 +65,7 @@ mod app;
 mod client;
 mod msg;
 mod service;
+mod store;
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, metrics, parse_params};
@@ -73,6 +82,7 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use service::{ServiceNode, Timer};
 use std::sync::Arc;
+use store::StoreNode;
 
 pub use app::{CallArgs, StoreKey};
 
@@ -193,6 +203,7 @@ pub struct Config {
     pub start_at_return: bool,
     pub non_fifo_save: bool,
     pub refusal_invalidates: bool,
+    pub no_shard_broadcast: bool,
 }
 
 impl Config {
@@ -230,12 +241,18 @@ pub const MUTANTS: &[Mutant] = &[
         about: "Save and Inv travel on different paths (X8): a Save lags params.save_delay_ns behind, so the Inv that should delete \
                 it arrives first and the stale entry stays (the outcome of Fig. 6 again)",
     },
+    Mutant {
+        name: "no_shard_broadcast",
+        about: "a CM does not tell the other shards of its service about a local write (X6), so a shard that saved a read-only call \
+                of the written key never invalidates it upstream",
+    },
 ];
 
 /// One node of a MuCache run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MuNode {
     Service(Box<ServiceNode>),
+    Store(Box<StoreNode>),
     Client(Box<Client>),
 }
 
@@ -252,6 +269,7 @@ impl Node for MuNode {
     fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
             (MuNode::Service(s), msg) => s.on_message(now, from, msg, out),
+            (MuNode::Store(s), msg) => s.on_message(from, msg, out),
             (MuNode::Client(c), Msg::Response { record, .. }) => c.on_response(now, from, &record, out),
             (MuNode::Client(_), msg) => unreachable!("a client gets only responses, not {msg:?}"),
         }
@@ -280,16 +298,27 @@ impl Protocol for MuCache {
     type Node = MuNode;
     type Context = ();
 
+    /// The units (service shards) in service order, then the store node of each sharded
+    /// service (`Svc.store`).
     fn fixed_nodes(&self) -> Vec<FixedNode<MuNode>> {
-        (0..self.app.services.len())
-            .map(|s| {
-                let name = self.app.services[s].name.clone();
-                let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s as u32);
-                let node = MuNode::Service(Box::new(ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone())));
-                match self.machines {
-                    Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
-                    Machines::Numbered => FixedNode { name, machine: format!("S{}", s as u32 % self.servers), hosts_workers: true, node },
-                }
+        let units = (0..self.app.units.len() as u32).map(|u| {
+            let s = self.app.units[u as usize].0;
+            let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s);
+            let node = MuNode::Service(Box::new(ServiceNode::new(u, self.app.clone(), self.config.clone(), self.nodes.clone())));
+            (self.app.unit_name(u), entry, node)
+        });
+        let stores = self
+            .app
+            .services
+            .iter()
+            .filter(|s| s.store_node.is_some())
+            .map(|s| (format!("{}.store", s.name), false, MuNode::Store(Box::default())));
+        units
+            .chain(stores)
+            .enumerate()
+            .map(|(i, (name, entry, node))| match self.machines {
+                Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
+                Machines::Numbered => FixedNode { name, machine: format!("S{}", i as u32 % self.servers), hosts_workers: true, node },
             })
             .collect()
     }
@@ -318,10 +347,19 @@ impl Protocol for MuCache {
             .iter()
             .filter_map(|n| match n {
                 MuNode::Service(s) => Some(&**s),
-                MuNode::Client(_) => None,
+                _ => None,
             })
             .collect();
-        let store = |s: u32, k: StoreKey| services[s as usize].store.get(&k).copied();
+        let store = |s: u32, k: StoreKey| {
+            let svc = &self.app.services[s as usize];
+            match svc.store_node {
+                Some(n) => match nodes[n as usize] {
+                    MuNode::Store(st) => st.store.get(&k).copied(),
+                    _ => unreachable!("a store node"),
+                },
+                None => services[svc.first_unit as usize].store.get(&k).copied(),
+            }
+        };
         let (mut entries, mut incoherent, mut cm_state) = (0usize, 0usize, 0usize);
         for s in &services {
             cm_state += s.cm_state_len();
@@ -427,8 +465,9 @@ impl Model for MuCache {
             start_at_return: mutants.contains(&"start_at_return"),
             non_fifo_save: mutants.contains(&"non_fifo_save"),
             refusal_invalidates: p.refusal_invalidates,
+            no_shard_broadcast: mutants.contains(&"no_shard_broadcast"),
         };
-        let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
+        let nodes = Arc::new((0..app.nodes()).map(NodeId::fixed).collect());
         if p.machines == Machines::Numbered && topology.servers == 0 {
             return Err(FieldError::new("topology.servers", "numbered machines need at least one server machine"));
         }
@@ -438,10 +477,18 @@ impl Model for MuCache {
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         let services: serde_json::Value = serde_json::from_str(FUZZ_APP).expect("the fuzz application is JSON");
-        (0u64..3, 0u64..3)
-            .prop_map(move |(cm, write)| {
+        (0u64..3, 0u64..3, 0usize..3)
+            .prop_map(move |(cm, write, sharding)| {
                 let cm_event_ns: u64 = [0, 10_000, 200_000][cm as usize];
                 let write_ns: u64 = [0, 50_000, 500_000][write as usize];
+                // Unsharded; Backend in two shards; Proxy (a caller and a callee) in two too.
+                let mut services = services.clone();
+                for (name, from) in [("Backend", 1), ("Proxy", 2)] {
+                    if sharding >= from {
+                        let s = services.as_array_mut().expect("a list").iter_mut().find(|s| s["name"] == name).expect("in FUZZ_APP");
+                        s["shards"] = 2.into();
+                    }
+                }
                 serde_json::json!({
                     "services": services,
                     "entry": {"read": "Frontend.read", "write": ["Frontend.write", "Frontend.update"]},

@@ -32,9 +32,22 @@ pub enum Dep {
 /// An item of the CM's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CmItem {
-    Start { cid: ReqId },
-    End { cid: ReqId, ca: CallArgs, deps: BTreeSet<Dep>, caller: u32, ret: u64, visited: Services },
-    InvKey(StoreKey),
+    Start {
+        cid: ReqId,
+    },
+    End {
+        cid: ReqId,
+        ca: CallArgs,
+        deps: BTreeSet<Dep>,
+        caller: u32,
+        ret: u64,
+        visited: Services,
+    },
+    /// A write changed the key: at this shard (`local`), or at a sibling shard that broadcast it.
+    InvKey {
+        key: StoreKey,
+        local: bool,
+    },
     InvCalls(Vec<CallArgs>),
 }
 
@@ -71,7 +84,7 @@ pub enum Timer {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Running {
     ca: CallArgs,
-    /// The calling service, `None` for a client request.
+    /// The calling unit, `None` for a client request.
     caller: Option<u32>,
     reply: (NodeId, CallTag),
     ro: bool,
@@ -91,11 +104,14 @@ struct Running {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ServiceNode {
+    /// The service this node runs a shard of, and the unit (node) it is.
     pub me: u32,
+    pub unit: u32,
     pub app: Arc<App>,
     pub config: Arc<Config>,
-    /// The node of every service, by service index.
+    /// Every fixed node (units, then store nodes), by index.
     pub nodes: Arc<Vec<NodeId>>,
+    /// The store of an unsharded service (a sharded one's lives in its store node).
     pub store: BTreeMap<StoreKey, u64>,
     pub cache: BTreeMap<CallArgs, CacheEntry>,
     next_req: u64,
@@ -103,14 +119,16 @@ pub struct ServiceNode {
     queue: VecDeque<CmItem>,
     cm_busy: bool,
     history: VecDeque<Mark>,
-    /// `saved[dep][caller]`: the calls of this service the caller has cached that depend on dep.
+    /// `saved[dep][caller]`: the calls of this shard the caller (a unit) has cached that depend
+    /// on dep.
     saved: BTreeMap<Dep, BTreeMap<u32, BTreeSet<CallArgs>>>,
 }
 
 impl ServiceNode {
-    pub fn new(me: u32, app: Arc<App>, config: Arc<Config>, nodes: Arc<Vec<NodeId>>) -> ServiceNode {
+    pub fn new(unit: u32, app: Arc<App>, config: Arc<Config>, nodes: Arc<Vec<NodeId>>) -> ServiceNode {
         ServiceNode {
-            me,
+            me: app.units[unit as usize].0,
+            unit,
             app,
             config,
             nodes,
@@ -151,6 +169,9 @@ impl ServiceNode {
                 }
                 self.enqueue(CmItem::InvCalls(cas), out);
             }
+            Msg::ShardInv { key } => self.enqueue(CmItem::InvKey { key, local: false }, out),
+            Msg::StoreReply { req, key, value, write } => self.on_store_reply(now, req, key, value, write, out),
+            Msg::StoreRead { .. } | Msg::StoreWrite { .. } => unreachable!("store requests go to store nodes"),
         }
     }
 
@@ -195,7 +216,7 @@ impl ServiceNode {
         out: &mut Outbox<Msg, Timer>,
     ) {
         self.next_req += 1;
-        let id = ReqId::new(self.me, self.next_req);
+        let id = ReqId::new(self.unit, self.next_req);
         let ro = self.app.endpoint(ca.to).ro;
         let me = 1 << self.me;
         // V1 and V2: the request has visited its own service and starts from its caller's set.
@@ -225,6 +246,7 @@ impl ServiceNode {
 
     /// Runs the request's steps until it waits (a call, a slow write) or returns.
     fn advance(&mut self, now: Time, id: ReqId, out: &mut Outbox<Msg, Timer>) {
+        let store_node = self.store_node();
         loop {
             let r = self.running.get_mut(&id).expect("running");
             let steps = &self.app.endpoint(r.ca.to).steps;
@@ -239,6 +261,10 @@ impl ServiceNode {
                     if r.ro {
                         r.deps.insert(Dep::Key(key));
                     }
+                    if let Some(store) = store_node {
+                        out.send(store, Msg::StoreRead { req: id, key });
+                        return;
+                    }
                     let value = self.store.get(&key).copied();
                     r.ret = super::app::mix(r.ret, value.unwrap_or(0));
                     r.events.push(Event::Read { key, value });
@@ -248,7 +274,11 @@ impl ServiceNode {
                     let key = StoreKey { name, arg };
                     if self.config.inv_before_write {
                         // Mutant: Inv(k) before the write takes effect (X9).
-                        self.enqueue(CmItem::InvKey(key), out);
+                        self.enqueue(CmItem::InvKey { key, local: true }, out);
+                    }
+                    if let Some(store) = store_node {
+                        out.send(store, Msg::StoreWrite { req: id, key });
+                        return;
                     }
                     if self.config.write_ns > 0 {
                         out.set_timer(Timer::WriteDone(id), self.config.write_ns);
@@ -287,8 +317,29 @@ impl ServiceNode {
     /// postWrite: Inv(k) once the write took effect (O2).
     fn post_write(&mut self, key: StoreKey, out: &mut Outbox<Msg, Timer>) {
         if self.config.mucache() {
-            self.enqueue(CmItem::InvKey(key), out);
+            self.enqueue(CmItem::InvKey { key, local: true }, out);
         }
+    }
+
+    /// A sharded service's store node; `None` when the store is this node's own.
+    fn store_node(&self) -> Option<NodeId> {
+        self.app.services[self.me as usize].store_node.map(|n| self.nodes[n as usize])
+    }
+
+    /// The store node answered the current step's read or write: it took effect there.
+    fn on_store_reply(&mut self, now: Time, id: ReqId, key: StoreKey, value: Option<u64>, write: bool, out: &mut Outbox<Msg, Timer>) {
+        let r = self.running.get_mut(&id).expect("a store reply answers a running request");
+        r.ret = super::app::mix(r.ret, value.unwrap_or(0));
+        if write {
+            r.events.push(Event::Write { key, value: value.expect("a write has a version") });
+        } else {
+            r.events.push(Event::Read { key, value });
+        }
+        r.next_step += 1;
+        if write && !self.config.inv_before_write {
+            self.post_write(key, out);
+        }
+        self.advance(now, id, out);
     }
 
     /// preCall for each branch: a hit answers at once, a miss sends the call. Returns true
@@ -328,7 +379,8 @@ impl ServiceNode {
                     r.outstanding += 1;
                     let tag = CallTag { parent: id, branch: b as u32 };
                     let visited = visited_at_call;
-                    out.send(self.nodes[to.service as usize], Msg::Request { tag, ca, caller: Some(self.me), visited });
+                    let unit = self.app.route(ca, id.number() + b as u64);
+                    out.send(self.nodes[unit as usize], Msg::Request { tag, ca, caller: Some(self.unit), visited });
                 }
             }
         }
@@ -444,7 +496,19 @@ impl ServiceNode {
                     self.saved.entry(d).or_default().entry(caller).or_default().insert(ca);
                 }
             }
-            CmItem::InvKey(key) => self.invalidate(&[Dep::Key(key)], out),
+            CmItem::InvKey { key, local } => {
+                // Sharding: a local write's invalidation goes to the other shards of the
+                // service too (Fig. 5 L.25); theirs and transitive ones are not sent on.
+                let svc = &self.app.services[self.me as usize];
+                if local && svc.shards > 1 && !self.config.no_shard_broadcast {
+                    for u in svc.first_unit..svc.first_unit + svc.shards {
+                        if u != self.unit {
+                            out.send(self.nodes[u as usize], Msg::ShardInv { key });
+                        }
+                    }
+                }
+                self.invalidate(&[Dep::Key(key)], out)
+            }
             CmItem::InvCalls(cas) => {
                 let deps: Vec<Dep> = cas.into_iter().map(Dep::Call).collect();
                 self.invalidate(&deps, out);

@@ -30,6 +30,7 @@ fn backend_with(cm_event_ns: Time, refusal_invalidates: bool) -> ServiceNode {
         start_at_return: false,
         non_fifo_save: false,
         refusal_invalidates,
+        no_shard_broadcast: false,
     };
     ServiceNode::new(
         1,
