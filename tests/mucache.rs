@@ -3,7 +3,7 @@
 //! The correct protocol keeps the ChainApp and FanoutApp workloads equivalent to a cache-free
 //! execution whatever the seed draws, and once the run has settled every cache entry equals a
 //! fresh evaluation (the final metric `incoherent_entries`, digest §4.4). The bugs that leave
-//! stale entries nothing will invalidate (Fig. 6, X6, X8, X9, Fig. 20, and the paper's own X11)
+//! stale entries nothing will invalidate (Fig. 6, X6–X10, Fig. 20, and the paper's own X11)
 //! show up there even without an observer, and `causim fuzz` finds every mutant with it.
 //! For a longer sweep: `CAUSIM_SEEDS=1000 cargo test --release --test mucache`.
 
@@ -48,6 +48,8 @@ fn quiescent_coherence_catches_the_bugs_that_leave_entries_stale_for_good() {
         ("x9-post-write.json", "x9-inv-before-write.json"),
         ("p7-start-first.json", "p7-start-at-return.json"),
         ("x6-shard-broadcast.json", "x6-no-shard-broadcast.json"),
+        ("x7-batch-keeps-inv.json", "x7-batch-drops-inv.json"),
+        ("x10-eviction-invalidates.json", "x10-silent-eviction.json"),
         // Not a mutant: the paper's own protocol, against our fix.
         ("x11-refusal-invalidates.json", "x11-refused-save-upstream.json"),
     ] {
@@ -67,7 +69,7 @@ fn fuzzing_finds_every_mutant_and_the_correct_protocol_survives() {
     use causim::fuzz::{self, FuzzOptions};
     let options = |mutants: &[&str]| {
         let mut o = FuzzOptions::new("mucache", mutants).unwrap();
-        (o.cases_max, o.threads, o.shrink_iters_max) = (500, 2, 300);
+        (o.cases_max, o.threads, o.shrink_iters_max) = (1000, 2, 300);
         o
     };
     for mutant in MUTANTS.iter().map(|m| m.name) {

@@ -57,6 +57,11 @@ metrics! {
     BATCH_REREADS = "batch_rereads";
     /// HydroCache-Con: nanoseconds to gather and install a workflow's snapshot.
     CON_PREPARE_NS = "con_prepare_ns";
+    /// MuCache: 1 when a call to a read-only endpoint was answered by the cache, else 0.
+    CALL_CACHE_HIT = "call_cache_hit";
+    /// MuCache: nanoseconds from a write taking effect until its invalidation reached a
+    /// frontend's CM (Fig. 19's invalidation time).
+    INVALIDATION_NS = "invalidation_ns";
 
     // Final metrics
 
@@ -75,6 +80,13 @@ metrics! {
     INCOHERENT_ENTRIES = "incoherent_entries";
     /// MuCache: entries of the CMs' histories and dependency indexes at the end.
     CM_STATE_ENTRIES = "cm_state_entries";
+    /// MuCache: the largest CM state (history and dependency entries) any CM held.
+    CM_STATE_MAX = "cm_state_max";
+    /// MuCache: the time-averaged CM state of the CM whose average is largest.
+    CM_STATE_MEAN = "cm_state_mean";
+    /// MuCache: queue items per second of busy time of the CM that processed the most (its
+    /// throughput when saturated, Fig. 18).
+    CM_EVENTS_PER_S = "cm_events_per_s";
 }
 
 /// The summary key of an observation's statistic (`obs.context_bytes.p50`).

@@ -55,15 +55,33 @@
 //!   CMs (`ShardInv`), which process it like their own but send it no further (X6). Visited sets
 //!   name services, not shards.
 //!
-//! Not modelled yet: batching, CM memory limits and LRU.
+//! - **Batching** (§2.9, `params.batch`): a CM's Saves and Invs for one upstream CM wait in a
+//!   batch, sent when it holds `size` items or `timeout_ns` after its first (`batch.rs`). The
+//!   paper cancels items at the sender ("invalidates and saves override previous invalidates
+//!   and saves"); we keep the safe half only: a Save followed by an Inv drops the Save, an Inv
+//!   followed by a Save keeps both (X7; the mutant `batch_drops_inv` is the sentence read
+//!   literally). The CM is a sequential server: `cm_event_ns` per queue item and `cm_send_ns`
+//!   per message it sends, a batch counting once (Fig. 18's cost).
+//! - **Memory** (§4.1, §7.1): `cache_entries_max` bounds each cache, least recently used first
+//!   (always safe); `cm_deps_max` bounds each CM's dependency index, and evicting a dependency
+//!   invalidates upstream the calls saved on it, as a write would (O8; X10 is the mutant
+//!   `silent_dep_eviction`). History GC is on by default (`cm_gc`); off, the history keeps every
+//!   start and invalidation, for Fig. 15's comparison.
+//! - **Wrapper costs** (Fig. 17): `enqueue_ns` per synchronous Start or End enqueue and
+//!   `lookup_ns` per cache lookup, on the request's critical path.
+//! - **Figures' observations**: `call_cache_hit` (1 or 0 per call to a read-only endpoint),
+//!   `invalidation_ns` (a write taking effect to its invalidation reaching a read entry's
+//!   service, Fig. 19), and final metrics of the CMs' state over time and throughput.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
 //! See [`MUTANTS`].
 
 mod app;
+mod batch;
 mod client;
 mod msg;
+mod recency;
 mod service;
 mod store;
 
@@ -119,6 +137,43 @@ pub struct MuCacheParams {
     /// topologies name machines so).
     #[serde(default)]
     pub machines: Machines,
+    /// Batching of CM-to-CM Saves and Invs (§2.9): `{"size": 20, "timeout_ns": 1000000}`, the
+    /// paper's setting. Absent: each is sent at once.
+    #[serde(default)]
+    pub batch: Option<BatchConfig>,
+    /// The CM's time per message it sends upstream (a batch is one). Default 0.
+    #[serde(default)]
+    pub cm_send_ns: Time,
+    /// Capacity of each cache in entries, least recently used evicted first. Absent: unbounded.
+    #[serde(default)]
+    pub cache_entries_max: Option<usize>,
+    /// The CM's memory limit in dependencies (`saved` entries), least recently saved evicted
+    /// first with an invalidation upstream (§4.1; the paper keeps 100 per MB of cache).
+    /// Absent: unbounded.
+    #[serde(default)]
+    pub cm_deps_max: Option<usize>,
+    /// History garbage collection (§4.1): a call's start leaves the history at its End, and
+    /// invalidations older than every running call go. Default true; false keeps everything
+    /// (Fig. 15's comparison).
+    #[serde(default = "yes")]
+    pub cm_gc: bool,
+    /// The wrapper's time on the critical path per Start or End enqueue, and per cache lookup
+    /// (Fig. 17's constant overhead; the TTL baseline pays lookups only). Default 0.
+    #[serde(default)]
+    pub enqueue_ns: Time,
+    #[serde(default)]
+    pub lookup_ns: Time,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct BatchConfig {
+    pub size: u32,
+    pub timeout_ns: Time,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
@@ -204,6 +259,17 @@ pub struct Config {
     pub non_fifo_save: bool,
     pub refusal_invalidates: bool,
     pub no_shard_broadcast: bool,
+    pub batch: Option<BatchConfig>,
+    pub cm_send_ns: Time,
+    pub batch_drops_inv: bool,
+    pub cache_entries_max: Option<usize>,
+    pub cm_deps_max: Option<usize>,
+    pub silent_dep_eviction: bool,
+    pub cm_gc: bool,
+    pub enqueue_ns: Time,
+    pub lookup_ns: Time,
+    /// The services of the read entries (the frontends of Fig. 19), a bitmask.
+    pub read_entry_services: app::Services,
 }
 
 impl Config {
@@ -245,6 +311,16 @@ pub const MUTANTS: &[Mutant] = &[
         name: "no_shard_broadcast",
         about: "a CM does not tell the other shards of its service about a local write (X6), so a shard that saved a read-only call \
                 of the written key never invalidates it upstream",
+    },
+    Mutant {
+        name: "batch_drops_inv",
+        about: "batch cancellation lets a Save override an Inv of the same call waiting before it (X7), so the caller's CM never \
+                invalidates what it saved upstream from the old response",
+    },
+    Mutant {
+        name: "silent_dep_eviction",
+        about: "the CM's memory limit drops a dependency without invalidating the calls saved upstream that depended on it (X10), \
+                so a later write of it invalidates nothing",
     },
 ];
 
@@ -361,8 +437,13 @@ impl Protocol for MuCache {
             }
         };
         let (mut entries, mut incoherent, mut cm_state) = (0usize, 0usize, 0usize);
+        let (mut state_max, mut state_mean) = (0usize, 0f64);
+        let busiest = services.iter().max_by_key(|s| (s.stats.events, std::cmp::Reverse(s.unit))).map(|s| &s.stats);
+        let events_per_s = busiest.filter(|b| b.busy_ns > 0).map_or(0.0, |b| b.events as f64 * 1e9 / b.busy_ns as f64);
         for s in &services {
             cm_state += s.cm_state_len();
+            state_max = state_max.max(s.stats.state_max);
+            state_mean = state_mean.max(s.stats.state_mean());
             for (ca, e) in &s.cache {
                 entries += 1;
                 // A finite-TTL entry may have expired; only entries that never expire are judged.
@@ -375,6 +456,9 @@ impl Protocol for MuCache {
             (metrics::CACHE_ENTRIES.into(), entries as f64),
             (metrics::INCOHERENT_ENTRIES.into(), incoherent as f64),
             (metrics::CM_STATE_ENTRIES.into(), cm_state as f64),
+            (metrics::CM_STATE_MAX.into(), state_max as f64),
+            (metrics::CM_STATE_MEAN.into(), state_mean),
+            (metrics::CM_EVENTS_PER_S.into(), events_per_s),
         ]
     }
 }
@@ -426,8 +510,15 @@ impl Model for MuCache {
             database: false,
             read_txn: false,
             workflow_txn: false,
-            observations: &[],
-            final_metrics: &[metrics::CACHE_ENTRIES, metrics::INCOHERENT_ENTRIES, metrics::CM_STATE_ENTRIES],
+            observations: &[metrics::CALL_CACHE_HIT, metrics::INVALIDATION_NS],
+            final_metrics: &[
+                metrics::CACHE_ENTRIES,
+                metrics::INCOHERENT_ENTRIES,
+                metrics::CM_STATE_ENTRIES,
+                metrics::CM_STATE_MAX,
+                metrics::CM_STATE_MEAN,
+                metrics::CM_EVENTS_PER_S,
+            ],
             hop_metadata: None,
             server_metadata: None,
         },
@@ -445,6 +536,15 @@ impl Model for MuCache {
         }
         if p.ttl_ns == Some(0) {
             return Err(FieldError::new("params.ttl_ns", "a TTL must be positive (use \"cache\": \"none\" for no cache)"));
+        }
+        if p.batch.is_some_and(|b| b.size == 0) {
+            return Err(FieldError::new("params.batch.size", "a batch holds at least one item"));
+        }
+        if p.cache_entries_max == Some(0) {
+            return Err(FieldError::new(
+                "params.cache_entries_max",
+                "a cache holds at least one entry (use \"cache\": \"none\" for no cache)",
+            ));
         }
         if mutants.contains(&"non_fifo_save") && p.save_delay_ns == 0 {
             return Err(FieldError::new(
@@ -466,6 +566,16 @@ impl Model for MuCache {
             non_fifo_save: mutants.contains(&"non_fifo_save"),
             refusal_invalidates: p.refusal_invalidates,
             no_shard_broadcast: mutants.contains(&"no_shard_broadcast"),
+            batch: p.batch,
+            cm_send_ns: p.cm_send_ns,
+            batch_drops_inv: mutants.contains(&"batch_drops_inv"),
+            cache_entries_max: p.cache_entries_max,
+            cm_deps_max: p.cm_deps_max,
+            silent_dep_eviction: mutants.contains(&"silent_dep_eviction"),
+            cm_gc: p.cm_gc,
+            enqueue_ns: p.enqueue_ns,
+            lookup_ns: p.lookup_ns,
+            read_entry_services: read_entries.iter().fold(0, |m, e| m | 1 << e.service),
         };
         let nodes = Arc::new((0..app.nodes()).map(NodeId::fixed).collect());
         if p.machines == Machines::Numbered && topology.servers == 0 {
@@ -477,11 +587,14 @@ impl Model for MuCache {
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         let services: serde_json::Value = serde_json::from_str(FUZZ_APP).expect("the fuzz application is JSON");
-        (0u64..3, 0u64..3, 0usize..3)
-            .prop_map(move |(cm, write, sharding)| {
+        (0u64..3, 0u64..3, 0usize..3, 0usize..3, 0usize..3, 0usize..3)
+            .prop_map(move |(cm, write, sharding, batched, cache_max, deps_max)| {
                 let cm_event_ns: u64 = [0, 10_000, 200_000][cm as usize];
                 let write_ns: u64 = [0, 50_000, 500_000][write as usize];
                 // Unsharded; Backend in two shards; Proxy (a caller and a callee) in two too.
+                let limits: [Option<u64>; 3] = [None, Some(2), Some(4)];
+                let batches = [None, Some((3, 1_000_000)), Some((10, 5_000_000))]
+                    .map(|b| b.map(|(size, timeout_ns): (u32, u64)| BatchConfig { size, timeout_ns }));
                 let mut services = services.clone();
                 for (name, from) in [("Backend", 1), ("Proxy", 2)] {
                     if sharding >= from {
@@ -499,6 +612,11 @@ impl Model for MuCache {
                     // The paper's Fig. 5 leaves stale entries for good (hazard X11), which the
                     // quiescent-coherence oracle would report in the correct protocol; fuzz our fix.
                     "refusal_invalidates": true,
+                    // Batches of three or 1 ms, of ten or 5 ms; caches and CM dependency indexes of 2 or 4
+                    // entries, so LRU evictions happen in a small case.
+                    "batch": batches[batched],
+                    "cache_entries_max": limits[cache_max],
+                    "cm_deps_max": limits[deps_max],
                 })
             })
             .boxed()

@@ -7,7 +7,9 @@
 //! protocol state, and left out of the message size.
 
 use super::app::{CallArgs, Services, StoreKey};
+use super::batch::Upstream;
 use causim_sim::node::Message;
+use causim_sim::time::Time;
 
 /// A request execution, unique in the run: the unit (service shard) that ran it and its
 /// number there.
@@ -89,14 +91,21 @@ pub enum Msg {
         visited: Services,
         origin: ReqId,
     },
-    /// Downstream CM → caller's CM: these cached calls are invalid.
+    /// Downstream CM → caller's CM: these cached calls are invalid; `since` is when the
+    /// write behind it took effect (metadata for the invalidation-time figure, not sized).
     InvCalls {
         cas: Vec<CallArgs>,
+        since: Time,
+    },
+    /// Downstream CM → caller's CM: Saves and Invs batched (§2.9), to apply in order.
+    Batch {
+        items: Vec<Upstream>,
     },
     /// CM → the CMs of the other shards of its service: a local write changed `key` (Fig. 5
     /// L.25). Never forwarded again.
     ShardInv {
         key: StoreKey,
+        since: Time,
     },
     /// A shard of a sharded service → its store node, and the answer (the value read, or the
     /// version written; `None` is the initial state).
@@ -123,6 +132,7 @@ impl Message for Msg {
             Msg::Response { .. } => "Response",
             Msg::Save { .. } => "Save",
             Msg::InvCalls { .. } => "InvCalls",
+            Msg::Batch { .. } => "Batch",
             Msg::ShardInv { .. } => "ShardInv",
             Msg::StoreRead { .. } => "StoreRead",
             Msg::StoreWrite { .. } => "StoreWrite",
@@ -136,7 +146,10 @@ impl Message for Msg {
             Msg::Request { .. } => 8 + 16 + 8 + 8,
             Msg::Response { .. } => 8 + 8 + 8,
             Msg::Save { .. } => 16 + 8 + 8,
-            Msg::InvCalls { cas } => 8 + 16 * cas.len() as u64,
+            Msg::InvCalls { cas, .. } => 8 + 16 * cas.len() as u64,
+            Msg::Batch { items } => {
+                8 + items.iter().map(|i| if matches!(i, Upstream::Save { .. }) { 1 + 16 + 8 + 8 } else { 1 + 16 }).sum::<u64>()
+            }
             Msg::ShardInv { .. } => 16,
             Msg::StoreRead { .. } | Msg::StoreWrite { .. } => 8 + 16,
             Msg::StoreReply { .. } => 8 + 16 + 8 + 1,

@@ -31,6 +31,16 @@ fn backend_with(cm_event_ns: Time, refusal_invalidates: bool) -> ServiceNode {
         non_fifo_save: false,
         refusal_invalidates,
         no_shard_broadcast: false,
+        batch: None,
+        cm_send_ns: 0,
+        batch_drops_inv: false,
+        cache_entries_max: None,
+        cm_deps_max: None,
+        silent_dep_eviction: false,
+        cm_gc: true,
+        enqueue_ns: 0,
+        lookup_ns: 0,
+        read_entry_services: 1,
     };
     ServiceNode::new(
         1,
@@ -84,7 +94,7 @@ fn a_read_only_call_with_no_invalidation_is_saved_upstream_and_a_later_write_inv
     assert!(matches!(sent[..], [Msg::Save { ca: GET, .. }]), "{sent:?}");
     b.on_message(1, NodeId::fixed(0), request(PUT, 1), &mut Outbox::new(false));
     let sent = drain(&mut b);
-    assert_eq!(sent, vec![Msg::InvCalls { cas: vec![GET] }]);
+    assert_eq!(sent, vec![Msg::InvCalls { cas: vec![GET], since: 1 }]);
 }
 
 #[test]
@@ -109,5 +119,5 @@ fn with_refusal_invalidates_a_vetoed_save_invalidates_the_call_at_the_caller() {
     b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut out);
     b.on_message(0, NodeId::fixed(0), request(PUT, 1), &mut out);
     c_answers(&mut b, 1);
-    assert_eq!(drain(&mut b), vec![Msg::InvCalls { cas: vec![GET] }]);
+    assert_eq!(drain(&mut b), vec![Msg::InvCalls { cas: vec![GET], since: 0 }]);
 }
