@@ -62,6 +62,9 @@ metrics! {
     /// MuCache: nanoseconds from a write taking effect until its invalidation reached a
     /// frontend's CM (Fig. 19's invalidation time).
     INVALIDATION_NS = "invalidation_ns";
+    /// MuCache: per cache hit, 1 when the entry's subtree visited a service the request had
+    /// already visited (Fig. 4's hazard, which visited sets refuse), else 0.
+    REVISIT_HIT = "revisit_hit";
 
     // Final metrics
 

@@ -510,7 +510,7 @@ impl Model for MuCache {
             database: false,
             read_txn: false,
             workflow_txn: false,
-            observations: &[metrics::CALL_CACHE_HIT, metrics::INVALIDATION_NS],
+            observations: &[metrics::CALL_CACHE_HIT, metrics::INVALIDATION_NS, metrics::REVISIT_HIT],
             final_metrics: &[
                 metrics::CACHE_ENTRIES,
                 metrics::INCOHERENT_ENTRIES,

@@ -440,6 +440,7 @@ impl ServiceNode {
                 Some(e) => {
                     out.count("mucache_hit");
                     out.observe(metrics::CALL_CACHE_HIT, 1);
+                    out.observe(metrics::REVISIT_HIT, u64::from(e.visited & visited_at_call != 0));
                     if self.config.cache_entries_max.is_some() {
                         self.cache_lru.touch(ca);
                     }
