@@ -382,8 +382,9 @@ impl ServiceNode {
         let steps = &self.app.endpoint(r.ca.to).steps;
         let start_end = r.ro && r.caller.is_some() && c.mucache();
         let mut cost = 0;
-        if start_end && (r.next_step == 0 || r.next_step == steps.len()) {
-            cost += c.enqueue_ns;
+        if start_end {
+            // Before the first step (Start) and before returning (End): both for no steps.
+            cost += c.enqueue_ns * (u64::from(r.next_step == 0) + u64::from(r.next_step == steps.len()));
         }
         if let Some(Step::Call { targets, .. }) = steps.get(r.next_step)
             && c.caching()
