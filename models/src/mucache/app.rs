@@ -232,10 +232,9 @@ impl App {
             app.units.extend((0..shards).map(|shard| (i as u32, shard)));
             app.services.push(Service { name: s.name.clone(), endpoints, keys, shards, first_unit, store_node: None });
         }
-        let mut next = app.units.len() as u32;
-        for svc in app.services.iter_mut().filter(|s| s.shards > 1) {
-            svc.store_node = Some(next);
-            next += 1;
+        let first_store = app.units.len() as u32;
+        for (node, svc) in (first_store..).zip(app.services.iter_mut().filter(|s| s.shards > 1)) {
+            svc.store_node = Some(node);
         }
         app.check_acyclic()?;
         Ok(app)
