@@ -156,18 +156,19 @@ impl ServiceNode {
             }
             return;
         };
-        let batch = self.batches.entry(to).or_default();
-        let was_empty = batch.items.is_empty();
         for item in items {
+            let batch = self.batches.entry(to).or_default();
+            let was_empty = batch.items.is_empty();
             batch.add(item, self.config.batch_drops_inv);
-        }
-        if batch.items.len() >= b.size as usize {
-            if !was_empty {
-                out.cancel_timer(Timer::BatchFlush(to));
+            if batch.items.len() >= b.size as usize {
+                // Full: it leaves now, and its timeout (set by its first item) is moot.
+                if !was_empty {
+                    out.cancel_timer(Timer::BatchFlush(to));
+                }
+                self.flush(now, to, out);
+            } else if was_empty {
+                out.set_timer(Timer::BatchFlush(to), b.timeout_ns);
             }
-            self.flush(now, to, out);
-        } else if was_empty {
-            out.set_timer(Timer::BatchFlush(to), b.timeout_ns);
         }
     }
 
