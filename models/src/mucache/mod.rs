@@ -71,7 +71,9 @@
 //!   `lookup_ns` per cache lookup, on the request's critical path.
 //! - **Figures' observations**: `call_cache_hit` (1 or 0 per call to a read-only endpoint),
 //!   `invalidation_ns` (a write taking effect to its invalidation reaching a read entry's
-//!   service, Fig. 19), and final metrics of the CMs' state over time and throughput.
+//!   service, Fig. 19), `revisit_hit` (1 when a hit's subtree visited a service the request had
+//!   already visited, the hazard visited sets refuse; TTL caches take such hits), and final
+//!   metrics of the CMs' state over time and throughput.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
@@ -118,7 +120,8 @@ pub struct MuCacheParams {
     /// Time the CM takes per queue item. Default 10 µs (the paper's 13–52 µs per event).
     #[serde(default = "default_cm_event_ns")]
     pub cm_event_ns: Time,
-    /// Time a store write takes to take effect. Default 0.
+    /// Time a store write takes to take effect. Default 0. A sharded service's store node
+    /// applies writes as they arrive (the hop to it is the write's duration).
     #[serde(default)]
     pub write_ns: Time,
     /// Caller-side saves (the TTL baseline, the `caller_side_save` mutant): time from a
