@@ -67,6 +67,14 @@ metrics! {
     READ_MISS_NS = "read_miss_ns";
     /// Concord: invalidations one write sent (0 for the owner's direct write; Fig. 9).
     INVALIDATIONS_PER_WRITE = "invalidations_per_write";
+    /// MuCache: 1 when a call to a read-only endpoint was answered by the cache, else 0.
+    CALL_CACHE_HIT = "call_cache_hit";
+    /// MuCache: nanoseconds from a write taking effect until its invalidation reached a
+    /// frontend's CM (Fig. 19's invalidation time).
+    INVALIDATION_NS = "invalidation_ns";
+    /// MuCache: per cache hit, 1 when the entry's subtree visited a service the request had
+    /// already visited (Fig. 4's hazard, which visited sets refuse), else 0.
+    REVISIT_HIT = "revisit_hit";
 
     // Final metrics
 
@@ -88,6 +96,13 @@ metrics! {
     DIVERGED_KEYS = "diverged_keys";
     /// MuCache: entries of the CMs' histories and dependency indexes at the end.
     CM_STATE_ENTRIES = "cm_state_entries";
+    /// MuCache: the largest CM state (history and dependency entries) any CM held.
+    CM_STATE_MAX = "cm_state_max";
+    /// MuCache: the time-averaged CM state of the CM whose average is largest.
+    CM_STATE_MEAN = "cm_state_mean";
+    /// MuCache: queue items per second of busy time of the CM that processed the most (its
+    /// throughput when saturated, Fig. 18).
+    CM_EVENTS_PER_S = "cm_events_per_s";
 }
 
 /// The summary key of an observation's statistic (`obs.context_bytes.p50`).

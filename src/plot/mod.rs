@@ -6,7 +6,7 @@
 //! see `claim`) and its pass rule. Figures read metrics by name (see `sweep::metrics_of`), so a new
 //! protocol appears in them as soon as a sweep has a series for it.
 //!
-//! One module per paper (`causalmesh`, `faastcc`, `boki`, `concord`) and one for every system under load
+//! One module per paper (`causalmesh`, `faastcc`, `boki`, `concord`, `mucache`) and one for every system under load
 //! (`load`); the helpers they share live here.
 
 mod boki;
@@ -14,6 +14,7 @@ mod causalmesh;
 mod concord;
 mod faastcc;
 mod load;
+mod mucache;
 
 use crate::chart::{Corner, Figure, Panel, Pt, Series, Style, color_of};
 use crate::claim::{Claim, Kind, claim};
@@ -153,6 +154,48 @@ pub const FIGURES: &[FigureDef] = &[
         about: "Concord Fig. 13: throughput while cache instances leave the domain and join it again",
         build: concord::concord_churn,
     },
+    FigureDef {
+        name: "mucache-fig19",
+        sweep: "mucache-chain-depth",
+        about: "MuCache Fig. 19: invalidation time vs chain length",
+        build: mucache::fig19,
+    },
+    FigureDef {
+        name: "mucache-fig17",
+        sweep: "mucache-overhead",
+        about: "MuCache Fig. 17: ProxyApp latency of BC, TTL-∞ and MuCache without and with hits",
+        build: mucache::fig17,
+    },
+    FigureDef {
+        name: "mucache-fig10",
+        sweep: "mucache-load",
+        about: "MuCache Figs. 10 and 14: ChainApp latency vs load, BC, TTL-∞ and MuCache",
+        build: mucache::fig10,
+    },
+    FigureDef {
+        name: "mucache-fig11",
+        sweep: "mucache-ttl",
+        about: "MuCache Fig. 11: hit rate and anomalies of TTL caches and MuCache",
+        build: mucache::fig11,
+    },
+    FigureDef {
+        name: "mucache-fig13",
+        sweep: "mucache-cache-size",
+        about: "MuCache Fig. 13: hit rate vs cache size, MuCache and TTL-∞",
+        build: mucache::fig13,
+    },
+    FigureDef {
+        name: "mucache-fig15",
+        sweep: "mucache-gc",
+        about: "MuCache Fig. 15: CM state with and without garbage collection vs run length",
+        build: mucache::fig15,
+    },
+    FigureDef {
+        name: "mucache-fig18",
+        sweep: "mucache-batch",
+        about: "MuCache Fig. 18: CM throughput vs batch size",
+        build: mucache::fig18,
+    },
 ];
 
 pub fn figure(name: &str) -> Option<&'static FigureDef> {
@@ -289,6 +332,7 @@ mod tests {
             include_str!("concord.rs"),
             include_str!("faastcc.rs"),
             include_str!("load.rs"),
+            include_str!("mucache.rs"),
         ];
         let mut read = 0;
         for (source, at) in sources.iter().flat_map(|s| s.match_indices("metrics::").map(move |(at, _)| (*s, at))) {

@@ -19,6 +19,9 @@ use std::collections::BTreeMap;
 /// Services are numbered in `params.services` order; a set of them is a bitmask, so at most 64.
 pub const SERVICES_MAX: usize = 64;
 
+/// Shards of one service, at most.
+pub const SHARDS_MAX: u32 = 16;
+
 /// A set of services (bit `i` is service `i`): the visited sets of §2.8.
 pub type Services = u64;
 
@@ -28,6 +31,10 @@ pub type Services = u64;
 pub struct ServiceSpec {
     pub name: String,
     pub endpoints: Vec<EndpointSpec>,
+    /// Shards (§4.1 "Sharding"): each runs the handlers with its own cache and CM in front of
+    /// the service's one store. Default 1.
+    #[serde(default)]
+    pub shards: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -121,12 +128,21 @@ pub struct Service {
     pub endpoints: Vec<Endpoint>,
     /// Key names of its store, indexed by `StoreKey::name`.
     pub keys: Vec<String>,
+    pub shards: u32,
+    /// The node of its first shard; its shards are the next `shards` nodes.
+    pub first_unit: u32,
+    /// A sharded service's store node (its shards share one store); `None`: the store lives in
+    /// the service's only node.
+    pub store_node: Option<u32>,
 }
 
-/// The validated call graph.
+/// The validated call graph, and where its parts run: nodes `0..units` are the shards of the
+/// services in order (a *unit* each), then one store node per sharded service.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct App {
     pub services: Vec<Service>,
+    /// The service and shard of each unit.
+    pub units: Vec<(u32, u32)>,
 }
 
 impl App {
@@ -157,8 +173,12 @@ impl App {
                 }
             }
         }
-        let mut app = App { services: Vec::new() };
+        let mut app = App { services: Vec::new(), units: Vec::new() };
         for (i, s) in specs.iter().enumerate() {
+            let shards = s.shards.unwrap_or(1);
+            if !(1..=SHARDS_MAX).contains(&shards) {
+                return Err(FieldError::new(format!("services[{i}].shards"), format!("between 1 and {SHARDS_MAX}, got {shards}")));
+            }
             let mut keys: Vec<String> = Vec::new();
             let mut intern = |k: &str| -> u32 {
                 keys.iter().position(|x| x == k).unwrap_or_else(|| {
@@ -208,7 +228,13 @@ impl App {
                 }
                 endpoints.push(Endpoint { name: e.name.clone(), ro: e.ro, steps });
             }
-            app.services.push(Service { name: s.name.clone(), endpoints, keys });
+            let first_unit = app.units.len() as u32;
+            app.units.extend((0..shards).map(|shard| (i as u32, shard)));
+            app.services.push(Service { name: s.name.clone(), endpoints, keys, shards, first_unit, store_node: None });
+        }
+        let first_store = app.units.len() as u32;
+        for (node, svc) in (first_store..).zip(app.services.iter_mut().filter(|s| s.shards > 1)) {
+            svc.store_node = Some(node);
         }
         app.check_acyclic()?;
         Ok(app)
@@ -241,6 +267,29 @@ impl App {
             }
         }
         Ok(())
+    }
+
+    /// Fixed nodes: the units, then the store nodes.
+    pub fn nodes(&self) -> usize {
+        self.units.len() + self.services.iter().filter(|s| s.store_node.is_some()).count()
+    }
+
+    /// A unit's node name: `Svc` for an unsharded service, `Svc.1` for its shard 1 (service
+    /// names have no dots, so no name is taken twice).
+    pub fn unit_name(&self, unit: u32) -> String {
+        let (s, shard) = self.units[unit as usize];
+        let svc = &self.services[s as usize];
+        if svc.shards == 1 { svc.name.clone() } else { format!("{}.{shard}", svc.name) }
+    }
+
+    /// The unit that serves a call to `ca`. A read-only call goes to the shard its arguments
+    /// hash to (hard affinity, §4.1: one CM is the sole authority for a cached call); any
+    /// other call to shard `spread mod shards`, which the caller varies per call (the paper's
+    /// writes may go to any shard).
+    pub fn route(&self, ca: CallArgs, spread: u64) -> u32 {
+        let svc = &self.services[ca.to.service as usize];
+        let pick = if self.endpoint(ca.to).ro { seed(ca) } else { spread };
+        svc.first_unit + (pick % svc.shards as u64) as u32
     }
 
     pub fn endpoint(&self, e: EndpointRef) -> &Endpoint {
@@ -352,6 +401,27 @@ mod tests {
         assert!(cycle.unwrap_err().message.contains("cycle"));
         let unknown = App::build(&specs(r#"[{"name":"F","endpoints":[{"name":"e","steps":[{"call":"G.e"}]}]}]"#));
         assert_eq!(unknown.unwrap_err().message, "no service named \"G\"");
+    }
+
+    #[test]
+    fn shards_are_units_with_one_store_and_read_only_calls_keep_to_one_shard() {
+        let app = App::build(&specs(
+            r#"[{"name":"F","endpoints":[{"name":"e","steps":[{"call":"B.get"}]}]},
+                {"name":"B","shards":3,"endpoints":[{"name":"get","ro":true,"steps":[{"read":"v"}]},{"name":"put","steps":[{"write":"v"}]}]}]"#,
+        ))
+        .unwrap();
+        assert_eq!((0..4).map(|u| app.unit_name(u)).collect::<Vec<_>>(), ["F", "B.0", "B.1", "B.2"]);
+        assert_eq!((app.nodes(), app.services[1].store_node), (5, Some(4)));
+        let get = |arg| CallArgs { to: EndpointRef { service: 1, endpoint: 0 }, arg };
+        let put = CallArgs { to: EndpointRef { service: 1, endpoint: 1 }, arg: 0 };
+        for arg in 0..20 {
+            let unit = app.route(get(arg), 0);
+            assert!((1..4).contains(&unit));
+            assert!((0..9).all(|spread| app.route(get(arg), spread) == unit), "affinity: one shard per read-only call");
+        }
+        assert_eq!((0..3).map(|spread| app.route(put, spread)).collect::<Vec<_>>(), [1, 2, 3], "writes spread over the shards");
+        let zero = App::build(&specs(r#"[{"name":"F","shards":0,"endpoints":[]}]"#));
+        assert_eq!(zero.unwrap_err().path, "services[0].shards");
     }
 
     #[test]

@@ -46,7 +46,10 @@ impl Client {
         };
         self.invoked_at = now;
         let tag = CallTag { parent: ReqId(u64::MAX), branch: self.next as u32 };
-        out.send(self.nodes[to.service as usize], Msg::Request { tag, ca: CallArgs { to, arg }, caller: None, visited: 0 });
+        let ca = CallArgs { to, arg };
+        // A write may go to any shard: spread them by the time and the client's position.
+        let unit = self.app.route(ca, now / 1000 + self.next as u64);
+        out.send(self.nodes[unit as usize], Msg::Request { tag, ca, caller: None, visited: 0 });
     }
 
     pub fn on_response(&mut self, now: Time, from: NodeId, record: &CallRecord, out: &mut Outbox<Msg, Timer>) {
@@ -68,9 +71,9 @@ impl Client {
     }
 }
 
-/// `Plot#3`: a request's id in histories.
+/// `Plot#3` (`Plot.1#3` at shard 1 of a sharded service): a request's id in histories.
 pub fn req_name(app: &App, id: ReqId) -> String {
-    format!("{}#{}", app.services[id.service() as usize].name, id.number())
+    format!("{}#{}", app.unit_name(id.unit()), id.number())
 }
 
 /// Renders a call tree as the history's JSON (`docs/history-format.md`, "Call trees").

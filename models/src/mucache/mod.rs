@@ -47,16 +47,45 @@
 //!   is recorded anywhere: the entry stays stale for good (`scenarios/mucache/x11-*.json`).
 //!   `params.refusal_invalidates` is our fix (off by default: the paper's protocol).
 //!
-//! Not modelled yet: sharding and its broadcast, batching, CM memory limits and LRU.
+//! - **Sharding** (§4.1): a service spec's `shards` runs that many units (`Svc.0`, `Svc.1`, …),
+//!   each with its own cache and CM, in front of one store node (`Svc.store`; an unsharded
+//!   service keeps its store in its own node). A read-only call goes to the shard its call
+//!   arguments hash to (hard affinity), any other call to a shard the caller spreads by its
+//!   request number. A CM that processes Inv(k) of a local write sends it to the other shards'
+//!   CMs (`ShardInv`), which process it like their own but send it no further (X6). Visited sets
+//!   name services, not shards.
+//!
+//! - **Batching** (§2.9, `params.batch`): a CM's Saves and Invs for one upstream CM wait in a
+//!   batch, sent when it holds `size` items or `timeout_ns` after its first (`batch.rs`). The
+//!   paper cancels items at the sender ("invalidates and saves override previous invalidates
+//!   and saves"); we keep the safe half only: a Save followed by an Inv drops the Save, an Inv
+//!   followed by a Save keeps both (X7; the mutant `batch_drops_inv` is the sentence read
+//!   literally). The CM is a sequential server: `cm_event_ns` per queue item and `cm_send_ns`
+//!   per message it sends, a batch counting once (Fig. 18's cost).
+//! - **Memory** (§4.1, §7.1): `cache_entries_max` bounds each cache, least recently used first
+//!   (always safe); `cm_deps_max` bounds each CM's dependency index, and evicting a dependency
+//!   invalidates upstream the calls saved on it, as a write would (O8; X10 is the mutant
+//!   `silent_dep_eviction`). History GC is on by default (`cm_gc`); off, the history keeps every
+//!   start and invalidation, for Fig. 15's comparison.
+//! - **Wrapper costs** (Fig. 17): `enqueue_ns` per synchronous Start or End enqueue and
+//!   `lookup_ns` per cache lookup, on the request's critical path.
+//! - **Figures' observations**: `call_cache_hit` (1 or 0 per call to a read-only endpoint),
+//!   `invalidation_ns` (a write taking effect to its invalidation reaching a read entry's
+//!   service, Fig. 19), `revisit_hit` (1 when a hit's subtree visited a service the request had
+//!   already visited, the hazard visited sets refuse; TTL caches take such hits), and final
+//!   metrics of the CMs' state over time and throughput.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
 //! See [`MUTANTS`].
 
 mod app;
+mod batch;
 mod client;
 mod msg;
+mod recency;
 mod service;
+mod store;
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, metrics, parse_params};
@@ -73,6 +102,7 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use service::{ServiceNode, Timer};
 use std::sync::Arc;
+use store::StoreNode;
 
 pub use app::{CallArgs, StoreKey};
 
@@ -90,7 +120,8 @@ pub struct MuCacheParams {
     /// Time the CM takes per queue item. Default 10 µs (the paper's 13–52 µs per event).
     #[serde(default = "default_cm_event_ns")]
     pub cm_event_ns: Time,
-    /// Time a store write takes to take effect. Default 0.
+    /// Time a store write takes to take effect. Default 0. A sharded service's store node
+    /// applies writes as they arrive (the hop to it is the write's duration).
     #[serde(default)]
     pub write_ns: Time,
     /// Caller-side saves (the TTL baseline, the `caller_side_save` mutant): time from a
@@ -109,6 +140,43 @@ pub struct MuCacheParams {
     /// topologies name machines so).
     #[serde(default)]
     pub machines: Machines,
+    /// Batching of CM-to-CM Saves and Invs (§2.9): `{"size": 20, "timeout_ns": 1000000}`, the
+    /// paper's setting. Absent: each is sent at once.
+    #[serde(default)]
+    pub batch: Option<BatchConfig>,
+    /// The CM's time per message it sends upstream (a batch is one). Default 0.
+    #[serde(default)]
+    pub cm_send_ns: Time,
+    /// Capacity of each cache in entries, least recently used evicted first. Absent: unbounded.
+    #[serde(default)]
+    pub cache_entries_max: Option<usize>,
+    /// The CM's memory limit in dependencies (`saved` entries), least recently saved evicted
+    /// first with an invalidation upstream (§4.1; the paper keeps 100 per MB of cache).
+    /// Absent: unbounded.
+    #[serde(default)]
+    pub cm_deps_max: Option<usize>,
+    /// History garbage collection (§4.1): a call's start leaves the history at its End, and
+    /// invalidations older than every running call go. Default true; false keeps everything
+    /// (Fig. 15's comparison).
+    #[serde(default = "yes")]
+    pub cm_gc: bool,
+    /// The wrapper's time on the critical path per Start or End enqueue, and per cache lookup
+    /// (Fig. 17's constant overhead; the TTL baseline pays lookups only). Default 0.
+    #[serde(default)]
+    pub enqueue_ns: Time,
+    #[serde(default)]
+    pub lookup_ns: Time,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct BatchConfig {
+    pub size: u32,
+    pub timeout_ns: Time,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
@@ -193,6 +261,18 @@ pub struct Config {
     pub start_at_return: bool,
     pub non_fifo_save: bool,
     pub refusal_invalidates: bool,
+    pub no_shard_broadcast: bool,
+    pub batch: Option<BatchConfig>,
+    pub cm_send_ns: Time,
+    pub batch_drops_inv: bool,
+    pub cache_entries_max: Option<usize>,
+    pub cm_deps_max: Option<usize>,
+    pub silent_dep_eviction: bool,
+    pub cm_gc: bool,
+    pub enqueue_ns: Time,
+    pub lookup_ns: Time,
+    /// The services of the read entries (the frontends of Fig. 19), a bitmask.
+    pub read_entry_services: app::Services,
 }
 
 impl Config {
@@ -230,12 +310,28 @@ pub const MUTANTS: &[Mutant] = &[
         about: "Save and Inv travel on different paths (X8): a Save lags params.save_delay_ns behind, so the Inv that should delete \
                 it arrives first and the stale entry stays (the outcome of Fig. 6 again)",
     },
+    Mutant {
+        name: "no_shard_broadcast",
+        about: "a CM does not tell the other shards of its service about a local write (X6), so a shard that saved a read-only call \
+                of the written key never invalidates it upstream",
+    },
+    Mutant {
+        name: "batch_drops_inv",
+        about: "batch cancellation lets a Save override an Inv of the same call waiting before it (X7), so the caller's CM never \
+                invalidates what it saved upstream from the old response",
+    },
+    Mutant {
+        name: "silent_dep_eviction",
+        about: "the CM's memory limit drops a dependency without invalidating the calls saved upstream that depended on it (X10), \
+                so a later write of it invalidates nothing",
+    },
 ];
 
 /// One node of a MuCache run.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum MuNode {
     Service(Box<ServiceNode>),
+    Store(Box<StoreNode>),
     Client(Box<Client>),
 }
 
@@ -252,6 +348,7 @@ impl Node for MuNode {
     fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
             (MuNode::Service(s), msg) => s.on_message(now, from, msg, out),
+            (MuNode::Store(s), msg) => s.on_message(from, msg, out),
             (MuNode::Client(c), Msg::Response { record, .. }) => c.on_response(now, from, &record, out),
             (MuNode::Client(_), msg) => unreachable!("a client gets only responses, not {msg:?}"),
         }
@@ -280,16 +377,27 @@ impl Protocol for MuCache {
     type Node = MuNode;
     type Context = ();
 
+    /// The units (service shards) in service order, then the store node of each sharded
+    /// service (`Svc.store`).
     fn fixed_nodes(&self) -> Vec<FixedNode<MuNode>> {
-        (0..self.app.services.len())
-            .map(|s| {
-                let name = self.app.services[s].name.clone();
-                let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s as u32);
-                let node = MuNode::Service(Box::new(ServiceNode::new(s as u32, self.app.clone(), self.config.clone(), self.nodes.clone())));
-                match self.machines {
-                    Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
-                    Machines::Numbered => FixedNode { name, machine: format!("S{}", s as u32 % self.servers), hosts_workers: true, node },
-                }
+        let units = (0..self.app.units.len() as u32).map(|u| {
+            let s = self.app.units[u as usize].0;
+            let entry = self.read_entries.iter().chain(&self.write_entries).any(|e| e.service == s);
+            let node = MuNode::Service(Box::new(ServiceNode::new(u, self.app.clone(), self.config.clone(), self.nodes.clone())));
+            (self.app.unit_name(u), entry, node)
+        });
+        let stores = self
+            .app
+            .services
+            .iter()
+            .filter(|s| s.store_node.is_some())
+            .map(|s| (format!("{}.store", s.name), false, MuNode::Store(Box::default())));
+        units
+            .chain(stores)
+            .enumerate()
+            .map(|(i, (name, entry, node))| match self.machines {
+                Machines::Services => FixedNode { name: name.clone(), machine: name, hosts_workers: entry, node },
+                Machines::Numbered => FixedNode { name, machine: format!("S{}", i as u32 % self.servers), hosts_workers: true, node },
             })
             .collect()
     }
@@ -318,13 +426,27 @@ impl Protocol for MuCache {
             .iter()
             .filter_map(|n| match n {
                 MuNode::Service(s) => Some(&**s),
-                MuNode::Client(_) => None,
+                _ => None,
             })
             .collect();
-        let store = |s: u32, k: StoreKey| services[s as usize].store.get(&k).copied();
+        let store = |s: u32, k: StoreKey| {
+            let svc = &self.app.services[s as usize];
+            match svc.store_node {
+                Some(n) => match nodes[n as usize] {
+                    MuNode::Store(st) => st.store.get(&k).copied(),
+                    _ => unreachable!("a store node"),
+                },
+                None => services[svc.first_unit as usize].store.get(&k).copied(),
+            }
+        };
         let (mut entries, mut incoherent, mut cm_state) = (0usize, 0usize, 0usize);
+        let (mut state_max, mut state_mean) = (0usize, 0f64);
+        let busiest = services.iter().max_by_key(|s| (s.stats.events, std::cmp::Reverse(s.unit))).map(|s| &s.stats);
+        let events_per_s = busiest.filter(|b| b.busy_ns > 0).map_or(0.0, |b| b.events as f64 * 1e9 / b.busy_ns as f64);
         for s in &services {
             cm_state += s.cm_state_len();
+            state_max = state_max.max(s.stats.state_max);
+            state_mean = state_mean.max(s.stats.state_mean());
             for (ca, e) in &s.cache {
                 entries += 1;
                 // A finite-TTL entry may have expired; only entries that never expire are judged.
@@ -337,6 +459,9 @@ impl Protocol for MuCache {
             (metrics::CACHE_ENTRIES.into(), entries as f64),
             (metrics::INCOHERENT_ENTRIES.into(), incoherent as f64),
             (metrics::CM_STATE_ENTRIES.into(), cm_state as f64),
+            (metrics::CM_STATE_MAX.into(), state_max as f64),
+            (metrics::CM_STATE_MEAN.into(), state_mean),
+            (metrics::CM_EVENTS_PER_S.into(), events_per_s),
         ]
     }
 }
@@ -388,8 +513,15 @@ impl Model for MuCache {
             database: false,
             read_txn: false,
             workflow_txn: false,
-            observations: &[],
-            final_metrics: &[metrics::CACHE_ENTRIES, metrics::INCOHERENT_ENTRIES, metrics::CM_STATE_ENTRIES],
+            observations: &[metrics::CALL_CACHE_HIT, metrics::INVALIDATION_NS, metrics::REVISIT_HIT],
+            final_metrics: &[
+                metrics::CACHE_ENTRIES,
+                metrics::INCOHERENT_ENTRIES,
+                metrics::CM_STATE_ENTRIES,
+                metrics::CM_STATE_MAX,
+                metrics::CM_STATE_MEAN,
+                metrics::CM_EVENTS_PER_S,
+            ],
             hop_metadata: None,
             server_metadata: None,
         },
@@ -407,6 +539,15 @@ impl Model for MuCache {
         }
         if p.ttl_ns == Some(0) {
             return Err(FieldError::new("params.ttl_ns", "a TTL must be positive (use \"cache\": \"none\" for no cache)"));
+        }
+        if p.batch.is_some_and(|b| b.size == 0) {
+            return Err(FieldError::new("params.batch.size", "a batch holds at least one item"));
+        }
+        if p.cache_entries_max == Some(0) {
+            return Err(FieldError::new(
+                "params.cache_entries_max",
+                "a cache holds at least one entry (use \"cache\": \"none\" for no cache)",
+            ));
         }
         if mutants.contains(&"non_fifo_save") && p.save_delay_ns == 0 {
             return Err(FieldError::new(
@@ -427,8 +568,19 @@ impl Model for MuCache {
             start_at_return: mutants.contains(&"start_at_return"),
             non_fifo_save: mutants.contains(&"non_fifo_save"),
             refusal_invalidates: p.refusal_invalidates,
+            no_shard_broadcast: mutants.contains(&"no_shard_broadcast"),
+            batch: p.batch,
+            cm_send_ns: p.cm_send_ns,
+            batch_drops_inv: mutants.contains(&"batch_drops_inv"),
+            cache_entries_max: p.cache_entries_max,
+            cm_deps_max: p.cm_deps_max,
+            silent_dep_eviction: mutants.contains(&"silent_dep_eviction"),
+            cm_gc: p.cm_gc,
+            enqueue_ns: p.enqueue_ns,
+            lookup_ns: p.lookup_ns,
+            read_entry_services: read_entries.iter().fold(0, |m, e| m | 1 << e.service),
         };
-        let nodes = Arc::new((0..app.services.len()).map(NodeId::fixed).collect());
+        let nodes = Arc::new((0..app.nodes()).map(NodeId::fixed).collect());
         if p.machines == Machines::Numbered && topology.servers == 0 {
             return Err(FieldError::new("topology.servers", "numbered machines need at least one server machine"));
         }
@@ -438,10 +590,21 @@ impl Model for MuCache {
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         let services: serde_json::Value = serde_json::from_str(FUZZ_APP).expect("the fuzz application is JSON");
-        (0u64..3, 0u64..3)
-            .prop_map(move |(cm, write)| {
+        (0u64..3, 0u64..3, 0usize..3, 0usize..3, 0usize..3, 0usize..3)
+            .prop_map(move |(cm, write, sharding, batched, cache_max, deps_max)| {
                 let cm_event_ns: u64 = [0, 10_000, 200_000][cm as usize];
                 let write_ns: u64 = [0, 50_000, 500_000][write as usize];
+                // Unsharded; Backend in two shards; Proxy (a caller and a callee) in two too.
+                let limits: [Option<u64>; 3] = [None, Some(2), Some(4)];
+                let batches = [None, Some((3, 1_000_000)), Some((10, 5_000_000))]
+                    .map(|b| b.map(|(size, timeout_ns): (u32, u64)| BatchConfig { size, timeout_ns }));
+                let mut services = services.clone();
+                for (name, from) in [("Backend", 1), ("Proxy", 2)] {
+                    if sharding >= from {
+                        let s = services.as_array_mut().expect("a list").iter_mut().find(|s| s["name"] == name).expect("in FUZZ_APP");
+                        s["shards"] = 2.into();
+                    }
+                }
                 serde_json::json!({
                     "services": services,
                     "entry": {"read": "Frontend.read", "write": ["Frontend.write", "Frontend.update"]},
@@ -452,6 +615,11 @@ impl Model for MuCache {
                     // The paper's Fig. 5 leaves stale entries for good (hazard X11), which the
                     // quiescent-coherence oracle would report in the correct protocol; fuzz our fix.
                     "refusal_invalidates": true,
+                    // Batches of three or 1 ms, of ten or 5 ms; caches and CM dependency indexes of 2 or 4
+                    // entries, so LRU evictions happen in a small case.
+                    "batch": batches[batched],
+                    "cache_entries_max": limits[cache_max],
+                    "cm_deps_max": limits[deps_max],
                 })
             })
             .boxed()

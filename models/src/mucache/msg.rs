@@ -7,17 +7,20 @@
 //! protocol state, and left out of the message size.
 
 use super::app::{CallArgs, Services, StoreKey};
+use super::batch::Upstream;
 use causim_sim::node::Message;
+use causim_sim::time::Time;
 
-/// A request execution, unique in the run: the service that ran it and its number there.
+/// A request execution, unique in the run: the unit (service shard) that ran it and its
+/// number there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ReqId(pub u64);
 
 impl ReqId {
-    pub fn new(service: u32, n: u64) -> ReqId {
-        ReqId(((service as u64) << 40) | n)
+    pub fn new(unit: u32, n: u64) -> ReqId {
+        ReqId(((unit as u64) << 40) | n)
     }
-    pub fn service(self) -> u32 {
+    pub fn unit(self) -> u32 {
         (self.0 >> 40) as u32
     }
     pub fn number(self) -> u64 {
@@ -66,15 +69,60 @@ pub enum Event {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
-    /// An RPC. `caller` is the calling service (`None` for a client), `visited` the caller's
+    /// An RPC. `caller` is the calling unit (`None` for a client), `visited` the caller's
     /// visited set at call time (V2: the callee starts from it).
-    Request { tag: CallTag, ca: CallArgs, caller: Option<u32>, visited: Services },
+    Request {
+        tag: CallTag,
+        ca: CallArgs,
+        caller: Option<u32>,
+        visited: Services,
+    },
     /// The reply: the return value, the services the subtree visited, and its record.
-    Response { tag: CallTag, ret: u64, visited: Services, record: Box<CallRecord> },
+    Response {
+        tag: CallTag,
+        ret: u64,
+        visited: Services,
+        record: Box<CallRecord>,
+    },
     /// Downstream CM → caller's CM: cache `ca` = `ret`; `origin` is metadata for the history.
-    Save { ca: CallArgs, ret: u64, visited: Services, origin: ReqId },
-    /// Downstream CM → caller's CM: these cached calls are invalid.
-    InvCalls { cas: Vec<CallArgs> },
+    Save {
+        ca: CallArgs,
+        ret: u64,
+        visited: Services,
+        origin: ReqId,
+    },
+    /// Downstream CM → caller's CM: these cached calls are invalid; `since` is when the
+    /// write behind it took effect (metadata for the invalidation-time figure, not sized).
+    InvCalls {
+        cas: Vec<CallArgs>,
+        since: Time,
+    },
+    /// Downstream CM → caller's CM: Saves and Invs batched (§2.9), to apply in order.
+    Batch {
+        items: Vec<Upstream>,
+    },
+    /// CM → the CMs of the other shards of its service: a local write changed `key` (Fig. 5
+    /// L.25). Never forwarded again.
+    ShardInv {
+        key: StoreKey,
+        since: Time,
+    },
+    /// A shard of a sharded service → its store node, and the answer (the value read, or the
+    /// version written; `None` is the initial state).
+    StoreRead {
+        req: ReqId,
+        key: StoreKey,
+    },
+    StoreWrite {
+        req: ReqId,
+        key: StoreKey,
+    },
+    StoreReply {
+        req: ReqId,
+        key: StoreKey,
+        value: Option<u64>,
+        write: bool,
+    },
 }
 
 impl Message for Msg {
@@ -84,6 +132,11 @@ impl Message for Msg {
             Msg::Response { .. } => "Response",
             Msg::Save { .. } => "Save",
             Msg::InvCalls { .. } => "InvCalls",
+            Msg::Batch { .. } => "Batch",
+            Msg::ShardInv { .. } => "ShardInv",
+            Msg::StoreRead { .. } => "StoreRead",
+            Msg::StoreWrite { .. } => "StoreWrite",
+            Msg::StoreReply { .. } => "StoreReply",
         }
     }
 
@@ -93,7 +146,13 @@ impl Message for Msg {
             Msg::Request { .. } => 8 + 16 + 8 + 8,
             Msg::Response { .. } => 8 + 8 + 8,
             Msg::Save { .. } => 16 + 8 + 8,
-            Msg::InvCalls { cas } => 8 + 16 * cas.len() as u64,
+            Msg::InvCalls { cas, .. } => 8 + 16 * cas.len() as u64,
+            Msg::Batch { items } => {
+                8 + items.iter().map(|i| if matches!(i, Upstream::Save { .. }) { 1 + 16 + 8 + 8 } else { 1 + 16 }).sum::<u64>()
+            }
+            Msg::ShardInv { .. } => 16,
+            Msg::StoreRead { .. } | Msg::StoreWrite { .. } => 8 + 16,
+            Msg::StoreReply { .. } => 8 + 16 + 8 + 1,
         }
     }
 }

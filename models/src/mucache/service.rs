@@ -14,9 +14,14 @@
 //! Start exactly (the §2.7 alternative), and the history is trimmed up to the oldest call
 //! still running.
 
+mod cm;
+
 use super::Config;
 use super::app::{App, CallArgs, EndpointRef, Services, Step, StoreKey};
+use super::batch::{Batch, Upstream};
 use super::msg::{CallRecord, CallTag, Event, Msg, ReqId};
+use super::recency::Recency;
+use crate::metrics;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -32,10 +37,28 @@ pub enum Dep {
 /// An item of the CM's queue.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CmItem {
-    Start { cid: ReqId },
-    End { cid: ReqId, ca: CallArgs, deps: BTreeSet<Dep>, caller: u32, ret: u64, visited: Services },
-    InvKey(StoreKey),
-    InvCalls(Vec<CallArgs>),
+    Start {
+        cid: ReqId,
+    },
+    End {
+        cid: ReqId,
+        ca: CallArgs,
+        deps: BTreeSet<Dep>,
+        caller: u32,
+        ret: u64,
+        visited: Services,
+    },
+    /// A write changed the key: at this shard (`local`), or at a sibling shard that broadcast it.
+    /// `since`: when the write took effect (metadata, carried up with the invalidations).
+    InvKey {
+        key: StoreKey,
+        local: bool,
+        since: Time,
+    },
+    InvCalls {
+        cas: Vec<CallArgs>,
+        since: Time,
+    },
 }
 
 /// An entry of the CM's history: a running call's start, or an invalidation.
@@ -65,17 +88,60 @@ pub enum Timer {
     /// A late save lands in the cache: caller-side (TTL baseline, `caller_side_save` mutant) or
     /// overtaken by an Inv (`non_fifo_save` mutant).
     CallerSave(CallArgs, CacheEntry),
+    /// The wrapper's work on the critical path (a Start or End enqueue, a lookup) is done.
+    Resume(ReqId),
+    /// The batch for this upstream unit is due (its timeout).
+    BatchFlush(u32),
+}
+
+/// What the CM did, for the figures: its work and the size of its state over time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CmStats {
+    /// Queue items processed.
+    pub events: u64,
+    /// Time spent on them and on sending upstream.
+    pub busy_ns: u64,
+    pub state_max: usize,
+    /// The state's size integrated over time (entries × ns) since the CM first worked.
+    state_area: u128,
+    state_from: Option<Time>,
+    state_last: usize,
+    state_at: Time,
+}
+
+impl CmStats {
+    /// The state's size averaged over the time since the CM first worked.
+    pub fn state_mean(&self) -> f64 {
+        match self.state_from {
+            Some(from) if self.state_at > from => self.state_area as f64 / (self.state_at - from) as f64,
+            _ => self.state_last as f64,
+        }
+    }
+
+    fn sample(&mut self, now: Time, len: usize) {
+        if self.state_from.is_none() {
+            self.state_from = Some(now);
+            self.state_at = now;
+        }
+        self.state_area += self.state_last as u128 * (now - self.state_at) as u128;
+        self.state_at = now;
+        self.state_last = len;
+        self.state_max = self.state_max.max(len);
+    }
 }
 
 /// A request this service is running.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Running {
     ca: CallArgs,
-    /// The calling service, `None` for a client request.
+    /// The calling unit, `None` for a client request.
     caller: Option<u32>,
     reply: (NodeId, CallTag),
     ro: bool,
     next_step: usize,
+    /// The step whose wrapper cost (`enqueue_ns`, `lookup_ns`) is paid; `steps.len()` stands
+    /// for the return.
+    paid_step: Option<usize>,
     /// Inherited and accumulated visited services (checked before a lookup; V1–V3).
     visited_in: Services,
     /// The services this request's own subtree visited (returned and stored with a Save).
@@ -91,11 +157,14 @@ struct Running {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ServiceNode {
+    /// The service this node runs a shard of, and the unit (node) it is.
     pub me: u32,
+    pub unit: u32,
     pub app: Arc<App>,
     pub config: Arc<Config>,
-    /// The node of every service, by service index.
+    /// Every fixed node (units, then store nodes), by index.
     pub nodes: Arc<Vec<NodeId>>,
+    /// The store of an unsharded service (a sharded one's lives in its store node).
     pub store: BTreeMap<StoreKey, u64>,
     pub cache: BTreeMap<CallArgs, CacheEntry>,
     next_req: u64,
@@ -103,14 +172,24 @@ pub struct ServiceNode {
     queue: VecDeque<CmItem>,
     cm_busy: bool,
     history: VecDeque<Mark>,
-    /// `saved[dep][caller]`: the calls of this service the caller has cached that depend on dep.
+    /// `saved[dep][caller]`: the calls of this shard the caller (a unit) has cached that depend
+    /// on dep.
     saved: BTreeMap<Dep, BTreeMap<u32, BTreeSet<CallArgs>>>,
+    /// LRU order of the cache (kept when it has a capacity) and of `saved` (with a limit).
+    cache_lru: Recency<CallArgs>,
+    deps_lru: Recency<Dep>,
+    /// Saves and Invs waiting for each upstream unit (with batching).
+    batches: BTreeMap<u32, Batch>,
+    /// When the CM is next free: its sends upstream take its time too.
+    cm_free_at: Time,
+    pub stats: CmStats,
 }
 
 impl ServiceNode {
-    pub fn new(me: u32, app: Arc<App>, config: Arc<Config>, nodes: Arc<Vec<NodeId>>) -> ServiceNode {
+    pub fn new(unit: u32, app: Arc<App>, config: Arc<Config>, nodes: Arc<Vec<NodeId>>) -> ServiceNode {
         ServiceNode {
-            me,
+            me: app.units[unit as usize].0,
+            unit,
             app,
             config,
             nodes,
@@ -122,6 +201,11 @@ impl ServiceNode {
             cm_busy: false,
             history: VecDeque::new(),
             saved: BTreeMap::new(),
+            cache_lru: Recency::default(),
+            deps_lru: Recency::default(),
+            batches: BTreeMap::new(),
+            cm_free_at: 0,
+            stats: CmStats::default(),
         }
     }
 
@@ -134,45 +218,26 @@ impl ServiceNode {
         match msg {
             Msg::Request { tag, ca, caller, visited } => self.start_request(now, from, tag, ca, caller, visited, out),
             Msg::Response { tag, ret, visited, record } => self.on_response(now, tag, ret, visited, record, out),
-            Msg::Save { ca, ret, visited, origin } => {
-                // saveHandler: applied on arrival, in link order (O7); nothing to book-keep.
-                out.count("mucache_save");
-                let entry = CacheEntry { ret, visited, origin, expires: None };
-                if self.config.non_fifo_save && self.config.save_delay_ns > 0 {
-                    // Mutant: the Save took a slower path than the Invs behind it (X8).
-                    out.set_timer(Timer::CallerSave(ca, entry), self.config.save_delay_ns);
-                } else {
-                    self.cache.insert(ca, entry);
-                }
-            }
-            Msg::InvCalls { cas } => {
-                for ca in &cas {
-                    self.cache.remove(ca);
-                }
-                self.enqueue(CmItem::InvCalls(cas), out);
-            }
+            // saveHandler and invHandler's deletion: applied on arrival, in link order (O7).
+            Msg::Save { ca, ret, visited, origin } => self.receive(now, vec![Upstream::Save { ca, ret, visited, origin }], out),
+            Msg::InvCalls { cas, since } => self.receive(now, cas.into_iter().map(|ca| Upstream::Inv { ca, since }).collect(), out),
+            Msg::Batch { items } => self.receive(now, items, out),
+            Msg::ShardInv { key, since } => self.enqueue(now, CmItem::InvKey { key, local: false, since }, out),
+            Msg::StoreReply { req, key, value, write } => self.on_store_reply(now, req, key, value, write, out),
+            Msg::StoreRead { .. } | Msg::StoreWrite { .. } => unreachable!("store requests go to store nodes"),
         }
     }
 
     pub fn on_timer(&mut self, now: Time, timer: Timer, out: &mut Outbox<Msg, Timer>) {
         match timer {
-            Timer::CmStep => {
-                if let Some(item) = self.queue.pop_front() {
-                    self.process(item, out);
-                }
-                if self.queue.is_empty() {
-                    self.cm_busy = false;
-                } else {
-                    out.set_timer(Timer::CmStep, self.config.cm_event_ns);
-                }
-            }
-            Timer::CallerSave(ca, entry) => {
-                self.cache.insert(ca, entry);
-            }
+            Timer::CmStep => self.cm_step(now, out),
+            Timer::CallerSave(ca, entry) => self.cache_put(ca, entry),
+            Timer::Resume(id) => self.advance(now, id, out),
+            Timer::BatchFlush(unit) => self.flush(now, unit, out),
             Timer::WriteDone(id) => {
                 let key = self.apply_write(id);
                 if !self.config.inv_before_write {
-                    self.post_write(key, out);
+                    self.post_write(now, key, out);
                 }
                 self.running.get_mut(&id).expect("a write's request is running").next_step += 1;
                 self.advance(now, id, out);
@@ -195,7 +260,7 @@ impl ServiceNode {
         out: &mut Outbox<Msg, Timer>,
     ) {
         self.next_req += 1;
-        let id = ReqId::new(self.me, self.next_req);
+        let id = ReqId::new(self.unit, self.next_req);
         let ro = self.app.endpoint(ca.to).ro;
         let me = 1 << self.me;
         // V1 and V2: the request has visited its own service and starts from its caller's set.
@@ -206,6 +271,7 @@ impl ServiceNode {
             reply: (from, tag),
             ro,
             next_step: 0,
+            paid_step: None,
             visited_in,
             visited_sub: me,
             ret: super::app::seed(ca),
@@ -218,18 +284,25 @@ impl ServiceNode {
         self.running.insert(id, running);
         // preReqStart: Start is in the queue before the handler's first step (O1).
         if ro && caller.is_some() && self.config.mucache() && !self.config.start_at_return {
-            self.enqueue(CmItem::Start { cid: id }, out);
+            self.enqueue(now, CmItem::Start { cid: id }, out);
         }
         self.advance(now, id, out);
     }
 
     /// Runs the request's steps until it waits (a call, a slow write) or returns.
     fn advance(&mut self, now: Time, id: ReqId, out: &mut Outbox<Msg, Timer>) {
+        let store_node = self.store_node();
         loop {
+            let cost = self.wrapper_cost(id);
             let r = self.running.get_mut(&id).expect("running");
+            if cost > 0 && r.paid_step != Some(r.next_step) {
+                r.paid_step = Some(r.next_step);
+                out.set_timer(Timer::Resume(id), cost);
+                return;
+            }
             let steps = &self.app.endpoint(r.ca.to).steps;
             let Some(step) = steps.get(r.next_step) else {
-                self.finish(id, out);
+                self.finish(now, id, out);
                 return;
             };
             let arg = step.arg(r.ca.arg);
@@ -238,6 +311,10 @@ impl ServiceNode {
                     let key = StoreKey { name, arg };
                     if r.ro {
                         r.deps.insert(Dep::Key(key));
+                    }
+                    if let Some(store) = store_node {
+                        out.send(store, Msg::StoreRead { req: id, key });
+                        return;
                     }
                     let value = self.store.get(&key).copied();
                     r.ret = super::app::mix(r.ret, value.unwrap_or(0));
@@ -248,7 +325,11 @@ impl ServiceNode {
                     let key = StoreKey { name, arg };
                     if self.config.inv_before_write {
                         // Mutant: Inv(k) before the write takes effect (X9).
-                        self.enqueue(CmItem::InvKey(key), out);
+                        self.enqueue(now, CmItem::InvKey { key, local: true, since: now }, out);
+                    }
+                    if let Some(store) = store_node {
+                        out.send(store, Msg::StoreWrite { req: id, key });
+                        return;
                     }
                     if self.config.write_ns > 0 {
                         out.set_timer(Timer::WriteDone(id), self.config.write_ns);
@@ -256,7 +337,7 @@ impl ServiceNode {
                     }
                     let key = self.apply_write(id);
                     if !self.config.inv_before_write {
-                        self.post_write(key, out);
+                        self.post_write(now, key, out);
                     }
                     self.running.get_mut(&id).expect("running").next_step += 1;
                 }
@@ -285,10 +366,54 @@ impl ServiceNode {
     }
 
     /// postWrite: Inv(k) once the write took effect (O2).
-    fn post_write(&mut self, key: StoreKey, out: &mut Outbox<Msg, Timer>) {
+    fn post_write(&mut self, now: Time, key: StoreKey, out: &mut Outbox<Msg, Timer>) {
         if self.config.mucache() {
-            self.enqueue(CmItem::InvKey(key), out);
+            self.enqueue(now, CmItem::InvKey { key, local: true, since: now }, out);
         }
+    }
+
+    /// The wrapper's time on the critical path before request `id`'s current step (or its
+    /// return): a synchronous Start enqueue before the first step and an End enqueue before
+    /// returning (`enqueue_ns` each, read-only requests with a caller), and a cache lookup
+    /// before a call to a read-only endpoint (`lookup_ns`). Fig. 17's constant overhead.
+    fn wrapper_cost(&self, id: ReqId) -> Time {
+        let c = &self.config;
+        let r = &self.running[&id];
+        let steps = &self.app.endpoint(r.ca.to).steps;
+        let start_end = r.ro && r.caller.is_some() && c.mucache();
+        let mut cost = 0;
+        if start_end {
+            // Before the first step (Start) and before returning (End): both for no steps.
+            cost += c.enqueue_ns * (u64::from(r.next_step == 0) + u64::from(r.next_step == steps.len()));
+        }
+        if let Some(Step::Call { targets, .. }) = steps.get(r.next_step)
+            && c.caching()
+            && targets.iter().any(|t| self.app.endpoint(*t).ro)
+        {
+            cost += c.lookup_ns;
+        }
+        cost
+    }
+
+    /// A sharded service's store node; `None` when the store is this node's own.
+    fn store_node(&self) -> Option<NodeId> {
+        self.app.services[self.me as usize].store_node.map(|n| self.nodes[n as usize])
+    }
+
+    /// The store node answered the current step's read or write: it took effect there.
+    fn on_store_reply(&mut self, now: Time, id: ReqId, key: StoreKey, value: Option<u64>, write: bool, out: &mut Outbox<Msg, Timer>) {
+        let r = self.running.get_mut(&id).expect("a store reply answers a running request");
+        r.ret = super::app::mix(r.ret, value.unwrap_or(0));
+        if write {
+            r.events.push(Event::Write { key, value: value.expect("a write has a version") });
+        } else {
+            r.events.push(Event::Read { key, value });
+        }
+        r.next_step += 1;
+        if write && !self.config.inv_before_write {
+            self.post_write(now, key, out);
+        }
+        self.advance(now, id, out);
     }
 
     /// preCall for each branch: a hit answers at once, a miss sends the call. Returns true
@@ -315,6 +440,11 @@ impl ServiceNode {
             match hit {
                 Some(e) => {
                     out.count("mucache_hit");
+                    out.observe(metrics::CALL_CACHE_HIT, 1);
+                    out.observe(metrics::REVISIT_HIT, u64::from(e.visited & visited_at_call != 0));
+                    if self.config.cache_entries_max.is_some() {
+                        self.cache_lru.touch(ca);
+                    }
                     r.branches[b] = Some(Event::Hit { ca, ret: e.ret, origin: e.origin });
                     r.branch_rets[b] = e.ret;
                     // V3: a hit visits the services its entry's subtree visited.
@@ -324,11 +454,13 @@ impl ServiceNode {
                 None => {
                     if callee_ro && self.config.caching() {
                         out.count("mucache_miss");
+                        out.observe(metrics::CALL_CACHE_HIT, 0);
                     }
                     r.outstanding += 1;
                     let tag = CallTag { parent: id, branch: b as u32 };
                     let visited = visited_at_call;
-                    out.send(self.nodes[to.service as usize], Msg::Request { tag, ca, caller: Some(self.me), visited });
+                    let unit = self.app.route(ca, id.number() + b as u64);
+                    out.send(self.nodes[unit as usize], Msg::Request { tag, ca, caller: Some(self.unit), visited });
                 }
             }
         }
@@ -364,7 +496,7 @@ impl ServiceNode {
             let expires = self.config.ttl_ns.and_then(|ttl| (ttl != u64::MAX).then_some(now.saturating_add(delay).saturating_add(ttl)));
             let entry = CacheEntry { ret, visited, origin: record.req, expires };
             if delay == 0 {
-                self.cache.insert(ca, entry);
+                self.cache_put(ca, entry);
             } else {
                 // Saved asynchronously (as the paper's TTL baseline does): a response still
                 // being saved when an invalidation arrives is the race of Fig. 6.
@@ -384,7 +516,7 @@ impl ServiceNode {
     }
 
     /// preReturn: End to the CM for a read-only call, then the response.
-    fn finish(&mut self, id: ReqId, out: &mut Outbox<Msg, Timer>) {
+    fn finish(&mut self, now: Time, id: ReqId, out: &mut Outbox<Msg, Timer>) {
         let r = self.running.remove(&id).expect("running");
         if r.ro
             && self.config.mucache()
@@ -392,81 +524,13 @@ impl ServiceNode {
         {
             if self.config.start_at_return {
                 // Mutant: the Start enqueue lands only now (Fig. 20).
-                self.enqueue(CmItem::Start { cid: id }, out);
+                self.enqueue(now, CmItem::Start { cid: id }, out);
             }
             let end = CmItem::End { cid: id, ca: r.ca, deps: r.deps, caller, ret: r.ret, visited: r.visited_sub };
-            self.enqueue(end, out);
+            self.enqueue(now, end, out);
         }
         let record = Box::new(CallRecord { req: id, ca: r.ca, ret: r.ret, events: r.events });
         let (to, tag) = r.reply;
         out.send(to, Msg::Response { tag, ret: r.ret, visited: r.visited_sub, record });
-    }
-
-    // -----------------------------------------------------------------------------------------
-    // The cache manager
-
-    fn enqueue(&mut self, item: CmItem, out: &mut Outbox<Msg, Timer>) {
-        self.queue.push_back(item);
-        if !self.cm_busy {
-            self.cm_busy = true;
-            out.set_timer(Timer::CmStep, self.config.cm_event_ns);
-        }
-    }
-
-    fn process(&mut self, item: CmItem, out: &mut Outbox<Msg, Timer>) {
-        match item {
-            CmItem::Start { cid } => self.history.push_back(Mark::Call(cid)),
-            CmItem::End { cid, ca, deps, caller, ret, visited } => {
-                let start = self.history.iter().position(|m| *m == Mark::Call(cid));
-                let stale = match start {
-                    Some(p) => self.history.iter().skip(p + 1).any(|m| matches!(m, Mark::Inv(d) if deps.contains(d))),
-                    None => unreachable!("End {cid:?} without its Start: Start is queued before the handler runs"),
-                };
-                if let Some(p) = start {
-                    self.history.remove(p);
-                }
-                // Invalidations older than every running call can no longer veto a save.
-                while matches!(self.history.front(), Some(Mark::Inv(_))) {
-                    self.history.pop_front();
-                }
-                if stale {
-                    out.count("mucache_save_refused");
-                    if self.config.refusal_invalidates {
-                        // X11: the caller may save its own calls that used this response.
-                        out.send(self.nodes[caller as usize], Msg::InvCalls { cas: vec![ca] });
-                    }
-                    return;
-                }
-                if !self.config.caller_side_save {
-                    out.send(self.nodes[caller as usize], Msg::Save { ca, ret, visited, origin: cid });
-                }
-                for d in deps {
-                    self.saved.entry(d).or_default().entry(caller).or_default().insert(ca);
-                }
-            }
-            CmItem::InvKey(key) => self.invalidate(&[Dep::Key(key)], out),
-            CmItem::InvCalls(cas) => {
-                let deps: Vec<Dep> = cas.into_iter().map(Dep::Call).collect();
-                self.invalidate(&deps, out);
-            }
-        }
-    }
-
-    /// invHandler: record the invalidations for running calls, and invalidate upstream every
-    /// saved call that depended on them.
-    fn invalidate(&mut self, deps: &[Dep], out: &mut Outbox<Msg, Timer>) {
-        let running_calls = !self.history.is_empty();
-        let mut upstream: BTreeMap<u32, BTreeSet<CallArgs>> = BTreeMap::new();
-        for d in deps {
-            if running_calls {
-                self.history.push_back(Mark::Inv(*d));
-            }
-            for (caller, cas) in self.saved.remove(d).unwrap_or_default() {
-                upstream.entry(caller).or_default().extend(cas);
-            }
-        }
-        for (caller, cas) in upstream {
-            out.send(self.nodes[caller as usize], Msg::InvCalls { cas: cas.into_iter().collect() });
-        }
     }
 }

@@ -13,12 +13,16 @@ const APP: &str = r#"[
 ]"#;
 
 fn backend(cm_event_ns: Time) -> ServiceNode {
-    backend_with(cm_event_ns, false)
+    node(config(cm_event_ns))
 }
 
 fn backend_with(cm_event_ns: Time, refusal_invalidates: bool) -> ServiceNode {
-    let specs: Vec<ServiceSpec> = serde_json::from_str(APP).unwrap();
-    let config = Config {
+    node(Config { refusal_invalidates, ..config(cm_event_ns) })
+}
+
+/// The paper's protocol with no batching, limits or wrapper costs.
+fn config(cm_event_ns: Time) -> Config {
+    Config {
         mode: CacheMode::Mucache,
         ttl_ns: None,
         cm_event_ns,
@@ -29,8 +33,24 @@ fn backend_with(cm_event_ns: Time, refusal_invalidates: bool) -> ServiceNode {
         inv_before_write: false,
         start_at_return: false,
         non_fifo_save: false,
-        refusal_invalidates,
-    };
+        refusal_invalidates: false,
+        no_shard_broadcast: false,
+        batch: None,
+        cm_send_ns: 0,
+        batch_drops_inv: false,
+        cache_entries_max: None,
+        cm_deps_max: None,
+        silent_dep_eviction: false,
+        cm_gc: true,
+        enqueue_ns: 0,
+        lookup_ns: 0,
+        read_entry_services: 1,
+    }
+}
+
+/// Service B of `APP`.
+fn node(config: Config) -> ServiceNode {
+    let specs: Vec<ServiceSpec> = serde_json::from_str(APP).unwrap();
     ServiceNode::new(
         1,
         Arc::new(App::build(&specs).unwrap()),
@@ -83,7 +103,7 @@ fn a_read_only_call_with_no_invalidation_is_saved_upstream_and_a_later_write_inv
     assert!(matches!(sent[..], [Msg::Save { ca: GET, .. }]), "{sent:?}");
     b.on_message(1, NodeId::fixed(0), request(PUT, 1), &mut Outbox::new(false));
     let sent = drain(&mut b);
-    assert_eq!(sent, vec![Msg::InvCalls { cas: vec![GET] }]);
+    assert_eq!(sent, vec![Msg::InvCalls { cas: vec![GET], since: 1 }]);
 }
 
 #[test]
@@ -108,5 +128,41 @@ fn with_refusal_invalidates_a_vetoed_save_invalidates_the_call_at_the_caller() {
     b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut out);
     b.on_message(0, NodeId::fixed(0), request(PUT, 1), &mut out);
     c_answers(&mut b, 1);
-    assert_eq!(drain(&mut b), vec![Msg::InvCalls { cas: vec![GET] }]);
+    assert_eq!(drain(&mut b), vec![Msg::InvCalls { cas: vec![GET], since: 0 }]);
+}
+
+#[test]
+fn a_batch_leaves_on_its_timeout_and_an_inv_cancels_the_save_waiting_in_it() {
+    let mut b = node(Config { batch: Some(BatchConfig { size: 3, timeout_ns: 5 }), ..config(10) });
+    b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut Outbox::new(false));
+    c_answers(&mut b, 1);
+    assert!(drain(&mut b).is_empty(), "the Save waits in the batch");
+    b.on_message(1, NodeId::fixed(0), request(PUT, 1), &mut Outbox::new(false));
+    assert!(drain(&mut b).is_empty(), "so does the Inv");
+    let mut out = Outbox::new(false);
+    b.on_timer(5, Timer::BatchFlush(0), &mut out);
+    let sent: Vec<Msg> = out
+        .effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Send { msg, .. } => Some(msg),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, [Msg::Batch { items: vec![super::batch::Upstream::Inv { ca: GET, since: 1 }] }], "the Inv made the Save moot");
+}
+
+#[test]
+fn a_dependency_evicted_for_the_cms_memory_limit_invalidates_the_call_saved_on_it() {
+    // B.get(5) depends on C.x(5) and on v: two dependencies, one over the limit (O8).
+    let mut b = node(Config { cm_deps_max: Some(1), ..config(10) });
+    b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut Outbox::new(false));
+    c_answers(&mut b, 1);
+    let sent = drain(&mut b);
+    assert!(matches!(&sent[..], [Msg::Save { ca: GET, .. }, Msg::InvCalls { cas, .. }] if cas == &[GET]), "{sent:?}");
+    // The X10 mutant forgets it silently.
+    let mut b = node(Config { cm_deps_max: Some(1), silent_dep_eviction: true, ..config(10) });
+    b.on_message(0, NodeId::fixed(0), request(GET, 0), &mut Outbox::new(false));
+    c_answers(&mut b, 1);
+    assert!(matches!(&drain(&mut b)[..], [Msg::Save { ca: GET, .. }]));
 }
