@@ -528,6 +528,104 @@ TxnAborted == \E c \in Clients : \E i \in 1..Len(hist[c]) :
     hist[c][i].op = "rt" /\ ~hist[c][i].ok
 NotTxnAborted == ~TxnAborted
 
+-----------------------------------------------------------------------------------------------------------------------------------------------------
+(* Step-local forms of the invariants, for trace validation.  A simulator   *)
+(* trace is one behaviour thousands of steps long; re-checking the whole    *)
+(* state after every step makes validation quadratic in its length.  Every  *)
+(* action changes the caches of one server s only, and appends at most one  *)
+(* operation to the history of one client (cs: that client, or none), so    *)
+(* checking what a step changed is exact, given that C-cache clocks and     *)
+(* merged sets only grow (checked as well, by CCacheGrowsStep).             *)
+
+\* The keys whose C-cache, I-cache or merged clocks at s the step changed.
+Touched(s) == {k \in Keys : cc'[s][k] /= cc[s][k] \/ ic'[s][k] /= ic[s][k] \/ mg'[s][k] /= mg[s][k]}
+
+\* The operations the step completed: none, or the last of one client's.
+NewOps(cs) == {<<c, Len(hist'[c])>> : c \in {x \in cs : Len(hist'[x]) > Len(hist[x])}}
+OpNow(o) == hist'[o[1]][o[2]]
+
+TypeOKStep(s, ks, cs) ==
+    /\ gvc'[s] \in [Servers -> Nat]
+    /\ \A k \in ks :
+          /\ cc'[s][k].vc \in [Servers -> Nat]
+          /\ cc'[s][k].win \in [Servers -> Nat]
+          /\ \A w \in ic'[s][k] : w.key = k
+    /\ \A t \in {s, Pred(s)} : \A i \in 1..Len(chan'[t]) :
+          chan'[t][i].head \in Servers /\ chan'[t][i].round \in {1, 2}
+    /\ \A c \in cs : /\ \A d \in deps'[c] : d[1] \in Keys /\ d[2] \in [Servers -> Nat]
+                     /\ Len(hist'[c]) <= MaxOps
+
+CCacheGrowsStep(s, ks) ==
+    \A k \in ks : Leq(cc[s][k].vc, cc'[s][k].vc) /\ mg[s][k] \subseteq mg'[s][k]
+
+\* A write newly merged at s has its dependencies covered; so has a write that
+\* newly appears in the history (reveal_at_head merges it at its head at once).
+\* writesOf[k]: the ids of the history's writes of k before the step.
+CCacheIsCausalCutStep(s, ks, cs, writesOf) ==
+    LET covered(t, x) == \A d \in x.deps : Leq(d[2], cc'[t][d[1]].vc)
+    IN  /\ \A k \in ks : \A o \in writesOf[k] :
+              OpNow(o).w.vc \in mg'[s][k] \ mg[s][k] => covered(s, OpNow(o).w)
+        /\ \A o \in NewOps(cs) : OpNow(o).op = "w" =>
+              \A t \in Servers : OpNow(o).w.vc \in mg'[t][OpNow(o).w.key] => covered(t, OpNow(o).w)
+
+CoverageLemmaStep(s, ks) ==
+    \A k \in ks : \A t \in Servers :
+        /\ Leq(cc'[s][k].vc, JoinAll({cc'[t][k].vc} \cup {e.vc : e \in ic'[t][k]}))
+        /\ Leq(cc'[t][k].vc, JoinAll({cc'[s][k].vc} \cup {e.vc : e \in ic'[s][k]}))
+
+ReadsCoverDepsStep(cs) ==
+    \A o \in NewOps(cs) :
+        LET op == OpNow(o)
+        IN  (op.op \in {"r", "rt"} /\ op.ok) => \A k \in op.keys : \A d \in op.dep[k] : Leq(d, op.vc[k])
+
+(* The history property, incrementally: causal+ (CCv).  A causal past is     *)
+(* downward closed in session order, so it is a sparse clock: a function     *)
+(* from the clients it reaches to the last of their operations it holds.     *)
+(* The trace carries each client's past (that of its next operation), each   *)
+(* write's past, and each client's greatest write clock seen; an operation   *)
+(* is checked once, when it completes.  The arbitration is the paper's       *)
+(* conflict resolution (section 3.2): the lexicographic order of write       *)
+(* clocks.  Causal+ holds if that order extends causality (each write's      *)
+(* clock is above those of the writes in its past) and each read returns the *)
+(* last, in that order, of the writes of its key in its past (so also CC:    *)
+(* none of them has the returned version in its own past).  A violation says *)
+(* the protocol's own arbitration is no witness; the simulator's checker     *)
+(* decides CCv over every arbitration.                                       *)
+
+NoPast == [x \in {} |-> 0]
+PastJoin(a, b) ==
+    [x \in DOMAIN a \cup DOMAIN b |->
+        IF x \notin DOMAIN a THEN b[x]
+        ELSE IF x \notin DOMAIN b THEN a[x]
+        ELSE IF a[x] >= b[x] THEN a[x] ELSE b[x]]
+RECURSIVE PastJoinAll(_, _)
+PastJoinAll(P, S) == IF S = {} THEN P
+                     ELSE LET x == CHOOSE y \in S : TRUE IN PastJoinAll(PastJoin(P, x), S \ {x})
+InPast(o, P) == o[1] \in DOMAIN P /\ o[2] <= P[o[1]]
+Just(o) == o[1] :> o[2]
+
+\* The writes a completed read returned (not the initial value).
+ReadFrom(op) == IF op.op \in {"r", "rt"} /\ op.ok
+                THEN {op.val[k] : k \in {x \in op.keys : op.val[x] /= InitVal}}
+                ELSE {}
+
+\* The causal past of a client's new operation op: the client's past (its
+\* earlier operations and their pasts) and each write op read, with its past.
+PastOf(op, clientPast, writePast) ==
+    PastJoinAll(clientPast, {PastJoin(writePast[v], Just(v)) : v \in ReadFrom(op)})
+
+WriteVc(o) == Op(o).w.vc
+
+\* Each other write of a read key in the read's past (P) is ordered before the
+\* version returned, and has not got it in its own past (CC; also for InitVal).
+ReadIsCausalPlus(op, P, writesOf, writePast) ==
+    \A k \in op.keys :
+        LET v     == op.val[k]
+            older == {p \in writesOf[k] : InPast(p, P) /\ p /= v}
+        IN  \A p \in older : /\ v /= InitVal
+                             /\ ~InPast(v, writePast[p])
+                             /\ LexLess(WriteVc(p), WriteVc(v))
+
 -----------------------------------------------------------------------------
 (* Liveness.  Under weak fairness every enabled step is eventually taken: the *)
 (* clients finish their operations and every message is delivered.           *)

@@ -161,3 +161,38 @@ fn synchronous_flushes_dissemination_and_queued_handlers_are_behaviours_of_the_s
     let (_, outcome) = validate(s);
     assert!(outcome.rejected_at.is_some(), "{:?}", outcome.steps);
 }
+
+#[test]
+fn under_the_same_mutant_the_spec_takes_every_step_and_its_step_local_invariants_fail() {
+    // The spec running the mutant too allows each step; what must catch the bug are the
+    // invariants, now checked where each step changed the state. no_carry_local_writes: c1's
+    // y, which follows its x, is stamped [0,1], below x's [1,0] in the arbitration order
+    // (section 3.2's lexicographic order of clocks): the arbitration no longer extends
+    // causality, so c2's later reads of y and the initial x are not causal+ under it.
+    let (mut b, _) = run(&["no_carry_local_writes"], "one_round");
+    b.spec_mutant = "no_carry_local_writes".into();
+    let outcome = validate_behaviour(&b, &options()).expect("TLC gives a verdict");
+    assert_eq!(outcome.verdict, Verdict::InvariantViolated { name: "ReadsAreCausalPlus".into() }, "{:?}", outcome.why);
+    assert_eq!(outcome.steps[outcome.rejected_at.unwrap()], "ClientWrite: c1 writes y at S1, stamped [0,1]");
+
+    // read_without_integration: c2 has read y at S0; S1 answers its transaction without
+    // integrating that dependency (y waits in S1's I-cache): the initial y, after y=1.
+    let (mut b, _) = run(&["read_without_integration"], "one_round");
+    b.spec_mutant = "read_without_integration".into();
+    let outcome = validate_behaviour(&b, &options()).expect("TLC gives a verdict");
+    assert_eq!(outcome.verdict, Verdict::InvariantViolated { name: "ReadsAreCausalPlus".into() }, "{:?}", outcome.why);
+    assert_eq!(
+        outcome.steps[outcome.rejected_at.unwrap()],
+        "ClientReadTxn: c2 reads x+y at S1; x = c1's operation 1 at [1,0]; y = its initial value at [0,0]"
+    );
+
+    // reveal_at_head: x is in S0's C-cache before S1 (its tail) holds it anywhere: the
+    // coverage lemma fails at the write itself.
+    let writer = json!([{"on": "S0", "ops": [{"write": "x"}]}]);
+    let reader = json!([{"on": "S0", "at_ns": 2_000_000, "ops": [{"read": "x"}]}]);
+    let (mut b, _) = validate(sessions(&["reveal_at_head"], "one_round", writer, reader));
+    b.spec_mutant = "reveal_at_head".into();
+    let outcome = validate_behaviour(&b, &options()).expect("TLC gives a verdict");
+    assert_eq!(outcome.verdict, Verdict::InvariantViolated { name: "CoverageLemmaAtEachStep".into() }, "{:?}", outcome.why);
+    assert_eq!(outcome.rejected_at, Some(0), "{:?}", outcome.steps);
+}
