@@ -66,6 +66,11 @@ pub enum Anomaly {
     MissedOwnAppend,
     NonMonotonicLogRead,
     LostInheritance,
+    // Queues on a shared log (level `queue`): each shard a FIFO linearized by log order.
+    DuplicateDelivery,
+    SkippedMessage,
+    WrongEmptyPop,
+    PhantomMessage,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -121,7 +126,7 @@ impl Anomaly {
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
     /// key-value anomalies.
-    pub const LOG: [Anomaly; 8] = [
+    pub const LOG: [Anomaly; 12] = [
         Anomaly::DuplicateSeqnum,
         Anomaly::OrderDisagreement,
         Anomaly::PhantomRecord,
@@ -130,6 +135,10 @@ impl Anomaly {
         Anomaly::MissedOwnAppend,
         Anomaly::NonMonotonicLogRead,
         Anomaly::LostInheritance,
+        Anomaly::DuplicateDelivery,
+        Anomaly::SkippedMessage,
+        Anomaly::WrongEmptyPop,
+        Anomaly::PhantomMessage,
     ];
 
     pub fn name(self) -> &'static str {
@@ -176,6 +185,10 @@ impl Anomaly {
             Anomaly::MissedOwnAppend => "MissedOwnAppend",
             Anomaly::NonMonotonicLogRead => "NonMonotonicLogRead",
             Anomaly::LostInheritance => "LostInheritance",
+            Anomaly::DuplicateDelivery => "DuplicateDelivery",
+            Anomaly::SkippedMessage => "SkippedMessage",
+            Anomaly::WrongEmptyPop => "WrongEmptyPop",
+            Anomaly::PhantomMessage => "PhantomMessage",
         }
     }
 
@@ -252,6 +265,12 @@ impl Anomaly {
             Anomaly::LostInheritance => {
                 "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)"
             }
+            Anomaly::DuplicateDelivery => "a queue pop returns a message an earlier pop of its shard already returned",
+            Anomaly::SkippedMessage => {
+                "a queue pop returns a message although an older message of its shard, pushed before the pop, was never delivered (FIFO; a lost message)"
+            }
+            Anomaly::WrongEmptyPop => "a queue pop returns EMPTY although a message pushed to its shard before the pop was never delivered",
+            Anomaly::PhantomMessage => "a queue pop returns a message no push ordered before the pop put in its shard",
         }
     }
 
@@ -298,6 +317,10 @@ impl Anomaly {
             A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
             A::PhantomRecord => (None, None, Some("garbage-read")),
             A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),
+            A::DuplicateDelivery => (None, None, Some("duplicate")),
+            A::SkippedMessage => (None, None, Some("lost")),
+            A::WrongEmptyPop => (None, None, Some("unexpected-empty")),
+            A::PhantomMessage => (None, None, Some("unexpected")),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

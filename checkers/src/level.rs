@@ -58,6 +58,10 @@ pub enum Level {
     /// on, reads correct against the prefix that served them, and per-function
     /// read-your-appends, monotonic reads and parent→child inheritance. Judges log calls only.
     SharedLog,
+    /// Queues on a shared log (BokiQueue): each shard a FIFO linearized by log order. A pop
+    /// returns the oldest message of its shard pushed before it and not yet delivered, or
+    /// EMPTY iff there is none. Judges log calls only (pushes and pops are records).
+    Queue,
 }
 
 impl Level {
@@ -84,7 +88,7 @@ impl Level {
 
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
-    pub const LOG: [Level; 1] = [Level::SharedLog];
+    pub const LOG: [Level; 2] = [Level::SharedLog, Level::Queue];
 
     /// The levels that ignore real time (all but `linearizable`, the last of [`Level::ALL`]):
     /// they judge any history, with or without `invoke_ns`/`complete_ns`.
@@ -128,6 +132,7 @@ impl Level {
             Level::Linearizable => "linearizable",
             Level::CacheFree => "cache-free",
             Level::SharedLog => "shared-log",
+            Level::Queue => "queue",
         }
     }
 
@@ -151,6 +156,7 @@ impl Level {
             Level::Linearizable => "linearizability, per key",
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
+            Level::Queue => "per-shard FIFO queues linearized by log order",
         }
     }
 
@@ -175,6 +181,7 @@ impl Level {
             "linearizable" | "linearizability" => Level::Linearizable,
             "cache-free" | "cachefree" => Level::CacheFree,
             "shared-log" | "log" => Level::SharedLog,
+            "queue" | "fifo-queue" => Level::Queue,
             _ => return None,
         })
     }
@@ -200,7 +207,7 @@ impl Level {
             | A::SiblingWriteRead
             | A::NotMyOwnWrite
             | A::NotMyLastWrite
-            | A::IntermediateRead => self != L::SharedLog,
+            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue),
             A::DuplicateSeqnum
             | A::OrderDisagreement
             | A::PhantomRecord
@@ -209,6 +216,7 @@ impl Level {
             | A::MissedOwnAppend
             | A::NonMonotonicLogRead
             | A::LostInheritance => self == L::SharedLog,
+            A::DuplicateDelivery | A::SkippedMessage | A::WrongEmptyPop | A::PhantomMessage => self == L::Queue,
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),

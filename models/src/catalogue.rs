@@ -163,6 +163,7 @@ catalogue! {
     crate::concord::Concord,
     crate::concord::Faast,
     crate::boki::Boki,
+    crate::boki::BokiQueue,
 }
 
 #[cfg(test)]

@@ -59,7 +59,10 @@ mod controller;
 mod engine;
 mod ids;
 mod index;
+mod logbook;
 mod msg;
+mod queue;
+mod record;
 mod sequencer;
 mod storage;
 mod subscription;
@@ -67,6 +70,7 @@ mod subscription;
 pub use client::BokiContext;
 pub use ids::{Entry, Pos, position, seqnum, term_of};
 pub use msg::Msg;
+pub use queue::BokiQueue;
 
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, parse_params};
@@ -180,6 +184,13 @@ const FAULTS: FaultModel = FaultModel {
     crashes_max: usize::MAX,
 };
 
+/// The fault model of a library on the log whose function-node crashes are outside its
+/// paper's claims (`why`): crashes are refused (the log's own crashes are fuzzed under `boki`),
+/// and message loss as for the log.
+const fn library_faults(why: &'static str) -> FaultModel {
+    FaultModel { crash: Support::Outside(why), restart: Support::Outside(why), crashes_max: 0, ..FAULTS }
+}
+
 impl Model for Boki {
     const ENTRY: CatalogueEntry = CatalogueEntry {
         name: "boki",
@@ -273,6 +284,8 @@ pub enum BokiNode {
     Sequencer(Box<Sequencer>),
     Controller(Box<Controller>),
     Client(Box<Client>),
+    /// A function running BokiQueue.
+    Queue(Box<queue::QueueClient>),
 }
 
 impl BokiNode {
@@ -283,13 +296,23 @@ impl BokiNode {
             BokiNode::Engine(e) => Some((e.term, &mut e.held)),
             BokiNode::Storage(s) => Some((s.term, &mut s.held)),
             BokiNode::Sequencer(q) => Some((q.term, &mut q.held)),
-            BokiNode::Controller(_) | BokiNode::Client(_) => None,
+            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) => None,
+        }
+    }
+
+    /// The workflow context a finished function hands on (any function role).
+    fn library_context(self) -> BokiContext {
+        match self {
+            BokiNode::Client(c) => c.ctx,
+            BokiNode::Queue(q) => q.ctx(),
+            other => unreachable!("{other:?} is not a function"),
         }
     }
 
     fn deliver(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
-            (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
+            (BokiNode::Engine(e), Msg::Append { book, tags, data, body }) => e.on_append(from, book, tags, data, body, out),
+            (BokiNode::Engine(e), Msg::SetAux { seqnum, aux }) => e.on_set_aux(seqnum, aux),
             (BokiNode::Engine(e), Msg::Trim { book, until }) => e.on_trim(from, book, until, out),
             (BokiNode::Sequencer(q), Msg::TrimCommand { term, trim }) => q.on_trim(now, term, trim, out),
             (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
@@ -313,6 +336,7 @@ impl BokiNode {
             (BokiNode::Controller(c), Msg::Alive { incarnation }) => c.on_alive(now, from, incarnation, out),
             (BokiNode::Controller(c), Msg::Sealed { term, metalog }) => c.on_sealed(from, term, metalog, out),
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
+            (BokiNode::Queue(q), msg) => q.on_message(now, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }
     }
@@ -328,6 +352,7 @@ impl Node for BokiNode {
             BokiNode::Sequencer(q) => q.start(now, out),
             BokiNode::Controller(c) => c.start(now, out),
             BokiNode::Client(c) => c.issue_next(now, out),
+            BokiNode::Queue(q) => q.issue_next(now, out),
             BokiNode::Engine(_) => {}
         }
     }
@@ -382,7 +407,7 @@ impl Node for BokiNode {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
             BokiNode::Storage(s) => s.metalog.check(),
-            BokiNode::Controller(_) | BokiNode::Client(_) => Ok(()),
+            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) => Ok(()),
         }
     }
 }
@@ -581,10 +606,7 @@ impl Protocol for Boki {
     }
 
     fn finish_function(&self, node: BokiNode) -> BokiContext {
-        match node {
-            BokiNode::Client(c) => c.ctx,
-            other => unreachable!("{other:?} is not a function"),
-        }
+        node.library_context()
     }
 
     fn join_contexts(&self, contexts: Vec<BokiContext>) -> BokiContext {
