@@ -164,6 +164,7 @@ catalogue! {
     crate::concord::Faast,
     crate::boki::Boki,
     crate::boki::BokiQueue,
+    crate::boki::BokiStore,
 }
 
 #[cfg(test)]

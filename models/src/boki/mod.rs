@@ -65,12 +65,14 @@ mod queue;
 mod record;
 mod sequencer;
 mod storage;
+mod store;
 mod subscription;
 
 pub use client::BokiContext;
 pub use ids::{Entry, Pos, position, seqnum, term_of};
 pub use msg::Msg;
 pub use queue::BokiQueue;
+pub use store::{BokiStore, StoreContext};
 
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, parse_params};
@@ -286,6 +288,8 @@ pub enum BokiNode {
     Client(Box<Client>),
     /// A function running BokiQueue.
     Queue(Box<queue::QueueClient>),
+    /// A function running a BokiStore transaction.
+    Store(Box<store::StoreClient>),
 }
 
 impl BokiNode {
@@ -296,7 +300,7 @@ impl BokiNode {
             BokiNode::Engine(e) => Some((e.term, &mut e.held)),
             BokiNode::Storage(s) => Some((s.term, &mut s.held)),
             BokiNode::Sequencer(q) => Some((q.term, &mut q.held)),
-            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) => None,
+            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) | BokiNode::Store(_) => None,
         }
     }
 
@@ -337,6 +341,7 @@ impl BokiNode {
             (BokiNode::Controller(c), Msg::Sealed { term, metalog }) => c.on_sealed(from, term, metalog, out),
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
             (BokiNode::Queue(q), msg) => q.on_message(now, msg, out),
+            (BokiNode::Store(s), msg) => s.on_message(now, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }
     }
@@ -353,6 +358,7 @@ impl Node for BokiNode {
             BokiNode::Controller(c) => c.start(now, out),
             BokiNode::Client(c) => c.issue_next(now, out),
             BokiNode::Queue(q) => q.issue_next(now, out),
+            BokiNode::Store(s) => s.on_start(now, out),
             BokiNode::Engine(_) => {}
         }
     }
@@ -407,7 +413,7 @@ impl Node for BokiNode {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
             BokiNode::Storage(s) => s.metalog.check(),
-            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) => Ok(()),
+            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) | BokiNode::Store(_) => Ok(()),
         }
     }
 }
