@@ -71,6 +71,9 @@ pub enum Anomaly {
     SkippedMessage,
     WrongEmptyPop,
     PhantomMessage,
+    // Exactly-once workflow steps on a shared log (level `exactly-once`).
+    DoubleEffect,
+    StaleEffect,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -126,7 +129,7 @@ impl Anomaly {
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
     /// key-value anomalies.
-    pub const LOG: [Anomaly; 12] = [
+    pub const LOG: [Anomaly; 14] = [
         Anomaly::DuplicateSeqnum,
         Anomaly::OrderDisagreement,
         Anomaly::PhantomRecord,
@@ -139,6 +142,8 @@ impl Anomaly {
         Anomaly::SkippedMessage,
         Anomaly::WrongEmptyPop,
         Anomaly::PhantomMessage,
+        Anomaly::DoubleEffect,
+        Anomaly::StaleEffect,
     ];
 
     pub fn name(self) -> &'static str {
@@ -189,6 +194,8 @@ impl Anomaly {
             Anomaly::SkippedMessage => "SkippedMessage",
             Anomaly::WrongEmptyPop => "WrongEmptyPop",
             Anomaly::PhantomMessage => "PhantomMessage",
+            Anomaly::DoubleEffect => "DoubleEffect",
+            Anomaly::StaleEffect => "StaleEffect",
         }
     }
 
@@ -271,6 +278,12 @@ impl Anomaly {
             }
             Anomaly::WrongEmptyPop => "a queue pop returns EMPTY although a message pushed to its shard before the pop was never delivered",
             Anomaly::PhantomMessage => "a queue pop returns a message no push ordered before the pop put in its shard",
+            Anomaly::DoubleEffect => {
+                "a workflow step's database write takes effect although the step had already taken effect (re-execution, duplicate instance)"
+            }
+            Anomaly::StaleEffect => {
+                "a workflow step's database write overwrites the effect of a step whose first log record is later (its version goes backwards)"
+            }
         }
     }
 
@@ -321,6 +334,8 @@ impl Anomaly {
             A::SkippedMessage => (None, None, Some("lost")),
             A::WrongEmptyPop => (None, None, Some("unexpected-empty")),
             A::PhantomMessage => (None, None, Some("unexpected")),
+            A::DoubleEffect => (None, None, Some("duplicate")),
+            A::StaleEffect => (None, None, Some("lost-update")),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

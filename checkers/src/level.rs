@@ -62,6 +62,10 @@ pub enum Level {
     /// returns the oldest message of its shard pushed before it and not yet delivered, or
     /// EMPTY iff there is none. Judges log calls only (pushes and pops are records).
     Queue,
+    /// Exactly-once workflow steps on a shared log (BokiFlow): every step's database write
+    /// takes effect once, with the version of the step's first log record, however often the
+    /// step runs. Judges step lines (log calls and the database's answers).
+    ExactlyOnce,
 }
 
 impl Level {
@@ -88,7 +92,7 @@ impl Level {
 
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
-    pub const LOG: [Level; 2] = [Level::SharedLog, Level::Queue];
+    pub const LOG: [Level; 3] = [Level::SharedLog, Level::Queue, Level::ExactlyOnce];
 
     /// The levels that ignore real time (all but `linearizable`, the last of [`Level::ALL`]):
     /// they judge any history, with or without `invoke_ns`/`complete_ns`.
@@ -133,6 +137,7 @@ impl Level {
             Level::CacheFree => "cache-free",
             Level::SharedLog => "shared-log",
             Level::Queue => "queue",
+            Level::ExactlyOnce => "exactly-once",
         }
     }
 
@@ -157,6 +162,7 @@ impl Level {
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
             Level::Queue => "per-shard FIFO queues linearized by log order",
+            Level::ExactlyOnce => "exactly-once workflow steps",
         }
     }
 
@@ -182,6 +188,7 @@ impl Level {
             "cache-free" | "cachefree" => Level::CacheFree,
             "shared-log" | "log" => Level::SharedLog,
             "queue" | "fifo-queue" => Level::Queue,
+            "exactly-once" | "exactly_once" => Level::ExactlyOnce,
             _ => return None,
         })
     }
@@ -207,7 +214,7 @@ impl Level {
             | A::SiblingWriteRead
             | A::NotMyOwnWrite
             | A::NotMyLastWrite
-            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue),
+            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue | L::ExactlyOnce),
             A::DuplicateSeqnum
             | A::OrderDisagreement
             | A::PhantomRecord
@@ -217,6 +224,7 @@ impl Level {
             | A::NonMonotonicLogRead
             | A::LostInheritance => self == L::SharedLog,
             A::DuplicateDelivery | A::SkippedMessage | A::WrongEmptyPop | A::PhantomMessage => self == L::Queue,
+            A::DoubleEffect | A::StaleEffect => self == L::ExactlyOnce,
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),

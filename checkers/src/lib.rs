@@ -56,6 +56,7 @@ mod cache_free;
 mod causal;
 mod cm;
 pub mod doc_tables;
+mod exactly_once;
 mod explain;
 mod finding;
 mod fn_order;
@@ -73,6 +74,7 @@ mod report;
 mod session;
 mod shared_log;
 mod si;
+mod story;
 pub mod testgen;
 mod wf;
 mod witness_order;
@@ -138,6 +140,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     }
     if level == Level::Queue {
         return log_report(h, level, queue::check(h, options.violations_max));
+    }
+    if level == Level::ExactlyOnce {
+        return log_report(h, level, exactly_once::check(h, options.violations_max));
     }
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let mut clock = (std::time::Instant::now(), cpu_seconds());
@@ -234,7 +239,13 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog | Level::Queue | Level::Si => {
+                    Level::WellFormed
+                    | Level::Linearizable
+                    | Level::CacheFree
+                    | Level::SharedLog
+                    | Level::Queue
+                    | Level::ExactlyOnce
+                    | Level::Si => {
                         unreachable!("handled above")
                     }
                 }
@@ -327,7 +338,7 @@ fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report
     }
 }
 
-/// The report of a level that judges log calls only (`shared-log`, `queue`).
+/// The report of a level that judges log calls (`shared-log`, `queue`, `exactly-once`).
 fn log_report(h: &History, level: Level, out: shared_log::Outcomes) -> Report {
     Report {
         level,

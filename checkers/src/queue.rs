@@ -26,8 +26,9 @@
 use crate::anomaly::Anomaly;
 use crate::history::{History, Outcome, Val};
 use crate::level::Level;
-use crate::report::{EdgeKind, Explanation, OpRef, TxnRef, Violation, WitnessEdge};
+use crate::report::{EdgeKind, OpRef, Violation};
 use crate::shared_log::{Call, Outcomes};
+use crate::story;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The tag of push records, and of pop records.
@@ -178,30 +179,6 @@ impl Judge<'_> {
             named.push((e.txn, pop_text(e)));
         }
         named.push((pop.txn, pop_text(pop)));
-        let transactions: Vec<TxnRef> = named
-            .iter()
-            .enumerate()
-            .map(|(i, (t, summary))| {
-                let txn = &h.txns[*t as usize];
-                TxnRef {
-                    label: format!("T{}", i + 1),
-                    id: txn.id,
-                    session: h.session_name(txn.session).to_string(),
-                    line: (txn.line > 0).then_some(u64::from(txn.line)),
-                    node: h.node_name(txn.node).map(str::to_string),
-                    outcome: txn.outcome,
-                    summary: summary.clone(),
-                }
-            })
-            .collect();
-        let lets = transactions
-            .iter()
-            .map(|r| {
-                let at = r.node.as_ref().map(|n| format!(" at {n}")).unwrap_or_default();
-                let line = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-                format!("{} = {} {}{at} (id {}{line})", r.label, r.session, r.summary, r.id)
-            })
-            .collect();
         let last = format!("T{}", named.len());
         let id = |t: u32| h.txns[t as usize].id;
         let (sentence, steps, contradiction, edges) = match (anomaly, push, earlier) {
@@ -255,44 +232,11 @@ impl Judge<'_> {
                 vec![],
             ),
         };
-        let witness = edges
-            .into_iter()
-            .map(|(a, b, kind, because)| WitnessEdge {
-                from: id(a),
-                to: id(b),
-                kind,
-                key: Some(shard.clone()),
-                from_op: None,
-                to_op: None,
-                via: None,
-                because: because.to_string(),
-            })
-            .collect();
-        let aliases = anomaly.aliases(false);
-        Violation {
-            anomaly,
-            popl17: aliases.popl17,
-            tap: aliases.tap,
-            tap_name: aliases.tap_name,
-            elle: aliases.elle,
-            level: Level::Queue,
-            forbidden_by: Level::LOG.iter().copied().filter(|l| l.forbids(anomaly)).collect(),
-            meaning: anomaly.meaning(),
-            transactions,
-            key: Some(shard.clone()),
-            read: Some(OpRef {
-                txn: id(pop.txn),
-                index: pop.read_index,
-                f: crate::history::OpKind::Read,
-                key: shard.clone(),
-                value: h.value(pop.got),
-            }),
-            witness,
-            cycle: false,
-            scc: Vec::new(),
-            window: Vec::new(),
-            sentence: format!("{last}: {sentence}"),
-            explanation: Explanation { lets, steps, contradiction },
-        }
+        let read =
+            OpRef { txn: id(pop.txn), index: pop.read_index, f: crate::history::OpKind::Read, key: shard.clone(), value: h.value(pop.got) };
+        story::render(
+            h,
+            story::Story { anomaly, level: Level::Queue, book, named, sentence, steps, contradiction, edges, read: Some(read) },
+        )
     }
 }

@@ -165,6 +165,7 @@ catalogue! {
     crate::boki::Boki,
     crate::boki::BokiQueue,
     crate::boki::BokiStore,
+    crate::boki::BokiFlow,
 }
 
 #[cfg(test)]

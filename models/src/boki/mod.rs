@@ -57,6 +57,7 @@
 mod client;
 mod controller;
 mod engine;
+mod flow;
 mod ids;
 mod index;
 mod logbook;
@@ -69,6 +70,7 @@ mod store;
 mod subscription;
 
 pub use client::BokiContext;
+pub use flow::{BokiFlow, FlowContext};
 pub use ids::{Entry, Pos, position, seqnum, term_of};
 pub use msg::Msg;
 pub use queue::BokiQueue;
@@ -268,7 +270,8 @@ impl Model for Boki {
 }
 
 /// The nodes' timers: a storage node's progress report, the primary's cut, a session's
-/// heartbeat, the controller's session check and its installation of the next term.
+/// heartbeat, the controller's session check and its installation of the next term, and a
+/// BokiFlow function's re-execution timeout.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     LocalCut,
@@ -276,6 +279,8 @@ pub enum Timer {
     Heartbeat,
     Check,
     Install,
+    /// BokiFlow: a function's re-execution timeout.
+    Reexecute,
 }
 
 /// Every role of Boki's shared log.
@@ -290,6 +295,10 @@ pub enum BokiNode {
     Queue(Box<queue::QueueClient>),
     /// A function running a BokiStore transaction.
     Store(Box<store::StoreClient>),
+    /// A function running BokiFlow steps.
+    Flow(Box<flow::FlowClient>),
+    /// BokiFlow's external database.
+    Db(Box<flow::Db>),
 }
 
 impl BokiNode {
@@ -300,7 +309,12 @@ impl BokiNode {
             BokiNode::Engine(e) => Some((e.term, &mut e.held)),
             BokiNode::Storage(s) => Some((s.term, &mut s.held)),
             BokiNode::Sequencer(q) => Some((q.term, &mut q.held)),
-            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) | BokiNode::Store(_) => None,
+            BokiNode::Controller(_)
+            | BokiNode::Client(_)
+            | BokiNode::Queue(_)
+            | BokiNode::Store(_)
+            | BokiNode::Flow(_)
+            | BokiNode::Db(_) => None,
         }
     }
 
@@ -342,6 +356,8 @@ impl BokiNode {
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
             (BokiNode::Queue(q), msg) => q.on_message(now, msg, out),
             (BokiNode::Store(s), msg) => s.on_message(now, msg, out),
+            (BokiNode::Flow(f), msg) => f.on_message(now, msg, out),
+            (BokiNode::Db(d), msg) => d.on_message(from, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }
     }
@@ -359,6 +375,8 @@ impl Node for BokiNode {
             BokiNode::Client(c) => c.issue_next(now, out),
             BokiNode::Queue(q) => q.issue_next(now, out),
             BokiNode::Store(s) => s.on_start(now, out),
+            BokiNode::Flow(f) => f.on_start(now, out),
+            BokiNode::Db(_) => {}
             BokiNode::Engine(_) => {}
         }
     }
@@ -404,6 +422,7 @@ impl Node for BokiNode {
             (BokiNode::Sequencer(q), Timer::Heartbeat) => q.session.beat(out),
             (BokiNode::Controller(c), Timer::Check) => c.on_check(now, out),
             (BokiNode::Controller(c), Timer::Install) => c.on_install(now, out),
+            (BokiNode::Flow(f), Timer::Reexecute) => f.on_timeout(out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
         }
     }
@@ -413,7 +432,12 @@ impl Node for BokiNode {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
             BokiNode::Storage(s) => s.metalog.check(),
-            BokiNode::Controller(_) | BokiNode::Client(_) | BokiNode::Queue(_) | BokiNode::Store(_) => Ok(()),
+            BokiNode::Controller(_)
+            | BokiNode::Client(_)
+            | BokiNode::Queue(_)
+            | BokiNode::Store(_)
+            | BokiNode::Flow(_)
+            | BokiNode::Db(_) => Ok(()),
         }
     }
 }

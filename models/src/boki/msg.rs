@@ -117,6 +117,24 @@ pub enum Msg {
         book: Key,
         until: u64,
     },
+    // BokiFlow's function ↔ the external database.
+    /// `rawDBWrite(key, value)` if the stored version is below `version` (Beldi's condition).
+    DbWrite {
+        key: Key,
+        value: Value,
+        version: u64,
+    },
+    /// Whether the write took effect, and the value the key held before it.
+    DbWritten {
+        applied: bool,
+        prev: Option<Value>,
+    },
+    DbRead {
+        key: Key,
+    },
+    DbValue {
+        value: Option<Value>,
+    },
     // Engine → function.
     /// The trim is in the metalog, ordered at `pos`.
     TrimDone {
@@ -212,6 +230,10 @@ impl Message for Msg {
         match self {
             Msg::Append { .. } => "Append",
             Msg::SetAux { .. } => "SetAux",
+            Msg::DbWrite { .. } => "DbWrite",
+            Msg::DbWritten { .. } => "DbWritten",
+            Msg::DbRead { .. } => "DbRead",
+            Msg::DbValue { .. } => "DbValue",
             Msg::Read { .. } => "Read",
             Msg::AppendDone { .. } => "AppendDone",
             Msg::AppendFailed { .. } => "AppendFailed",
@@ -248,6 +270,10 @@ impl Message for Msg {
             Msg::TrimCommand { .. } => 40,
             Msg::AppendFailed { .. } | Msg::Alive { .. } | Msg::Seal { .. } => 8,
             Msg::SetAux { .. } => 24,
+            Msg::DbWrite { .. } => 24 + RECORD,
+            Msg::DbWritten { .. } => 9 + RECORD,
+            Msg::DbRead { .. } => 8,
+            Msg::DbValue { .. } => 1 + RECORD,
             Msg::ReadDone(a) | Msg::Answered(a) | Msg::Fetch { answer: a, .. } => 48 + if a.data.is_some() { RECORD } else { 0 },
             Msg::Progress { shards, .. } => 16 * shards.len() as u64,
             Msg::MetaReplicate { entry } | Msg::Metalog { entry } => 8 + 16 * entry.end.len() as u64 + 24 * entry.trims.len() as u64,

@@ -10,7 +10,7 @@
 //! function node that set it, returned by reads that find it there, never replicated, lost on
 //! eviction. Libraries use it as a cache of what replaying the log up to the record yields.
 
-use causim_sim::history::Key;
+use causim_sim::history::{Key, Value};
 
 /// A library's contents of a record.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,6 +28,9 @@ pub enum Body {
     /// objects it writes, each with the rank of its last write among the transaction's writes
     /// (the committed value is derived from the commit's seqnum and that rank).
     Commit { start: u64, writes: Vec<(Key, u8)> },
+    /// BokiFlow: a read step's record, holding the value the step read from the database
+    /// (re-executions of the step use the first record's).
+    Logged(Option<Value>),
 }
 
 /// Auxiliary data: the replay state a library caches beside a record.

@@ -1,0 +1,459 @@
+//! BokiFlow (§5.1, Figs. 6–7; digest §3.1): Beldi's fault-tolerant workflows with the
+//! workflow log in LogBooks and the application's data in an external database.
+//!
+//! Every externally visible operation of a function instance is a **step**, numbered in
+//! program order, whose effect is made exactly-once by the log:
+//!
+//! - **`write(key, value)`** (Fig. 6): append a step record tagged `hash(ID, STEP)`, read back
+//!   the *first* record of that tag (`logReadNext` from 0), and write the database with the
+//!   condition `Version < seqnum(first record)`, setting `Version` to it. A re-executed or
+//!   duplicate instance finds the same first record, so its write fails the condition once
+//!   the step took effect. Read-your-appends makes the read back see at least the instance's
+//!   own record.
+//! - **`read(key)`**: read the database, log the value in a step record, and use the value of
+//!   the step's first record, so a re-execution sees what the first execution saw.
+//! - **`invoke`**: before a function hands over to its successors, it appends a pre-invoke
+//!   record with a fresh callee id and uses the first such record's id: a re-executed caller
+//!   invokes its callee under the same id, whose steps then find their first records again.
+//!
+//! **Re-execution** (Beldi's intent collector): a function that has not finished
+//! `params.reexecution_timeout_ns` after it started aborts its workflow, which the engine runs
+//! again (a new attempt of the same workflow, so the same instance id). A function node's crash
+//! is survived that way, whatever step it interrupted: after the log append and before the
+//! database write, or after the write and before the next step. **Duplicate instances**
+//! (unreliable failure detection) are workflows that share an instance id:
+//! `params.instances_per_flow` consecutive workflows run as instances of one flow.
+//!
+//! # History
+//!
+//! One line per step: its record's append (book: the database key, tag: the step's), the read
+//! back of the step's first record, and the database's answer: a read of the value the key
+//! held before the write and, if the write took effect, the write of the instance's value. A
+//! read step shows the value of its first record. The `exactly-once` level judges them.
+//!
+//! # Choices where the paper is silent
+//!
+//! - A step's records go to the LogBook named by its database key (data unique per book: a
+//!   write step's data is the value it writes, as the workload assigns it; a read step's, bit
+//!   62 and its function's identity). The workflow log of Beldi is the union of those books'
+//!   records with the instance's tags.
+//! - An instance writes its own value with the version of the step's first record (Beldi's
+//!   functions are deterministic, so a re-execution's value equals the first; ours differ, so
+//!   that the history tells effects apart).
+//! - The post-invoke record and its return value, transactions, locks and garbage collection
+//!   are not modelled.
+
+use super::client::BokiContext;
+use super::logbook::{LogBook, Reply, append_op};
+use super::msg::{Dir, Msg};
+use super::record::Body;
+use super::{Boki, BokiNode, Timer};
+use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
+use crate::{FaultModel, Model, Support};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
+use causim_sim::history::{Key, LogCall, LogRecord, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use causim_sim::workload::Op;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// The LogBook of pre-invoke records.
+const PRE_BOOK: Key = u64::MAX - 1;
+
+/// SplitMix64's finaliser: a well-spread hash of two words, for instance ids and tags.
+fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_add(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The tag of step `step` of instance `id` (never 0, which means every record).
+fn step_tag(id: u64, step: u64) -> u64 {
+    mix(id, step) | 1
+}
+
+/// What a workflow carries: its position, and the callee id its last function's pre-invoke
+/// step settled on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlowContext {
+    pub log: BokiContext,
+    pub callee: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Step {
+    /// A write step's record is being appended.
+    WriteAppend,
+    /// Reading back the step's first record.
+    WriteFirst {
+        own: (u64, (u64, u64)),
+    },
+    /// The conditional write is at the database.
+    WriteDb {
+        own: (u64, (u64, u64)),
+        first: (u64, Value, (u64, u64)),
+    },
+    /// A read step's database read, then its record (holding the value read).
+    ReadDb,
+    ReadAppend {
+        value: Option<Value>,
+    },
+    ReadFirst {
+        own: (u64, (u64, u64)),
+    },
+    /// The pre-invoke record, then its first record.
+    PreAppend,
+    PreFirst,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FlowClient {
+    log: LogBook,
+    db: NodeId,
+    /// The instance id (Beldi's `ID`) and this function's next step.
+    id: u64,
+    step_no: u64,
+    ops: Vec<Op>,
+    next: usize,
+    invoked_at: Time,
+    is_sink: bool,
+    /// Unique data for this function's read-step and pre-invoke records.
+    data: u64,
+    callee: Option<u64>,
+    reexecution_timeout_ns: Time,
+    step: Step,
+}
+
+impl FlowClient {
+    fn new(start: FunctionStart<'_, FlowContext>, db: NodeId, flow: &BokiFlow) -> FlowClient {
+        assert!(start.workflow_id < 1 << 38 && start.attempt < 1 << 8 && start.function < 1 << 8, "record data fields out of range");
+        let data = 1 << 62 | start.workflow_id << 24 | u64::from(start.attempt) << 16 | u64::from(start.function) << 8;
+        let id = match start.context.callee {
+            // A callee's id is its caller's logged callee id and its place in the workflow.
+            Some(callee) => mix(callee, u64::from(start.function)),
+            None => mix(start.workflow_id / flow.instances_per_flow, u64::MAX),
+        };
+        FlowClient {
+            log: LogBook { engine: start.colocated[0], ctx: start.context.log },
+            db,
+            id,
+            step_no: 0,
+            ops: start.ops,
+            next: 0,
+            invoked_at: start.now,
+            is_sink: start.is_sink,
+            data,
+            callee: None,
+            reexecution_timeout_ns: flow.reexecution_timeout_ns,
+            step: Step::Done,
+        }
+    }
+
+    fn into_context(self) -> FlowContext {
+        FlowContext { log: self.log.ctx, callee: self.callee }
+    }
+
+    pub(super) fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        if self.reexecution_timeout_ns > 0 {
+            out.set_timer(Timer::Reexecute, self.reexecution_timeout_ns);
+        }
+        self.issue_next(now, out);
+    }
+
+    /// Beldi's intent collector: the function did not finish in time; run the workflow again.
+    pub(super) fn on_timeout(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.trace("Reexecute", || format!("{{\"id\":{},\"step\":{}}}", self.id, self.step_no));
+        out.abort_workflow("re-executed: a function did not finish within params.reexecution_timeout_ns");
+    }
+
+    fn key(&self) -> Key {
+        match self.ops[self.next] {
+            Op::Write { key, .. } | Op::Read { key } => key,
+            ref other => unreachable!("a BokiFlow function runs key reads and writes: {other:?}"),
+        }
+    }
+
+    fn tag(&self) -> u64 {
+        step_tag(self.id, self.step_no)
+    }
+
+    fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.invoked_at = now;
+        match self.ops.get(self.next) {
+            Some(&Op::Write { key, value }) => {
+                self.step = Step::WriteAppend;
+                self.log.append(key, vec![self.tag()], value, Body::Plain, out);
+            }
+            Some(&Op::Read { key }) => {
+                self.step = Step::ReadDb;
+                out.send(self.db, Msg::DbRead { key });
+            }
+            Some(other) => unreachable!("a BokiFlow function runs key reads and writes: {other:?}"),
+            None if self.is_sink => self.done(out),
+            None => {
+                self.step = Step::PreAppend;
+                self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out);
+            }
+        }
+    }
+
+    fn done(&mut self, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::Done;
+        out.cancel_timer(Timer::Reexecute);
+        out.function_done();
+    }
+
+    pub(super) fn on_message(&mut self, now: Time, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match msg {
+            Msg::DbWritten { applied, prev } => return self.on_written(now, applied, prev, out),
+            Msg::DbValue { value } => {
+                assert_eq!(self.step, Step::ReadDb, "a database value the function did not ask for");
+                self.step = Step::ReadAppend { value };
+                return self.log.append(self.key(), vec![self.tag()], self.read_data(), Body::Logged(value), out);
+            }
+            _ => {}
+        }
+        match (std::mem::replace(&mut self.step, Step::Done), self.log.on_reply(msg)) {
+            // A seal discarded the step's record: append it again (nothing took effect yet).
+            (step @ (Step::WriteAppend | Step::ReadAppend { .. } | Step::PreAppend), Reply::Discarded) => {
+                self.step = step;
+                self.append_again(out);
+            }
+            (Step::WriteAppend, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::WriteFirst { own: (seqnum, pos) };
+                self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
+            }
+            (Step::WriteFirst { own }, Reply::Read(a)) => {
+                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else { unreachable!("the step's own record is in the prefix: {a:?}") };
+                let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+                self.step = Step::WriteDb { own, first: (s1, v1, (a.pos.term, a.pos.entries)) };
+                out.send(self.db, Msg::DbWrite { key, value, version: s1 });
+            }
+            (Step::ReadAppend { .. }, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::ReadFirst { own: (seqnum, pos) };
+                self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
+            }
+            (Step::ReadFirst { own }, Reply::Read(a)) => {
+                let (Some(s1), Some(v1), Body::Logged(read)) = (a.seqnum, a.data, &a.body) else {
+                    unreachable!("the step's first record is a logged read: {a:?}")
+                };
+                let key = self.key();
+                let ops = vec![
+                    append_op(key, vec![self.tag()], self.read_data(), Some(own)),
+                    first_op(key, self.tag(), (s1, v1, (a.pos.term, a.pos.entries))),
+                    OpRecord::read(key, *read),
+                ];
+                self.finish_step(now, TxnKind::Read, ops, None, out);
+            }
+            (Step::PreAppend, Reply::Appended { .. }) => {
+                self.step = Step::PreFirst;
+                self.log.read(PRE_BOOK, self.pre_tag(), Dir::Next, 0, out);
+            }
+            (Step::PreFirst, Reply::Read(a)) => {
+                self.callee = Some(a.data.expect("the pre-invoke record's own record is in the prefix"));
+                self.done(out);
+            }
+            (step, reply) => unreachable!("{reply:?} in {step:?}"),
+        }
+    }
+
+    /// The database's answer to the step's conditional write.
+    fn on_written(&mut self, now: Time, applied: bool, prev: Option<Value>, out: &mut Outbox<Msg, Timer>) {
+        let Step::WriteDb { own, first } = std::mem::replace(&mut self.step, Step::Done) else {
+            unreachable!("a database write the function did not issue")
+        };
+        let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+        let mut ops = vec![append_op(key, vec![self.tag()], value, Some(own)), first_op(key, self.tag(), first), OpRecord::read(key, prev)];
+        if applied {
+            ops.push(OpRecord::write(key, value));
+        }
+        let note = (!applied).then_some("the version condition rejected it: the key holds a version at or after the step's first record");
+        self.finish_step(now, TxnKind::Write, ops, note, out);
+    }
+
+    fn pre_tag(&self) -> u64 {
+        step_tag(self.id, self.step_no) ^ 2
+    }
+
+    fn append_again(&mut self, out: &mut Outbox<Msg, Timer>) {
+        match (&self.step, self.ops.get(self.next)) {
+            (Step::WriteAppend, Some(&Op::Write { key, value })) => self.log.append(key, vec![self.tag()], value, Body::Plain, out),
+            (&Step::ReadAppend { value }, Some(&Op::Read { key })) => {
+                self.log.append(key, vec![self.tag()], self.read_data(), Body::Logged(value), out)
+            }
+            (Step::PreAppend, None) => self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out),
+            (step, op) => unreachable!("{op:?} in {step:?}"),
+        }
+    }
+
+    fn read_data(&self) -> Value {
+        assert!(self.next < 255, "at most 255 operations per BokiFlow function");
+        self.data | self.next as u64
+    }
+
+    fn finish_step(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, note: Option<&'static str>, out: &mut Outbox<Msg, Timer>) {
+        out.record(TxnRecord {
+            kind,
+            node: Some(self.log.engine),
+            invoke_ns: self.invoked_at,
+            complete_ns: now,
+            outcome: Outcome::Ok,
+            ops: ops.into(),
+            note,
+            call: None,
+        });
+        self.next += 1;
+        self.step_no += 1;
+        self.issue_next(now, out);
+    }
+}
+
+/// The history operation of reading back a step's first record.
+fn first_op(book: Key, tag: u64, (seqnum, data, pos): (u64, Value, (u64, u64))) -> OpRecord {
+    OpRecord::log(book, Some(data), LogRecord { call: LogCall::ReadNext, tags: vec![tag], bound: 0, seqnum: Some(seqnum), pos: Some(pos) })
+}
+
+/// The external database (DynamoDB in the paper): each key holds a value and the version of
+/// the step that wrote it. It is a node of its own (`db`), so links to it carry their own
+/// latency (the fuzzer's and the figures' storage delay).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Db {
+    items: BTreeMap<Key, (Value, u64)>,
+    /// Mutant `no_version_condition`: every write takes effect.
+    unconditional: bool,
+}
+
+impl Db {
+    pub(super) fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match msg {
+            Msg::DbWrite { key, value, version } => {
+                let prev = self.items.get(&key).copied();
+                // Beldi's condition: the stored version is below the step's first record.
+                let applied = self.unconditional || prev.is_none_or(|(_, v)| v < version);
+                if applied {
+                    self.items.insert(key, (value, version));
+                }
+                out.send(from, Msg::DbWritten { applied, prev: prev.map(|p| p.0) });
+            }
+            Msg::DbRead { key } => out.send(from, Msg::DbValue { value: self.items.get(&key).map(|p| p.0) }),
+            other => unreachable!("{other:?} is not for the database"),
+        }
+    }
+}
+
+pub const MUTANTS: &[Mutant] = &[Mutant {
+    name: "no_version_condition",
+    about: "the database write of a step has no condition on the stored version, so a re-executed or duplicate \
+            instance's write takes effect again over the step's first effect (a double effect)",
+}];
+
+/// Survives function-node crashes by re-execution (its point), and Boki's crashes as the log does.
+const FAULTS: FaultModel = FaultModel {
+    crash: Support::Survives(
+        "a crashed function node's functions time out and their workflows are re-executed (params.reexecution_timeout_ns, \
+         Beldi's intent collector); each step's first record and the database's version condition keep effects \
+         exactly-once; storage and sequencer crashes are sealed as for boki",
+    ),
+    restart: Support::Survives("a restarted function node's engine keeps its state; re-executions may run there again"),
+    ..super::FAULTS
+};
+
+/// BokiFlow on Boki's shared log, with an external database.
+#[derive(Clone, Debug)]
+pub struct BokiFlow {
+    log: Boki,
+    reexecution_timeout_ns: Time,
+    instances_per_flow: u64,
+    unconditional: bool,
+}
+
+impl BokiFlow {
+    fn db_id(&self) -> NodeId {
+        NodeId::fixed(self.log.fixed_nodes().len())
+    }
+}
+
+impl Model for BokiFlow {
+    const ENTRY: CatalogueEntry = CatalogueEntry {
+        name: "boki-flow",
+        about: "BokiFlow: Beldi's exactly-once workflows on Boki's LogBooks, each database write conditional on the version \
+                of its step's first log record; function-node crashes survived by re-execution",
+        level: Level::ExactlyOnce,
+        mutants: MUTANTS,
+        profile: Profile { database: true, ..Profile::PLAIN },
+        faults: FAULTS,
+        series: &[SeriesStyle { label: "BokiFlow", colour: (86, 180, 233) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        // BokiFlow's own fields; the rest are the log's.
+        let mut log_params = if params.is_null() { serde_json::json!({}) } else { params.clone() };
+        let mut take = |name: &str, default: u64| -> Result<u64, FieldError> {
+            match log_params.as_object_mut().and_then(|o| o.remove(name)) {
+                None => Ok(default),
+                Some(v) => {
+                    v.as_u64().ok_or_else(|| FieldError::new(format!("params.{name}"), format!("expected a non-negative integer, got {v}")))
+                }
+            }
+        };
+        let reexecution_timeout_ns = take("reexecution_timeout_ns", 0)?;
+        let instances_per_flow = take("instances_per_flow", 1)?;
+        if instances_per_flow == 0 {
+            return Err(FieldError::new("params.instances_per_flow", "must be at least 1"));
+        }
+        Ok(BokiFlow {
+            log: Boki::build(&log_params, &[], topology)?,
+            reexecution_timeout_ns,
+            instances_per_flow,
+            unconditional: mutants.contains(&"no_version_condition"),
+        })
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (Boki::fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3)
+            .prop_map(|(mut p, timeout_ms, instances)| {
+                p["reexecution_timeout_ns"] = (timeout_ms * 1_000_000).into();
+                p["instances_per_flow"] = instances.into();
+                p
+            })
+            .boxed()
+    }
+}
+
+impl Protocol for BokiFlow {
+    type Node = BokiNode;
+    type Context = FlowContext;
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<BokiNode>> {
+        let mut nodes = self.log.fixed_nodes();
+        let db = Db { items: BTreeMap::new(), unconditional: self.unconditional };
+        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: BokiNode::Db(Box::new(db)) });
+        nodes
+    }
+
+    fn new_context(&self) -> FlowContext {
+        FlowContext::default()
+    }
+
+    fn spawn_function(&self, start: FunctionStart<'_, FlowContext>) -> BokiNode {
+        BokiNode::Flow(Box::new(FlowClient::new(start, self.db_id(), self)))
+    }
+
+    fn finish_function(&self, node: BokiNode) -> FlowContext {
+        match node {
+            BokiNode::Flow(f) => f.into_context(),
+            other => unreachable!("{other:?} is not a BokiFlow function"),
+        }
+    }
+
+    fn join_contexts(&self, contexts: Vec<FlowContext>) -> FlowContext {
+        let log = BokiContext { pos: contexts.iter().map(|c| c.log.pos).max().unwrap_or_default() };
+        FlowContext { log, callee: contexts.iter().find_map(|c| c.callee) }
+    }
+}
