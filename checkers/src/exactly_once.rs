@@ -101,7 +101,7 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
     }
     let first_of: BTreeMap<(u32, u64), u64> = steps.iter().map(|s| ((s.book, s.tag), s.first.0)).collect();
     let mut effect_of: BTreeMap<(u32, u64), usize> = BTreeMap::new();
-    let mut report = |out: &mut Outcomes, s: Story| {
+    let report = |out: &mut Outcomes, s: Story| {
         *out.counts.entry(s.anomaly).or_insert(0) += 1;
         out.total += 1;
         if out.violations.len() < max {

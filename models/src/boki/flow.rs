@@ -72,9 +72,19 @@ fn mix(a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The tag of step `step` of instance `id` (never 0, which means every record).
-fn step_tag(id: u64, step: u64) -> u64 {
-    mix(id, step) | 1
+/// What a step does; part of its tag.
+#[derive(Clone, Copy)]
+enum Kind {
+    Write = 0,
+    Read = 1,
+    Invoke = 2,
+}
+
+/// The tag of step `step` of instance `id` (never 0, which means every record). Beldi's tag is
+/// `hash(ID, STEP)`; ours also names the step's kind, so that duplicate instances a generator
+/// drew with different code cannot take a read step's record for a write's.
+fn step_tag(id: u64, step: u64, kind: Kind) -> u64 {
+    mix(mix(id, step), kind as u64) | 1
 }
 
 /// What a workflow carries: its position, and the callee id its last function's pre-invoke
@@ -180,7 +190,8 @@ impl FlowClient {
     }
 
     fn tag(&self) -> u64 {
-        step_tag(self.id, self.step_no)
+        let kind = if matches!(self.ops[self.next], Op::Read { .. }) { Kind::Read } else { Kind::Write };
+        step_tag(self.id, self.step_no, kind)
     }
 
     fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
@@ -278,7 +289,7 @@ impl FlowClient {
     }
 
     fn pre_tag(&self) -> u64 {
-        step_tag(self.id, self.step_no) ^ 2
+        step_tag(self.id, self.step_no, Kind::Invoke)
     }
 
     fn append_again(&mut self, out: &mut Outbox<Msg, Timer>) {

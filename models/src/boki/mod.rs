@@ -23,19 +23,39 @@
 //!    delays only the functions ahead of it (no slowdown cascade).
 //! 4. **The library** (`client.rs`): a function's position advances with every call and is
 //!    inherited by its children.
-//! 5. **Reconfiguration** (`controller.rs`, when `session_timeout_ns` is set): the controller
+//! 5. **Auxiliary data** (`record.rs`): `logSetAuxData` caches a value beside a record in the
+//!    calling node's record cache only (never replicated, lost on eviction); reads that find
+//!    the record cached there return it.
+//! 6. **Reconfiguration** (`controller.rs`, when `session_timeout_ns` is set): the controller
 //!    seals the term when the primary sequencer or a storage node fails, and installs the next
 //!    term; appends its final metalog does not cover fail, and the new term's seqnums and
 //!    positions are above every old one. Nodes hold messages of a term they have not reached
 //!    and drop those of a term they have left.
+//!
+//! # The libraries (§5): `boki-queue`, `boki-store`, `boki-flow`
+//!
+//! BokiQueue (`queue.rs`), BokiStore (`store.rs`) and BokiFlow (`flow.rs`) are client code
+//! that runs inside functions and uses only the LogBook API (`logbook.rs`), on the same
+//! engines, storage nodes and sequencers. Each is a catalogue entry of its own rather than a
+//! switch of `boki`'s parameters, because each promises something different and so needs its
+//! own entry fields: its checker level (`queue`, `si`, `exactly-once`), its mutants, and its
+//! fault model — BokiFlow survives function-node crashes by re-execution (its point), while
+//! BokiQueue and BokiStore refuse them (a crashed function's pop or commit record can take
+//! effect unseen). They take `boki`'s parameters (BokiFlow adds its own), so a scenario moves
+//! between the log and a library by its protocol name. A library record carries a
+//! `record::Body` besides its data; workload writes and reads are the libraries' operations
+//! (a push and a pop, an increment and a read of an object, a database write and read step).
 //!
 //! # Choices where the paper is silent, and what is left out
 //!
 //! - One physical log (the evaluation's default). Without a controller (`session_timeout_ns`
 //!   0, the default, so a stalled run schedules nothing) a crashed primary sequencer or storage
 //!   node stalls ordering for good. A restarted sequencer has lost its metalog (it lives in
-//!   memory); a restarted storage node keeps its records (they are on disk). Function-node
-//!   failures, scaling, and auxiliary data are not modelled yet. A trim is a command in the
+//!   memory); a restarted storage node keeps its records (they are on disk). A crashed
+//!   function node's engine keeps its state but misses what was sent to it while down, so
+//!   after a restart its shard and index stall (functions placed there time out; BokiFlow
+//!   re-executes them elsewhere); the controller does not watch engines, and scaling is not
+//!   modelled. Auxiliary data are not backed up on storage nodes (Table 9's variant). A trim is a command in the
 //!   next metalog entry (the primary's, lost with its term if sealed first: the call fails);
 //!   it completes when its engine applies that entry, and storage keeps trimmed records.
 //! - Failure detection is a session per sequencer and storage node: heartbeats every third of
@@ -386,7 +406,7 @@ impl Node for BokiNode {
             BokiNode::Storage(s) => s.restart(now, out),
             BokiNode::Sequencer(q) => q.restart(now, out),
             BokiNode::Controller(c) => c.resume(out),
-            // Engines keep their state (function-node failures are not modelled).
+            // Engines keep their state; they miss what was sent while they were down.
             node => node.on_start(now, out),
         }
     }
