@@ -20,6 +20,9 @@ use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A received record: its book, tags, data and library contents.
+type Received = (Key, Vec<u64>, Value, Body);
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Storage {
     pub(super) id: NodeId,
@@ -33,7 +36,7 @@ pub struct Storage {
     pub(super) term_bits: bool,
     pub(super) local_cut_interval_ns: Time,
     /// Received, not yet ordered: `(shard, local_id) → (book, tags, data)`.
-    pub(super) pending: BTreeMap<(u32, u64), (Key, Vec<u64>, Value, Body)>,
+    pub(super) pending: BTreeMap<(u32, u64), Received>,
     /// Per stored shard, the contiguous received prefix (local ids below it are all here).
     pub(super) progress: BTreeMap<u32, u64>,
     pub(super) dirty: bool,

@@ -143,13 +143,13 @@ impl Client {
             if self.txn.read_locally(&mut self.ctx.txn, now, key) {
                 continue;
             }
-            match answers.get(&key).expect("the cache answered every key we asked") {
-                &Answer::Collected { stable } => {
+            match *answers.get(&key).expect("the cache answered every key we asked") {
+                Answer::Collected { stable } => {
                     self.restart_lo = stable;
                     self.abort(now, "gc_collected", out);
                     return false;
                 }
-                &Answer::Version { value, t, p } => {
+                Answer::Version { value, t, p } => {
                     // The cache checked Eq. 1 against the same interval; check it again here.
                     assert_eq!(
                         classify(t, p, (self.ctx.lo, self.ctx.hi)),
