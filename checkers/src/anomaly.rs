@@ -74,6 +74,7 @@ pub enum Anomaly {
     // Exactly-once workflow steps on a shared log (level `exactly-once`).
     DoubleEffect,
     StaleEffect,
+    LockConflict,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -129,7 +130,7 @@ impl Anomaly {
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
     /// key-value anomalies.
-    pub const LOG: [Anomaly; 14] = [
+    pub const LOG: [Anomaly; 15] = [
         Anomaly::DuplicateSeqnum,
         Anomaly::OrderDisagreement,
         Anomaly::PhantomRecord,
@@ -144,6 +145,7 @@ impl Anomaly {
         Anomaly::PhantomMessage,
         Anomaly::DoubleEffect,
         Anomaly::StaleEffect,
+        Anomaly::LockConflict,
     ];
 
     pub fn name(self) -> &'static str {
@@ -196,6 +198,7 @@ impl Anomaly {
             Anomaly::PhantomMessage => "PhantomMessage",
             Anomaly::DoubleEffect => "DoubleEffect",
             Anomaly::StaleEffect => "StaleEffect",
+            Anomaly::LockConflict => "LockConflict",
         }
     }
 
@@ -284,6 +287,7 @@ impl Anomaly {
             Anomaly::StaleEffect => {
                 "a workflow step's database write overwrites the effect of a step whose first log record is later (its version goes backwards)"
             }
+            Anomaly::LockConflict => "two holders acquired a log-based lock at one point of its chain (mutual exclusion broken)",
         }
     }
 
@@ -336,6 +340,7 @@ impl Anomaly {
             A::PhantomMessage => (None, None, Some("unexpected")),
             A::DoubleEffect => (None, None, Some("duplicate")),
             A::StaleEffect => (None, None, Some("lost-update")),
+            A::LockConflict => (None, None, None),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

@@ -17,6 +17,14 @@
 //! - **StaleEffect**: a write took effect over the effect of a step whose first record is
 //!   later in the log (a version that went backwards: the stale write of a re-execution).
 //!
+//! **Locks** (Fig. 7): a lock is a chain of records on its key's book, each extending the
+//! record named by its `prev`. A successful `tryLock` is a line holding its lock record's
+//! `append`, tagged 3, `2^62 +` its holder and `2^63 +` its `prev` (`2^64 − 1`: the chain's
+//! start); an `unlock` also carries tag 4. At most one holder may stand at any point of the
+//! chain: two successful acquires by different holders that extend the same record, or an
+//! acquire that extends another holder's acquire (the lock was still held), are a
+//! **LockConflict**. The `lock-safety` level judges locks alone; `exactly-once` judges both.
+//!
 //! What it cannot see: an effect no line reports (an instance killed after its write) is
 //! known only through the value the next write overwrote; a step no instance recorded
 //! has no known first record, so a write over its effect is not judged for staleness.
@@ -50,8 +58,105 @@ struct StepLine {
     wrote: Option<Val>,
 }
 
+/// The lock tags (see the module doc).
+const LOCK: u64 = 3;
+const RELEASE: u64 = 4;
+const HOLDER: u64 = 1 << 62;
+const PREV: u64 = 1 << 63;
+
+/// Checks lock safety alone.
+pub(crate) fn check_locks(h: &History, max: usize) -> Outcomes {
+    let mut out = Outcomes { counts: BTreeMap::new(), total: 0, violations: Vec::new(), notes: Vec::new() };
+    if !locks(h, max, Level::LockSafety, &mut out) {
+        out.notes.push("the history has no lock records; nothing to judge at lock-safety".into());
+    }
+    out
+}
+
+/// One lock record of a successful `tryLock` or an `unlock`.
+struct LockRec {
+    txn: u32,
+    book: u32,
+    seqnum: u64,
+    holder: u64,
+    prev: Option<u64>,
+    release: bool,
+}
+
+/// Judges the lock records of `h` into `out`; false if there are none.
+fn locks(h: &History, max: usize, level: Level, out: &mut Outcomes) -> bool {
+    let mut recs: Vec<LockRec> = Vec::new();
+    for c in &h.log {
+        if c.call != Call::Append || !c.tags.contains(&LOCK) || h.txns[c.txn as usize].outcome != Outcome::Ok {
+            continue;
+        }
+        let (Some(s), Some(&holder), Some(&prev)) =
+            (c.seqnum, c.tags.iter().find(|&&t| t & PREV == 0 && t & HOLDER != 0), c.tags.iter().find(|&&t| t & PREV != 0))
+        else {
+            continue;
+        };
+        let prev = prev & !PREV;
+        recs.push(LockRec {
+            txn: c.txn,
+            book: c.book,
+            seqnum: s,
+            holder: holder & !HOLDER,
+            prev: (prev != PREV - 1).then_some(prev),
+            release: c.tags.contains(&RELEASE),
+        });
+    }
+    if recs.is_empty() {
+        return false;
+    }
+    let at: BTreeMap<(u32, u64), usize> = recs.iter().enumerate().map(|(i, r)| ((r.book, r.seqnum), i)).collect();
+    let mut extends: BTreeMap<(u32, Option<u64>), usize> = BTreeMap::new();
+    let text = |r: &LockRec| {
+        let what = if r.release { "unlock" } else { "tryLock" };
+        let prev = r.prev.map_or("the chain's start".to_string(), |p| format!("seqnum {p}"));
+        format!("{what}({}) by holder {:#x}: record at seqnum {}, prev {prev}", h.key(r.book), r.holder, r.seqnum)
+    };
+    for (i, r) in recs.iter().enumerate().filter(|(_, r)| !r.release) {
+        // Another holder's acquire at the same chain point, or the acquire this one extends.
+        let rival = match extends.get(&(r.book, r.prev)) {
+            Some(&j) if recs[j].holder != r.holder => Some((j, "both extend the same point of the chain")),
+            _ => r
+                .prev
+                .and_then(|p| at.get(&(r.book, p)))
+                .copied()
+                .filter(|&j| !recs[j].release && recs[j].holder != r.holder)
+                .map(|j| (j, "it extends another holder's acquire")),
+        };
+        extends.entry((r.book, r.prev)).or_insert(i);
+        let Some((j, why)) = rival else { continue };
+        let e = &recs[j];
+        let s = Story {
+            anomaly: Anomaly::LockConflict,
+            level,
+            book: r.book,
+            named: vec![(e.txn, text(e)), (r.txn, text(r))],
+            sentence: format!("two instances held the lock of {} at once: {why}.", h.key(r.book)),
+            steps: vec![
+                "T1's tryLock succeeded: its record is the chain's tail after it.".into(),
+                format!("T2's tryLock succeeded too, and {why}; no release by T1's holder lies between them in the chain."),
+            ],
+            contradiction:
+                "A record extends the chain only if its prev is the tail, so one of them could not have been the holder: a contradiction!"
+                    .into(),
+            edges: vec![(e.txn, r.txn, EdgeKind::WriteOrder, "both claim the chain point")],
+            read: None,
+        };
+        *out.counts.entry(s.anomaly).or_insert(0) += 1;
+        out.total += 1;
+        if out.violations.len() < max {
+            out.violations.push(story::render(h, s));
+        }
+    }
+    true
+}
+
 pub(crate) fn check(h: &History, max: usize) -> Outcomes {
     let mut out = Outcomes { counts: BTreeMap::new(), total: 0, violations: Vec::new(), notes: Vec::new() };
+    let has_locks = locks(h, max, Level::ExactlyOnce, &mut out);
     let mut steps: Vec<StepLine> = Vec::new();
     // Which step each value of a book belongs to (its records' data), and who wrote it.
     let mut step_of: BTreeMap<(u32, (u8, i64)), u64> = BTreeMap::new();
@@ -96,7 +201,9 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
         }
     }
     if steps.is_empty() {
-        out.notes.push("the history has no workflow step lines; nothing to judge at exactly-once".into());
+        if !has_locks {
+            out.notes.push("the history has no workflow step lines; nothing to judge at exactly-once".into());
+        }
         return out;
     }
     let first_of: BTreeMap<(u32, u64), u64> = steps.iter().map(|s| ((s.book, s.tag), s.first.0)).collect();

@@ -66,6 +66,9 @@ pub enum Level {
     /// takes effect once, with the version of the step's first log record, however often the
     /// step runs. Judges step lines (log calls and the database's answers).
     ExactlyOnce,
+    /// Log-based locks (BokiFlow, Fig. 7): at most one holder at any point of a lock's chain.
+    /// Judges lock records only; `exactly-once` judges them too.
+    LockSafety,
 }
 
 impl Level {
@@ -92,7 +95,7 @@ impl Level {
 
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
-    pub const LOG: [Level; 3] = [Level::SharedLog, Level::Queue, Level::ExactlyOnce];
+    pub const LOG: [Level; 4] = [Level::SharedLog, Level::Queue, Level::ExactlyOnce, Level::LockSafety];
 
     /// The levels that ignore real time (all but `linearizable`, the last of [`Level::ALL`]):
     /// they judge any history, with or without `invoke_ns`/`complete_ns`.
@@ -138,6 +141,7 @@ impl Level {
             Level::SharedLog => "shared-log",
             Level::Queue => "queue",
             Level::ExactlyOnce => "exactly-once",
+            Level::LockSafety => "lock-safety",
         }
     }
 
@@ -162,7 +166,8 @@ impl Level {
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
             Level::Queue => "per-shard FIFO queues linearized by log order",
-            Level::ExactlyOnce => "exactly-once workflow steps",
+            Level::ExactlyOnce => "exactly-once workflow steps and safe locks",
+            Level::LockSafety => "mutual exclusion of log-based locks",
         }
     }
 
@@ -189,6 +194,7 @@ impl Level {
             "shared-log" | "log" => Level::SharedLog,
             "queue" | "fifo-queue" => Level::Queue,
             "exactly-once" | "exactly_once" => Level::ExactlyOnce,
+            "lock-safety" | "lock" => Level::LockSafety,
             _ => return None,
         })
     }
@@ -214,7 +220,7 @@ impl Level {
             | A::SiblingWriteRead
             | A::NotMyOwnWrite
             | A::NotMyLastWrite
-            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue | L::ExactlyOnce),
+            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue | L::ExactlyOnce | L::LockSafety),
             A::DuplicateSeqnum
             | A::OrderDisagreement
             | A::PhantomRecord
@@ -225,6 +231,7 @@ impl Level {
             | A::LostInheritance => self == L::SharedLog,
             A::DuplicateDelivery | A::SkippedMessage | A::WrongEmptyPop | A::PhantomMessage => self == L::Queue,
             A::DoubleEffect | A::StaleEffect => self == L::ExactlyOnce,
+            A::LockConflict => matches!(self, L::ExactlyOnce | L::LockSafety),
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),

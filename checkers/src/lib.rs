@@ -144,6 +144,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     if level == Level::ExactlyOnce {
         return log_report(h, level, exactly_once::check(h, options.violations_max));
     }
+    if level == Level::LockSafety {
+        return log_report(h, level, exactly_once::check_locks(h, options.violations_max));
+    }
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let mut clock = (std::time::Instant::now(), cpu_seconds());
     let mut lap = |what: &str| {
@@ -245,6 +248,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     | Level::SharedLog
                     | Level::Queue
                     | Level::ExactlyOnce
+                    | Level::LockSafety
                     | Level::Si => {
                         unreachable!("handled above")
                     }
@@ -338,7 +342,8 @@ fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report
     }
 }
 
-/// The report of a level that judges log calls (`shared-log`, `queue`, `exactly-once`).
+/// The report of a level that judges log calls (`shared-log`, `queue`, `exactly-once`,
+/// `lock-safety`).
 fn log_report(h: &History, level: Level, out: shared_log::Outcomes) -> Report {
     Report {
         level,

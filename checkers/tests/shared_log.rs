@@ -284,3 +284,33 @@ fn exactly_once_steps_take_effect_once_and_versions_only_grow() {
     assert_eq!(found_at(Level::ExactlyOnce, &stale.concat()), ["StaleEffect"]);
     assert_eq!(Level::parse("exactly-once"), Some(Level::ExactlyOnce));
 }
+
+/// A BokiFlow lock record's line: `release` or a successful tryLock by `holder`, at `seqnum`,
+/// extending `prev` (None: the chain's start).
+fn lock(id: u32, holder: u64, seqnum: u32, prev: Option<u64>, release: bool) -> String {
+    let mut tags = vec![3u64];
+    if release {
+        tags.push(4);
+    }
+    tags.push(1 << 62 | holder);
+    tags.push(1 << 63 | prev.unwrap_or((1 << 63) - 1));
+    let tags: Vec<String> = tags.iter().map(u64::to_string).collect();
+    format!(
+        "{{\"id\":{id},\"session\":\"h{holder}\",\"ops\":[{{\"f\":\"append\",\"book\":\"x\",\"tags\":[{}],\"data\":{},\"seqnum\":{seqnum}}}]}}\n",
+        tags.join(","),
+        100 + id
+    )
+}
+
+#[test]
+fn lock_chains_have_one_holder_at_each_point() {
+    // Fig. 7b: a acquires from the start, releases; d acquires from a's release.
+    let chain = [lock(0, 1, 0, None, false), lock(1, 1, 2, Some(0), true), lock(2, 4, 3, Some(2), false)];
+    assert_eq!(found_at(Level::LockSafety, &chain.concat()), Vec::<String>::new());
+    // Two holders extend the chain's start, or one extends the other's acquire.
+    assert_eq!(found_at(Level::LockSafety, &[lock(0, 1, 0, None, false), lock(1, 2, 1, None, false)].concat()), ["LockConflict"]);
+    assert_eq!(found_at(Level::ExactlyOnce, &[lock(0, 1, 0, None, false), lock(1, 2, 1, Some(0), false)].concat()), ["LockConflict"]);
+    // One holder twice (a re-execution's re-entrant acquire) is no conflict.
+    assert_eq!(found_at(Level::LockSafety, &[lock(0, 1, 0, None, false), lock(1, 1, 1, None, false)].concat()), Vec::<String>::new());
+    assert_eq!(Level::parse("lock-safety"), Some(Level::LockSafety));
+}
