@@ -16,6 +16,19 @@
 //!   record with a fresh callee id and uses the first such record's id: a re-executed caller
 //!   invokes its callee under the same id, whose steps then find their first records again.
 //!
+//! **Locks** (Fig. 7, `params.locks`): each write step holds its key's lock. A lock is a
+//! chain of records on the key's LogBook, each `{holder, prev}`: `checkLockState` reads them
+//! in order, and a record extends the chain only if its `prev` is the chain's tail, so of
+//! concurrent records with one `prev` the first in the log wins (Fig. 7b: a late record with
+//! a stale `prev` is ignored). `tryLock` appends `{holder: ID, prev: tail}` if the tail is
+//! free and then succeeds iff the tail is held by its ID (its own record, or a duplicate's or
+//! an earlier execution's: the same logical instance holds it again, re-entrantly). `unlock` appends
+//! `{holder: none, prev: tail}`. A step that finds the lock held by another instance tries
+//! again 1 ms later (`tryLock` returns false; the paper leaves the retry to the application).
+//! As in §5.4, each lock record's auxiliary data caches the chain's tail after it: a scan goes
+//! back from the log's tail (`logReadPrev`) to the latest record with a cached tail, then
+//! forward from there, caching the tail on each record it passes.
+//!
 //! **Re-execution** (Beldi's intent collector): a function that has not finished
 //! `params.reexecution_timeout_ns` after it started aborts its workflow, which the engine runs
 //! again (a new attempt of the same workflow, so the same instance id). A function node's crash
@@ -29,7 +42,9 @@
 //! One line per step: its record's append (book: the database key, tag: the step's), the read
 //! back of the step's first record, and the database's answer: a read of the value the key
 //! held before the write and, if the write took effect, the write of the instance's value. A
-//! read step shows the value of its first record. The `exactly-once` level judges them.
+//! read step shows the value of its first record. A successful `tryLock` and an `unlock` are
+//! lines of their own: the lock record's append, whose tags name the holder and `prev`. The
+//! `exactly-once` level judges steps and locks; `lock-safety` the locks alone.
 //!
 //! # Choices where the paper is silent
 //!
@@ -40,13 +55,21 @@
 //! - An instance writes its own value with the version of the step's first record (Beldi's
 //!   functions are deterministic, so a re-execution's value equals the first; ours differ, so
 //!   that the history tells effects apart).
-//! - The post-invoke record and its return value, transactions, locks and garbage collection
-//!   are not modelled.
+//! - A step's tag also names its kind (write, read, invoke), so duplicate instances that a
+//!   generator drew with different code do not take a read step's record for a write's.
+//! - Only a new acquire (its own record the chain's tail) is a history line; a re-entrant one
+//!   adds nothing to the chain.
+//! - Fig. 7's locks have no leases: a lock an instance held when it was killed (a crash, a
+//!   re-execution timeout, a sibling branch's abort) stays held until a re-execution of that
+//!   instance passes it again. With short re-execution timeouts and fan-outs, waiting steps
+//!   time out and strand more locks, and workflows can give up (liveness, not safety).
+//! - The post-invoke record and its return value, transactions and garbage collection are not
+//!   modelled.
 
 use super::client::BokiContext;
 use super::logbook::{LogBook, Reply, append_op};
-use super::msg::{Dir, Msg};
-use super::record::Body;
+use super::msg::{Answer, Dir, Msg};
+use super::record::{Aux, Body};
 use super::{Boki, BokiNode, Timer};
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support};
@@ -119,7 +142,64 @@ enum Step {
     /// The pre-invoke record, then its first record.
     PreAppend,
     PreFirst,
+    /// `checkLockState` of the step's key: back from the log's tail to a record that caches
+    /// the chain's tail (`logReadPrev` at or below `max`)...
+    LockBack {
+        goal: LockGoal,
+        max: u64,
+    },
+    /// ...then forward: the chain's tail so far, read forward from `min`.
+    LockScan {
+        goal: LockGoal,
+        tail: Tail,
+        min: u64,
+    },
+    /// A lock record (acquire or release) is being appended.
+    LockAppend {
+        goal: LockGoal,
+        prev: Option<u64>,
+    },
+    /// The lock is held by another instance: `tryLock` again when the timer fires.
+    LockWait,
     Done,
+}
+
+/// What a lock scan is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum LockGoal {
+    /// `tryLock`: before appending (`None`), or after appending its record.
+    Acquire(Option<Acquired>),
+    /// `unlock`, after the step's database write.
+    Release,
+}
+
+/// A `tryLock`'s appended record: its seqnum, position and `prev`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Acquired {
+    seqnum: u64,
+    pos: (u64, u64),
+    prev: Option<u64>,
+}
+
+/// The lock chain's tail: its record's seqnum and holder (`None` before any record: free).
+type Tail = Option<(u64, Option<u64>)>;
+
+/// How long a step waits before it tries a busy lock again.
+const LOCK_RETRY_NS: Time = 1_000_000;
+
+/// Every lock record of a key carries tag `LOCK` (what `checkLockState` reads); a release also
+/// `RELEASE`; then its holder (`2^62 +` the holder's low bits) and `2^63 + prev` (the chain
+/// record it extends; `2^64 − 1` for none), so histories show the chain.
+const LOCK: u64 = 3;
+const RELEASE: u64 = 4;
+fn lock_tags(release: bool, holder: u64, prev: Option<u64>) -> Vec<u64> {
+    let mut tags = vec![LOCK];
+    if release {
+        tags.push(RELEASE);
+    }
+    tags.push(1 << 62 | (holder & ((1 << 62) - 1)));
+    tags.push(1 << 63 | prev.map_or((1 << 63) - 1, |p| p & ((1 << 63) - 1)));
+    tags
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -137,6 +217,9 @@ pub struct FlowClient {
     data: u64,
     callee: Option<u64>,
     reexecution_timeout_ns: Time,
+    /// Each write step holds its key's lock (`params.locks`); mutant `lock_ignores_prev`.
+    locks: bool,
+    lock_ignores_prev: bool,
     step: Step,
 }
 
@@ -161,6 +244,8 @@ impl FlowClient {
             data,
             callee: None,
             reexecution_timeout_ns: flow.reexecution_timeout_ns,
+            locks: flow.locks,
+            lock_ignores_prev: flow.lock_ignores_prev,
             step: Step::Done,
         }
     }
@@ -197,10 +282,8 @@ impl FlowClient {
     fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.invoked_at = now;
         match self.ops.get(self.next) {
-            Some(&Op::Write { key, value }) => {
-                self.step = Step::WriteAppend;
-                self.log.append(key, vec![self.tag()], value, Body::Plain, out);
-            }
+            Some(&Op::Write { .. }) if self.locks => self.check_lock(LockGoal::Acquire(None), out),
+            Some(&Op::Write { .. }) => self.write_step(out),
             Some(&Op::Read { key }) => {
                 self.step = Step::ReadDb;
                 out.send(self.db, Msg::DbRead { key });
@@ -212,6 +295,103 @@ impl FlowClient {
                 self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out);
             }
         }
+    }
+
+    fn write_step(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+        self.step = Step::WriteAppend;
+        self.log.append(key, vec![self.tag()], value, Body::Plain, out);
+    }
+
+    /// `checkLockState` of the current step's key: from the latest lock record whose auxiliary
+    /// data caches the chain's tail (§5.4), or the chain's start.
+    fn check_lock(&mut self, goal: LockGoal, out: &mut Outbox<Msg, Timer>) {
+        self.back(goal, u64::MAX, out);
+    }
+
+    fn back(&mut self, goal: LockGoal, max: u64, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::LockBack { goal, max };
+        self.log.read(self.key(), LOCK, Dir::Prev, max, out);
+    }
+
+    /// The latest lock record at or below the backward scan's bound.
+    fn on_lock_back(&mut self, goal: LockGoal, a: Answer, out: &mut Outbox<Msg, Timer>) {
+        match (a.seqnum, a.aux) {
+            (None, _) => self.scan(goal, None, 0, out),
+            (Some(s), Some(Aux::LockTail(tail))) => self.scan(goal, tail, s + 1, out),
+            (Some(0), _) => self.scan(goal, None, 0, out),
+            (Some(s), _) => self.back(goal, s - 1, out),
+        }
+    }
+
+    /// Reads the lock chain of the current step's key forward from `min`.
+    fn scan(&mut self, goal: LockGoal, tail: Tail, min: u64, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::LockScan { goal, tail, min };
+        self.log.read(self.key(), LOCK, Dir::Next, min, out);
+    }
+
+    /// The next lock record of the scan: it extends the chain iff its `prev` is the tail
+    /// (Fig. 7: of concurrent records with one `prev`, the first in the log counts).
+    fn on_lock_record(&mut self, now: Time, goal: LockGoal, tail: Tail, a: Answer, out: &mut Outbox<Msg, Timer>) {
+        let Some(s) = a.seqnum else { return self.on_lock_state(now, goal, tail, out) };
+        let Body::Lock { holder, prev } = a.body else { unreachable!("lock tags are on lock records only: {a:?}") };
+        let joins = self.lock_ignores_prev || prev == tail.map(|t| t.0);
+        let tail = if joins { Some((s, holder)) } else { tail };
+        if a.aux.is_none() {
+            self.log.set_aux(s, Aux::LockTail(tail), out);
+        }
+        self.scan(goal, tail, s + 1, out);
+    }
+
+    /// `checkLockState` returned `tail`.
+    fn on_lock_state(&mut self, now: Time, goal: LockGoal, tail: Tail, out: &mut Outbox<Msg, Timer>) {
+        let key = self.key();
+        let holder = tail.and_then(|t| t.1);
+        match goal {
+            // Re-entrant: an earlier execution of this instance holds it.
+            LockGoal::Acquire(None) if holder == Some(self.id) => self.write_step(out),
+            LockGoal::Acquire(None) if holder.is_none() => {
+                let prev = tail.map(|t| t.0);
+                self.step = Step::LockAppend { goal, prev };
+                let body = Body::Lock { holder: Some(self.id), prev };
+                self.log.append(key, lock_tags(false, self.id, prev), self.lock_data(0), body, out);
+            }
+            LockGoal::Acquire(Some(a)) if holder == Some(self.id) => {
+                // Its own record is the tail: a new acquire. Another record of this instance's
+                // (a duplicate's, a crashed execution's) is: it holds the lock already.
+                if tail.map(|t| t.0) == Some(a.seqnum) {
+                    let op = append_op(key, lock_tags(false, self.id, a.prev), self.lock_data(0), Some((a.seqnum, a.pos)));
+                    self.record_line(now, TxnKind::Write, vec![op], Some("tryLock: acquired"), out);
+                }
+                self.write_step(out);
+            }
+            // Held by another instance: try again later (aborting the workflow would kill its
+            // other branches, and with them locks they hold).
+            LockGoal::Acquire(_) => {
+                self.step = Step::LockWait;
+                out.set_timer(Timer::LockRetry, LOCK_RETRY_NS);
+            }
+            LockGoal::Release if holder == Some(self.id) => {
+                let prev = tail.map(|t| t.0);
+                self.step = Step::LockAppend { goal, prev };
+                let body = Body::Lock { holder: None, prev };
+                self.log.append(key, lock_tags(true, self.id, prev), self.lock_data(1), body, out);
+            }
+            // Not held (a duplicate instance released it already): nothing to release.
+            LockGoal::Release => self.advance(now, out),
+        }
+    }
+
+    /// Data of this function's lock records for the current operation (`kind` 0 acquire, 1
+    /// release): unique per book, apart from read-step records.
+    fn lock_data(&self, kind: u64) -> Value {
+        self.data | 1 << (60 - kind) | self.next as u64
+    }
+
+    /// The wait for a busy lock is over: `tryLock` again.
+    pub(super) fn on_lock_retry(&mut self, out: &mut Outbox<Msg, Timer>) {
+        assert_eq!(self.step, Step::LockWait, "a lock retry the function did not wait for");
+        self.check_lock(LockGoal::Acquire(None), out);
     }
 
     fn done(&mut self, out: &mut Outbox<Msg, Timer>) {
@@ -266,6 +446,21 @@ impl FlowClient {
                 self.step = Step::PreFirst;
                 self.log.read(PRE_BOOK, self.pre_tag(), Dir::Next, 0, out);
             }
+            (Step::LockBack { goal, .. }, Reply::Read(a)) => self.on_lock_back(goal, a, out),
+            (Step::LockScan { goal, tail, .. }, Reply::Read(a)) => self.on_lock_record(now, goal, tail, a, out),
+            (Step::LockAppend { goal, .. }, Reply::Discarded) => {
+                // A seal discarded the lock record: decide again from the chain.
+                let goal = if goal == LockGoal::Release { goal } else { LockGoal::Acquire(None) };
+                self.check_lock(goal, out);
+            }
+            (Step::LockAppend { goal: LockGoal::Acquire(_), prev }, Reply::Appended { seqnum, pos }) => {
+                self.check_lock(LockGoal::Acquire(Some(Acquired { seqnum, pos, prev })), out);
+            }
+            (Step::LockAppend { goal: LockGoal::Release, prev }, Reply::Appended { seqnum, pos }) => {
+                let op = append_op(self.key(), lock_tags(true, self.id, prev), self.lock_data(1), Some((seqnum, pos)));
+                self.record_line(now, TxnKind::Write, vec![op], Some("unlock"), out);
+                self.advance(now, out);
+            }
             (Step::PreFirst, Reply::Read(a)) => {
                 self.callee = Some(a.data.expect("the pre-invoke record's own record is in the prefix"));
                 self.done(out);
@@ -285,7 +480,12 @@ impl FlowClient {
             ops.push(OpRecord::write(key, value));
         }
         let note = (!applied).then_some("the version condition rejected it: the key holds a version at or after the step's first record");
-        self.finish_step(now, TxnKind::Write, ops, note, out);
+        self.record_line(now, TxnKind::Write, ops, note, out);
+        if self.locks {
+            self.check_lock(LockGoal::Release, out);
+        } else {
+            self.advance(now, out);
+        }
     }
 
     fn pre_tag(&self) -> u64 {
@@ -309,6 +509,11 @@ impl FlowClient {
     }
 
     fn finish_step(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, note: Option<&'static str>, out: &mut Outbox<Msg, Timer>) {
+        self.record_line(now, kind, ops, note, out);
+        self.advance(now, out);
+    }
+
+    fn record_line(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, note: Option<&'static str>, out: &mut Outbox<Msg, Timer>) {
         out.record(TxnRecord {
             kind,
             node: Some(self.log.engine),
@@ -319,6 +524,11 @@ impl FlowClient {
             note,
             call: None,
         });
+        self.invoked_at = now;
+    }
+
+    /// The step is done: the next operation.
+    fn advance(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.next += 1;
         self.step_no += 1;
         self.issue_next(now, out);
@@ -358,11 +568,18 @@ impl Db {
     }
 }
 
-pub const MUTANTS: &[Mutant] = &[Mutant {
-    name: "no_version_condition",
-    about: "the database write of a step has no condition on the stored version, so a re-executed or duplicate \
-            instance's write takes effect again over the step's first effect (a double effect)",
-}];
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "no_version_condition",
+        about: "the database write of a step has no condition on the stored version, so a re-executed or duplicate \
+                instance's write takes effect again over the step's first effect (a double effect)",
+    },
+    Mutant {
+        name: "lock_ignores_prev",
+        about: "checkLockState takes every later lock record as the chain's tail, whatever its prev, so two instances \
+                that append concurrently from one chain point can both see themselves as the holder",
+    },
+];
 
 /// Survives function-node crashes by re-execution (its point), and Boki's crashes as the log does.
 const FAULTS: FaultModel = FaultModel {
@@ -382,6 +599,8 @@ pub struct BokiFlow {
     reexecution_timeout_ns: Time,
     instances_per_flow: u64,
     unconditional: bool,
+    locks: bool,
+    lock_ignores_prev: bool,
 }
 
 impl BokiFlow {
@@ -415,6 +634,10 @@ impl Model for BokiFlow {
         };
         let reexecution_timeout_ns = take("reexecution_timeout_ns", 0)?;
         let instances_per_flow = take("instances_per_flow", 1)?;
+        let locks = match log_params.as_object_mut().and_then(|o| o.remove("locks")) {
+            None => false,
+            Some(v) => v.as_bool().ok_or_else(|| FieldError::new("params.locks", format!("expected true or false, got {v}")))?,
+        };
         if instances_per_flow == 0 {
             return Err(FieldError::new("params.instances_per_flow", "must be at least 1"));
         }
@@ -423,14 +646,17 @@ impl Model for BokiFlow {
             reexecution_timeout_ns,
             instances_per_flow,
             unconditional: mutants.contains(&"no_version_condition"),
+            locks,
+            lock_ignores_prev: mutants.contains(&"lock_ignores_prev"),
         })
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (Boki::fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3)
-            .prop_map(|(mut p, timeout_ms, instances)| {
+        (Boki::fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3, any::<bool>())
+            .prop_map(|(mut p, timeout_ms, instances, locks)| {
                 p["reexecution_timeout_ns"] = (timeout_ms * 1_000_000).into();
                 p["instances_per_flow"] = instances.into();
+                p["locks"] = locks.into();
                 p
             })
             .boxed()

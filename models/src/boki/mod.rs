@@ -299,8 +299,9 @@ pub enum Timer {
     Heartbeat,
     Check,
     Install,
-    /// BokiFlow: a function's re-execution timeout.
+    /// BokiFlow: a function's re-execution timeout, and its next try of a busy lock.
     Reexecute,
+    LockRetry,
 }
 
 /// Every role of Boki's shared log.
@@ -443,6 +444,7 @@ impl Node for BokiNode {
             (BokiNode::Controller(c), Timer::Check) => c.on_check(now, out),
             (BokiNode::Controller(c), Timer::Install) => c.on_install(now, out),
             (BokiNode::Flow(f), Timer::Reexecute) => f.on_timeout(out),
+            (BokiNode::Flow(f), Timer::LockRetry) => f.on_lock_retry(out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
         }
     }

@@ -31,6 +31,9 @@ pub enum Body {
     /// BokiFlow: a read step's record, holding the value the step read from the database
     /// (re-executions of the step use the first record's).
     Logged(Option<Value>),
+    /// BokiFlow: a lock record (Fig. 7): the holder (`None`: a release) and the chain record
+    /// it extends (`None`: the chain's start).
+    Lock { holder: Option<u64>, prev: Option<u64> },
 }
 
 /// Auxiliary data: the replay state a library caches beside a record.
@@ -41,4 +44,6 @@ pub enum Aux {
     Consumed(u64),
     /// BokiStore, on a commit record: whether the transaction committed.
     Decided(bool),
+    /// BokiFlow, on a lock record: the lock chain's tail after it (its seqnum and holder).
+    LockTail(Option<(u64, Option<u64>)>),
 }
