@@ -1,5 +1,5 @@
 //! Boki's libraries on the shared log: BokiStore's Fig. 9 outcomes and counter test, BokiFlow's
-//! re-execution and duplicate instances, and each library over many seeds (BokiFlow with
+//! re-execution, duplicate instances and lock race (S9), and each library over many seeds (BokiFlow with
 //! function-node crashes, its point; BokiQueue and BokiStore refuse them, so they run generated
 //! workloads without faults).
 //!
@@ -83,6 +83,87 @@ fn bokiflow_duplicate_instances_take_each_step_once_and_read_the_first_logged_va
     let reads: Vec<&serde_json::Value> = r.history.iter().filter(|t| t["kind"] == "read").map(|t| &t["ops"][2]["value"]).collect();
     assert_eq!(reads.len(), 2);
     assert_eq!(reads[0], reads[1], "both instances use the read step's first logged value");
+}
+
+/// A lock line of a BokiFlow history: its record's seqnum, holder tag, `prev` tag, and
+/// whether it is an unlock.
+#[derive(Debug, PartialEq)]
+struct LockLine {
+    seqnum: u64,
+    holder: u64,
+    prev: u64,
+    unlock: bool,
+    session: String,
+}
+
+/// The `tryLock` and `unlock` lines of `history`, in log order (history-format: tags `3`, `4`
+/// for an unlock, `2^62 +` the holder, `2^63 +` the `prev` record).
+fn lock_lines(history: &[serde_json::Value]) -> Vec<LockLine> {
+    let mut lines: Vec<LockLine> = history
+        .iter()
+        .filter(|t| t["note"] == "tryLock: acquired" || t["note"] == "unlock")
+        .map(|t| {
+            let op = &t["ops"][0];
+            let tags: Vec<u64> = op["tags"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+            LockLine {
+                seqnum: op["seqnum"].as_u64().unwrap(),
+                holder: *tags.iter().find(|&&t| t >> 62 == 1).unwrap(),
+                prev: *tags.iter().find(|&&t| t >> 63 == 1).unwrap(),
+                unlock: tags.contains(&4),
+                session: t["session"].as_str().unwrap().to_string(),
+            }
+        })
+        .collect();
+    lines.sort_by_key(|l| l.seqnum);
+    lines
+}
+
+#[test]
+fn bokiflow_s9_lock_race_has_one_holder_at_a_time_and_lock_ignores_prev_has_two() {
+    // Goal: digest S9 (Fig. 7b). a and b tryLock x from the chain's start at once; c soon after.
+    let r = run("s9-lock-race.json");
+    r.assert_passes("s9-lock-race.json");
+    let lines = lock_lines(&r.history);
+    assert_eq!(lines.len(), 10, "five acquires and five unlocks: {lines:#?}");
+    // One chain, alternating: each acquire extends the unlock before it (the first, the start),
+    // and each unlock is its holder's and extends that acquire.
+    let start = u64::MAX;
+    for (i, l) in lines.iter().enumerate() {
+        let (prev, unlock) = (i.checked_sub(1).map_or(start, |p| 1 << 63 | lines[p].seqnum), i % 2 == 1);
+        assert_eq!((l.prev, l.unlock), (prev, unlock), "line {i}: {lines:#?}");
+        if unlock {
+            assert_eq!(l.holder, lines[i - 1].holder, "an unlock by its acquire's holder");
+        }
+    }
+    // Each write step's record lies inside its session's hold of the lock.
+    for step in r.history.iter().filter(|t| t["note"].is_null()) {
+        let s = step["ops"][0]["seqnum"].as_u64().unwrap();
+        let hold = lines.iter().rposition(|l| l.seqnum < s).unwrap();
+        assert!(!lines[hold].unlock && lines[hold].session == step["session"], "step {step} outside its hold: {lines:#?}");
+    }
+    // a and b both appended from the chain's start; a's record is first, b's is not in the
+    // chain (seqnum 1), and b holds the lock only after a's release.
+    let order: Vec<&str> = lines.iter().filter(|l| !l.unlock).map(|l| l.session.as_str()).collect();
+    assert_eq!(order, ["a", "b", "c", "d", "f"]);
+    assert_eq!(lines[0].seqnum, 0);
+    assert!(r.history.iter().all(|t| t["ops"][0]["seqnum"] != 1), "b's first record (seqnum 1) joined no chain, so no line holds it");
+    assert!(r.session("b")["invoke_ns"].as_u64() < r.session("a")["complete_ns"].as_u64(), "b tried while a was acquiring");
+    // The lock-safety level alone judges the same history.
+    let text: String = std::iter::once(r#"{"format":"causim-history/2","protocol":"boki-flow"}"#.to_string())
+        .chain(r.history.iter().map(|t| t.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let h = causim_checkers::read_history(text.as_bytes(), None).unwrap();
+    assert!(causim_checkers::check(&h, causim_checkers::Level::LockSafety).ok);
+
+    // With `lock_ignores_prev` two instances extend one chain point and both hold x's lock.
+    let m = run("mutant-lock-ignores-prev.json");
+    assert_eq!(m.anomalies(), ["LockConflict"], "{}", m.report.render_text());
+    let acquires: Vec<LockLine> = lock_lines(&m.history).into_iter().filter(|l| !l.unlock).collect();
+    assert!(
+        acquires.iter().enumerate().any(|(i, a)| acquires[..i].iter().any(|b| b.prev == a.prev && b.holder != a.holder)),
+        "{acquires:#?}"
+    );
 }
 
 /// Each library's generated scenario over `n` seeds: no invariant broken, no anomaly.
