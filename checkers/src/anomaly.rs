@@ -66,6 +66,15 @@ pub enum Anomaly {
     MissedOwnAppend,
     NonMonotonicLogRead,
     LostInheritance,
+    // Queues on a shared log (level `queue`): each shard a FIFO linearized by log order.
+    DuplicateDelivery,
+    SkippedMessage,
+    WrongEmptyPop,
+    PhantomMessage,
+    // Exactly-once workflow steps on a shared log (level `exactly-once`).
+    DoubleEffect,
+    StaleEffect,
+    LockConflict,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -121,7 +130,7 @@ impl Anomaly {
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
     /// key-value anomalies.
-    pub const LOG: [Anomaly; 8] = [
+    pub const LOG: [Anomaly; 15] = [
         Anomaly::DuplicateSeqnum,
         Anomaly::OrderDisagreement,
         Anomaly::PhantomRecord,
@@ -130,6 +139,13 @@ impl Anomaly {
         Anomaly::MissedOwnAppend,
         Anomaly::NonMonotonicLogRead,
         Anomaly::LostInheritance,
+        Anomaly::DuplicateDelivery,
+        Anomaly::SkippedMessage,
+        Anomaly::WrongEmptyPop,
+        Anomaly::PhantomMessage,
+        Anomaly::DoubleEffect,
+        Anomaly::StaleEffect,
+        Anomaly::LockConflict,
     ];
 
     pub fn name(self) -> &'static str {
@@ -176,6 +192,13 @@ impl Anomaly {
             Anomaly::MissedOwnAppend => "MissedOwnAppend",
             Anomaly::NonMonotonicLogRead => "NonMonotonicLogRead",
             Anomaly::LostInheritance => "LostInheritance",
+            Anomaly::DuplicateDelivery => "DuplicateDelivery",
+            Anomaly::SkippedMessage => "SkippedMessage",
+            Anomaly::WrongEmptyPop => "WrongEmptyPop",
+            Anomaly::PhantomMessage => "PhantomMessage",
+            Anomaly::DoubleEffect => "DoubleEffect",
+            Anomaly::StaleEffect => "StaleEffect",
+            Anomaly::LockConflict => "LockConflict",
         }
     }
 
@@ -252,6 +275,19 @@ impl Anomaly {
             Anomaly::LostInheritance => {
                 "a child function's read misses a record in the prefix its parent had reached (parent→child inheritance)"
             }
+            Anomaly::DuplicateDelivery => "a queue pop returns a message an earlier pop of its shard already returned",
+            Anomaly::SkippedMessage => {
+                "a queue pop returns a message although an older message of its shard, pushed before the pop, was never delivered (FIFO; a lost message)"
+            }
+            Anomaly::WrongEmptyPop => "a queue pop returns EMPTY although a message pushed to its shard before the pop was never delivered",
+            Anomaly::PhantomMessage => "a queue pop returns a message no push ordered before the pop put in its shard",
+            Anomaly::DoubleEffect => {
+                "a workflow step's database write takes effect although the step had already taken effect (re-execution, duplicate instance)"
+            }
+            Anomaly::StaleEffect => {
+                "a workflow step's database write overwrites the effect of a step whose first log record is later (its version goes backwards)"
+            }
+            Anomaly::LockConflict => "two holders acquired a log-based lock at one point of its chain (mutual exclusion broken)",
         }
     }
 
@@ -298,6 +334,13 @@ impl Anomaly {
             A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
             A::PhantomRecord => (None, None, Some("garbage-read")),
             A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),
+            A::DuplicateDelivery => (None, None, Some("duplicate")),
+            A::SkippedMessage => (None, None, Some("lost")),
+            A::WrongEmptyPop => (None, None, Some("unexpected-empty")),
+            A::PhantomMessage => (None, None, Some("unexpected")),
+            A::DoubleEffect => (None, None, Some("duplicate")),
+            A::StaleEffect => (None, None, Some("lost-update")),
+            A::LockConflict => (None, None, None),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

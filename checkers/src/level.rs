@@ -58,6 +58,17 @@ pub enum Level {
     /// on, reads correct against the prefix that served them, and per-function
     /// read-your-appends, monotonic reads and parent→child inheritance. Judges log calls only.
     SharedLog,
+    /// Queues on a shared log (BokiQueue): each shard a FIFO linearized by log order. A pop
+    /// returns the oldest message of its shard pushed before it and not yet delivered, or
+    /// EMPTY iff there is none. Judges log calls only (pushes and pops are records).
+    Queue,
+    /// Exactly-once workflow steps on a shared log (BokiFlow): every step's database write
+    /// takes effect once, with the version of the step's first log record, however often the
+    /// step runs. Judges step lines (log calls and the database's answers).
+    ExactlyOnce,
+    /// Log-based locks (BokiFlow, Fig. 7): at most one holder at any point of a lock's chain.
+    /// Judges lock records only; `exactly-once` judges them too.
+    LockSafety,
 }
 
 impl Level {
@@ -84,7 +95,7 @@ impl Level {
 
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
-    pub const LOG: [Level; 1] = [Level::SharedLog];
+    pub const LOG: [Level; 4] = [Level::SharedLog, Level::Queue, Level::ExactlyOnce, Level::LockSafety];
 
     /// The levels that ignore real time (all but `linearizable`, the last of [`Level::ALL`]):
     /// they judge any history, with or without `invoke_ns`/`complete_ns`.
@@ -128,6 +139,9 @@ impl Level {
             Level::Linearizable => "linearizable",
             Level::CacheFree => "cache-free",
             Level::SharedLog => "shared-log",
+            Level::Queue => "queue",
+            Level::ExactlyOnce => "exactly-once",
+            Level::LockSafety => "lock-safety",
         }
     }
 
@@ -151,6 +165,9 @@ impl Level {
             Level::Linearizable => "linearizability, per key",
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
+            Level::Queue => "per-shard FIFO queues linearized by log order",
+            Level::ExactlyOnce => "exactly-once workflow steps and safe locks",
+            Level::LockSafety => "mutual exclusion of log-based locks",
         }
     }
 
@@ -175,6 +192,9 @@ impl Level {
             "linearizable" | "linearizability" => Level::Linearizable,
             "cache-free" | "cachefree" => Level::CacheFree,
             "shared-log" | "log" => Level::SharedLog,
+            "queue" | "fifo-queue" => Level::Queue,
+            "exactly-once" | "exactly_once" => Level::ExactlyOnce,
+            "lock-safety" | "lock" => Level::LockSafety,
             _ => return None,
         })
     }
@@ -200,7 +220,7 @@ impl Level {
             | A::SiblingWriteRead
             | A::NotMyOwnWrite
             | A::NotMyLastWrite
-            | A::IntermediateRead => self != L::SharedLog,
+            | A::IntermediateRead => !matches!(self, L::SharedLog | L::Queue | L::ExactlyOnce | L::LockSafety),
             A::DuplicateSeqnum
             | A::OrderDisagreement
             | A::PhantomRecord
@@ -209,6 +229,9 @@ impl Level {
             | A::MissedOwnAppend
             | A::NonMonotonicLogRead
             | A::LostInheritance => self == L::SharedLog,
+            A::DuplicateDelivery | A::SkippedMessage | A::WrongEmptyPop | A::PhantomMessage => self == L::Queue,
+            A::DoubleEffect | A::StaleEffect => self == L::ExactlyOnce,
+            A::LockConflict => matches!(self, L::ExactlyOnce | L::LockSafety),
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
             A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),

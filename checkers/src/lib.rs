@@ -56,6 +56,7 @@ mod cache_free;
 mod causal;
 mod cm;
 pub mod doc_tables;
+mod exactly_once;
 mod explain;
 mod finding;
 mod fn_order;
@@ -67,11 +68,13 @@ mod level;
 mod lin;
 mod lists;
 mod plume_rc;
+mod queue;
 mod reach;
 mod report;
 mod session;
 mod shared_log;
 mod si;
+mod story;
 pub mod testgen;
 mod wf;
 mod witness_order;
@@ -133,7 +136,16 @@ pub fn check(history: &History, level: Level) -> Report {
 pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Report {
     let h = history;
     if level == Level::SharedLog {
-        return shared_log_report(h, options);
+        return log_report(h, level, shared_log::check(h, options.violations_max));
+    }
+    if level == Level::Queue {
+        return log_report(h, level, queue::check(h, options.violations_max));
+    }
+    if level == Level::ExactlyOnce {
+        return log_report(h, level, exactly_once::check(h, options.violations_max));
+    }
+    if level == Level::LockSafety {
+        return log_report(h, level, exactly_once::check_locks(h, options.violations_max));
     }
     let timing = std::env::var_os("CAUSIM_CHECK_TIMING").is_some();
     let mut clock = (std::time::Instant::now(), cpu_seconds());
@@ -230,7 +242,14 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     }
                     Level::Rc | Level::Ra | Level::Tcc => causal::check_txns(&cx, level, &mut sink),
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
-                    Level::WellFormed | Level::Linearizable | Level::CacheFree | Level::SharedLog | Level::Si => {
+                    Level::WellFormed
+                    | Level::Linearizable
+                    | Level::CacheFree
+                    | Level::SharedLog
+                    | Level::Queue
+                    | Level::ExactlyOnce
+                    | Level::LockSafety
+                    | Level::Si => {
                         unreachable!("handled above")
                     }
                 }
@@ -323,12 +342,12 @@ fn build_report(h: &History, level: Level, sink: Sink, complete: bool) -> Report
     }
 }
 
-/// The report of the `shared-log` level, which judges log calls only.
-fn shared_log_report(h: &History, options: &CheckOptions) -> Report {
-    let out = shared_log::check(h, options.violations_max);
+/// The report of a level that judges log calls (`shared-log`, `queue`, `exactly-once`,
+/// `lock-safety`).
+fn log_report(h: &History, level: Level, out: shared_log::Outcomes) -> Report {
     Report {
-        level: Level::SharedLog,
-        level_title: Level::SharedLog.title(),
+        level,
+        level_title: level.title(),
         ok: out.total == 0,
         complete: true,
         history: HistorySummary {

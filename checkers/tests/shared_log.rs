@@ -210,3 +210,107 @@ fn every_log_anomaly_has_a_litmus_history_here_and_parses_by_name() {
 fn readme_log_anomaly_table_is_current() {
     common::readme_section("log-anomaly-table", &causim_checkers::doc_tables::log_anomaly_table());
 }
+
+/// The anomalies `level` finds in `lines` (a causim history without its header).
+fn found_at(level: Level, lines: &str) -> Vec<String> {
+    let text = format!("{HEADER}{lines}");
+    let report = check(&read_history(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}")), level);
+    for v in &report.violations {
+        assert!(!v.explanation.contradiction.is_empty() && !v.sentence.is_empty(), "{v:?}");
+        assert!(v.forbidden_by.contains(&level));
+    }
+    report.counts.keys().map(|a| a.name().to_string()).collect()
+}
+
+/// A BokiQueue push of `message` to shard `q`, ordered at `seqnum`.
+fn push(id: u32, message: u32, seqnum: u32) -> String {
+    format!(
+        "{{\"id\":{id},\"session\":\"p\",\"ops\":[{{\"f\":\"append\",\"book\":\"q\",\"tags\":[1],\"data\":{message},\"seqnum\":{seqnum}}}]}}\n"
+    )
+}
+
+/// A BokiQueue pop of shard `q` whose record is at `seqnum`, returning `got` (None: EMPTY).
+fn pop(id: u32, seqnum: u32, got: Option<u32>) -> String {
+    let got = got.map_or("null".to_string(), |g| g.to_string());
+    format!(
+        "{{\"id\":{id},\"session\":\"c\",\"ops\":[{{\"f\":\"append\",\"book\":\"q\",\"tags\":[2],\"data\":{},\"seqnum\":{seqnum}}},{{\"f\":\"r\",\"key\":\"q\",\"value\":{got}}}]}}\n",
+        1000 + id
+    )
+}
+
+#[test]
+fn queue_pops_return_the_oldest_undelivered_push_before_their_record() {
+    // Pushes 1 and 2 at seqnums 0 and 2; pops at 1, 3, 4, and one at 5 before push 3 at 6.
+    let fifo = [push(0, 1, 0), pop(1, 1, Some(1)), push(2, 2, 2), pop(3, 3, Some(2)), pop(4, 4, None), pop(5, 5, None), push(6, 3, 6)];
+    assert_eq!(found_at(Level::Queue, &fifo.concat()), Vec::<String>::new());
+    assert_eq!(found_at(Level::Queue, &[push(0, 1, 0), pop(1, 1, Some(1)), pop(2, 2, Some(1))].concat()), ["DuplicateDelivery"]);
+    assert_eq!(found_at(Level::Queue, &[push(0, 1, 0), push(1, 2, 1), pop(2, 2, Some(2))].concat()), ["SkippedMessage"]);
+    assert_eq!(found_at(Level::Queue, &[push(0, 1, 0), pop(1, 1, None)].concat()), ["WrongEmptyPop"]);
+    // A push ordered after the pop's record is not the pop's to take, nor is a message never pushed.
+    assert_eq!(found_at(Level::Queue, &[pop(0, 0, Some(1)), push(1, 1, 1)].concat()), ["PhantomMessage"]);
+    assert_eq!(found_at(Level::Queue, &[push(0, 1, 0), pop(1, 1, Some(7))].concat()), ["PhantomMessage"]);
+    assert_eq!(Level::parse("queue"), Some(Level::Queue));
+}
+
+/// A BokiFlow step line: its record (`data`, at `seqnum`) on book `x` with tag `tag`, the
+/// step's first record, the value `x` held, and the value written if the write took effect.
+fn step(id: u32, session: &str, tag: u32, own: (u32, u32), first: (u32, u32), prev: Option<u32>, wrote: Option<u32>) -> String {
+    let prev = prev.map_or("null".to_string(), |p| p.to_string());
+    let wrote = wrote.map(|w| format!(",{{\"f\":\"w\",\"key\":\"x\",\"value\":{w}}}")).unwrap_or_default();
+    format!(
+        "{{\"id\":{id},\"session\":\"{session}\",\"ops\":[{{\"f\":\"append\",\"book\":\"x\",\"tags\":[{tag}],\"data\":{},\"seqnum\":{}}},{{\"f\":\"read_next\",\"book\":\"x\",\"tag\":{tag},\"min\":0,\"data\":{},\"seqnum\":{}}},{{\"f\":\"r\",\"key\":\"x\",\"value\":{prev}}}{wrote}]}}\n",
+        own.0, own.1, first.0, first.1
+    )
+}
+
+#[test]
+fn exactly_once_steps_take_effect_once_and_versions_only_grow() {
+    // A step run twice (re-execution): the second finds the first's record, and its write is
+    // rejected; a later step (tag 9, first record at seqnum 5) overwrites x.
+    let once = [
+        step(0, "w", 7, (1, 0), (1, 0), None, Some(1)),
+        step(1, "w#2", 7, (2, 3), (1, 0), Some(1), None),
+        step(2, "v", 9, (3, 5), (3, 5), Some(1), Some(3)),
+    ];
+    assert_eq!(found_at(Level::ExactlyOnce, &once.concat()), Vec::<String>::new());
+    // The re-execution's write takes effect over the step's own first effect.
+    let again = [step(0, "w", 7, (1, 0), (1, 0), None, Some(1)), step(1, "w#2", 7, (2, 3), (1, 0), Some(1), Some(2))];
+    assert_eq!(found_at(Level::ExactlyOnce, &again.concat()), ["DoubleEffect"]);
+    // The first instance's line is missing (killed after its write): the overwritten value
+    // is still the data of the step's first record.
+    assert_eq!(found_at(Level::ExactlyOnce, &step(1, "w#2", 7, (2, 3), (1, 0), Some(1), Some(2))), ["DoubleEffect"]);
+    // A late re-execution of step 7 (first record at 0) overwrites step 9's effect (first at 5).
+    let stale = [step(0, "v", 9, (3, 5), (3, 5), None, Some(3)), step(1, "w", 7, (1, 0), (1, 0), Some(3), Some(1))];
+    assert_eq!(found_at(Level::ExactlyOnce, &stale.concat()), ["StaleEffect"]);
+    assert_eq!(Level::parse("exactly-once"), Some(Level::ExactlyOnce));
+}
+
+/// A BokiFlow lock record's line: `release` or a successful tryLock by `holder`, at `seqnum`,
+/// extending `prev` (None: the chain's start).
+fn lock(id: u32, holder: u64, seqnum: u32, prev: Option<u64>, release: bool) -> String {
+    let mut tags = vec![3u64];
+    if release {
+        tags.push(4);
+    }
+    tags.push(1 << 62 | holder);
+    tags.push(1 << 63 | prev.unwrap_or((1 << 63) - 1));
+    let tags: Vec<String> = tags.iter().map(u64::to_string).collect();
+    format!(
+        "{{\"id\":{id},\"session\":\"h{holder}\",\"ops\":[{{\"f\":\"append\",\"book\":\"x\",\"tags\":[{}],\"data\":{},\"seqnum\":{seqnum}}}]}}\n",
+        tags.join(","),
+        100 + id
+    )
+}
+
+#[test]
+fn lock_chains_have_one_holder_at_each_point() {
+    // Fig. 7b: a acquires from the start, releases; d acquires from a's release.
+    let chain = [lock(0, 1, 0, None, false), lock(1, 1, 2, Some(0), true), lock(2, 4, 3, Some(2), false)];
+    assert_eq!(found_at(Level::LockSafety, &chain.concat()), Vec::<String>::new());
+    // Two holders extend the chain's start, or one extends the other's acquire.
+    assert_eq!(found_at(Level::LockSafety, &[lock(0, 1, 0, None, false), lock(1, 2, 1, None, false)].concat()), ["LockConflict"]);
+    assert_eq!(found_at(Level::ExactlyOnce, &[lock(0, 1, 0, None, false), lock(1, 2, 1, Some(0), false)].concat()), ["LockConflict"]);
+    // One holder twice (a re-execution's re-entrant acquire) is no conflict.
+    assert_eq!(found_at(Level::LockSafety, &[lock(0, 1, 0, None, false), lock(1, 1, 1, None, false)].concat()), Vec::<String>::new());
+    assert_eq!(Level::parse("lock-safety"), Some(Level::LockSafety));
+}

@@ -164,6 +164,9 @@ catalogue! {
     crate::concord::Faast,
     crate::concord::Ofc,
     crate::boki::Boki,
+    crate::boki::BokiQueue,
+    crate::boki::BokiStore,
+    crate::boki::BokiFlow,
 }
 
 #[cfg(test)]

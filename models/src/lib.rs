@@ -51,6 +51,11 @@ pub trait Model: Protocol + Sized {
         Just(serde_json::json!({})).boxed()
     }
 
+    /// True when each key's written values increase in commit order in every history the model
+    /// writes (a log-based store writing commit seqnums): the header then declares
+    /// `"version_order": "values"` and `si` is decided in one pass.
+    const VERSION_ORDER_VALUES: bool = false;
+
     /// Refuses what the model cannot run faithfully (faults it does not handle, operations it
     /// does not have), with an error naming the scenario field (`faults.crashes`, ...).
     fn check_run(config: &SimConfig) -> Result<(), FieldError> {

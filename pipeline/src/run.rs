@@ -230,7 +230,10 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     let seed = config.seed;
     let _in_progress = InProgress::start(RunInProgress { scenario: loaded.path.clone(), seed, mutants: options.extra_mutants.clone() });
     let scenario_name = canonical_path(&loaded.path, std::env::current_dir().ok().as_deref());
-    let header = HistoryHeader::of_run(M::ENTRY.name, &scenario_name, seed);
+    let mut header = HistoryHeader::of_run(M::ENTRY.name, &scenario_name, seed);
+    if M::VERSION_ORDER_VALUES {
+        header.version_order = Some(causim_checkers::VERSION_ORDER_VALUES);
+    }
     // Without an output folder, a history that must be checked is kept in memory.
     let (history_memory, trace_memory) = (SharedBuffer::default(), SharedBuffer::default());
     let keep_history = level.is_some() || options.keep_history;

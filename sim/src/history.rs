@@ -347,6 +347,10 @@ pub struct HistoryHeader {
     /// A producer other than the simulator (`stateright`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// `"values"` when each key's written values increase in commit order (a log-based store
+    /// writing its commit records' seqnums), so `si` is decided in one pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_order: Option<&'static str>,
 }
 
 impl HistoryHeader {
@@ -358,6 +362,7 @@ impl HistoryHeader {
             scenario: Some(scenario.to_string()),
             seed: Some(seed),
             source: None,
+            version_order: None,
         }
     }
 }

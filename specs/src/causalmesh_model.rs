@@ -928,6 +928,7 @@ pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
         scenario: None,
         seed: None,
         source: Some("stateright".to_string()),
+        version_order: None,
     };
     writer.header(&header).expect("in memory");
     let mut id = 0;

@@ -404,6 +404,7 @@ pub fn check_history(cfg: &TccConfig, state: &TccModelState) -> Report {
         scenario: None,
         seed: None,
         source: Some("stateright".to_string()),
+        version_order: None,
     };
     writer.header(&header).expect("in memory");
     let mut id = 0;

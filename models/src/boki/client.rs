@@ -35,7 +35,9 @@ impl Client {
         };
         self.invoked_at = now;
         let msg = match op {
-            Op::Log(LogOp::Append { book, tags, data }) => Msg::Append { book: *book, tags: tags.clone(), data: *data },
+            Op::Log(LogOp::Append { book, tags, data }) => {
+                Msg::Append { book: *book, tags: tags.clone(), data: *data, body: super::record::Body::Plain }
+            }
             Op::Log(LogOp::ReadNext { book, tag, min }) => {
                 Msg::Read { book: *book, tag: *tag, dir: Dir::Next, bound: *min, pos: self.ctx.pos }
             }

@@ -18,6 +18,7 @@ use super::Timer;
 use super::ids::{Entry, Trim, seqnum, term_of};
 use super::index::Index;
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord, Query};
+use super::record::{Aux, Body};
 use super::subscription::Subscription;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
@@ -41,8 +42,8 @@ pub struct Engine {
     /// Mutant `read_behind_position`: an index answers without waiting for the caller's position.
     pub(super) read_behind_position: bool,
     pub(super) next_local_id: u64,
-    /// Appends waiting to be ordered: local id → (function, data).
-    pub(super) pending_appends: BTreeMap<u64, (NodeId, Value)>,
+    /// Appends waiting to be ordered: local id → (function, data, library contents).
+    pub(super) pending_appends: BTreeMap<u64, (NodeId, Value, Body)>,
     /// The current term's primary sequencer (trim commands go to it).
     pub(super) primary: NodeId,
     /// Trims waiting to be in the metalog: id → function.
@@ -51,8 +52,9 @@ pub struct Engine {
     pub(super) metalog: Subscription,
     /// Reads waiting for this node's index to reach their position.
     pub(super) waiting: Vec<Query>,
-    /// The record cache: seqnum → (data, last use), and the use order for LRU eviction.
-    pub(super) cache: BTreeMap<u64, (Value, u64)>,
+    /// The record cache: seqnum → the record and its auxiliary data, and the use order for LRU
+    /// eviction.
+    pub(super) cache: BTreeMap<u64, Cached>,
     pub(super) cache_order: BTreeSet<(u64, u64)>,
     pub(super) cache_records: usize,
     pub(super) uses: u64,
@@ -66,14 +68,33 @@ pub struct Engine {
     pub(super) held: Vec<(NodeId, Msg)>,
 }
 
+/// A cached record: its data and library contents, the auxiliary data set on this node, and
+/// when it was last used.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cached {
+    data: Value,
+    body: Body,
+    aux: Option<Aux>,
+    used: u64,
+}
+
 impl Engine {
-    pub(super) fn on_append(&mut self, client: NodeId, book: Key, tags: Vec<u64>, data: Value, out: &mut Outbox<Msg, Timer>) {
+    pub(super) fn on_append(&mut self, client: NodeId, book: Key, tags: Vec<u64>, data: Value, body: Body, out: &mut Outbox<Msg, Timer>) {
         let local_id = self.next_local_id;
         self.next_local_id += 1;
-        self.pending_appends.insert(local_id, (client, data));
+        self.pending_appends.insert(local_id, (client, data, body.clone()));
         out.trace("Append", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
         for &s in &self.replicas[self.shard as usize] {
-            out.send(s, Msg::Replicate(NewRecord { term: self.term, shard: self.shard, local_id, book, tags: tags.clone(), data }));
+            let record = NewRecord { term: self.term, shard: self.shard, local_id, book, tags: tags.clone(), data, body: body.clone() };
+            out.send(s, Msg::Replicate(record));
+        }
+    }
+
+    /// `logSetAuxData` (§3, digest §2.8): kept with the record in this node's cache only (a
+    /// record not cached here keeps none); never replicated, lost on eviction.
+    pub(super) fn on_set_aux(&mut self, seqnum: u64, aux: Aux) {
+        if let Some(c) = self.cache.get_mut(&seqnum) {
+            c.aux = Some(aux);
         }
     }
 
@@ -99,9 +120,9 @@ impl Engine {
             if shard != self.shard {
                 continue;
             }
-            if let Some((client, data)) = self.pending_appends.remove(&local_id) {
+            if let Some((client, data, body)) = self.pending_appends.remove(&local_id) {
                 let s = seqnum(if self.term_bits { self.term } else { 0 }, 0, position);
-                self.cache_put(s, data);
+                self.cache_put(s, data, body);
                 out.send(client, Msg::AppendDone { seqnum: s, pos });
             }
         }
@@ -128,7 +149,7 @@ impl Engine {
                 self.on_metalog(entry.clone(), out);
             }
         }
-        for (local_id, (client, _)) in std::mem::take(&mut self.pending_appends) {
+        for (local_id, (client, _, _)) in std::mem::take(&mut self.pending_appends) {
             out.trace("DiscardAppend", || format!("{{\"shard\":{},\"local_id\":{local_id}}}", self.shard));
             out.send(client, Msg::AppendFailed { term: self.term });
         }
@@ -220,14 +241,24 @@ impl Engine {
         if version < q.pos {
             self.answered_behind += 1;
         }
-        let mut answer = Answer { id: q.id, client: q.client, seqnum: found, data: None, lost: false, pos: version, index: self.id };
+        let mut answer = Answer {
+            id: q.id,
+            client: q.client,
+            seqnum: found,
+            data: None,
+            body: Body::Plain,
+            aux: None,
+            lost: false,
+            pos: version,
+            index: self.id,
+        };
         out.trace("ServeRead", || format!("{{\"version\":{},\"seqnum\":{found:?}}}", version.entries));
         let Some(s) = found else {
             return self.reply(q.origin, answer, out);
         };
-        if let Some(data) = self.cache_get(s) {
+        if let Some(c) = self.cache_get(s) {
             out.count("cache_hit");
-            answer.data = Some(data);
+            (answer.data, answer.body, answer.aux) = (Some(c.data), c.body, c.aux);
             return self.reply(q.origin, answer, out);
         }
         out.count("cache_miss");
@@ -249,39 +280,48 @@ impl Engine {
         }
     }
 
-    /// The answer reaches the caller's engine: cache the record, hand it to the function.
-    pub(super) fn on_answered(&mut self, answer: Answer, out: &mut Outbox<Msg, Timer>) {
+    /// The answer reaches the caller's engine: cache the record, hand it to the function with
+    /// the auxiliary data this node holds for it (a library sets it here), else the server's.
+    pub(super) fn on_answered(&mut self, mut answer: Answer, out: &mut Outbox<Msg, Timer>) {
         if self.reads.remove(&answer.id).is_none() {
             return; // answered already: this is the answer to a re-sent copy, or the reverse
         }
         if let (Some(s), Some(d)) = (answer.seqnum, answer.data) {
-            self.cache_put(s, d);
+            let local = self.cache.get(&s).and_then(|c| c.aux);
+            self.cache_put(s, d, answer.body.clone());
+            if let Some(aux) = local.or(answer.aux) {
+                answer.aux = Some(aux);
+                self.on_set_aux(s, aux);
+            }
         }
         out.send(answer.client, Msg::ReadDone(answer));
     }
 
-    fn cache_get(&mut self, s: u64) -> Option<Value> {
-        let (data, used) = self.cache.get(&s).copied()?;
-        self.cache_order.remove(&(used, s));
+    fn cache_get(&mut self, s: u64) -> Option<Cached> {
+        let c = self.cache.get_mut(&s)?;
+        self.cache_order.remove(&(c.used, s));
         self.uses += 1;
-        self.cache.insert(s, (data, self.uses));
+        c.used = self.uses;
         self.cache_order.insert((self.uses, s));
-        Some(data)
+        Some(c.clone())
     }
 
-    fn cache_put(&mut self, s: u64, data: Value) {
+    /// Caches a record (keeping auxiliary data already set for it).
+    fn cache_put(&mut self, s: u64, data: Value, body: Body) {
         if self.cache_records == 0 {
             return;
         }
-        if let Some((_, used)) = self.cache.remove(&s) {
-            self.cache_order.remove(&(used, s));
+        let mut aux = None;
+        if let Some(old) = self.cache.remove(&s) {
+            self.cache_order.remove(&(old.used, s));
+            aux = old.aux;
         }
         while self.cache.len() >= self.cache_records {
             let (_, oldest) = self.cache_order.pop_first().expect("a full cache has an oldest entry");
             self.cache.remove(&oldest);
         }
         self.uses += 1;
-        self.cache.insert(s, (data, self.uses));
+        self.cache.insert(s, Cached { data, body, aux, used: self.uses });
         self.cache_order.insert((self.uses, s));
     }
 

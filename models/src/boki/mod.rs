@@ -23,19 +23,39 @@
 //!    delays only the functions ahead of it (no slowdown cascade).
 //! 4. **The library** (`client.rs`): a function's position advances with every call and is
 //!    inherited by its children.
-//! 5. **Reconfiguration** (`controller.rs`, when `session_timeout_ns` is set): the controller
+//! 5. **Auxiliary data** (`record.rs`): `logSetAuxData` caches a value beside a record in the
+//!    calling node's record cache only (never replicated, lost on eviction); reads that find
+//!    the record cached there return it.
+//! 6. **Reconfiguration** (`controller.rs`, when `session_timeout_ns` is set): the controller
 //!    seals the term when the primary sequencer or a storage node fails, and installs the next
 //!    term; appends its final metalog does not cover fail, and the new term's seqnums and
 //!    positions are above every old one. Nodes hold messages of a term they have not reached
 //!    and drop those of a term they have left.
+//!
+//! # The libraries (§5): `boki-queue`, `boki-store`, `boki-flow`
+//!
+//! BokiQueue (`queue.rs`), BokiStore (`store.rs`) and BokiFlow (`flow.rs`) are client code
+//! that runs inside functions and uses only the LogBook API (`logbook.rs`), on the same
+//! engines, storage nodes and sequencers. Each is a catalogue entry of its own rather than a
+//! switch of `boki`'s parameters, because each promises something different and so needs its
+//! own entry fields: its checker level (`queue`, `si`, `exactly-once`), its mutants, and its
+//! fault model — BokiFlow survives function-node crashes by re-execution (its point), while
+//! BokiQueue and BokiStore refuse them (a crashed function's pop or commit record can take
+//! effect unseen). They take `boki`'s parameters (BokiFlow adds its own), so a scenario moves
+//! between the log and a library by its protocol name. A library record carries a
+//! `record::Body` besides its data; workload writes and reads are the libraries' operations
+//! (a push and a pop, an increment and a read of an object, a database write and read step).
 //!
 //! # Choices where the paper is silent, and what is left out
 //!
 //! - One physical log (the evaluation's default). Without a controller (`session_timeout_ns`
 //!   0, the default, so a stalled run schedules nothing) a crashed primary sequencer or storage
 //!   node stalls ordering for good. A restarted sequencer has lost its metalog (it lives in
-//!   memory); a restarted storage node keeps its records (they are on disk). Function-node
-//!   failures, scaling, and auxiliary data are not modelled yet. A trim is a command in the
+//!   memory); a restarted storage node keeps its records (they are on disk). A crashed
+//!   function node's engine keeps its state but misses what was sent to it while down, so
+//!   after a restart its shard and index stall (functions placed there time out; BokiFlow
+//!   re-executes them elsewhere); the controller does not watch engines, and scaling is not
+//!   modelled. Auxiliary data are not backed up on storage nodes (Table 9's variant). A trim is a command in the
 //!   next metalog entry (the primary's, lost with its term if sealed first: the call fails);
 //!   it completes when its engine applies that entry, and storage keeps trimmed records.
 //! - Failure detection is a session per sequencer and storage node: heartbeats every third of
@@ -57,16 +77,24 @@
 mod client;
 mod controller;
 mod engine;
+mod flow;
 mod ids;
 mod index;
+mod logbook;
 mod msg;
+mod queue;
+mod record;
 mod sequencer;
 mod storage;
+mod store;
 mod subscription;
 
 pub use client::BokiContext;
+pub use flow::{BokiFlow, FlowContext};
 pub use ids::{Entry, Pos, position, seqnum, term_of};
 pub use msg::Msg;
+pub use queue::BokiQueue;
+pub use store::{BokiStore, StoreContext};
 
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, parse_params};
@@ -180,6 +208,13 @@ const FAULTS: FaultModel = FaultModel {
     crashes_max: usize::MAX,
 };
 
+/// The fault model of a library on the log whose function-node crashes are outside its
+/// paper's claims (`why`): crashes are refused (the log's own crashes are fuzzed under `boki`),
+/// and message loss as for the log.
+const fn library_faults(why: &'static str) -> FaultModel {
+    FaultModel { crash: Support::Outside(why), restart: Support::Outside(why), crashes_max: 0, ..FAULTS }
+}
+
 impl Model for Boki {
     const ENTRY: CatalogueEntry = CatalogueEntry {
         name: "boki",
@@ -255,7 +290,8 @@ impl Model for Boki {
 }
 
 /// The nodes' timers: a storage node's progress report, the primary's cut, a session's
-/// heartbeat, the controller's session check and its installation of the next term.
+/// heartbeat, the controller's session check and its installation of the next term, and a
+/// BokiFlow function's re-execution timeout.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     LocalCut,
@@ -263,6 +299,9 @@ pub enum Timer {
     Heartbeat,
     Check,
     Install,
+    /// BokiFlow: a function's re-execution timeout, and its next try of a busy lock.
+    Reexecute,
+    LockRetry,
 }
 
 /// Every role of Boki's shared log.
@@ -273,6 +312,14 @@ pub enum BokiNode {
     Sequencer(Box<Sequencer>),
     Controller(Box<Controller>),
     Client(Box<Client>),
+    /// A function running BokiQueue.
+    Queue(Box<queue::QueueClient>),
+    /// A function running a BokiStore transaction.
+    Store(Box<store::StoreClient>),
+    /// A function running BokiFlow steps.
+    Flow(Box<flow::FlowClient>),
+    /// BokiFlow's external database.
+    Db(Box<flow::Db>),
 }
 
 impl BokiNode {
@@ -283,13 +330,28 @@ impl BokiNode {
             BokiNode::Engine(e) => Some((e.term, &mut e.held)),
             BokiNode::Storage(s) => Some((s.term, &mut s.held)),
             BokiNode::Sequencer(q) => Some((q.term, &mut q.held)),
-            BokiNode::Controller(_) | BokiNode::Client(_) => None,
+            BokiNode::Controller(_)
+            | BokiNode::Client(_)
+            | BokiNode::Queue(_)
+            | BokiNode::Store(_)
+            | BokiNode::Flow(_)
+            | BokiNode::Db(_) => None,
+        }
+    }
+
+    /// The workflow context a finished function hands on (any function role).
+    fn library_context(self) -> BokiContext {
+        match self {
+            BokiNode::Client(c) => c.ctx,
+            BokiNode::Queue(q) => q.ctx(),
+            other => unreachable!("{other:?} is not a function"),
         }
     }
 
     fn deliver(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
-            (BokiNode::Engine(e), Msg::Append { book, tags, data }) => e.on_append(from, book, tags, data, out),
+            (BokiNode::Engine(e), Msg::Append { book, tags, data, body }) => e.on_append(from, book, tags, data, body, out),
+            (BokiNode::Engine(e), Msg::SetAux { seqnum, aux }) => e.on_set_aux(seqnum, aux),
             (BokiNode::Engine(e), Msg::Trim { book, until }) => e.on_trim(from, book, until, out),
             (BokiNode::Sequencer(q), Msg::TrimCommand { term, trim }) => q.on_trim(now, term, trim, out),
             (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
@@ -313,6 +375,10 @@ impl BokiNode {
             (BokiNode::Controller(c), Msg::Alive { incarnation }) => c.on_alive(now, from, incarnation, out),
             (BokiNode::Controller(c), Msg::Sealed { term, metalog }) => c.on_sealed(from, term, metalog, out),
             (BokiNode::Client(c), msg) => c.on_message(now, msg, out),
+            (BokiNode::Queue(q), msg) => q.on_message(now, msg, out),
+            (BokiNode::Store(s), msg) => s.on_message(now, msg, out),
+            (BokiNode::Flow(f), msg) => f.on_message(now, msg, out),
+            (BokiNode::Db(d), msg) => d.on_message(from, msg, out),
             (node, msg) => unreachable!("{msg:?} is not for {node:?}"),
         }
     }
@@ -328,6 +394,10 @@ impl Node for BokiNode {
             BokiNode::Sequencer(q) => q.start(now, out),
             BokiNode::Controller(c) => c.start(now, out),
             BokiNode::Client(c) => c.issue_next(now, out),
+            BokiNode::Queue(q) => q.issue_next(now, out),
+            BokiNode::Store(s) => s.on_start(now, out),
+            BokiNode::Flow(f) => f.on_start(now, out),
+            BokiNode::Db(_) => {}
             BokiNode::Engine(_) => {}
         }
     }
@@ -337,7 +407,7 @@ impl Node for BokiNode {
             BokiNode::Storage(s) => s.restart(now, out),
             BokiNode::Sequencer(q) => q.restart(now, out),
             BokiNode::Controller(c) => c.resume(out),
-            // Engines keep their state (function-node failures are not modelled).
+            // Engines keep their state; they miss what was sent while they were down.
             node => node.on_start(now, out),
         }
     }
@@ -373,6 +443,8 @@ impl Node for BokiNode {
             (BokiNode::Sequencer(q), Timer::Heartbeat) => q.session.beat(out),
             (BokiNode::Controller(c), Timer::Check) => c.on_check(now, out),
             (BokiNode::Controller(c), Timer::Install) => c.on_install(now, out),
+            (BokiNode::Flow(f), Timer::Reexecute) => f.on_timeout(out),
+            (BokiNode::Flow(f), Timer::LockRetry) => f.on_lock_retry(out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
         }
     }
@@ -382,7 +454,12 @@ impl Node for BokiNode {
             BokiNode::Engine(e) => e.check(),
             BokiNode::Sequencer(q) => q.check(),
             BokiNode::Storage(s) => s.metalog.check(),
-            BokiNode::Controller(_) | BokiNode::Client(_) => Ok(()),
+            BokiNode::Controller(_)
+            | BokiNode::Client(_)
+            | BokiNode::Queue(_)
+            | BokiNode::Store(_)
+            | BokiNode::Flow(_)
+            | BokiNode::Db(_) => Ok(()),
         }
     }
 }
@@ -581,10 +658,7 @@ impl Protocol for Boki {
     }
 
     fn finish_function(&self, node: BokiNode) -> BokiContext {
-        match node {
-            BokiNode::Client(c) => c.ctx,
-            other => unreachable!("{other:?} is not a function"),
-        }
+        node.library_context()
     }
 
     fn join_contexts(&self, contexts: Vec<BokiContext>) -> BokiContext {

@@ -4,6 +4,7 @@
 //! between the controller and the nodes it watches (sessions, seal, new term).
 
 use super::ids::{Entry, Pos, Trim};
+use super::record::{Aux, Body};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, NodeId};
 
@@ -42,6 +43,10 @@ pub struct Answer {
     /// The record found (`None`: EMPTY).
     pub seqnum: Option<u64>,
     pub data: Option<Value>,
+    /// The library contents of the record found ([`Body::Plain`] for EMPTY).
+    pub body: Body,
+    /// The auxiliary data cached beside it on the node that served it or the caller's, if any.
+    pub aux: Option<Aux>,
     /// The storage replica had no record for an ordered seqnum (possible only when ordering
     /// ran ahead of durability).
     pub lost: bool,
@@ -60,6 +65,7 @@ pub struct NewRecord {
     pub book: Key,
     pub tags: Vec<u64>,
     pub data: Value,
+    pub body: Body,
 }
 
 /// What an index needs of an ordered record (storage nodes send it; no data).
@@ -92,6 +98,12 @@ pub enum Msg {
         book: Key,
         tags: Vec<u64>,
         data: Value,
+        body: Body,
+    },
+    /// `logSetAuxData(seqnum, aux)`: cached on the caller's node only; no answer.
+    SetAux {
+        seqnum: u64,
+        aux: Aux,
     },
     Read {
         book: Key,
@@ -104,6 +116,24 @@ pub enum Msg {
     Trim {
         book: Key,
         until: u64,
+    },
+    // BokiFlow's function ↔ the external database.
+    /// `rawDBWrite(key, value)` if the stored version is below `version` (Beldi's condition).
+    DbWrite {
+        key: Key,
+        value: Value,
+        version: u64,
+    },
+    /// Whether the write took effect, and the value the key held before it.
+    DbWritten {
+        applied: bool,
+        prev: Option<Value>,
+    },
+    DbRead {
+        key: Key,
+    },
+    DbValue {
+        value: Option<Value>,
     },
     // Engine → function.
     /// The trim is in the metalog, ordered at `pos`.
@@ -199,6 +229,11 @@ impl Message for Msg {
     fn kind(&self) -> &'static str {
         match self {
             Msg::Append { .. } => "Append",
+            Msg::SetAux { .. } => "SetAux",
+            Msg::DbWrite { .. } => "DbWrite",
+            Msg::DbWritten { .. } => "DbWritten",
+            Msg::DbRead { .. } => "DbRead",
+            Msg::DbValue { .. } => "DbValue",
             Msg::Read { .. } => "Read",
             Msg::AppendDone { .. } => "AppendDone",
             Msg::AppendFailed { .. } => "AppendFailed",
@@ -234,6 +269,11 @@ impl Message for Msg {
             Msg::TrimFailed { .. } => 8,
             Msg::TrimCommand { .. } => 40,
             Msg::AppendFailed { .. } | Msg::Alive { .. } | Msg::Seal { .. } => 8,
+            Msg::SetAux { .. } => 24,
+            Msg::DbWrite { .. } => 24 + RECORD,
+            Msg::DbWritten { .. } => 9 + RECORD,
+            Msg::DbRead { .. } => 8,
+            Msg::DbValue { .. } => 1 + RECORD,
             Msg::ReadDone(a) | Msg::Answered(a) | Msg::Fetch { answer: a, .. } => 48 + if a.data.is_some() { RECORD } else { 0 },
             Msg::Progress { shards, .. } => 16 * shards.len() as u64,
             Msg::MetaReplicate { entry } | Msg::Metalog { entry } => 8 + 16 * entry.end.len() as u64 + 24 * entry.trims.len() as u64,

@@ -12,12 +12,16 @@
 use super::Timer;
 use super::ids::{Entry, position, seqnum, term_of};
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord};
+use super::record::Body;
 use super::sequencer::Session;
 use super::subscription::Subscription;
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A received record: its book, tags, data and library contents.
+type Received = (Key, Vec<u64>, Value, Body);
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Storage {
@@ -32,7 +36,7 @@ pub struct Storage {
     pub(super) term_bits: bool,
     pub(super) local_cut_interval_ns: Time,
     /// Received, not yet ordered: `(shard, local_id) → (book, tags, data)`.
-    pub(super) pending: BTreeMap<(u32, u64), (Key, Vec<u64>, Value)>,
+    pub(super) pending: BTreeMap<(u32, u64), Received>,
     /// Per stored shard, the contiguous received prefix (local ids below it are all here).
     pub(super) progress: BTreeMap<u32, u64>,
     pub(super) dirty: bool,
@@ -40,8 +44,8 @@ pub struct Storage {
     /// log schedules nothing).
     pub(super) timer_set: bool,
     pub(super) metalog: Subscription,
-    /// Ordered records: `seqnum → (book, data)`.
-    pub(super) live: BTreeMap<u64, (Key, Value)>,
+    /// Ordered records: `seqnum → (book, data, library contents)`.
+    pub(super) live: BTreeMap<u64, (Key, Value, Body)>,
     /// Reads of seqnums not yet ordered here.
     pub(super) waiting_reads: Vec<(u64, Answer, NodeId)>,
     pub(super) session: Session,
@@ -103,11 +107,11 @@ impl Storage {
     }
 
     pub(super) fn on_replicate(&mut self, now: Time, record: NewRecord, out: &mut Outbox<Msg, Timer>) {
-        let NewRecord { shard, local_id, book, tags, data, .. } = record;
+        let NewRecord { shard, local_id, book, tags, data, body, .. } = record;
         if !self.shards.contains(&shard) {
             return;
         }
-        self.pending.insert((shard, local_id), (book, tags, data));
+        self.pending.insert((shard, local_id), (book, tags, data, body));
         let p = self.progress.entry(shard).or_insert(0);
         // The records of a shard that arrived contiguously count; one still on its way holds
         // back the ones behind it.
@@ -143,8 +147,8 @@ impl Storage {
             }
             // Without durability before order (a mutant), an entry may cover a record this
             // replica never received: it has nothing to store, and reads of it find it lost.
-            if let Some((book, tags, data)) = self.pending.remove(&(shard, local_id)) {
-                self.live.insert(seqnum(if self.term_bits { self.term } else { 0 }, 0, position), (book, data));
+            if let Some((book, tags, data, body)) = self.pending.remove(&(shard, local_id)) {
+                self.live.insert(seqnum(if self.term_bits { self.term } else { 0 }, 0, position), (book, data, body));
                 index_data.push(IndexRecord { position, shard, book, tags });
             }
         }
@@ -167,7 +171,7 @@ impl Storage {
             return;
         }
         match self.live.get(&s) {
-            Some(&(_, data)) => answer.data = Some(data),
+            Some((_, data, body)) => (answer.data, answer.body) = (Some(*data), body.clone()),
             None => answer.lost = true,
         }
         out.send(origin, Msg::Answered(answer));

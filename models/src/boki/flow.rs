@@ -1,0 +1,696 @@
+//! BokiFlow (§5.1, Figs. 6–7; digest §3.1): Beldi's fault-tolerant workflows with the
+//! workflow log in LogBooks and the application's data in an external database.
+//!
+//! Every externally visible operation of a function instance is a **step**, numbered in
+//! program order, whose effect is made exactly-once by the log:
+//!
+//! - **`write(key, value)`** (Fig. 6): append a step record tagged `hash(ID, STEP)`, read back
+//!   the *first* record of that tag (`logReadNext` from 0), and write the database with the
+//!   condition `Version < seqnum(first record)`, setting `Version` to it. A re-executed or
+//!   duplicate instance finds the same first record, so its write fails the condition once
+//!   the step took effect. Read-your-appends makes the read back see at least the instance's
+//!   own record.
+//! - **`read(key)`**: read the database, log the value in a step record, and use the value of
+//!   the step's first record, so a re-execution sees what the first execution saw.
+//! - **`invoke`**: before a function hands over to its successors, it appends a pre-invoke
+//!   record with a fresh callee id and uses the first such record's id: a re-executed caller
+//!   invokes its callee under the same id, whose steps then find their first records again.
+//!
+//! **Locks** (Fig. 7, `params.locks`): each write step holds its key's lock. A lock is a
+//! chain of records on the key's LogBook, each `{holder, prev}`: `checkLockState` reads them
+//! in order, and a record extends the chain only if its `prev` is the chain's tail, so of
+//! concurrent records with one `prev` the first in the log wins (Fig. 7b: a late record with
+//! a stale `prev` is ignored). `tryLock` appends `{holder: ID, prev: tail}` if the tail is
+//! free and then succeeds iff the tail is held by its ID (its own record, or a duplicate's or
+//! an earlier execution's: the same logical instance holds it again, re-entrantly). `unlock` appends
+//! `{holder: none, prev: tail}`. A step that finds the lock held by another instance tries
+//! again 1 ms later (`tryLock` returns false; the paper leaves the retry to the application).
+//! As in §5.4, each lock record's auxiliary data caches the chain's tail after it: a scan goes
+//! back from the log's tail (`logReadPrev`) to the latest record with a cached tail, then
+//! forward from there, caching the tail on each record it passes.
+//!
+//! **Re-execution** (Beldi's intent collector): a function that has not finished
+//! `params.reexecution_timeout_ns` after it started aborts its workflow, which the engine runs
+//! again (a new attempt of the same workflow, so the same instance id). A function node's crash
+//! is survived that way, whatever step it interrupted: after the log append and before the
+//! database write, or after the write and before the next step. **Duplicate instances**
+//! (unreliable failure detection) are workflows that share an instance id:
+//! `params.instances_per_flow` consecutive workflows run as instances of one flow.
+//!
+//! # History
+//!
+//! One line per step: its record's append (book: the database key, tag: the step's), the read
+//! back of the step's first record, and the database's answer: a read of the value the key
+//! held before the write and, if the write took effect, the write of the instance's value. A
+//! read step shows the value of its first record. A successful `tryLock` and an `unlock` are
+//! lines of their own: the lock record's append, whose tags name the holder and `prev`. The
+//! `exactly-once` level judges steps and locks; `lock-safety` the locks alone.
+//!
+//! # Choices where the paper is silent
+//!
+//! - A step's records go to the LogBook named by its database key (data unique per book: a
+//!   write step's data is the value it writes, as the workload assigns it; a read step's, bit
+//!   62 and its function's identity). The workflow log of Beldi is the union of those books'
+//!   records with the instance's tags.
+//! - An instance writes its own value with the version of the step's first record (Beldi's
+//!   functions are deterministic, so a re-execution's value equals the first; ours differ, so
+//!   that the history tells effects apart).
+//! - A step's tag also names its kind (write, read, invoke), so duplicate instances that a
+//!   generator drew with different code do not take a read step's record for a write's.
+//! - Only a new acquire (its own record the chain's tail) is a history line; a re-entrant one
+//!   adds nothing to the chain.
+//! - Fig. 7's locks have no leases: a lock an instance held when it was killed (a crash, a
+//!   re-execution timeout, a sibling branch's abort) stays held until a re-execution of that
+//!   instance passes it again. With short re-execution timeouts and fan-outs, waiting steps
+//!   time out and strand more locks, and workflows can give up (liveness, not safety).
+//! - The post-invoke record and its return value, transactions and garbage collection are not
+//!   modelled.
+
+use super::client::BokiContext;
+use super::logbook::{LogBook, Reply, append_op};
+use super::msg::{Answer, Dir, Msg};
+use super::record::{Aux, Body};
+use super::{Boki, BokiNode, Timer};
+use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
+use crate::{FaultModel, Model, Support};
+use causim_checkers::Level;
+use causim_sim::config::TopologyConfig;
+use causim_sim::error::FieldError;
+use causim_sim::history::{Key, LogCall, LogRecord, OpRecord, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::node::{NodeId, Outbox};
+use causim_sim::protocol::{FixedNode, FunctionStart, Protocol};
+use causim_sim::time::Time;
+use causim_sim::workload::Op;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// The LogBook of pre-invoke records.
+const PRE_BOOK: Key = u64::MAX - 1;
+
+/// SplitMix64's finaliser: a well-spread hash of two words, for instance ids and tags.
+fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_add(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What a step does; part of its tag.
+#[derive(Clone, Copy)]
+enum Kind {
+    Write = 0,
+    Read = 1,
+    Invoke = 2,
+}
+
+/// The tag of step `step` of instance `id` (never 0, which means every record). Beldi's tag is
+/// `hash(ID, STEP)`; ours also names the step's kind, so that duplicate instances a generator
+/// drew with different code cannot take a read step's record for a write's.
+fn step_tag(id: u64, step: u64, kind: Kind) -> u64 {
+    mix(mix(id, step), kind as u64) | 1
+}
+
+/// What a workflow carries: its position, and the callee id its last function's pre-invoke
+/// step settled on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlowContext {
+    pub log: BokiContext,
+    pub callee: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Step {
+    /// A write step's record is being appended.
+    WriteAppend,
+    /// Reading back the step's first record.
+    WriteFirst {
+        own: (u64, (u64, u64)),
+    },
+    /// The conditional write is at the database.
+    WriteDb {
+        own: (u64, (u64, u64)),
+        first: (u64, Value, (u64, u64)),
+    },
+    /// A read step's database read, then its record (holding the value read).
+    ReadDb,
+    ReadAppend {
+        value: Option<Value>,
+    },
+    ReadFirst {
+        own: (u64, (u64, u64)),
+    },
+    /// The pre-invoke record, then its first record.
+    PreAppend,
+    PreFirst,
+    /// `checkLockState` of the step's key: back from the log's tail to a record that caches
+    /// the chain's tail (`logReadPrev` at or below `max`)...
+    LockBack {
+        goal: LockGoal,
+        max: u64,
+    },
+    /// ...then forward: the chain's tail so far, read forward from `min`.
+    LockScan {
+        goal: LockGoal,
+        tail: Tail,
+        min: u64,
+    },
+    /// A lock record (acquire or release) is being appended.
+    LockAppend {
+        goal: LockGoal,
+        prev: Option<u64>,
+    },
+    /// The lock is held by another instance: `tryLock` again when the timer fires.
+    LockWait,
+    Done,
+}
+
+/// What a lock scan is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum LockGoal {
+    /// `tryLock`: before appending (`None`), or after appending its record.
+    Acquire(Option<Acquired>),
+    /// `unlock`, after the step's database write.
+    Release,
+}
+
+/// A `tryLock`'s appended record: its seqnum, position and `prev`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Acquired {
+    seqnum: u64,
+    pos: (u64, u64),
+    prev: Option<u64>,
+}
+
+/// The lock chain's tail: its record's seqnum and holder (`None` before any record: free).
+type Tail = Option<(u64, Option<u64>)>;
+
+/// How long a step waits before it tries a busy lock again.
+const LOCK_RETRY_NS: Time = 1_000_000;
+
+/// Every lock record of a key carries tag `LOCK` (what `checkLockState` reads); a release also
+/// `RELEASE`; then its holder (`2^62 +` the holder's low bits) and `2^63 + prev` (the chain
+/// record it extends; `2^64 − 1` for none), so histories show the chain.
+const LOCK: u64 = 3;
+const RELEASE: u64 = 4;
+fn lock_tags(release: bool, holder: u64, prev: Option<u64>) -> Vec<u64> {
+    let mut tags = vec![LOCK];
+    if release {
+        tags.push(RELEASE);
+    }
+    tags.push(1 << 62 | (holder & ((1 << 62) - 1)));
+    tags.push(1 << 63 | prev.map_or((1 << 63) - 1, |p| p & ((1 << 63) - 1)));
+    tags
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FlowClient {
+    log: LogBook,
+    db: NodeId,
+    /// The instance id (Beldi's `ID`) and this function's next step.
+    id: u64,
+    step_no: u64,
+    ops: Vec<Op>,
+    next: usize,
+    invoked_at: Time,
+    is_sink: bool,
+    /// Unique data for this function's read-step and pre-invoke records.
+    data: u64,
+    callee: Option<u64>,
+    reexecution_timeout_ns: Time,
+    /// Each write step holds its key's lock (`params.locks`); mutant `lock_ignores_prev`.
+    locks: bool,
+    lock_ignores_prev: bool,
+    step: Step,
+}
+
+impl FlowClient {
+    fn new(start: FunctionStart<'_, FlowContext>, db: NodeId, flow: &BokiFlow) -> FlowClient {
+        assert!(start.workflow_id < 1 << 38 && start.attempt < 1 << 8 && start.function < 1 << 8, "record data fields out of range");
+        let data = 1 << 62 | start.workflow_id << 24 | u64::from(start.attempt) << 16 | u64::from(start.function) << 8;
+        let id = match start.context.callee {
+            // A callee's id is its caller's logged callee id and its place in the workflow.
+            Some(callee) => mix(callee, u64::from(start.function)),
+            None => mix(start.workflow_id / flow.instances_per_flow, u64::MAX),
+        };
+        FlowClient {
+            log: LogBook { engine: start.colocated[0], ctx: start.context.log },
+            db,
+            id,
+            step_no: 0,
+            ops: start.ops,
+            next: 0,
+            invoked_at: start.now,
+            is_sink: start.is_sink,
+            data,
+            callee: None,
+            reexecution_timeout_ns: flow.reexecution_timeout_ns,
+            locks: flow.locks,
+            lock_ignores_prev: flow.lock_ignores_prev,
+            step: Step::Done,
+        }
+    }
+
+    fn into_context(self) -> FlowContext {
+        FlowContext { log: self.log.ctx, callee: self.callee }
+    }
+
+    pub(super) fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        if self.reexecution_timeout_ns > 0 {
+            out.set_timer(Timer::Reexecute, self.reexecution_timeout_ns);
+        }
+        self.issue_next(now, out);
+    }
+
+    /// Beldi's intent collector: the function did not finish in time; run the workflow again.
+    pub(super) fn on_timeout(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.trace("Reexecute", || format!("{{\"id\":{},\"step\":{}}}", self.id, self.step_no));
+        out.abort_workflow("re-executed: a function did not finish within params.reexecution_timeout_ns");
+    }
+
+    fn key(&self) -> Key {
+        match self.ops[self.next] {
+            Op::Write { key, .. } | Op::Read { key } => key,
+            ref other => unreachable!("a BokiFlow function runs key reads and writes: {other:?}"),
+        }
+    }
+
+    fn tag(&self) -> u64 {
+        let kind = if matches!(self.ops[self.next], Op::Read { .. }) { Kind::Read } else { Kind::Write };
+        step_tag(self.id, self.step_no, kind)
+    }
+
+    fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.invoked_at = now;
+        match self.ops.get(self.next) {
+            Some(&Op::Write { .. }) if self.locks => self.check_lock(LockGoal::Acquire(None), out),
+            Some(&Op::Write { .. }) => self.write_step(out),
+            Some(&Op::Read { key }) => {
+                self.step = Step::ReadDb;
+                out.send(self.db, Msg::DbRead { key });
+            }
+            Some(other) => unreachable!("a BokiFlow function runs key reads and writes: {other:?}"),
+            None if self.is_sink => self.done(out),
+            None => {
+                self.step = Step::PreAppend;
+                self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out);
+            }
+        }
+    }
+
+    fn write_step(&mut self, out: &mut Outbox<Msg, Timer>) {
+        let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+        self.step = Step::WriteAppend;
+        self.log.append(key, vec![self.tag()], value, Body::Plain, out);
+    }
+
+    /// `checkLockState` of the current step's key: from the latest lock record whose auxiliary
+    /// data caches the chain's tail (§5.4), or the chain's start.
+    fn check_lock(&mut self, goal: LockGoal, out: &mut Outbox<Msg, Timer>) {
+        self.back(goal, u64::MAX, out);
+    }
+
+    fn back(&mut self, goal: LockGoal, max: u64, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::LockBack { goal, max };
+        self.log.read(self.key(), LOCK, Dir::Prev, max, out);
+    }
+
+    /// The latest lock record at or below the backward scan's bound.
+    fn on_lock_back(&mut self, goal: LockGoal, a: Answer, out: &mut Outbox<Msg, Timer>) {
+        match (a.seqnum, a.aux) {
+            (None, _) => self.scan(goal, None, 0, out),
+            (Some(s), Some(Aux::LockTail(tail))) => self.scan(goal, tail, s + 1, out),
+            (Some(0), _) => self.scan(goal, None, 0, out),
+            (Some(s), _) => self.back(goal, s - 1, out),
+        }
+    }
+
+    /// Reads the lock chain of the current step's key forward from `min`.
+    fn scan(&mut self, goal: LockGoal, tail: Tail, min: u64, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::LockScan { goal, tail, min };
+        self.log.read(self.key(), LOCK, Dir::Next, min, out);
+    }
+
+    /// The next lock record of the scan: it extends the chain iff its `prev` is the tail
+    /// (Fig. 7: of concurrent records with one `prev`, the first in the log counts).
+    fn on_lock_record(&mut self, now: Time, goal: LockGoal, tail: Tail, a: Answer, out: &mut Outbox<Msg, Timer>) {
+        let Some(s) = a.seqnum else { return self.on_lock_state(now, goal, tail, out) };
+        let Body::Lock { holder, prev } = a.body else { unreachable!("lock tags are on lock records only: {a:?}") };
+        let joins = self.lock_ignores_prev || prev == tail.map(|t| t.0);
+        let tail = if joins { Some((s, holder)) } else { tail };
+        if a.aux.is_none() {
+            self.log.set_aux(s, Aux::LockTail(tail), out);
+        }
+        self.scan(goal, tail, s + 1, out);
+    }
+
+    /// `checkLockState` returned `tail`.
+    fn on_lock_state(&mut self, now: Time, goal: LockGoal, tail: Tail, out: &mut Outbox<Msg, Timer>) {
+        let key = self.key();
+        let holder = tail.and_then(|t| t.1);
+        match goal {
+            // Re-entrant: an earlier execution of this instance holds it.
+            LockGoal::Acquire(None) if holder == Some(self.id) => self.write_step(out),
+            LockGoal::Acquire(None) if holder.is_none() => {
+                let prev = tail.map(|t| t.0);
+                self.step = Step::LockAppend { goal, prev };
+                let body = Body::Lock { holder: Some(self.id), prev };
+                self.log.append(key, lock_tags(false, self.id, prev), self.lock_data(0), body, out);
+            }
+            LockGoal::Acquire(Some(a)) if holder == Some(self.id) => {
+                // Its own record is the tail: a new acquire. Another record of this instance's
+                // (a duplicate's, a crashed execution's) is: it holds the lock already.
+                if tail.map(|t| t.0) == Some(a.seqnum) {
+                    let op = append_op(key, lock_tags(false, self.id, a.prev), self.lock_data(0), Some((a.seqnum, a.pos)));
+                    self.record_line(now, TxnKind::Write, vec![op], Some("tryLock: acquired"), out);
+                }
+                self.write_step(out);
+            }
+            // Held by another instance: try again later (aborting the workflow would kill its
+            // other branches, and with them locks they hold).
+            LockGoal::Acquire(_) => {
+                self.step = Step::LockWait;
+                out.set_timer(Timer::LockRetry, LOCK_RETRY_NS);
+            }
+            LockGoal::Release if holder == Some(self.id) => {
+                let prev = tail.map(|t| t.0);
+                self.step = Step::LockAppend { goal, prev };
+                let body = Body::Lock { holder: None, prev };
+                self.log.append(key, lock_tags(true, self.id, prev), self.lock_data(1), body, out);
+            }
+            // Not held (a duplicate instance released it already): nothing to release.
+            LockGoal::Release => self.advance(now, out),
+        }
+    }
+
+    /// Data of this function's lock records for the current operation (`kind` 0 acquire, 1
+    /// release): unique per book, apart from read-step records.
+    fn lock_data(&self, kind: u64) -> Value {
+        self.data | 1 << (60 - kind) | self.next as u64
+    }
+
+    /// The wait for a busy lock is over: `tryLock` again.
+    pub(super) fn on_lock_retry(&mut self, out: &mut Outbox<Msg, Timer>) {
+        assert_eq!(self.step, Step::LockWait, "a lock retry the function did not wait for");
+        self.check_lock(LockGoal::Acquire(None), out);
+    }
+
+    fn done(&mut self, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::Done;
+        out.cancel_timer(Timer::Reexecute);
+        out.function_done();
+    }
+
+    pub(super) fn on_message(&mut self, now: Time, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match msg {
+            Msg::DbWritten { applied, prev } => return self.on_written(now, applied, prev, out),
+            Msg::DbValue { value } => {
+                assert_eq!(self.step, Step::ReadDb, "a database value the function did not ask for");
+                self.step = Step::ReadAppend { value };
+                return self.log.append(self.key(), vec![self.tag()], self.read_data(), Body::Logged(value), out);
+            }
+            _ => {}
+        }
+        match (std::mem::replace(&mut self.step, Step::Done), self.log.on_reply(msg)) {
+            // A seal discarded the step's record: append it again (nothing took effect yet).
+            (step @ (Step::WriteAppend | Step::ReadAppend { .. } | Step::PreAppend), Reply::Discarded) => {
+                self.step = step;
+                self.append_again(out);
+            }
+            (Step::WriteAppend, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::WriteFirst { own: (seqnum, pos) };
+                self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
+            }
+            (Step::WriteFirst { own }, Reply::Read(a)) => {
+                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else { unreachable!("the step's own record is in the prefix: {a:?}") };
+                let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+                self.step = Step::WriteDb { own, first: (s1, v1, (a.pos.term, a.pos.entries)) };
+                out.send(self.db, Msg::DbWrite { key, value, version: s1 });
+            }
+            (Step::ReadAppend { .. }, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::ReadFirst { own: (seqnum, pos) };
+                self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
+            }
+            (Step::ReadFirst { own }, Reply::Read(a)) => {
+                let (Some(s1), Some(v1), Body::Logged(read)) = (a.seqnum, a.data, &a.body) else {
+                    unreachable!("the step's first record is a logged read: {a:?}")
+                };
+                let key = self.key();
+                let ops = vec![
+                    append_op(key, vec![self.tag()], self.read_data(), Some(own)),
+                    first_op(key, self.tag(), (s1, v1, (a.pos.term, a.pos.entries))),
+                    OpRecord::read(key, *read),
+                ];
+                self.finish_step(now, TxnKind::Read, ops, None, out);
+            }
+            (Step::PreAppend, Reply::Appended { .. }) => {
+                self.step = Step::PreFirst;
+                self.log.read(PRE_BOOK, self.pre_tag(), Dir::Next, 0, out);
+            }
+            (Step::LockBack { goal, .. }, Reply::Read(a)) => self.on_lock_back(goal, a, out),
+            (Step::LockScan { goal, tail, .. }, Reply::Read(a)) => self.on_lock_record(now, goal, tail, a, out),
+            (Step::LockAppend { goal, .. }, Reply::Discarded) => {
+                // A seal discarded the lock record: decide again from the chain.
+                let goal = if goal == LockGoal::Release { goal } else { LockGoal::Acquire(None) };
+                self.check_lock(goal, out);
+            }
+            (Step::LockAppend { goal: LockGoal::Acquire(_), prev }, Reply::Appended { seqnum, pos }) => {
+                self.check_lock(LockGoal::Acquire(Some(Acquired { seqnum, pos, prev })), out);
+            }
+            (Step::LockAppend { goal: LockGoal::Release, prev }, Reply::Appended { seqnum, pos }) => {
+                let op = append_op(self.key(), lock_tags(true, self.id, prev), self.lock_data(1), Some((seqnum, pos)));
+                self.record_line(now, TxnKind::Write, vec![op], Some("unlock"), out);
+                self.advance(now, out);
+            }
+            (Step::PreFirst, Reply::Read(a)) => {
+                self.callee = Some(a.data.expect("the pre-invoke record's own record is in the prefix"));
+                self.done(out);
+            }
+            (step, reply) => unreachable!("{reply:?} in {step:?}"),
+        }
+    }
+
+    /// The database's answer to the step's conditional write.
+    fn on_written(&mut self, now: Time, applied: bool, prev: Option<Value>, out: &mut Outbox<Msg, Timer>) {
+        let Step::WriteDb { own, first } = std::mem::replace(&mut self.step, Step::Done) else {
+            unreachable!("a database write the function did not issue")
+        };
+        let Op::Write { key, value } = self.ops[self.next] else { unreachable!("a write step") };
+        let mut ops = vec![append_op(key, vec![self.tag()], value, Some(own)), first_op(key, self.tag(), first), OpRecord::read(key, prev)];
+        if applied {
+            ops.push(OpRecord::write(key, value));
+        }
+        let note = (!applied).then_some("the version condition rejected it: the key holds a version at or after the step's first record");
+        self.record_line(now, TxnKind::Write, ops, note, out);
+        if self.locks {
+            self.check_lock(LockGoal::Release, out);
+        } else {
+            self.advance(now, out);
+        }
+    }
+
+    fn pre_tag(&self) -> u64 {
+        step_tag(self.id, self.step_no, Kind::Invoke)
+    }
+
+    fn append_again(&mut self, out: &mut Outbox<Msg, Timer>) {
+        match (&self.step, self.ops.get(self.next)) {
+            (Step::WriteAppend, Some(&Op::Write { key, value })) => self.log.append(key, vec![self.tag()], value, Body::Plain, out),
+            (&Step::ReadAppend { value }, Some(&Op::Read { key })) => {
+                self.log.append(key, vec![self.tag()], self.read_data(), Body::Logged(value), out)
+            }
+            (Step::PreAppend, None) => self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out),
+            (step, op) => unreachable!("{op:?} in {step:?}"),
+        }
+    }
+
+    fn read_data(&self) -> Value {
+        assert!(self.next < 255, "at most 255 operations per BokiFlow function");
+        self.data | self.next as u64
+    }
+
+    fn finish_step(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, note: Option<&'static str>, out: &mut Outbox<Msg, Timer>) {
+        self.record_line(now, kind, ops, note, out);
+        self.advance(now, out);
+    }
+
+    fn record_line(&mut self, now: Time, kind: TxnKind, ops: Vec<OpRecord>, note: Option<&'static str>, out: &mut Outbox<Msg, Timer>) {
+        out.record(TxnRecord {
+            kind,
+            node: Some(self.log.engine),
+            invoke_ns: self.invoked_at,
+            complete_ns: now,
+            outcome: Outcome::Ok,
+            ops: ops.into(),
+            note,
+            call: None,
+        });
+        self.invoked_at = now;
+    }
+
+    /// The step is done: the next operation.
+    fn advance(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
+        self.next += 1;
+        self.step_no += 1;
+        self.issue_next(now, out);
+    }
+}
+
+/// The history operation of reading back a step's first record.
+fn first_op(book: Key, tag: u64, (seqnum, data, pos): (u64, Value, (u64, u64))) -> OpRecord {
+    OpRecord::log(book, Some(data), LogRecord { call: LogCall::ReadNext, tags: vec![tag], bound: 0, seqnum: Some(seqnum), pos: Some(pos) })
+}
+
+/// The external database (DynamoDB in the paper): each key holds a value and the version of
+/// the step that wrote it. It is a node of its own (`db`), so links to it carry their own
+/// latency (the fuzzer's and the figures' storage delay).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Db {
+    items: BTreeMap<Key, (Value, u64)>,
+    /// Mutant `no_version_condition`: every write takes effect.
+    unconditional: bool,
+}
+
+impl Db {
+    pub(super) fn on_message(&mut self, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
+        match msg {
+            Msg::DbWrite { key, value, version } => {
+                let prev = self.items.get(&key).copied();
+                // Beldi's condition: the stored version is below the step's first record.
+                let applied = self.unconditional || prev.is_none_or(|(_, v)| v < version);
+                if applied {
+                    self.items.insert(key, (value, version));
+                }
+                out.send(from, Msg::DbWritten { applied, prev: prev.map(|p| p.0) });
+            }
+            Msg::DbRead { key } => out.send(from, Msg::DbValue { value: self.items.get(&key).map(|p| p.0) }),
+            other => unreachable!("{other:?} is not for the database"),
+        }
+    }
+}
+
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "no_version_condition",
+        about: "the database write of a step has no condition on the stored version, so a re-executed or duplicate \
+                instance's write takes effect again over the step's first effect (a double effect)",
+    },
+    Mutant {
+        name: "lock_ignores_prev",
+        about: "checkLockState takes every later lock record as the chain's tail, whatever its prev, so two instances \
+                that append concurrently from one chain point can both see themselves as the holder",
+    },
+];
+
+/// Survives function-node crashes by re-execution (its point), and Boki's crashes as the log does.
+const FAULTS: FaultModel = FaultModel {
+    crash: Support::Survives(
+        "a crashed function node's functions time out and their workflows are re-executed (params.reexecution_timeout_ns, \
+         Beldi's intent collector); each step's first record and the database's version condition keep effects \
+         exactly-once; storage and sequencer crashes are sealed as for boki",
+    ),
+    restart: Support::Survives("a restarted function node's engine keeps its state; re-executions may run there again"),
+    ..super::FAULTS
+};
+
+/// BokiFlow on Boki's shared log, with an external database.
+#[derive(Clone, Debug)]
+pub struct BokiFlow {
+    log: Boki,
+    reexecution_timeout_ns: Time,
+    instances_per_flow: u64,
+    unconditional: bool,
+    locks: bool,
+    lock_ignores_prev: bool,
+}
+
+impl BokiFlow {
+    fn db_id(&self) -> NodeId {
+        NodeId::fixed(self.log.fixed_nodes().len())
+    }
+}
+
+impl Model for BokiFlow {
+    const ENTRY: CatalogueEntry = CatalogueEntry {
+        name: "boki-flow",
+        about: "BokiFlow: Beldi's exactly-once workflows on Boki's LogBooks, each database write conditional on the version \
+                of its step's first log record; function-node crashes survived by re-execution",
+        level: Level::ExactlyOnce,
+        mutants: MUTANTS,
+        profile: Profile { database: true, ..Profile::PLAIN },
+        faults: FAULTS,
+        series: &[SeriesStyle { label: "BokiFlow", colour: (86, 180, 233) }],
+    };
+
+    fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        // BokiFlow's own fields; the rest are the log's.
+        let mut log_params = if params.is_null() { serde_json::json!({}) } else { params.clone() };
+        let mut take = |name: &str, default: u64| -> Result<u64, FieldError> {
+            match log_params.as_object_mut().and_then(|o| o.remove(name)) {
+                None => Ok(default),
+                Some(v) => {
+                    v.as_u64().ok_or_else(|| FieldError::new(format!("params.{name}"), format!("expected a non-negative integer, got {v}")))
+                }
+            }
+        };
+        let reexecution_timeout_ns = take("reexecution_timeout_ns", 0)?;
+        let instances_per_flow = take("instances_per_flow", 1)?;
+        let locks = match log_params.as_object_mut().and_then(|o| o.remove("locks")) {
+            None => false,
+            Some(v) => v.as_bool().ok_or_else(|| FieldError::new("params.locks", format!("expected true or false, got {v}")))?,
+        };
+        if instances_per_flow == 0 {
+            return Err(FieldError::new("params.instances_per_flow", "must be at least 1"));
+        }
+        Ok(BokiFlow {
+            log: Boki::build(&log_params, &[], topology)?,
+            reexecution_timeout_ns,
+            instances_per_flow,
+            unconditional: mutants.contains(&"no_version_condition"),
+            locks,
+            lock_ignores_prev: mutants.contains(&"lock_ignores_prev"),
+        })
+    }
+
+    fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        (Boki::fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3, any::<bool>())
+            .prop_map(|(mut p, timeout_ms, instances, locks)| {
+                p["reexecution_timeout_ns"] = (timeout_ms * 1_000_000).into();
+                p["instances_per_flow"] = instances.into();
+                p["locks"] = locks.into();
+                p
+            })
+            .boxed()
+    }
+}
+
+impl Protocol for BokiFlow {
+    type Node = BokiNode;
+    type Context = FlowContext;
+
+    fn fixed_nodes(&self) -> Vec<FixedNode<BokiNode>> {
+        let mut nodes = self.log.fixed_nodes();
+        let db = Db { items: BTreeMap::new(), unconditional: self.unconditional };
+        nodes.push(FixedNode { name: "db".into(), machine: "db".into(), hosts_workers: false, node: BokiNode::Db(Box::new(db)) });
+        nodes
+    }
+
+    fn new_context(&self) -> FlowContext {
+        FlowContext::default()
+    }
+
+    fn spawn_function(&self, start: FunctionStart<'_, FlowContext>) -> BokiNode {
+        BokiNode::Flow(Box::new(FlowClient::new(start, self.db_id(), self)))
+    }
+
+    fn finish_function(&self, node: BokiNode) -> FlowContext {
+        match node {
+            BokiNode::Flow(f) => f.into_context(),
+            other => unreachable!("{other:?} is not a BokiFlow function"),
+        }
+    }
+
+    fn join_contexts(&self, contexts: Vec<FlowContext>) -> FlowContext {
+        let log = BokiContext { pos: contexts.iter().map(|c| c.log.pos).max().unwrap_or_default() };
+        FlowContext { log, callee: contexts.iter().find_map(|c| c.callee) }
+    }
+}
