@@ -672,7 +672,4 @@ Linearizable == \A k \in Keys : LinFrom(KeyOps(k), InitVal)
 (* machine or its home).                                                     *)
 CallsComplete == <>(\A c \in Clients : Finished(c))
 
-\* Witnesses against vacuity.
-NotCrashed == failed = NoNode
-NotForwarded == \A h \in Nodes, k \in Keys : \A t \in act[h][k] : t.kind # "Fwd"
 =============================================================================
