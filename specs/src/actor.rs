@@ -111,6 +111,7 @@ impl<N: Node> Actor for NodeActor<N> {
 /// given. None of these deliveries adds an interleaving a property can tell apart: a blocked
 /// client's choice and request are seen by no one else, and a reply changes only its client
 /// (`causalmesh_model::MeshModel::settle` argues it in full).
+#[allow(clippy::type_complexity)]
 pub fn settle<A, C, H>(
     actors: &ActorModel<A, C, H>,
     state: &ActorModelState<A, H>,

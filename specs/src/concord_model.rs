@@ -178,6 +178,7 @@ pub enum Event {
 }
 
 /// Records calls as their agents receive them and answers as their functions do.
+#[allow(clippy::ptr_arg)] // the signature `ActorModel::record_msg_in` takes
 fn record_call(cfg: &ConcordConfig, history: &Vec<Event>, env: Envelope<&Msg>) -> Option<Vec<Event>> {
     let first_client = cfg.agents + 2;
     let client = |id: Id| usize::from(id).checked_sub(first_client);
