@@ -190,7 +190,7 @@
 //!
 //! Cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
 //! transactions (§2.11), communication-aware placement (§2.12; coherence-aware scheduling is
-//! the engine's `hash_of_input` placement), TLA+ and Stateright. The Faa$T baseline is `faast.rs` (its own catalogue entry,
+//! the engine's `hash_of_input` placement). TLA+ and Stateright: `specs/concord/`, `specs/src/concord_model.rs`. The Faa$T baseline is `faast.rs` (its own catalogue entry,
 //! `faast`), sharing the ring, storage and client; the OFC baseline (`ofc`, `ofc.rs`) is Faa$T's
 //! homes with no copies outside them. A scenario with read transactions is refused with
 //! an error naming the field. Partitions that hold messages until they heal (and do not

@@ -1,0 +1,191 @@
+//! TLC on Concord's spec (`specs/concord/Concord.tla`), for real.
+//!
+//! Goal: under the strict rules the directory protocol keeps SWMR (I1), every valid copy
+//! tracked by its home (I2/I3), failure fencing (I7), write ordering at storage (I8) and
+//! per-key linearizability of what the functions observe, on every plan, with silent and
+//! directory evictions and a crash of any agent the plan allows; it never deadlocks, and every
+//! call ends under weak fairness. Each mutant of the Rust model the spec expresses breaks the
+//! invariant we expect, and linearizability too, with a counterexample of the actions we
+//! expect; so do the paper-literal rules (A1 S-upgrades, A12 directory eviction without recall,
+//! and the owner's reads of its own in-flight write with a crash). One TLC worker, so
+//! counterexamples are the same on every run. Figures: `specs/README.md`.
+
+use causim_specs::tlc::{TlcRun, Verdict, testing};
+
+/// The configs run `MC_plans`, which extends the spec with the functions' plans.
+const MODULE: &str = "MC_plans";
+
+fn tlc(config: &str) -> TlcRun {
+    testing::run("concord", MODULE, config, &testing::options())
+}
+
+fn expect_violation(config: &str, invariant: &str, actions: &[&str]) {
+    testing::assert_counterexample(&tlc(config), config, invariant, actions);
+}
+
+/// Agent 1 reads x (a miss: E at 1), the first part of most counterexamples.
+const MISS_AT_1: [&str; 5] = ["ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"];
+
+fn then(prefix: &[&'static str], rest: &[&'static str]) -> Vec<&'static str> {
+    prefix.iter().chain(rest).copied().collect()
+}
+
+/// Pinned: a change in the spec's state space shows up here as a diff.
+fn expect_pass(configs: &[(&str, u64, u64)]) {
+    for &(config, states, depth) in configs {
+        let run = tlc(config);
+        assert_eq!(run.verdict, Verdict::Ok, "{config}: {}", run.output);
+        assert_eq!((run.distinct_states, run.depth), (states, Some(depth)), "{config}");
+    }
+}
+
+#[test]
+fn concord_strict_keeps_every_invariant_without_deadlock() {
+    expect_pass(&[
+        ("MC_upgrade.cfg", 43_935, 40),
+        ("MC_owner.cfg", 14_467, 25),
+        ("MC_owner_inv.cfg", 9_041, 40),
+        ("MC_two_keys.cfg", 11_253, 29),
+    ]);
+}
+
+#[test]
+fn concord_strict_keeps_every_invariant_through_a_crash() {
+    expect_pass(&[
+        ("MC_race.cfg", 12_694, 34),
+        ("MC_home_crash.cfg", 6_538, 33),
+        ("MC_owner_crash.cfg", 11_464, 30),
+        ("MC_owner_read.cfg", 7_479, 23),
+    ]);
+}
+
+#[test]
+fn concord_calls_complete_under_fairness_through_a_home_crash() {
+    let run = tlc("MC_liveness.cfg");
+    assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
+    assert_eq!(run.distinct_states, 2_992);
+}
+
+#[test]
+fn concord_mutant_no_owner_deferral_serves_a_write_storage_does_not_hold_yet() {
+    // Agent 1 owns x and writes 1 directly; agent 2's read is forwarded to it and answered at
+    // once with 1; then agent 3 (the home) reads storage, which still holds the initial value.
+    let actions = then(
+        &["ReadReq", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "OwnerWrite", "HomeRecv"],
+        &["OwnerFwdRd", "HomeFwdData", "CacheData", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"],
+    );
+    expect_violation("MC_no_owner_deferral.cfg", "Linearizable", &actions);
+}
+
+#[test]
+fn concord_mutant_inv_parallel_with_put_lets_the_owners_write_land_last() {
+    // Agent 1 owns x and writes 1 directly; agent 2's write of 2 at the home invalidates it in
+    // parallel with writing storage, and storage applies 2 before 1.
+    let reorder = then(
+        &["ReadReq", "WriteReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"],
+        &["OwnerWrite", "HomeRecv", "StoragePut", "StoragePut"],
+    );
+    expect_violation("MC_inv_parallel_with_put.cfg", "WriteOrder", &reorder);
+    // What clients see: agent 2 reads its 2, evicts it, and agent 1 then reads 1 from storage.
+    let seen = then(
+        &reorder,
+        &[
+            "OwnerStAck",
+            "CacheInv",
+            "HomeInvAck",
+            "HomeStAck",
+            "CacheWrAck",
+            "ReadReq",
+            "ReadHit",
+            "HomeRecv",
+            "Evict",
+            "OwnerFwdRd",
+            "HomeFwdData",
+            "StorageGet",
+            "HomeStData",
+            "CacheData",
+        ],
+    );
+    expect_violation("MC_inv_parallel_with_put_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_mutant_non_blocking_directory_installs_a_stale_read_in_e() {
+    // Agent 1's read miss reads storage; agent 2's write starts at once, and ends; the read's
+    // stale answer then overwrites the entry and agent 1 holds the old value in E.
+    let race = ["ReadReq", "WriteReq", "HomeRecv", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "StoragePut", "HomeStAck"];
+    expect_violation("MC_non_blocking_directory.cfg", "DirectoryCoversCopies", &race);
+    expect_violation("MC_non_blocking_directory_history.cfg", "Linearizable", &then(&race, &["CacheWrAck", "ReadHit"]));
+}
+
+#[test]
+fn concord_mutant_no_failure_eviction_keeps_copies_the_lost_directory_tracked() {
+    let crash = then(&MISS_AT_1, &["Crash", "Detect", "Recover"]);
+    expect_violation("MC_no_failure_eviction.cfg", "FailureFencing", &crash);
+    // After recovery agent 2's write misses at the new home, invalidates nothing, and agent 1
+    // still reads the initial value.
+    let seen = then(&crash, &["Recover", "EndRecovery", "WriteReq", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"]);
+    expect_violation("MC_no_failure_eviction_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_mutant_no_storage_fencing_applies_a_crashed_owners_write_last() {
+    let actions = then(
+        &["ReadReq", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "OwnerWrite", "Crash", "Detect"],
+        &["Recover", "EndRecovery", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "OwnerWrite", "StoragePut", "StoragePut"],
+    );
+    expect_violation("MC_no_storage_fencing.cfg", "WriteOrder", &actions);
+    // Finding: no function read the lost write, so the late write is only a write that took
+    // effect late: the history stays linearizable (the owner's colocated reads wait, strictly).
+    let run = tlc("MC_no_storage_fencing_history.cfg");
+    assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
+    assert_eq!(run.distinct_states, 11_491);
+}
+
+#[test]
+fn concord_paper_literal_upgrade_shows_a_value_before_it_is_serialized() {
+    // A1: agent 1 (E) and agent 2 share x; c1 writes 1 at agent 1, whose line takes it at once:
+    // c2 reads 1 there, then c3 reads the initial value at agent 2.
+    let actions = then(
+        &["ReadReq", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "HomeRecv", "OwnerFwdRd"],
+        &["WriteReq", "ReadHit", "HomeFwdData", "CacheData", "ReadHit"],
+    );
+    expect_violation("MC_upgrade_paper.cfg", "Linearizable", &actions);
+}
+
+#[test]
+fn concord_paper_literal_directory_eviction_leaves_copies_untracked() {
+    // A12: the home drops agent 1's entry without recalling its copy.
+    expect_violation("MC_dir_evict_paper.cfg", "DirectoryCoversCopies", &then(&MISS_AT_1, &["DirEvict"]));
+    // Agent 2's write then misses, invalidates nothing, and agent 1 reads the initial value.
+    let seen = then(
+        &["ReadReq", "WriteReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"],
+        &["DirEvict", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"],
+    );
+    expect_violation("MC_dir_evict_paper_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_paper_literal_owner_reads_of_an_in_flight_write_break_with_a_crash_fenced_or_not() {
+    // c2 reads c1's write 1 at the owner before storage has it; the owner crashes, storage
+    // fences its write (or, unfenced, it is still on the wire), and after recovery c3 reads the
+    // initial value from storage.
+    let actions = then(
+        &MISS_AT_1,
+        &[
+            "OwnerWrite",
+            "ReadHit",
+            "ReadReq",
+            "Crash",
+            "Detect",
+            "Recover",
+            "EndRecovery",
+            "HomeRecv",
+            "StorageGet",
+            "HomeStData",
+            "CacheData",
+        ],
+    );
+    expect_violation("MC_owner_read_paper.cfg", "Linearizable", &actions);
+    expect_violation("MC_owner_read_paper_unfenced.cfg", "Linearizable", &actions);
+}
