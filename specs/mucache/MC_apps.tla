@@ -3,10 +3,12 @@
 (* The applications the configs run.                                       *)
 (*                                                                         *)
 (* Chain (Fig. 2's shape, one level deeper): F.read calls M.get, which    *)
-(* calls B.get, which reads k at B; B.put writes k.  F caches M.get and M *)
-(* caches B.get, so an invalidation travels two hops.  Client r reads     *)
-(* through F once (ChainOneRead) or twice in a row (ChainTwoReads); w     *)
-(* writes at B.                                                            *)
+(* calls B.get, which reads k at B and then calls A.get (a leaf with no   *)
+(* steps: it keeps B.get running after its read, a window the Rust nodes  *)
+(* need, as they run a handler's local steps in one go); B.put writes k.  *)
+(* F caches M.get, M caches B.get and B caches A.get, so an invalidation  *)
+(* of k travels two hops.  Client r reads through F once (ChainOneRead)   *)
+(* or twice in a row (ChainTwoReads); w writes at B.                       *)
 (*                                                                         *)
 (* Diamond (Fig. 4): S1.upd calls S2.upd, which writes k at S4 (S4.put),  *)
 (* then S3.get, which reads k at S4 (S4.get).  Client r fills S1's cache   *)
@@ -19,13 +21,15 @@ Rd(k) == [op |-> "read", key |-> k]
 Wr(k) == [op |-> "write", key |-> k]
 Cl(e) == [op |-> "call", ep |-> e]
 
-ChainSvcOf == [e \in {"F.read", "M.get", "B.get", "B.put"} |->
-                 CASE e = "F.read" -> "F" [] e = "M.get" -> "M" [] OTHER -> "B"]
-ChainRO == [e \in {"F.read", "M.get", "B.get", "B.put"} |-> e /= "B.put"]
-ChainSteps == [e \in {"F.read", "M.get", "B.get", "B.put"} |->
+ChainEps == {"F.read", "M.get", "B.get", "B.put", "A.get"}
+ChainSvcOf == [e \in ChainEps |->
+                 CASE e = "F.read" -> "F" [] e = "M.get" -> "M" [] e = "A.get" -> "A" [] OTHER -> "B"]
+ChainRO == [e \in ChainEps |-> e /= "B.put"]
+ChainSteps == [e \in ChainEps |->
                  CASE e = "F.read" -> <<Cl("M.get")>>
                    [] e = "M.get"  -> <<Cl("B.get")>>
-                   [] e = "B.get"  -> <<Rd("k")>>
+                   [] e = "B.get"  -> <<Rd("k"), Cl("A.get")>>
+                   [] e = "A.get"  -> <<>>
                    [] e = "B.put"  -> <<Wr("k")>>]
 ChainOneRead  == ("r" :> <<"F.read">>) @@ ("w" :> <<"B.put">>)
 ChainTwoReads == ("r" :> <<"F.read", "F.read">>) @@ ("w" :> <<"B.put">>)

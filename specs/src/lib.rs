@@ -7,6 +7,7 @@ pub mod causalmesh_model;
 pub mod causalmesh_replay;
 pub mod causalmesh_tcc_model;
 pub mod causalmesh_tla;
+pub mod mucache_model;
 pub mod tlc;
 pub mod trace_validation;
 
