@@ -105,6 +105,9 @@ impl<N: Node> Actor for NodeActor<N> {
     }
 }
 
+/// The steps `settle` took, each with the state it was taken from.
+pub type Trail<A, H> = Vec<(ActorModelState<A, H>, ActorModelAction<<A as Actor>::Msg, <A as Actor>::Timer, <A as Actor>::Random>)>;
+
 /// One step of a model whose clients block on their requests: `step`, then the requests the
 /// client that chose (a `SelectRandom`) sent on starting, then every reply to a client
 /// (`is_client`), each actor step appended with the state it was taken from to `trail` when
@@ -116,7 +119,7 @@ pub fn settle<A, C, H>(
     state: &ActorModelState<A, H>,
     step: ActorModelAction<A::Msg, A::Timer, A::Random>,
     is_client: impl Fn(Id) -> bool,
-    mut trail: Option<&mut Vec<(ActorModelState<A, H>, ActorModelAction<A::Msg, A::Timer, A::Random>)>>,
+    mut trail: Option<&mut Trail<A, H>>,
 ) -> Option<ActorModelState<A, H>>
 where
     A: Actor,

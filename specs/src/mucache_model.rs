@@ -130,8 +130,8 @@ impl MuConfig {
             "write_ns": u64::from(has("inv_before_write")),
             "save_delay_ns": u64::from(has("caller_side_save") || has("non_fifo_save")),
         });
-        let topology = serde_json::from_value(serde_json::json!({"servers": 1, "delay": {"dist": "constant", "ns": 1}}))
-            .expect("a valid topology");
+        let topology =
+            serde_json::from_value(serde_json::json!({"servers": 1, "delay": {"dist": "constant", "ns": 1}})).expect("a valid topology");
         let mutants = causim_models::check_mutants(&MuCache::ENTRY, &self.mutants).map_err(|e| e.message)?;
         MuCache::build(&params, &mutants, &topology).map_err(|e| format!("{}: {}", e.path, e.message))
     }
@@ -232,7 +232,8 @@ impl MuModel {
         for (c, client) in self.clients(state).enumerate() {
             let name = format!("c{c}");
             for record in &client.records {
-                let session = SessionRef { workflow_name: Some(&name), workflow_id: c as u64, attempt: 1, function: 0, per_function: false };
+                let session =
+                    SessionRef { workflow_name: Some(&name), workflow_id: c as u64, attempt: 1, function: 0, per_function: false };
                 writer.write(id, session, &[], record, &names).expect("in memory");
                 id += 1;
             }

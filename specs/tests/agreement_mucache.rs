@@ -59,7 +59,9 @@ fn the_protocol_passes_both_checkers_and_both_hit() {
     // The two-read chain's TLC run is in `tlc_mucache.rs` (27 s), not repeated here.
     let sr = stateright(MuConfig::chain_two_reads());
     assert_eq!((sr.broken, sr.hit, sr.unique_states), (Vec::<&str>::new(), true, 33_253), "MC_chain.cfg: Stateright");
-    for (cfg, config, states) in [(MuConfig::chain_one_read(), "MC_chain_one_read.cfg", 824), (MuConfig::diamond(), "MC_diamond.cfg", 6_340)] {
+    for (cfg, config, states) in
+        [(MuConfig::chain_one_read(), "MC_chain_one_read.cfg", 824), (MuConfig::diamond(), "MC_diamond.cfg", 6_340)]
+    {
         let sr = stateright(cfg);
         assert_eq!(sr.broken, Vec::<&str>::new(), "{config}: Stateright");
         assert!(sr.hit || config == "MC_chain_one_read.cfg", "{config}: Stateright reached no hit");

@@ -39,8 +39,24 @@ fn mucache_keeps_every_invariant_on_the_chain_and_the_diamond() {
 fn mucache_mutant_visited_checks_off_hits_an_entry_that_misses_the_requests_own_write() {
     // r fills S1's cache with S3.get; u writes k through S2, then hits that entry (Fig. 4).
     let actions = [
-        "ClientStart", "ClientStart", "Call", "Call", "Read", "Return", "Return", "Return", "Call", "Call", "Write", "Return", "Return",
-        "CMStep", "CMStep", "Deliver", "Call", "Return",
+        "ClientStart",
+        "ClientStart",
+        "Call",
+        "Call",
+        "Read",
+        "Return",
+        "Return",
+        "Return",
+        "Call",
+        "Call",
+        "Write",
+        "Return",
+        "Return",
+        "CMStep",
+        "CMStep",
+        "Deliver",
+        "Call",
+        "Return",
     ];
     expect_violation("MC_visited_checks_off.cfg", "CacheFreeEquivalent", &actions);
 }
@@ -56,8 +72,29 @@ fn mucache_mutant_start_at_return_saves_a_read_the_write_invalidated() {
 fn mucache_mutant_inv_before_write_saves_a_read_between_the_inv_and_the_write() {
     // w queues Inv(k), r's B.get starts and reads the old k, then the write takes effect.
     let actions = [
-        "ClientStart", "ClientStart", "Call", "Write", "Call", "Read", "Call", "Return", "Return", "Return", "Return", "Write", "Return",
-        "CMStep", "CMStep", "CMStep", "CMStep", "CMStep", "CMStep", "CMStep", "Deliver", "Deliver", "Deliver",
+        "ClientStart",
+        "ClientStart",
+        "Call",
+        "Write",
+        "Call",
+        "Read",
+        "Call",
+        "Return",
+        "Return",
+        "Return",
+        "Return",
+        "Write",
+        "Return",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "Deliver",
+        "Deliver",
+        "Deliver",
     ];
     expect_violation("MC_inv_before_write.cfg", "QuiescentCoherence", &actions);
 }
@@ -66,8 +103,31 @@ fn mucache_mutant_inv_before_write_saves_a_read_between_the_inv_and_the_write() 
 fn mucache_mutant_caller_side_save_lands_after_the_inv_that_should_delete_it() {
     // Fig. 6: M keeps B.get's response; the Inv overtakes it; then F's save of M.get does too.
     let actions = [
-        "ClientStart", "ClientStart", "Call", "Call", "Read", "Call", "Return", "Return", "Return", "Return", "Write", "Return", "CMStep",
-        "CMStep", "CMStep", "CMStep", "CMStep", "CMStep", "CMStep", "LandSave", "LandSave", "Deliver", "CMStep", "LandSave", "Deliver",
+        "ClientStart",
+        "ClientStart",
+        "Call",
+        "Call",
+        "Read",
+        "Call",
+        "Return",
+        "Return",
+        "Return",
+        "Return",
+        "Write",
+        "Return",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "LandSave",
+        "LandSave",
+        "Deliver",
+        "CMStep",
+        "LandSave",
+        "Deliver",
         "CMStep",
     ];
     expect_violation("MC_caller_side_save.cfg", "QuiescentCoherence", &actions);
@@ -76,8 +136,31 @@ fn mucache_mutant_caller_side_save_lands_after_the_inv_that_should_delete_it() {
 #[test]
 fn mucache_mutant_non_fifo_save_lets_an_inv_overtake_the_save() {
     let actions = [
-        "ClientStart", "ClientStart", "Call", "Call", "Read", "Call", "Return", "Return", "Write", "Return", "CMStep", "CMStep", "CMStep",
-        "CMStep", "CMStep", "CMStep", "Deliver", "Return", "Return", "CMStep", "CMStep", "Deliver", "CMStep", "Deliver", "Deliver",
+        "ClientStart",
+        "ClientStart",
+        "Call",
+        "Call",
+        "Read",
+        "Call",
+        "Return",
+        "Return",
+        "Write",
+        "Return",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "CMStep",
+        "Deliver",
+        "Return",
+        "Return",
+        "CMStep",
+        "CMStep",
+        "Deliver",
+        "CMStep",
+        "Deliver",
+        "Deliver",
     ];
     expect_violation("MC_non_fifo_save.cfg", "QuiescentCoherence", &actions);
 }
@@ -93,7 +176,21 @@ fn mucache_fig5_read_literally_leaves_a_stale_entry_after_a_refused_save() {
 
 #[test]
 fn mucache_witness_a_hit_is_reachable() {
-    let actions =
-        ["ClientStart", "Call", "Call", "Read", "Call", "Return", "Return", "Return", "Return", "ClientStart", "CMStep", "CMStep", "Deliver", "Call"];
+    let actions = [
+        "ClientStart",
+        "Call",
+        "Call",
+        "Read",
+        "Call",
+        "Return",
+        "Return",
+        "Return",
+        "Return",
+        "ClientStart",
+        "CMStep",
+        "CMStep",
+        "Deliver",
+        "Call",
+    ];
     expect_violation("MC_witness_hit.cfg", "NotHit", &actions);
 }
