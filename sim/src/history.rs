@@ -365,6 +365,19 @@ impl HistoryHeader {
             version_order: None,
         }
     }
+
+    /// The header of a history a model checker built from one of its states (`source`:
+    /// `"stateright"`).
+    pub fn of_model_checker(protocol: &str) -> HistoryHeader {
+        HistoryHeader {
+            format: HISTORY_FORMAT,
+            protocol: protocol.to_string(),
+            scenario: None,
+            seed: None,
+            source: Some("stateright".to_string()),
+            version_order: None,
+        }
+    }
 }
 
 /// Streams history lines to a writer (if any), hashing the history on the way.

@@ -40,9 +40,7 @@ use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::causalmesh::vc::Vc;
 use causim_models::causalmesh::{CausalMesh, Chain, MeshContext, MeshNode, Msg};
-use causim_sim::history::{
-    HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpKind, Outcome, SessionRef, TxnKind, TxnRecord, Value,
-};
+use causim_sim::history::{HistoryHeader, HistoryWriter, Key, Names, OpKind, Outcome, SessionRef, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
@@ -922,14 +920,7 @@ pub fn history_text(cfg: &MeshConfig, state: &MeshModelState) -> String {
     node_names.push("db".to_string());
     let key_names: Vec<String> = (0..cfg.keys as Key).map(key_name).collect();
     let names = Names::new(&node_names, &key_names);
-    let header = HistoryHeader {
-        format: HISTORY_FORMAT,
-        protocol: CausalMesh::ENTRY.name.to_string(),
-        scenario: None,
-        seed: None,
-        source: Some("stateright".to_string()),
-        version_order: None,
-    };
+    let header = HistoryHeader::of_model_checker(CausalMesh::ENTRY.name);
     writer.header(&header).expect("in memory");
     let mut id = 0;
     for (index, s) in sessions(state).enumerate() {

@@ -30,7 +30,7 @@ use crate::actor::{Hosted, actor_id, forward_outbox, node_id};
 use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::causalmesh::{CausalMeshTcc, MeshContext, MeshNode, Msg};
-use causim_sim::history::{HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, Outcome, SessionRef, TxnRecord, Value};
+use causim_sim::history::{HistoryHeader, HistoryWriter, Key, Names, Outcome, SessionRef, TxnRecord, Value};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
@@ -398,14 +398,7 @@ pub fn check_history(cfg: &TccConfig, state: &TccModelState) -> Report {
     node_names.push("db".to_string());
     let key_names: Vec<String> = (0..cfg.keys as Key).map(|k| ["x", "c", "k3", "k4"][k as usize % 4].to_string()).collect();
     let names = Names::new(&node_names, &key_names);
-    let header = HistoryHeader {
-        format: HISTORY_FORMAT,
-        protocol: CausalMeshTcc::ENTRY.name.to_string(),
-        scenario: None,
-        seed: None,
-        source: Some("stateright".to_string()),
-        version_order: None,
-    };
+    let header = HistoryHeader::of_model_checker(CausalMeshTcc::ENTRY.name);
     writer.header(&header).expect("in memory");
     let mut id = 0;
     for (index, flow) in flows(state).enumerate() {

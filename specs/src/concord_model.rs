@@ -33,9 +33,7 @@ use crate::actor::{Hosted, actor_id, forward_outbox};
 use causim_checkers::{Level, Report};
 use causim_models::Model as _;
 use causim_models::concord::{Concord, ConcordNode, Dir, Msg, Timer};
-use causim_sim::history::{
-    HISTORY_FORMAT, HistoryHeader, HistoryWriter, Key, Names, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value,
-};
+use causim_sim::history::{HistoryHeader, HistoryWriter, Key, Names, OpRecord, Outcome, SessionRef, TxnKind, TxnRecord, Value};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::Protocol;
 use causim_sim::workload::Op;
@@ -372,14 +370,7 @@ pub fn check_history(cfg: &ConcordConfig, history: &[Event]) -> Report {
     let mut node_names: Vec<String> = (0..cfg.agents).map(|i| format!("S{i}")).collect();
     node_names.extend(["db".to_string(), "ctl".to_string()]);
     let names = Names::new(&node_names, &["x".to_string(), "y".to_string()]);
-    let header = HistoryHeader {
-        format: HISTORY_FORMAT,
-        protocol: Concord::ENTRY.name.to_string(),
-        scenario: None,
-        seed: None,
-        source: Some("stateright".to_string()),
-        version_order: None,
-    };
+    let header = HistoryHeader::of_model_checker(Concord::ENTRY.name);
     writer.header(&header).expect("in memory");
     for (id, (client, record)) in records.iter().enumerate() {
         let name = format!("c{}", client + 1);
