@@ -82,6 +82,9 @@ pub struct Cmd {
     /// history.jsonl) against the TLA+ spec instead.
     #[arg(long, value_name = "DIR")]
     pub validate_trace: Option<PathBuf>,
+    /// How long TLC may take over `--validate-trace` before it is stopped (seconds).
+    #[arg(long, default_value_t = 600, value_name = "S")]
+    pub tlc_timeout: u64,
     /// Where counterexample scenarios go. Default out/model-check.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -142,7 +145,7 @@ fn config(args: &Cmd) -> Result<MeshConfig, String> {
 
 fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     if let Some(dir) = &args.validate_trace {
-        return validate_trace(dir);
+        return validate_trace(dir, args.tlc_timeout);
     }
     let cfg = config(&args)?;
     if args.max_states == Some(0) {
@@ -343,14 +346,14 @@ fn write_counterexample(run_dir: &Path, property: &str, r: &Replay, scenario: &P
 }
 
 /// `--validate-trace DIR`: the simulator run's trace as a TLA+ behaviour, checked by TLC.
-fn validate_trace(dir: &Path) -> Result<ExitCode, String> {
+fn validate_trace(dir: &Path, timeout_s: u64) -> Result<ExitCode, String> {
     let read = |name: &str| {
         let p = dir.join(name);
         std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let (trace, history, summary) = (read("trace.jsonl")?, read("history.jsonl")?, read("summary.json")?);
     let mut options = tlc::TlcOptions::with_workers(1);
-    options.timeout = Some(std::time::Duration::from_secs(600));
+    options.timeout = Some(std::time::Duration::from_secs(timeout_s));
     let outcome = trace_validation::validate(&trace, &history, &summary, &options)?;
     println!("trace validation of {}: {} steps", dir.display(), outcome.steps.len());
     match &outcome.rejected_at {
