@@ -146,7 +146,8 @@ pub struct Outcome {
     pub rejected_at: Option<usize>,
     /// What the spec would have observed at the rejected step, as TLC prints it.
     pub why: Option<String>,
-    /// TLC's verdict on the full trace.
+    /// The verdict on the full trace: `Ok` (every step taken, every invariant held),
+    /// `Deadlock` (the spec stopped before `rejected_at`'s step) or the invariant violated.
     pub verdict: Verdict,
 }
 
@@ -355,7 +356,10 @@ fn tla_obs(o: &Obs) -> String {
 }
 
 /// The generated trace module and its config; `relax` (1-based) leaves that step's
-/// observation unchecked and stops there.
+/// observation unchecked and stops there (`TraceIncomplete` is then violated, so TLC prints
+/// the states up to it). Without `relax` the config checks the invariants only: TLC reports
+/// no error and the depth it reached, and prints no trace, whose reconstruction would take
+/// as long again as checking a long one.
 pub fn tla(b: &Behaviour, relax: Option<usize>) -> (String, String) {
     let steps: Vec<String> = b
         .steps
@@ -522,7 +526,7 @@ ReadsAreCausalPlus == ok.history
     cfg.push_str(&format!(
         "    N = {}\n    Keys = {{{}}}\n    Clients = {{{}}}\n    MaxOps = {max_ops}\n    InitVal = InitVal\n    \
          Mutant = \"{}\"\n    Chain = \"{}\"\n    Integration = \"exact\"\n    Relax = {}\n{}{}    Symmetry <- NoSymmetry\n\
-         INIT TraceInit\nNEXT TraceNext\nINVARIANTS\n    TraceIncomplete\n    ReadsAreCausalPlus\n    TypeOKAtEachStep\n    \
+         INIT TraceInit\nNEXT TraceNext\nINVARIANTS\n{}    ReadsAreCausalPlus\n    TypeOKAtEachStep\n    \
          CCacheGrows\n    CCacheIsCausalCutAtEachStep\n    CoverageLemmaAtEachStep\n    ReadsCoverDepsAtEachStep\n",
         b.servers,
         b.keys.iter().map(|k| tla_key(k)).collect::<Vec<_>>().join(", "),
@@ -532,6 +536,7 @@ ReadsAreCausalPlus == ok.history
         relax.map_or(b.steps.len() + 1, |r| r),
         if b.sync { "    DbFlush <- Sync\n" } else { "" },
         if b.disseminate { "    Disseminate <- On\n" } else { "" },
+        if relax.is_some() { "    TraceIncomplete\n" } else { "" },
     ));
     (module, cfg)
 }
@@ -587,7 +592,18 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
         run_tlc_with_files(&spec_dir(CausalMesh::ENTRY.name), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
             .map_err(|e| e.to_string())
     };
-    let run = run_once(None)?;
+    // Every step, no trace printed: an accepted trace reaches depth steps + 1.
+    let mut to_the_end = options.clone();
+    to_the_end.check_deadlock = false;
+    let (module, cfg) = tla(b, None);
+    let run = run_tlc_with_files(
+        &spec_dir(CausalMesh::ENTRY.name),
+        "CausalMeshTrace",
+        &cfg,
+        &[("CausalMeshTrace.tla".into(), module)],
+        &to_the_end,
+    )
+    .map_err(|e| e.to_string())?;
     let last_step = |run: &crate::tlc::TlcRun| -> Result<usize, String> {
         run.trace
             .last()
@@ -596,12 +612,13 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
             .ok_or_else(|| "TLC's trace has no step counter".to_string())
     };
     match &run.verdict {
-        Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
-            Ok(Outcome { steps, rejected_at: None, why: None, verdict: run.verdict.clone() })
-        }
-        Verdict::Deadlock => {
-            let done = last_step(&run)?;
-            // What would the spec have shown at the rejected step?
+        Verdict::Ok => {
+            let depth = run.depth.ok_or("TLC reported no depth")? as usize;
+            if depth == b.steps.len() + 1 {
+                return Ok(Outcome { steps, rejected_at: None, why: None, verdict: run.verdict.clone() });
+            }
+            // The spec stopped after depth - 1 steps: what would it have shown at the next?
+            let done = depth.saturating_sub(1);
             let relaxed = run_once(Some(done + 1))?;
             let why = match &relaxed.verdict {
                 Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
@@ -612,7 +629,7 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
                 Verdict::Deadlock => "the spec cannot take this step at all in the state the earlier steps lead to".to_string(),
                 other => format!("relaxing the step, TLC reports {other:?}"),
             };
-            Ok(Outcome { steps, rejected_at: Some(done), why: Some(why), verdict: run.verdict.clone() })
+            Ok(Outcome { steps, rejected_at: Some(done), why: Some(why), verdict: Verdict::Deadlock })
         }
         Verdict::InvariantViolated { name } => {
             let done = last_step(&run)?;
