@@ -737,6 +737,35 @@ pub mod testing {
         }
     }
 
+    /// The invariant TLC reports violated by `config`, or `None` when every one holds; any
+    /// other verdict fails the test.
+    pub fn violated_invariant(spec: &str, module: &str, config: &str) -> Option<String> {
+        let run = run(spec, module, config, &options());
+        match run.verdict {
+            Verdict::Ok => None,
+            Verdict::InvariantViolated { name } => Some(name),
+            other => panic!("{config}: {other:?}\n{}", run.output),
+        }
+    }
+
+    /// The `always` properties a finished Stateright check found a counterexample to, in
+    /// declaration order.
+    pub fn broken_always_properties<M, C>(checker: &C) -> Vec<&'static str>
+    where
+        M: stateright::Model,
+        M::State: Clone + PartialEq,
+        M::Action: Clone + PartialEq,
+        C: stateright::Checker<M>,
+    {
+        let model = checker.model();
+        model
+            .properties()
+            .into_iter()
+            .filter(|p| p.expectation.discovery_is_failure() && checker.discovery(p.name).is_some())
+            .map(|p| p.name)
+            .collect()
+    }
+
     /// Asserts that `run` (of `config`) violates `invariant` with a counterexample whose
     /// actions after the initial state are exactly `actions`.
     pub fn assert_counterexample(run: &TlcRun, config: &str, invariant: &str, actions: &[&str]) {

@@ -8,11 +8,9 @@
 //! clients see ("transactions read causal snapshots"); `tcc_ignores_cut` breaks the latter in
 //! both; both reach an abort (the witness).
 
-use std::time::Duration;
-
 use causim_specs::causalmesh_tcc_model::{ABORTS, CUT, JOIN_CUT, SNAPSHOTS, TccConfig, TccModel};
 use causim_specs::stateright::{Checker, Model};
-use causim_specs::tlc::{TlcOptions, Verdict, run_tlc, spec_dir};
+use causim_specs::tlc::testing;
 
 /// The TLA+ invariant of each Stateright property.
 const TLA: [(&str, &str); 3] = [(CUT, "CCacheIsCausalCut"), (JOIN_CUT, "AcceptedJoinsAreCuts"), (SNAPSHOTS, "TxnsReadCausalSnapshots")];
@@ -28,10 +26,8 @@ struct Stateright {
 fn stateright(cfg: TccConfig) -> Stateright {
     let model: TccModel = cfg.into_model().expect("a valid model");
     let checker = model.checker().threads(2).spawn_bfs().join();
-    let always: Vec<&'static str> =
-        checker.model().properties().into_iter().filter(|p| p.expectation.discovery_is_failure()).map(|p| p.name).collect();
     Stateright {
-        broken: always.into_iter().filter(|name| checker.discovery(name).is_some()).collect(),
+        broken: testing::broken_always_properties(&checker),
         aborts: checker.discovery(ABORTS).is_some(),
         unique_states: checker.unique_state_count(),
     }
@@ -39,14 +35,7 @@ fn stateright(cfg: TccConfig) -> Stateright {
 
 /// TLC's verdict on a config: `None` when every invariant holds, else the one it reports.
 fn tlc(config: &str) -> Option<String> {
-    let mut options = TlcOptions::with_workers(1);
-    options.timeout = Some(Duration::from_secs(600));
-    let run = run_tlc(&spec_dir("causalmesh_tcc"), "MC_plans", config, &options).unwrap_or_else(|e| panic!("{config}: {e}"));
-    match run.verdict {
-        Verdict::Ok => None,
-        Verdict::InvariantViolated { name } => Some(name),
-        other => panic!("{config}: {other:?}\n{}", run.output),
-    }
+    testing::violated_invariant("causalmesh_tcc", "MC_plans", config)
 }
 
 fn tla_name(property: &str) -> &'static str {

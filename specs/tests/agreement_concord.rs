@@ -11,7 +11,7 @@
 
 use causim_specs::concord_model::{ConcordConfig, ConcordModel, LINEARIZABLE, TLA_NAMES, TRACKED, WRITE_ORDER};
 use causim_specs::stateright::{Checker, Model};
-use causim_specs::tlc::{Verdict, testing};
+use causim_specs::tlc::testing;
 
 struct Stateright {
     /// `always` properties with a counterexample.
@@ -22,22 +22,12 @@ struct Stateright {
 fn stateright(cfg: ConcordConfig) -> Stateright {
     let model: ConcordModel = cfg.into_model().expect("a valid model");
     let checker = model.checker().threads(2).spawn_bfs().join();
-    let always: Vec<&'static str> =
-        checker.model().properties().into_iter().filter(|p| p.expectation.discovery_is_failure()).map(|p| p.name).collect();
-    Stateright {
-        broken: always.into_iter().filter(|name| checker.discovery(name).is_some()).collect(),
-        unique_states: checker.unique_state_count(),
-    }
+    Stateright { broken: testing::broken_always_properties(&checker), unique_states: checker.unique_state_count() }
 }
 
 /// TLC's verdict on a config: `None` when every invariant holds, else the one it reports.
 fn tlc(config: &str) -> Option<String> {
-    let run = testing::run("concord", "MC_plans", config, &testing::options());
-    match run.verdict {
-        Verdict::Ok => None,
-        Verdict::InvariantViolated { name } => Some(name),
-        other => panic!("{config}: {other:?}\n{}", run.output),
-    }
+    testing::violated_invariant("concord", "MC_plans", config)
 }
 
 fn tla_name(property: &str) -> &'static str {

@@ -12,7 +12,7 @@
 
 use causim_specs::mucache_model::{CACHE_FREE, COHERENT, HIT, MuConfig, MuModel};
 use causim_specs::stateright::{Checker, Model};
-use causim_specs::tlc::{Verdict, testing};
+use causim_specs::tlc::testing;
 
 /// The TLA+ invariant of each Stateright property.
 const TLA: [(&str, &str); 2] = [(CACHE_FREE, "CacheFreeEquivalent"), (COHERENT, "QuiescentCoherence")];
@@ -27,10 +27,8 @@ struct Stateright {
 fn stateright(cfg: MuConfig) -> Stateright {
     let model: MuModel = cfg.into_model().expect("a valid model");
     let checker = model.checker().threads(2).spawn_bfs().join();
-    let always: Vec<&'static str> =
-        checker.model().properties().into_iter().filter(|p| p.expectation.discovery_is_failure()).map(|p| p.name).collect();
     Stateright {
-        broken: always.into_iter().filter(|name| checker.discovery(name).is_some()).collect(),
+        broken: testing::broken_always_properties(&checker),
         hit: checker.discovery(HIT).is_some(),
         unique_states: checker.unique_state_count(),
     }
@@ -38,12 +36,7 @@ fn stateright(cfg: MuConfig) -> Stateright {
 
 /// TLC's verdict on a config: `None` when every invariant holds, else the one it reports.
 fn tlc(config: &str) -> Option<String> {
-    let run = testing::run("mucache", "MC_apps", config, &testing::options());
-    match run.verdict {
-        Verdict::Ok => None,
-        Verdict::InvariantViolated { name } => Some(name),
-        other => panic!("{config}: {other:?}\n{}", run.output),
-    }
+    testing::violated_invariant("mucache", "MC_apps", config)
 }
 
 fn tla_name(property: &str) -> &'static str {
