@@ -444,7 +444,7 @@ Matches(e, o) ==
       [] e.a \in {{"Flushed", "Disseminated"}} -> TRUE
       [] OTHER                 -> o.head = e.head /\ o.round = e.round
 
-\* The server a step acts on and the client it answers (as a set: none for chain steps).
+\* The client a step answers, as a set (none for chain steps).
 Clients_(e) == IF e.a \in {{"ClientWrite", "ClientRead", "ClientReadTxn"}} THEN {{e.c}} ELSE {{}}
 
 \* What the step-local checks and the incremental causal+ check carry (CausalMesh.tla,
