@@ -528,7 +528,7 @@ TxnAborted == \E c \in Clients : \E i \in 1..Len(hist[c]) :
     hist[c][i].op = "rt" /\ ~hist[c][i].ok
 NotTxnAborted == ~TxnAborted
 
------------------------------------------------------------------------------------------------------------------------------------------------------
+-----------------------------------------------------------------------------
 (* Step-local forms of the invariants, for trace validation.  A simulator   *)
 (* trace is one behaviour thousands of steps long; re-checking the whole    *)
 (* state after every step makes validation quadratic in its length.  Every  *)
