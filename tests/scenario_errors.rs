@@ -87,7 +87,7 @@ fn an_unknown_protocol_lists_the_known_ones() {
     let e = error_of(&with(r#""name": "register""#, r#""name": "raft""#));
     assert_eq!(
         e,
-        "bad.json:3:24: field `protocol.name`: unknown protocol \"raft\"; known protocols: register, causalmesh, causalmesh_tcc, eventual, direct, faastcc, hydrocache, mucache, concord, faast, ofc, boki"
+        "bad.json:3:24: field `protocol.name`: unknown protocol \"raft\"; known protocols: register, causalmesh, causalmesh_tcc, eventual, direct, faastcc, hydrocache, mucache, concord, faast, ofc, boki, boki-queue, boki-store, boki-flow"
     );
 }
 
