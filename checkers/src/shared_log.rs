@@ -40,6 +40,7 @@ use crate::anomaly::Anomaly;
 use crate::history::{History, NONE, Outcome, Val};
 use crate::level::Level;
 use crate::report::{EdgeKind, Explanation, OpRef, TxnRef, Violation, WitnessEdge};
+use crate::story;
 use std::collections::BTreeMap;
 
 /// Which LogBook call.
@@ -586,28 +587,12 @@ impl Checker<'_> {
         let transactions: Vec<TxnRef> = txns
             .iter()
             .map(|&t| {
-                let txn = &h.txns[t as usize];
                 let summary =
                     f.calls.iter().filter(|&&i| h.log[i].txn == t).map(|&i| self.call_text(i)).collect::<Vec<_>>().join(", then ");
-                TxnRef {
-                    label: label(t),
-                    id: txn.id,
-                    session: h.session_name(txn.session).to_string(),
-                    line: (txn.line > 0).then_some(u64::from(txn.line)),
-                    node: h.node_name(txn.node).map(str::to_string),
-                    outcome: txn.outcome,
-                    summary,
-                }
+                story::txn_ref(h, t, label(t), summary)
             })
             .collect();
-        let lets = transactions
-            .iter()
-            .map(|r| {
-                let at = r.node.as_ref().map(|n| format!(" at {n}")).unwrap_or_default();
-                let line = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-                format!("{} = {} {}{at} (id {}{line})", r.label, r.session, r.summary, r.id)
-            })
-            .collect();
+        let lets = transactions.iter().map(story::let_line).collect();
         let witness = f
             .edges
             .iter()

@@ -23,33 +23,32 @@ pub(crate) struct Story {
     pub read: Option<OpRef>,
 }
 
+/// Transaction `t` as a violation names it (the log levels' style).
+pub(crate) fn txn_ref(h: &History, t: u32, label: String, summary: String) -> TxnRef {
+    let txn = &h.txns[t as usize];
+    TxnRef {
+        label,
+        id: txn.id,
+        session: h.session_name(txn.session).to_string(),
+        line: (txn.line > 0).then_some(u64::from(txn.line)),
+        node: h.node_name(txn.node).map(str::to_string),
+        outcome: txn.outcome,
+        summary,
+    }
+}
+
+/// The explanation's "Let" line for a transaction: `T1 = session what at node (id, line)`.
+pub(crate) fn let_line(r: &TxnRef) -> String {
+    let at = r.node.as_ref().map(|n| format!(" at {n}")).unwrap_or_default();
+    let line = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
+    format!("{} = {} {}{at} (id {}{line})", r.label, r.session, r.summary, r.id)
+}
+
 pub(crate) fn render(h: &History, s: Story) -> Violation {
     let key = h.key(s.book).clone();
-    let transactions: Vec<TxnRef> = s
-        .named
-        .iter()
-        .enumerate()
-        .map(|(i, (t, summary))| {
-            let txn = &h.txns[*t as usize];
-            TxnRef {
-                label: format!("T{}", i + 1),
-                id: txn.id,
-                session: h.session_name(txn.session).to_string(),
-                line: (txn.line > 0).then_some(u64::from(txn.line)),
-                node: h.node_name(txn.node).map(str::to_string),
-                outcome: txn.outcome,
-                summary: summary.clone(),
-            }
-        })
-        .collect();
-    let lets = transactions
-        .iter()
-        .map(|r| {
-            let at = r.node.as_ref().map(|n| format!(" at {n}")).unwrap_or_default();
-            let line = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-            format!("{} = {} {}{at} (id {}{line})", r.label, r.session, r.summary, r.id)
-        })
-        .collect();
+    let transactions: Vec<TxnRef> =
+        s.named.iter().enumerate().map(|(i, (t, summary))| txn_ref(h, *t, format!("T{}", i + 1), summary.clone())).collect();
+    let lets = transactions.iter().map(let_line).collect();
     let id = |t: u32| h.txns[t as usize].id;
     let witness = s
         .edges
