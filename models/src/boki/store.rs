@@ -99,6 +99,13 @@ enum Frame {
     Decide { commit: u64, start: u64, writes: Vec<Key>, obj: usize, below: u64, waiting: Option<u64> },
 }
 
+impl Frame {
+    /// A frame deciding the commit record at `commit`, from its first object down.
+    fn deciding(commit: u64, start: u64, writes: &[(Key, u8)]) -> Frame {
+        Frame::Decide { commit, start, writes: writes.iter().map(|w| w.0).collect(), obj: 0, below: commit, waiting: None }
+    }
+}
+
 /// What a finished frame found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Found {
@@ -351,15 +358,7 @@ impl StoreClient {
                     }
                     None => {
                         *waiting = Some((r, rank));
-                        let decide = Frame::Decide {
-                            commit: r,
-                            start: *start,
-                            writes: writes.iter().map(|w| w.0).collect(),
-                            obj: 0,
-                            below: r,
-                            waiting: None,
-                        };
-                        self.frames.push(decide);
+                        self.frames.push(Frame::deciding(r, *start, writes));
                         None
                     }
                 }
@@ -379,15 +378,7 @@ impl StoreClient {
                     }
                     None => {
                         *waiting = Some(r);
-                        let decide = Frame::Decide {
-                            commit: r,
-                            start: *start,
-                            writes: writes.iter().map(|w| w.0).collect(),
-                            obj: 0,
-                            below: r,
-                            waiting: None,
-                        };
-                        self.frames.push(decide);
+                        self.frames.push(Frame::deciding(r, *start, writes));
                         None
                     }
                 }
