@@ -449,39 +449,36 @@ Clients_(e) == IF e.a \in {{"ClientWrite", "ClientRead", "ClientReadTxn"}} THEN 
 
 \* What the step-local checks and the incremental causal+ check carry (CausalMesh.tla,
 \* "Step-local forms"): each client's causal past and greatest write clock seen, each
-\* write's past, and the history's writes by key.  At most one operation completes.
-NewOp(e) == CHOOSE x \in NewOps(Clients_(e)) : TRUE
-Carry(e) ==
-    IF NewOps(Clients_(e)) = {{}}
-    THEN UNCHANGED <<cpast, wpast, writesOf, maxSeen>>
-    ELSE LET o  == NewOp(e)
-             c  == o[1]
-             op == OpNow(o)
-             P  == PastOf(op, cpast[c], wpast)
-         IN  /\ cpast' = [cpast EXCEPT ![c] = PastJoin(P, Just(o))]
-             /\ wpast' = IF op.op = "w" THEN (o :> P) @@ wpast ELSE wpast
-             /\ writesOf' = IF op.op = "w" THEN [writesOf EXCEPT ![op.w.key] = @ \cup {{o}}] ELSE writesOf
-             /\ maxSeen' = [maxSeen EXCEPT ![c] =
-                              IF op.op = "w" THEN op.w.vc ELSE LexMax({{@}} \cup {{WriteVc(v) : v \in ReadFrom(op)}})]
+\* write's past, and the history's writes by key.  P is the past of the completed
+\* operation o (computed once per step, in Check).
+Carry(o, op, P) ==
+    LET c == o[1]
+    IN  /\ cpast' = [cpast EXCEPT ![c] = PastJoin(P, Just(o))]
+        /\ wpast' = IF op.op = "w" THEN (o :> P) @@ wpast ELSE wpast
+        /\ writesOf' = IF op.op = "w" THEN [writesOf EXCEPT ![op.w.key] = @ \cup {{o}}] ELSE writesOf
+        /\ maxSeen' = [maxSeen EXCEPT ![c] =
+                         IF op.op = "w" THEN op.w.vc ELSE LexMax({{@}} \cup {{WriteVc(v) : v \in ReadFrom(op)}})]
 
 \* Causal+ for the completed operation: a write extends the arbitration, a read follows it.
-HistoryOK(e) ==
-    \A o \in NewOps(Clients_(e)) :
-        LET op == OpNow(o)
-        IN  IF op.op = "w" THEN LexLess(maxSeen[o[1]], op.w.vc)
-            ELSE ReadIsCausalPlus(op, PastOf(op, cpast[o[1]], wpast), writesOf, wpast)
+HistoryOK(o, op, P) ==
+    IF op.op = "w" THEN LexLess(maxSeen[o[1]], op.w.vc) ELSE ReadIsCausalPlus(op, P, writesOf, wpast)
 
+\* At most one operation completes per step.
 Check(e) ==
-    LET s  == e.s
-        cs == Clients_(e)
-        ks == Touched(s)
-    IN  /\ Carry(e)
+    LET s   == e.s
+        cs  == Clients_(e)
+        ks  == Touched(s)
+        new == NewOps(cs)
+        o   == CHOOSE x \in new : TRUE
+        op  == OpNow(o)
+        P   == PastOf(op, cpast[o[1]], wpast)
+    IN  /\ IF new = {{}} THEN UNCHANGED <<cpast, wpast, writesOf, maxSeen>> ELSE Carry(o, op, P)
         /\ ok' = [types    |-> TypeOKStep(s, ks, cs),
                   grows    |-> CCacheGrowsStep(s, ks),
                   cut      |-> CCacheIsCausalCutStep(s, ks, cs, writesOf),
                   coverage |-> CoverageLemmaStep(s, ks),
                   deps     |-> ReadsCoverDepsStep(cs),
-                  history  |-> HistoryOK(e)]
+                  history  |-> new = {{}} \/ HistoryOK(o, op, P)]
 
 TraceInit ==
     /\ Init /\ step = 0 /\ seen = [none |-> TRUE]
