@@ -3,7 +3,8 @@
 //! ```text
 //! causim model-check causalmesh --servers 2 --keys 2 --clients 2 --ops 2 [--mutant M]
 //!     [--chain one_round|two_round] [--script "w(k1)@S0, ...; ..."] [--history-only]
-//!     [--tlc] [--serve [ADDR]] [--out DIR] [--threads N]
+//!     [--tlc] [--serve [ADDR]] [--out DIR] [--threads N] [--max-depth N]
+//!     [--simulate [--seed S]] [--symmetry] [--max-states N] [--max-memory MB]
 //! ```
 //!
 //! It prints the states explored, the unique states, the depth and the time, and each
@@ -17,7 +18,10 @@
 //!
 //! A property's verdict is what the search established: "holds" (or "not found") only when the
 //! search explored every state; after an early stop (the first violation, without
-//! `--all-properties`, or a budget) the properties not yet violated are "not checked".
+//! `--all-properties`, or a budget) the properties not yet violated are "not checked"; after a
+//! search bounded by `--max-depth` that left states out, "not violated within N steps"; after
+//! random walks (`--simulate`), "not violated in random walks". A bounded search that finds
+//! nothing exits 0 (it did what was asked) and says it proves nothing past its bound.
 //!
 //! Exit codes: 0 every property holds (and TLC agrees), 1 a property is violated (or TLC
 //! disagrees), 2 bad arguments or a tool failure, 3 the `--max-states` or `--max-memory` budget
@@ -28,16 +32,18 @@ use causim::model_budget::{MemoryWatch, Stoppable};
 use causim_models::causalmesh::{CausalMesh, Chain};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
-use causim_specs::causalmesh_model::{self as cm, MeshConfig};
+use causim_specs::causalmesh_model::{self as cm, ActorStep, MeshConfig, MeshModel, MeshModelState};
 use causim_specs::causalmesh_replay::{Replay, replay, scenario_name};
-use causim_specs::stateright::{Checker, HasDiscoveries, Model};
+use causim_specs::stateright::{Checker, HasDiscoveries, Model, Path as StatePath, UniformChooser};
 use causim_specs::{causalmesh_tla, tlc, trace_validation};
 use clap::Args;
+use std::collections::HashMap;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Arguments of `causim model-check`.
 #[derive(Args)]
@@ -104,10 +110,38 @@ pub struct Cmd {
     /// state explored, so each property gets a verdict (the default stops at the first).
     #[arg(long)]
     pub all_properties: bool,
+    /// Explore only the first N steps from the start: properties are then judged "within N
+    /// steps" (with `--simulate`, each random walk stops after N steps).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<usize>,
+    /// Random walks instead of the exhaustive search (Stateright's simulation checker), until
+    /// `--max-states` states are visited (default 1000000): finds violations in spaces too
+    /// large to exhaust, never shows that a property holds. With `--threads 1` the same
+    /// `--seed` takes the same walks.
+    #[arg(long)]
+    pub simulate: bool,
+    /// Seed of the first random walk (`--simulate`).
+    #[arg(long, default_value_t = 0, value_name = "S", requires = "simulate")]
+    pub seed: u64,
+    /// Treat sessions as interchangeable (free choice): each state is explored once up to a
+    /// renaming of the sessions and their values. A counterexample is then searched again
+    /// without it, to the same depth, so that the simulator can replay it.
+    #[arg(long)]
+    pub symmetry: bool,
+    /// No progress line on stderr (also: environment variable CAUSIM_NO_PROGRESS).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// The exit status of a check stopped by `--max-states` or `--max-memory`.
 const BUDGET_EXHAUSTED: u8 = 3;
+
+/// States a random-walk search visits when `--max-states` does not say.
+const SIMULATED_STATES: usize = 1_000_000;
+
+/// How often the progress line is redrawn on a terminal, and printed elsewhere.
+const PROGRESS_TTY: Duration = Duration::from_millis(500);
+const PROGRESS_LOG: Duration = Duration::from_secs(10);
 
 pub fn run(args: Cmd) -> ExitCode {
     match run_inner(args) {
@@ -139,6 +173,18 @@ fn config(args: &Cmd) -> Result<MeshConfig, String> {
     }
     if args.history_only {
         cfg = cfg.history_only();
+    }
+    if args.symmetry {
+        if args.script.is_some() {
+            return Err("--symmetry needs free choice: a script names its sessions".into());
+        }
+        if args.simulate {
+            return Err("--symmetry is for the exhaustive search, not --simulate: a random walk has no states to merge".into());
+        }
+        cfg = cfg.symmetric();
+    }
+    if args.max_depth == Some(0) {
+        return Err("--max-depth must be at least 1 (steps)".into());
     }
     Ok(cfg)
 }
@@ -182,37 +228,39 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         model.checker().threads(threads).serve(addr.as_str());
         return Ok(ExitCode::SUCCESS);
     }
+    let progress = !args.no_progress && std::env::var_os("CAUSIM_NO_PROGRESS").is_none();
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let watch = max_memory_bytes.map(|bytes| MemoryWatch::start(bytes, Arc::clone(&stop))).transpose()?;
     // Breadth first on the model that keeps each property's first counterexample (on one
     // thread, a shortest one), stopped at the first violation unless --all-properties.
-    let mut builder = Stoppable::new(model.first_only(), stop)?.checker().threads(threads.max(1));
-    if !args.all_properties {
-        builder = builder.finish_when(HasDiscoveries::AnyFailures);
-    }
-    if let Some(n) = args.max_states {
-        builder = builder.target_state_count(n);
-    }
-    let checker = builder.spawn_bfs().join();
+    let max_states = if args.simulate { Some(args.max_states.unwrap_or(SIMULATED_STATES)) } else { args.max_states };
+    let plan = Plan { walks: args.simulate.then_some(args.seed), until_first: !args.all_properties, max_depth: args.max_depth, max_states };
+    let mut found = plan.search(model.first_only(), threads, stop, progress)?;
     let memory_exhausted = watch.and_then(MemoryWatch::finish);
     let secs = started.elapsed().as_secs_f64();
-    println!(
-        "  stateright      {} states, {} unique, depth {}, {:.2} s ({:.0} states/s, {:.0} unique/s, {threads} threads)",
-        checker.state_count(),
-        checker.unique_state_count(),
-        checker.max_depth(),
-        secs,
-        checker.state_count() as f64 / secs.max(1e-9),
-        checker.unique_state_count() as f64 / secs.max(1e-9),
-    );
-    let discoveries = checker.discoveries();
-    let properties = checker.model().properties();
-    let violated: Vec<&'static str> =
-        properties.iter().filter(|p| p.expectation.discovery_is_failure() && discoveries.contains_key(p.name)).map(|p| p.name).collect();
-    let states_exhausted = args.max_states.is_some_and(|n| checker.state_count() >= n);
+    let rate = |n: usize| n as f64 / secs.max(1e-9);
+    match found.unique {
+        Some(unique) => println!(
+            "  stateright      {} states, {unique} unique, depth {}, {secs:.2} s ({:.0} states/s, {:.0} unique/s, {threads} threads)",
+            found.states,
+            found.depth,
+            rate(found.states),
+            rate(unique),
+        ),
+        None => println!(
+            "  stateright      random walks from seed {}: {} states visited, longest walk depth {}, {secs:.2} s ({:.0} states/s, {threads} threads)",
+            args.seed,
+            found.states,
+            found.depth,
+            rate(found.states),
+        ),
+    }
+    let violated = found.violated();
+    let states_exhausted = !args.simulate && args.max_states.is_some_and(|n| found.states >= n);
     let budget_exhausted = states_exhausted || memory_exhausted.is_some();
-    // Why the search may have left states unexplored (None: it explored them all).
+    // Why the search may have left states unexplored (None: it explored them all), and what a
+    // property not violated has then been shown to do.
     let stopped_early = if budget_exhausted {
         Some("budget exhausted")
     } else if !violated.is_empty() && !args.all_properties {
@@ -220,17 +268,24 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     } else {
         None
     };
-    for p in &properties {
-        let steps = discoveries.get(p.name).map(|path| path.clone().into_actions().len());
-        let verdict = match (p.expectation.discovery_is_failure(), steps, stopped_early) {
-            (true, Some(n), _) => format!("VIOLATED ({n} steps)"),
-            (false, Some(n), _) => format!("found ({n} steps)"),
-            (_, None, Some(why)) => format!("not checked ({why})"),
-            (true, None, None) => "holds".to_string(),
-            (false, None, None) => "not found".to_string(),
+    let bounded = match (args.simulate, args.max_depth) {
+        (true, _) => Some("in random walks".to_string()),
+        (false, Some(n)) if found.cut => Some(format!("within {n} steps")),
+        _ => None,
+    };
+    for (name, must_hold) in &found.properties {
+        let steps = found.discoveries.get(name).map(|path| path.clone().into_actions().len());
+        let verdict = match (*must_hold, steps, stopped_early, &bounded) {
+            (true, Some(n), _, _) => format!("VIOLATED ({n} steps)"),
+            (false, Some(n), _, _) => format!("found ({n} steps)"),
+            (_, None, Some(why), _) => format!("not checked ({why})"),
+            (true, None, None, Some(within)) => format!("not violated {within}"),
+            (false, None, None, Some(within)) => format!("not found {within}"),
+            (true, None, None, None) => "holds".to_string(),
+            (false, None, None, None) => "not found".to_string(),
         };
-        let kind = if p.expectation.discovery_is_failure() { "always" } else { "sometimes" };
-        println!("  {kind:<9} {:<34} {verdict}", format!("\"{}\"", p.name));
+        let kind = if *must_hold { "always" } else { "sometimes" };
+        println!("  {kind:<9} {:<34} {verdict}", format!("\"{name}\""));
     }
     let mut code = if violated.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) };
     if violated.is_empty() && budget_exhausted {
@@ -238,12 +293,34 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             Some(rss) => format!("--max-memory {} MB: resident memory reached {} MB", args.max_memory.unwrap_or_default(), rss >> 20),
             None => format!("--max-states {}", args.max_states.unwrap_or_default()),
         };
-        println!("  budget exhausted after {} states ({which}): no violation among them; the check is incomplete", checker.state_count());
+        println!("  budget exhausted after {} states ({which}): no violation among them; the check is incomplete", found.states);
         code = ExitCode::from(BUDGET_EXHAUSTED);
     }
+    if let (Some(within), true) = (&bounded, violated.is_empty()) {
+        println!("  no violation {within}: a bounded search, not a proof that the properties hold");
+    }
+    if args.symmetry
+        && let Some(property) = found.shortest_violation()
+    {
+        // The symmetric model's states are representatives, renamed from step to step, which
+        // the simulator cannot replay: find a counterexample as long in the plain model.
+        let steps = found.discoveries[property].clone().into_actions().len();
+        println!("  searching again without symmetry, within {steps} steps, for a counterexample the simulator can replay");
+        let mut plain = cfg.clone();
+        plain.symmetry = false;
+        let plain = plain.into_model()?.first_only();
+        let again = Plan { walks: None, until_first: true, max_depth: Some(steps), max_states: None };
+        let plain_found = again.search(plain, threads, Arc::new(AtomicBool::new(false)), progress)?;
+        if plain_found.shortest_violation().is_none() {
+            return Err(format!(
+                "symmetry reduction found \"{property}\" in {steps} steps, but the plain model has no violation within them"
+            ));
+        }
+        found.discoveries = plain_found.discoveries;
+    }
     // The shortest counterexample (the first property of equal lengths) is the one shown.
-    if let Some(property) = violated.iter().min_by_key(|p| discoveries[**p].clone().into_actions().len()) {
-        let path = discoveries[property].clone();
+    if let Some(property) = found.shortest_violation() {
+        let path = found.discoveries[property].clone();
         let name = scenario_name(&cfg);
         let r = replay(&cfg, &name, property, path);
         println!("\ncounterexample to \"{property}\":");
@@ -287,7 +364,14 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
             run.distinct_states as f64 / secs.max(1e-9)
         );
         let tlc_fails = run.verdict != tlc::Verdict::Ok;
-        if tlc_fails == violated.is_empty() {
+        let partial = budget_exhausted || bounded.is_some();
+        if partial && violated.is_empty() {
+            // TLC explored every state; this search did not, so only a violation compares.
+            println!("  not compared: the Stateright search was bounded and found no violation");
+            if tlc_fails {
+                code = ExitCode::from(1);
+            }
+        } else if tlc_fails == violated.is_empty() {
             println!("  DISAGREEMENT: Stateright and TLC give different verdicts");
             code = ExitCode::from(1);
         } else {
@@ -295,6 +379,115 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         }
     }
     Ok(code)
+}
+
+/// How a search runs: breadth first over every state, or random walks; and where it stops.
+struct Plan {
+    /// Random walks from this seed (None: breadth first).
+    walks: Option<u64>,
+    /// Stop at the first violated property.
+    until_first: bool,
+    /// Steps from the start past which nothing is explored.
+    max_depth: Option<usize>,
+    /// States after which the search stops.
+    max_states: Option<usize>,
+}
+
+/// What a search found, whichever way it ran.
+struct Found {
+    states: usize,
+    /// Distinct states (random walks do not keep them).
+    unique: Option<usize>,
+    /// The deepest state explored, the initial state being depth 1 (as TLC counts).
+    depth: usize,
+    /// Whether `max_depth` left states unexplored.
+    cut: bool,
+    /// Each property's name, and whether finding it is a violation (not a witness).
+    properties: Vec<(&'static str, bool)>,
+    discoveries: HashMap<&'static str, StatePath<MeshModelState, ActorStep>>,
+}
+
+impl Plan {
+    fn search(&self, model: MeshModel, threads: usize, stop: Arc<AtomicBool>, progress: bool) -> Result<Found, String> {
+        let mut builder = Stoppable::new(model, stop)?.checker().threads(threads.max(1));
+        if self.until_first {
+            builder = builder.finish_when(HasDiscoveries::AnyFailures);
+        }
+        if let Some(n) = self.max_states {
+            builder = builder.target_state_count(n);
+        }
+        // Stateright's depth targets differ by search: breadth first skips states whose path
+        // holds the target's number of states (n steps: n + 2); a walk stops once it has taken
+        // more steps than the target (n + 1), and reports the steps it took as its depth.
+        Ok(match (self.walks, self.max_depth) {
+            (None, depth_limit) => {
+                if let Some(n) = depth_limit {
+                    builder = builder.target_max_depth(n + 2);
+                }
+                let checker = wait(builder.spawn_bfs(), progress);
+                let depth = checker.max_depth();
+                let limit = depth_limit.map_or(usize::MAX, |n| n + 1);
+                Found::of(&checker, Some(checker.unique_state_count()), depth.min(limit), depth > limit)
+            }
+            (Some(seed), depth_limit) => {
+                if let Some(n) = depth_limit {
+                    builder = builder.target_max_depth(n + 1);
+                }
+                let checker = wait(builder.spawn_simulation(seed, UniformChooser), progress);
+                let steps = checker.max_depth().min(depth_limit.unwrap_or(usize::MAX));
+                Found::of(&checker, None, steps + 1, depth_limit.is_some_and(|n| checker.max_depth() > n))
+            }
+        })
+    }
+}
+
+impl Found {
+    fn of(checker: &impl Checker<Stoppable<MeshModel>>, unique: Option<usize>, depth: usize, cut: bool) -> Found {
+        let properties = checker.model().properties().iter().map(|p| (p.name, p.expectation.discovery_is_failure())).collect();
+        Found { states: checker.state_count(), unique, depth, cut, properties, discoveries: checker.discoveries() }
+    }
+
+    /// The properties violated, in declaration order.
+    fn violated(&self) -> Vec<&'static str> {
+        self.properties.iter().filter(|(name, failure)| *failure && self.discoveries.contains_key(name)).map(|(name, _)| *name).collect()
+    }
+
+    /// The violated property with the shortest counterexample (the first of equal lengths).
+    fn shortest_violation(&self) -> Option<&'static str> {
+        self.violated().into_iter().min_by_key(|p| self.discoveries[p].clone().into_actions().len())
+    }
+}
+
+/// Waits for a running check, with a progress line on stderr: redrawn on a terminal, printed
+/// every few seconds elsewhere (logs stay short).
+fn wait<M: Model, C: Checker<M>>(checker: C, progress: bool) -> C {
+    let started = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let every = if tty { PROGRESS_TTY } else { PROGRESS_LOG };
+    let (mut shown, mut drawn) = (Instant::now(), false);
+    while !checker.is_done() {
+        std::thread::sleep(Duration::from_millis(20));
+        if progress && shown.elapsed() >= every {
+            shown = Instant::now();
+            let line = format!(
+                "stateright: {} states, {} unique, depth {}, {:.0} s",
+                checker.state_count(),
+                checker.unique_state_count(),
+                checker.max_depth(),
+                started.elapsed().as_secs_f64()
+            );
+            if tty {
+                eprint!("\r{line}\x1b[K");
+                drawn = true;
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    }
+    if drawn {
+        eprint!("\r\x1b[K");
+    }
+    checker.join()
 }
 
 /// Replays a written counterexample with `causim run`'s machinery and reports the verdict.

@@ -141,7 +141,7 @@ fn a_runs_trace_validates_against_the_spec() {
 
 #[test]
 fn bad_input_gets_a_clear_error_not_a_panic() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["model-check", "causalmesh", "--ops", "0"], "--ops must be between 1 and 8, got 0"),
         (&["model-check", "causalmesh", "--mutant", "no_such_bug"], "no_such_bug"),
         (&["model-check", "causalmesh", "--servers", "1"], "--servers must be between 2 and 16, got 1"),
@@ -150,6 +150,10 @@ fn bad_input_gets_a_clear_error_not_a_panic() {
         (&["model-check", "faastcc"], "model-check knows protocol causalmesh"),
         (&["model-check", "causalmesh", "--script", "w(k1)@S9"], "outside the bounds"),
         (&["model-check", "causalmesh", "--script", "x(k1)@S0"], "bad step"),
+        (&["model-check", "causalmesh", "--max-depth", "0"], "--max-depth must be at least 1"),
+        (&["model-check", "causalmesh", "--symmetry", "--script", "w(k1)@S0"], "--symmetry needs free choice"),
+        (&["model-check", "causalmesh", "--symmetry", "--simulate"], "--symmetry is for the exhaustive search"),
+        (&["model-check", "causalmesh", "--seed", "3"], "--simulate"),
     ];
     for (args, message) in cases {
         let o = causim(args);
@@ -219,4 +223,55 @@ fn every_counterexample_scenario_carries_its_expect() {
         assert!(text.contains(&format!("a model-check counterexample to \"{property}\"")), "{mutant}\n{text}");
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+#[test]
+fn bounded_searches_say_what_they_covered() {
+    let dir = temp_dir("model-check", "bounded");
+    let dir_s = dir.display().to_string();
+    let base = ["model-check", "causalmesh", "--threads", "1", "--out", &dir_s];
+    let all = ["the C-cache is a causal cut", "a revealed write is everywhere", "reads cover deps", "reads are causally consistent"];
+    // A depth limit that cuts the space: no property "holds", the search says it was bounded.
+    let o = causim(&[&base[..], &["--max-depth", "4"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    for property in all {
+        assert_eq!(verdict_of(&out, property), "not violated within 4 steps", "{out}");
+    }
+    assert!(out.contains("no violation within 4 steps: a bounded search, not a proof"), "{out}");
+    assert!(out.contains("depth 5,"), "4 steps are 5 states, as TLC counts depth:\n{out}");
+    // A limit past the space's depth cuts nothing, so the verdicts are whole.
+    let o = causim(&[&base[..], &["--ops", "1", "--max-depth", "30"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    for property in all {
+        assert_eq!(verdict_of(&out, property), "holds", "{out}");
+    }
+    // Random walks: never "holds"; a mutant's violation is found and replayed, the same one for
+    // the same seed.
+    let o = causim(&[&base[..], &["--simulate", "--seed", "5", "--max-states", "5000"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("random walks from seed 5: "), "{out}");
+    for property in all {
+        assert_eq!(verdict_of(&out, property), "not violated in random walks", "{out}");
+    }
+    let mut written = Vec::new();
+    for _ in 0..2 {
+        let o = causim(&[&base[..], &["--simulate", "--seed", "5", "--mutant", "no_carry_local_writes", "--history-only"]].concat());
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+        assert!(verdict_of(&out, "reads are causally consistent").starts_with("VIOLATED"), "{out}");
+        assert!(out.contains("history checker (ccv): WriteCOInitRead"), "the walk's counterexample replays:\n{out}");
+        written.push(std::fs::read(written_scenario(&out)).unwrap());
+    }
+    assert_eq!(written[0], written[1], "the same seed on one thread takes the same walks");
+    // Symmetry: the violation found on representatives is searched again without it, so the
+    // written counterexample replays.
+    let o = causim(&[&base[..], &["--symmetry", "--mutant", "no_carry_local_writes", "--history-only"]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("searching again without symmetry, within 4 steps"), "{out}");
+    assert!(out.contains("history checker (ccv): WriteCOInitRead"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
