@@ -42,7 +42,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Arguments of `causim model-check`.
@@ -236,8 +236,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     // thread, a shortest one), stopped at the first violation unless --all-properties.
     let max_states = if args.simulate { Some(args.max_states.unwrap_or(SIMULATED_STATES)) } else { args.max_states };
     let plan = Plan { walks: args.simulate.then_some(args.seed), until_first: !args.all_properties, max_depth: args.max_depth, max_states };
-    let mut found = plan.search(model.first_only(), threads, stop, progress)?;
-    let memory_exhausted = watch.and_then(MemoryWatch::finish);
+    let (mut found, memory_exhausted) = plan.search(model.first_only(), threads, stop, watch, progress)?;
     let secs = started.elapsed().as_secs_f64();
     let rate = |n: usize| n as f64 / secs.max(1e-9);
     match found.unique {
@@ -310,7 +309,7 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
         plain.symmetry = false;
         let plain = plain.into_model()?.first_only();
         let again = Plan { walks: None, until_first: true, max_depth: Some(steps), max_states: None };
-        let plain_found = again.search(plain, threads, Arc::new(AtomicBool::new(false)), progress)?;
+        let (plain_found, _) = again.search(plain, threads, Arc::new(AtomicBool::new(false)), None, progress)?;
         if plain_found.shortest_violation().is_none() {
             return Err(format!(
                 "symmetry reduction found \"{property}\" in {steps} steps, but the plain model has no violation within them"
@@ -408,8 +407,24 @@ struct Found {
 }
 
 impl Plan {
-    fn search(&self, model: MeshModel, threads: usize, stop: Arc<AtomicBool>, progress: bool) -> Result<Found, String> {
-        let mut builder = Stoppable::new(model, stop)?.checker().threads(threads.max(1));
+    /// Runs the search; `watch` (raising `stop`) bounds its memory. Also returns the resident
+    /// size at which the memory budget ran out, if it did.
+    fn search(
+        &self,
+        model: MeshModel,
+        threads: usize,
+        stop: Arc<AtomicBool>,
+        watch: Option<MemoryWatch>,
+        progress: bool,
+    ) -> Result<(Found, Option<u64>), String> {
+        // Once the search has ended, the model is reopened: a stopped model has no actions, and
+        // the paths to discoveries made before the stop are rebuilt by taking actions again.
+        let reopen = |stop: &AtomicBool, watch: Option<MemoryWatch>| {
+            let exhausted = watch.and_then(MemoryWatch::finish);
+            stop.store(false, Ordering::Relaxed);
+            exhausted
+        };
+        let mut builder = Stoppable::new(model, Arc::clone(&stop))?.checker().threads(threads.max(1));
         if self.until_first {
             builder = builder.finish_when(HasDiscoveries::AnyFailures);
         }
@@ -425,17 +440,19 @@ impl Plan {
                     builder = builder.target_max_depth(n + 2);
                 }
                 let checker = wait(builder.spawn_bfs(), progress);
+                let exhausted = reopen(&stop, watch);
                 let depth = checker.max_depth();
                 let limit = depth_limit.map_or(usize::MAX, |n| n + 1);
-                Found::of(&checker, Some(checker.unique_state_count()), depth.min(limit), depth > limit)
+                (Found::of(&checker, Some(checker.unique_state_count()), depth.min(limit), depth > limit), exhausted)
             }
             (Some(seed), depth_limit) => {
                 if let Some(n) = depth_limit {
                     builder = builder.target_max_depth(n + 1);
                 }
                 let checker = wait(builder.spawn_simulation(seed, UniformChooser), progress);
+                let exhausted = reopen(&stop, watch);
                 let steps = checker.max_depth().min(depth_limit.unwrap_or(usize::MAX));
-                Found::of(&checker, None, steps + 1, depth_limit.is_some_and(|n| checker.max_depth() > n))
+                (Found::of(&checker, None, steps + 1, depth_limit.is_some_and(|n| checker.max_depth() > n)), exhausted)
             }
         })
     }

@@ -275,3 +275,36 @@ fn bounded_searches_say_what_they_covered() {
     assert!(out.contains("history checker (ccv): WriteCOInitRead"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_memory_stop_keeps_what_was_found_before_it() {
+    // The cut breaks within 3 steps, long before 300 MB; the budget then stops the search, and
+    // the counterexample found before the stop is still rebuilt, reported and written.
+    let dir = temp_dir("model-check", "memory-stop");
+    let dir_s = dir.display().to_string();
+    let args = [
+        "model-check",
+        "causalmesh",
+        "--clients",
+        "3",
+        "--ops",
+        "3",
+        "--mutant",
+        "nearest_deps_only",
+        "--all-properties",
+        "--max-memory",
+        "300",
+        "--threads",
+        "1",
+        "--out",
+        &dir_s,
+    ];
+    let o = causim(&args);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(verdict_of(&out, "the C-cache is a causal cut"), "VIOLATED (3 steps)", "{out}");
+    assert_eq!(verdict_of(&out, "reads cover deps"), "not checked (budget exhausted)", "{out}");
+    assert!(written_scenario(&out).exists(), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
