@@ -13,10 +13,20 @@
 //!   spec's `LogAppend` is the delivery of a function's append to its engine. Functions append
 //!   in a fixed order (function `c` only after `c − 1`: they are interchangeable, so the order
 //!   loses no behaviour and keeps their identities out of the state space), at most
-//!   `appends_per_term` per term, and only while no seal runs (as the spec's `LogAppend`). A
-//!   function's answer is delivered with the step that sends it ([`BokiModel::next_state`]), as
-//!   are the tags storage nodes send to the index (they change only the index, which no
-//!   property reads: delivering them at once removes interleavings no property can tell apart).
+//!   `appends_per_term` per term, and only while no seal runs (as the spec's `LogAppend`).
+//! - **A step is one of the spec's actions**: an append reaching its engine (`LogAppend`), a
+//!   record reaching a storage node (`Store`), a progress report (`Report`, the storage node's
+//!   timer), a cut (`Cut`, the primary's timer), an entry reaching a backup (`Replicate`), an
+//!   entry reaching the engine (`ApplyEntry`), a seal reaching a sequencer (`Freeze`), a crash,
+//!   and the controller's check and installation below. The messages that only carry a step's
+//!   effect on are delivered with it ([`BokiModel::next_state`]): progress reports reaching the
+//!   primary, acknowledgements of backups (so the primary propagates as soon as a quorum holds
+//!   an entry, the spec's `Propagate`), a sequencer's answer to a seal, a new term's
+//!   configuration (installed everywhere at once, as the spec's `Install`), answers to
+//!   functions, and what storage nodes receive of the metalog and send to the index. A storage
+//!   node's application of the metalog changes nothing another node sees (no reads run here),
+//!   and every property of applied entries is closed under prefixes, so applying at once hides
+//!   no violation a slower storage node could show.
 //! - **Failure detection** is the host's, since Stateright has no clock: heartbeats are not
 //!   sent, and the controller's session check is a step the model offers when the primary
 //!   sequencer or one of the term's storage nodes has crashed, or (with `admin_seals`) at any
@@ -40,7 +50,7 @@
 //! | always "metalog copies agree on a prefix" | `PrefixAgreement` | every sequencer's copy and every subscriber's applied entries are prefixes of the primary's metalog |
 //! | always "cuts chain" | `CutsChain` | each entry of the primary's metalog starts where the previous ended; no shard's cut moves back |
 //! | always "durability before order" | `DurabilityBeforeOrder` | every record an entry orders is on every storage replica of its term |
-//! | always "quorum before visibility" | `QuorumBeforeVisibility` | no subscriber applied an entry a majority of the sequencers lacks |
+//! | always "quorum before visibility" | `QuorumBeforeVisibility` | no subscriber applied an entry a majority of its term's sequencers (the primary's group) lacks; the spec counts all three, the same majority under one crash |
 //! | always "seal safety" | `SealSafety` | the final metalog of a sealed term holds every entry any subscriber applied in it, and one outcome per append |
 //! | always "one outcome per append" | `OneOutcome` | no append completed with a seqnum is also failed (left out of its term's final metalog, so discarded) |
 //! | always "seqnums are unique" | `UniqueSeqnums` | no two completed appends share a seqnum |
@@ -222,9 +232,17 @@ pub struct Ghost {
 /// A node's state in one term, as the properties read it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Held {
-    Sequencer { primary: bool, group: usize, metalog: Vec<Entry>, replicas: Vec<Vec<NodeId>> },
+    Sequencer {
+        primary: bool,
+        group: usize,
+        metalog: Vec<Entry>,
+        replicas: Vec<Vec<NodeId>>,
+    },
     /// The entries applied, and (a storage node) the received prefix of each shard.
-    Subscriber { applied: Vec<Entry>, progress: BTreeMap<u32, u64> },
+    Subscriber {
+        applied: Vec<Entry>,
+        progress: BTreeMap<u32, u64>,
+    },
 }
 
 /// The host's steps of the controller, each with the nodes it hears from first.
@@ -248,7 +266,8 @@ impl Ghost {
                     self.accepted.insert(usize::from(src), (term, shard, local));
                 }
             }
-            Msg::Metalog { entry } if node.subscriber_view().is_some() => {
+            // An entry of a term the node has left is dropped unapplied.
+            Msg::Metalog { entry } if node.subscriber_view().is_some_and(|(term, _)| entry.term >= term) => {
                 self.received.insert((entry.term, entry.index), entry.clone());
             }
             Msg::NewTerm(_) => self.leave_term(node),
@@ -258,7 +277,10 @@ impl Ghost {
 
     fn leave_term(&mut self, node: &BokiNode) {
         let held = if let Some(q) = node.sequencer_view() {
-            Some((q.term, Held::Sequencer { primary: q.primary, group: q.group, metalog: q.metalog.to_vec(), replicas: q.replicas.to_vec() }))
+            Some((
+                q.term,
+                Held::Sequencer { primary: q.primary, group: q.group, metalog: q.metalog.to_vec(), replicas: q.replicas.to_vec() },
+            ))
         } else {
             node.subscriber_view().map(|(term, applied)| {
                 let progress = node.storage_progress().cloned().unwrap_or_default();
@@ -470,8 +492,10 @@ impl BokiModel {
     fn quorum_before_visibility(&self, s: &BokiModelState) -> bool {
         self.terms(s).all(|t| {
             let Some(p) = self.primary_in(s, t) else { return true };
-            let lengths: Vec<usize> = self.roles.sequencers.iter().filter_map(|&q| self.copy_in(s, q, t)).map(|c| c.metalog.len()).collect();
-            let quorum_len = (0..=p.metalog.len()).filter(|&n| 2 * lengths.iter().filter(|&&l| l >= n).count() > p.group).max().unwrap_or(0);
+            let lengths: Vec<usize> =
+                self.roles.sequencers.iter().filter_map(|&q| self.copy_in(s, q, t)).map(|c| c.metalog.len()).collect();
+            let quorum_len =
+                (0..=p.metalog.len()).filter(|&n| 2 * lengths.iter().filter(|&&l| l >= n).count() > p.group).max().unwrap_or(0);
             self.subscribers().filter_map(|sub| self.applied_in(s, sub, t)).all(|(a, _)| a.len() <= quorum_len)
         })
     }
@@ -487,9 +511,10 @@ impl BokiModel {
 
     fn seal_safety(&self, s: &BokiModelState) -> bool {
         let finals = self.controller(s).finals;
-        let kept = finals.iter().enumerate().all(|(t, f)| {
-            self.subscribers().filter_map(|sub| self.applied_in(s, sub, t as u64)).all(|(a, _)| f.starts_with(&a))
-        });
+        let kept = finals
+            .iter()
+            .enumerate()
+            .all(|(t, f)| self.subscribers().filter_map(|sub| self.applied_in(s, sub, t as u64)).all(|(a, _)| f.starts_with(&a)));
         kept && self.one_outcome(s)
     }
 
