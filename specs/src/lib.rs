@@ -3,6 +3,7 @@
 //! through [`tlc`].
 
 pub mod actor;
+pub mod boki_model;
 pub mod causalmesh_model;
 pub mod causalmesh_replay;
 pub mod causalmesh_tcc_model;

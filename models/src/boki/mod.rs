@@ -88,6 +88,7 @@ mod sequencer;
 mod storage;
 mod store;
 mod subscription;
+mod view;
 
 pub use client::BokiContext;
 pub use flow::{BokiFlow, FlowContext};
@@ -95,6 +96,7 @@ pub use ids::{Entry, Pos, position, seqnum, term_of};
 pub use msg::Msg;
 pub use queue::BokiQueue;
 pub use store::{BokiStore, StoreContext};
+pub use view::{ControllerView, SequencerView};
 
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, Support, parse_params};

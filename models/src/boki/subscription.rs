@@ -36,6 +36,11 @@ impl Subscription {
         Some(entry)
     }
 
+    /// Entries applied in this term (read by model checkers' properties).
+    pub(super) fn applied(&self) -> u64 {
+        self.applied
+    }
+
     /// Records ordered by the entries applied in this term.
     pub(super) fn ordered(&self) -> u64 {
         self.last_cut.as_ref().map_or(0, Entry::total)
