@@ -144,3 +144,18 @@ fn hydrocache_regression_an_abort_does_not_start_its_waiting_sibling() {
     assert_eq!(r.summary.workflows.aborted_attempts, 1);
     assert!(!r.summary.observations.contains_key("retired_reads"), "{:?}", r.summary.observations.get("retired_reads"));
 }
+
+#[test]
+fn write_behind_under_overload_runs_on_a_small_stack() {
+    // Goal: each write-behind sink finishes inside its start handler and starts the next waiting
+    // function; that chain is as long as the machine's queue (thousands here) and must not
+    // recurse, or a sweep thread's stack overflows.
+    let r = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| run("write-behind-overload.json"))
+        .expect("a thread")
+        .join()
+        .expect("the run finishes on a 1 MB stack");
+    assert_passes("write-behind-overload.json", &r);
+    assert!(r.summary.workflows.completed > 1000, "{:?}", r.summary.workflows);
+}

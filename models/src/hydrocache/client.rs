@@ -49,6 +49,7 @@ pub struct Client {
     mode: Mode,
     no_validation: bool,
     metadata_ns_per_kb: Time,
+    write_behind: bool,
     wf: WfKey,
     is_source: bool,
     /// The operations, buffered writes and this function's reads (for repeated reads).
@@ -73,6 +74,7 @@ impl Client {
         mode: Mode,
         no_validation: bool,
         metadata_ns_per_kb: Time,
+        write_behind: bool,
     ) -> Client {
         let mut ctx = start.context;
         ctx.txn.started_ns.get_or_insert(start.now);
@@ -84,6 +86,7 @@ impl Client {
             mode,
             no_validation,
             metadata_ns_per_kb,
+            write_behind,
             wf: (start.workflow_id, start.attempt),
             is_source: start.is_source,
             txn: TxnClient::new(cache, start.function, start.is_sink, start.ops),
@@ -247,8 +250,14 @@ impl Client {
             return;
         }
         let writes = self.ctx.txn.write_set.iter().map(|(&k, &v)| (k, v)).collect();
-        out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes });
-        self.state = State::AwaitWrite;
+        let ack = !self.write_behind;
+        out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes, ack });
+        if ack {
+            self.state = State::AwaitWrite;
+        } else {
+            // Write-behind: committed once handed over; the database numbers the versions later.
+            self.commit_record(now, &[], out);
+        }
     }
 
     fn cleanup(&mut self, all: bool, out: &mut Out) {

@@ -74,7 +74,7 @@ impl Db {
                     .collect();
                 self.send_out(from, Msg::FetchReply { req, versions }, out);
             }
-            Msg::WriteTx { deps, writes } => {
+            Msg::WriteTx { deps, writes, ack } => {
                 // The batch's versions depend on the writer's causal past and on each other.
                 let mut seqs: Vec<(Key, Seq)> = writes.iter().map(|&(k, _)| (k, self.latest(k).seq + 1)).collect();
                 seqs.sort_unstable();
@@ -87,7 +87,9 @@ impl Db {
                     self.log.push(k);
                 }
                 out.trace("DbWrite", || format!("{{\"keys\":{},\"deps\":{}}}", seqs.len(), all.len()));
-                self.send_out(from, Msg::WriteAck { seqs }, out);
+                if ack {
+                    self.send_out(from, Msg::WriteAck { seqs }, out);
+                }
             }
             Msg::Pull => {
                 // The newest version of every subscribed key written since this cache's last pull.

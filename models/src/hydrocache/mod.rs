@@ -96,6 +96,10 @@
 //! - **A batch whose earlier key came from another cache or the database** may need a newer
 //!   version of a later key than the local cut served: the rest of the batch is read again
 //!   with the updated dependency map (`batch_rereads`).
+//! - **Write-behind** (`params.write_behind`, default off): the sink commits as soon as it has
+//!   sent its batch, as the CausalMesh authors' HydroCache does (a Redis writer task); the
+//!   papers' commit waits for storage. Nothing else changes: the batch reaches the database
+//!   later and is pulled like any other, and no later function of the workflow reads it.
 //! - **Storage latency** (`storage_latency_ns`) is added to every message the database sends;
 //!   it also sits on its own machine `db`, so link overrides work too.
 //! - **One source function** per workflow for Con (its coordinator).
@@ -205,6 +209,11 @@ pub struct Params {
     /// calibration knob for comparisons (digest §5.3). Default 0.
     #[serde(default)]
     pub metadata_ns_per_kb: Time,
+    /// The sink commits once it has sent the write batch, without waiting for the database
+    /// (the CausalMesh authors' re-implementation hands each write to a Redis writer task and
+    /// answers at once). Default false: the commit waits for the database's acknowledgement.
+    #[serde(default)]
+    pub write_behind: bool,
 }
 
 fn default_refresh_period() -> Time {
@@ -339,6 +348,7 @@ impl Protocol for HydroCache {
             self.params.mode,
             self.opt_without_validation,
             self.params.metadata_ns_per_kb,
+            self.params.write_behind,
         ))
     }
 
@@ -421,9 +431,14 @@ impl Model for HydroCache {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (any::<bool>(), 1u64..120, any::<bool>())
-            .prop_map(|(opt, refresh_ms, no_prewarm)| {
-                serde_json::json!({"mode": if opt { "opt" } else { "con" }, "refresh_period_ns": refresh_ms * 1_000_000, "prewarm": !no_prewarm})
+        (any::<bool>(), 1u64..120, any::<bool>(), any::<bool>())
+            .prop_map(|(opt, refresh_ms, no_prewarm, write_behind)| {
+                serde_json::json!({
+                    "mode": if opt { "opt" } else { "con" },
+                    "refresh_period_ns": refresh_ms * 1_000_000,
+                    "prewarm": !no_prewarm,
+                    "write_behind": write_behind,
+                })
             })
             .boxed()
     }

@@ -36,6 +36,8 @@ pub enum Msg {
     WriteTx {
         deps: Deps,
         writes: Vec<(Key, Value)>,
+        /// The sink waits for the versions (false: write-behind, `params.write_behind`).
+        ack: bool,
     },
     WriteAck {
         seqs: Vec<(Key, Seq)>,
@@ -113,7 +115,7 @@ impl Message for Msg {
             Msg::FetchReply { versions: v, .. } => 8 + versions(v),
             Msg::Pull => 0,
             Msg::Notify { versions: v } => versions(v),
-            Msg::WriteTx { deps, writes } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
+            Msg::WriteTx { deps, writes, .. } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
             Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
             Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),

@@ -162,6 +162,8 @@ impl<P: Protocol> Sim<P> {
             fixed,
             functions: Vec::new(),
             free_function_slots: Vec::new(),
+            machines_to_fill: Vec::new(),
+            filling_machines: false,
             machines,
             placer,
             network,

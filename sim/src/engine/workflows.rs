@@ -183,6 +183,12 @@ impl<P: Protocol> Sim<P> {
     }
 
     /// Frees a function's slot and worker, starting the next waiting function on that machine.
+    ///
+    /// A function may finish inside its own start handler (nothing to wait for), and its
+    /// `retire` would then start the next waiting one, and so on: recursion as deep as the
+    /// machine's queue, which overflowed the stack of a sweep thread on an overloaded run. So
+    /// only the outermost `retire` starts waiting functions, in a loop; one reached from a
+    /// function it started leaves its machine to that loop.
     pub(super) fn retire(&mut self, id: NodeId) -> P::Node {
         let slot = id.slot();
         let node = self.functions[slot].node.take().expect("retiring a live function");
@@ -190,12 +196,24 @@ impl<P: Protocol> Sim<P> {
         self.free_function_slots.push(slot as u32);
         let machine = self.functions[slot].machine;
         self.machines[machine].running -= 1;
-        while self.machines[machine].running < self.config.topology.workers_per_machine {
-            let Some((workflow, attempt, function)) = self.machines[machine].waiting.pop_front() else { break };
-            if self.workflows.get(workflow).is_some_and(|r| r.attempt == attempt && !r.aborting) {
-                self.spawn(workflow, function, machine);
+        self.machines_to_fill.push(machine);
+        if self.filling_machines {
+            return node;
+        }
+        self.filling_machines = true;
+        let mut next = 0;
+        while next < self.machines_to_fill.len() {
+            let machine = self.machines_to_fill[next];
+            next += 1;
+            while self.machines[machine].running < self.config.topology.workers_per_machine {
+                let Some((workflow, attempt, function)) = self.machines[machine].waiting.pop_front() else { break };
+                if self.workflows.get(workflow).is_some_and(|r| r.attempt == attempt && !r.aborting) {
+                    self.spawn(workflow, function, machine);
+                }
             }
         }
+        self.machines_to_fill.clear();
+        self.filling_machines = false;
         node
     }
 
