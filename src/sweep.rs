@@ -29,6 +29,8 @@
 //!   multiplied with the grid. The order of points is series, then points, then the grid
 //!   (first axis slowest).
 //! - `seeds`: `{"first", "count"}` or a list. Default: seed 1 only.
+//! - `timeline` (`{"bucket_ns", "until_ns"}`) adds each operation kind's latency per interval
+//!   of invocation time to every row, read from the run's history (a time series).
 //! - `quick` shrinks the sweep for `--quick` (and `causim reproduce --quick`): other seeds,
 //!   more overrides, other values for named axes (by their first path), fewer series.
 //!
@@ -89,7 +91,24 @@ pub struct SweepSpec {
     /// and the product under `a×b`.
     #[serde(default)]
     pub multiply: BTreeMap<String, String>,
+    /// Also report every operation kind's latency per interval of invocation time, read from
+    /// each run's history: a time series (a latency spike around a reconfiguration, say).
+    #[serde(default)]
+    pub timeline: Option<Timeline>,
 }
+
+/// `{"bucket_ns": 5000000, "until_ns": 400000000}`: rows get `timeline.<kind>.<start>.p50_ms`,
+/// `.p99_ms` and `.count` for the operations invoked in `[start, start + bucket_ns)` (start in
+/// ns, a multiple of `bucket_ns`), up to `until_ns` (at most [`TIMELINE_BUCKETS_MAX`] intervals).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeline {
+    pub bucket_ns: u64,
+    pub until_ns: u64,
+}
+
+/// Intervals a timeline may have (each adds three metrics per operation kind to every row).
+pub const TIMELINE_BUCKETS_MAX: u64 = 1000;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -337,6 +356,17 @@ impl SweepPlan {
         }
         if total.saturating_mul(seeds.len()) > JOBS_MAX {
             return Err(err("grid", format!("{total} points × {} seeds is more than {JOBS_MAX} runs", seeds.len())));
+        }
+        if let Some(t) = &spec.timeline {
+            if t.bucket_ns == 0 {
+                return Err(err("timeline.bucket_ns", "an interval must be positive".into()));
+            }
+            if t.until_ns.div_ceil(t.bucket_ns) > TIMELINE_BUCKETS_MAX {
+                return Err(err(
+                    "timeline.until_ns",
+                    format!("{} intervals of {} ns is more than {TIMELINE_BUCKETS_MAX}", t.until_ns.div_ceil(t.bucket_ns), t.bucket_ns),
+                ));
+            }
         }
         if spec.until.is_some() && spec.grid.is_empty() {
             return Err(err("until", "`until` walks the last grid axis, and there is no grid".into()));
@@ -679,6 +709,9 @@ pub fn metrics_of(report: &RunReport) -> BTreeMap<String, f64> {
 pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) -> Row {
     let mut metrics = metrics_of(report);
     metrics.insert("servers".into(), point.scenario.scenario.topology.servers as f64);
+    if let (Some(t), Some(history)) = (&plan.spec.timeline, &report.history) {
+        metrics.extend(timeline_metrics(t, history));
+    }
     Row {
         passed: report.passed(),
         invariant_violation: report.summary.invariant_violation.clone(),
@@ -686,6 +719,38 @@ pub fn row_of(plan: &SweepPlan, point: &Point, seed: u64, report: &RunReport) ->
         metrics,
         ..point_row(plan, point, seed)
     }
+}
+
+/// The key of a timeline metric, by its interval's start: `timeline.write.15000000.p99_ms`.
+pub fn timeline_key(kind: &str, start_ns: u64, statistic: &str) -> String {
+    format!("timeline.{kind}.{start_ns}.{statistic}")
+}
+
+/// Latency per operation kind and interval of invocation time, from a history (JSON Lines).
+fn timeline_metrics(t: &Timeline, history: &[u8]) -> BTreeMap<String, f64> {
+    #[derive(Deserialize)]
+    struct Line {
+        kind: Option<String>,
+        invoke_ns: Option<u64>,
+        complete_ns: Option<u64>,
+    }
+    let mut buckets: BTreeMap<(String, u64), causim_sim::metrics::Histogram> = BTreeMap::new();
+    for line in history.split(|&b| b == b'\n') {
+        let Ok(Line { kind: Some(kind), invoke_ns: Some(i), complete_ns: Some(c) }) = serde_json::from_slice::<Line>(line) else {
+            continue;
+        };
+        if i < t.until_ns {
+            buckets.entry((kind, i / t.bucket_ns)).or_default().record(c.saturating_sub(i));
+        }
+    }
+    let mut m = BTreeMap::new();
+    for ((kind, b), h) in buckets {
+        let (st, start) = (h.stats(), b * t.bucket_ns);
+        m.insert(timeline_key(&kind, start, "p50_ms"), st.p50 as f64 / 1e6);
+        m.insert(timeline_key(&kind, start, "p99_ms"), st.p99 as f64 / 1e6);
+        m.insert(timeline_key(&kind, start, "count"), st.count as f64);
+    }
+    m
 }
 
 /// The row of a run that panicked (a bug in causim): failed, no metrics, the panic's message.
@@ -1143,7 +1208,8 @@ pub fn run_sweep(plan: &SweepPlan, options: &SweepOptions) -> Result<SweepOutcom
                                 relabel(r, point)
                             }
                             None => {
-                                let run_options = RunOptions { seed: Some(job.seed), ..Default::default() };
+                                let run_options =
+                                    RunOptions { seed: Some(job.seed), keep_history: plan.spec.timeline.is_some(), ..Default::default() };
                                 // A panic is a bug in one run: it becomes that run's row (and the
                                 // panic hook has printed its replay command) and the sweep goes on.
                                 let outcome =
@@ -1303,6 +1369,23 @@ mod tests {
         assert_eq!(journal_row(&failed.to_json().to_string()), failed);
         assert_eq!(panic_message(&"boom"), "boom");
         assert_eq!(panic_message(&String::from("boom")), "boom");
+    }
+
+    #[test]
+    fn a_timeline_buckets_operations_by_invocation_time_and_kind() {
+        let history = concat!(
+            "{\"format\":\"causim-history/2\"}\n",
+            "{\"kind\":\"write\",\"invoke_ns\":1000,\"complete_ns\":3000}\n",
+            "{\"kind\":\"write\",\"invoke_ns\":9000,\"complete_ns\":12000000}\n",
+            "{\"kind\":\"read\",\"invoke_ns\":9500,\"complete_ns\":9600}\n",
+            "{\"kind\":\"read\",\"invoke_ns\":20000,\"complete_ns\":20100}\n",
+        );
+        let m = timeline_metrics(&Timeline { bucket_ns: 5000, until_ns: 20000 }, history.as_bytes());
+        assert_eq!(m[&timeline_key("write", 0, "count")], 1.0);
+        assert_eq!(m[&timeline_key("write", 5000, "p99_ms")], 11.991, "the 9 µs start is in the second interval");
+        assert_eq!(m[&timeline_key("read", 5000, "p50_ms")], 0.0001);
+        assert!(!m.keys().any(|k| k.starts_with("timeline.read.20000")), "operations from until_ns on are left out");
+        assert_eq!(m.len(), 9, "p50, p99 and count for each of three (kind, interval) pairs: {m:?}");
     }
 
     #[test]

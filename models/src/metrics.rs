@@ -75,6 +75,15 @@ metrics! {
     /// MuCache: per cache hit, 1 when the entry's subtree visited a service the request had
     /// already visited (Fig. 4's hazard, which visited sets refuse), else 0.
     REVISIT_HIT = "revisit_hit";
+    /// Boki: nanoseconds a log read took that the function's own engine answered from its
+    /// index and record cache (Table 5's cache hit).
+    LOG_READ_HIT_NS = "log_read_hit_ns";
+    /// Boki: nanoseconds a log read took that the own engine's index answered with a record
+    /// fetched from a storage node (Table 5's cache miss).
+    LOG_READ_MISS_NS = "log_read_miss_ns";
+    /// Boki: nanoseconds a log read took that another engine's index answered (Table 5's
+    /// remote engine).
+    LOG_READ_REMOTE_NS = "log_read_remote_ns";
 
     // Final metrics
 
@@ -103,6 +112,8 @@ metrics! {
     /// MuCache: queue items per second of busy time of the CM that processed the most (its
     /// throughput when saturated, Fig. 18).
     CM_EVENTS_PER_S = "cm_events_per_s";
+    /// Boki: entries in the current term's metalog at the end (the longest sequencer copy).
+    METALOG_ENTRIES = "metalog_entries";
 }
 
 /// The summary key of an observation's statistic (`obs.context_bytes.p50`).

@@ -101,6 +101,30 @@ pub const FIGURES: &[FigureDef] = &[
         build: boki::boki_append_scaling,
     },
     FigureDef {
+        name: "boki-metalog-rate",
+        sweep: "boki-append-scaling",
+        about: "Boki Table 3a: metalog entries per second and records per entry vs nodes",
+        build: boki::boki_metalog_rate,
+    },
+    FigureDef {
+        name: "boki-read-latency",
+        sweep: "boki-read-latency",
+        about: "Boki Table 5: read latency of a cache hit, a cache miss and a remote engine",
+        build: boki::boki_read_latency,
+    },
+    FigureDef {
+        name: "boki-reconfiguration",
+        sweep: "boki-reconfiguration",
+        about: "Boki Fig. 11: append and read latency around a reconfiguration",
+        build: boki::boki_reconfiguration,
+    },
+    FigureDef {
+        name: "boki-index-scaling",
+        sweep: "boki-index-scaling",
+        about: "Boki Table 11: read throughput vs function nodes holding the index",
+        build: boki::boki_index_scaling,
+    },
+    FigureDef {
         name: "faastcc-metadata",
         sweep: "faastcc-zipf",
         about: "FaaSTCC Fig. 5: metadata passed between functions vs Zipf",

@@ -6,11 +6,26 @@
 
 use super::Timer;
 use super::ids::Pos;
-use super::msg::{Dir, Msg};
+use super::msg::{Answer, Dir, Msg};
+use crate::metrics;
 use causim_sim::history::{LogCall, LogRecord, OpRecord, Outcome, TxnKind, TxnRecord};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use causim_sim::workload::{LogOp, Op};
+
+/// Table 5's read-latency ladder: a read that found a record, by where it was served — the
+/// own engine's cache, the own engine's index with a storage read, or another engine's index.
+fn observe_read_path(a: &Answer, engine: NodeId, took_ns: Time, out: &mut Outbox<Msg, Timer>) {
+    if a.seqnum.is_none() || a.data.is_none() {
+        return; // EMPTY (or lost): no record was read
+    }
+    let path = match (a.index == engine, a.cached) {
+        (false, _) => metrics::LOG_READ_REMOTE_NS,
+        (true, true) => metrics::LOG_READ_HIT_NS,
+        (true, false) => metrics::LOG_READ_MISS_NS,
+    };
+    out.observe(path, took_ns);
+}
 
 /// What a workflow carries from function to function: the metalog position it has reached.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -83,6 +98,7 @@ impl Client {
             }
             (Op::Log(read), Msg::ReadDone(a)) => {
                 self.ctx.pos = self.ctx.pos.max(a.pos);
+                observe_read_path(&a, self.engine, now - self.invoked_at, out);
                 let (book, tag, call, bound) = match *read {
                     LogOp::ReadNext { book, tag, min } => (book, tag, LogCall::ReadNext, min),
                     LogOp::ReadPrev { book, tag, max } => (book, tag, LogCall::ReadPrev, max),

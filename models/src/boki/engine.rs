@@ -251,6 +251,7 @@ impl Engine {
             lost: false,
             pos: version,
             index: self.id,
+            cached: false,
         };
         out.trace("ServeRead", || format!("{{\"version\":{},\"seqnum\":{found:?}}}", version.entries));
         let Some(s) = found else {
@@ -258,7 +259,7 @@ impl Engine {
         };
         if let Some(c) = self.cache_get(s) {
             out.count("cache_hit");
-            (answer.data, answer.body, answer.aux) = (Some(c.data), c.body, c.aux);
+            (answer.data, answer.body, answer.aux, answer.cached) = (Some(c.data), c.body, c.aux, true);
             return self.reply(q.origin, answer, out);
         }
         out.count("cache_miss");

@@ -99,7 +99,7 @@ pub use store::{BokiStore, StoreContext};
 pub use view::{ControllerView, SequencerView};
 
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
-use crate::{FaultModel, Model, Support, parse_params};
+use crate::{FaultModel, Model, Support, metrics, parse_params};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -224,7 +224,11 @@ impl Model for Boki {
                 replicas read at the caller's metalog position",
         level: Level::SharedLog,
         mutants: MUTANTS,
-        profile: Profile::PLAIN,
+        profile: Profile {
+            observations: &[metrics::LOG_READ_HIT_NS, metrics::LOG_READ_MISS_NS, metrics::LOG_READ_REMOTE_NS],
+            final_metrics: &[metrics::METALOG_ENTRIES],
+            ..Profile::PLAIN
+        },
         faults: FAULTS,
         series: &[SeriesStyle { label: "Boki", colour: (204, 121, 167) }],
     };
@@ -665,5 +669,11 @@ impl Protocol for Boki {
 
     fn join_contexts(&self, contexts: Vec<BokiContext>) -> BokiContext {
         BokiContext { pos: contexts.iter().map(|c| c.pos).max().unwrap_or_default() }
+    }
+
+    /// Table 3's metalog entry rate: the current term's metalog, as long as any copy is.
+    fn final_metrics(&self, nodes: &[&BokiNode]) -> Vec<(String, f64)> {
+        let entries = nodes.iter().filter_map(|n| if let BokiNode::Sequencer(q) = n { Some(q.metalog.len()) } else { None }).max();
+        entries.map(|e| (metrics::METALOG_ENTRIES.to_string(), e as f64)).into_iter().collect()
     }
 }

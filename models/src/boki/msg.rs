@@ -54,6 +54,8 @@ pub struct Answer {
     pub pos: Pos,
     /// The index replica that answered.
     pub index: NodeId,
+    /// The record came from that replica's record cache (no storage read).
+    pub cached: bool,
 }
 
 /// A new record on its way to its shard's storage replicas.
