@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 out=${1:-out/si-bench}
 mkdir -p "$out"
 bin=target/release/causim
-printf '| transactions | operations | check s | transactions/s | peak MB |\n|---:|---:|---:|---:|---:|\n'
+printf '| transactions | operations | wall s | CPU s | transactions/s (CPU) | peak MB |\n|---:|---:|---:|---:|---:|---:|\n'
 for n in 6250 25000 100000; do
   scenario="$out/counter-$n.json"
   python3 - "$n" > "$scenario" <<'PY'
@@ -24,7 +24,8 @@ print(json.dumps(s))
 PY
   [ -s "$out/run-$n/history.jsonl" ] || "$bin" run "$scenario" --no-trace --out "$out/run-$n" > /dev/null
   ops=$(grep -o '"f":"[rw]"' "$out/run-$n/history.jsonl" | wc -l)
-  /usr/bin/time -f '%e %M' -o "$out/time-$n" "$bin" check --level si "$out/run-$n/history.jsonl" > "$out/check-$n.txt"
-  read -r secs kb < "$out/time-$n"
-  awk -v n="$n" -v o="$ops" -v s="$secs" -v k="$kb" 'BEGIN { printf "| %d | %d | %.2f | %.0f | %.0f |\n", n, o, s, n / (s > 0 ? s : 0.01), k / 1024 }'
+  /usr/bin/time -f '%e %U %S %M' -o "$out/time-$n" "$bin" check --level si "$out/run-$n/history.jsonl" > "$out/check-$n.txt"
+  read -r wall user sys kb < "$out/time-$n"
+  awk -v n="$n" -v o="$ops" -v w="$wall" -v u="$user" -v s="$sys" -v k="$kb" \
+    'BEGIN { c = u + s; printf "| %d | %d | %.2f | %.2f | %.0f | %.0f |\n", n, o, w, c, n / (c > 0 ? c : 0.01), k / 1024 }'
 done
