@@ -39,6 +39,9 @@
 //!   aborts the transaction (its writes are left out of its history line).
 //! - A function remembers the decisions it made (as any replayer would within one call)
 //!   besides caching them as auxiliary data. No non-transactional writes, no GC.
+//! - `params.aux_data` false is Table 7's ablation: no decision is cached or read as
+//!   auxiliary data, so every function decides the commit records it meets from the log, and a
+//!   replay grows with the log (the `bokistore-replay` figure).
 
 use super::Timer;
 use super::client::BokiContext;
@@ -552,7 +555,12 @@ impl Model for BokiStore {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        Boki::fuzz_params()
+        (Boki::fuzz_params(), any::<bool>())
+            .prop_map(|(mut p, aux_data)| {
+                p["aux_data"] = aux_data.into();
+                p
+            })
+            .boxed()
     }
 }
 
