@@ -54,6 +54,26 @@ fn bokistore_counter_test_commits_a_fraction_and_loses_no_update() {
 }
 
 #[test]
+fn bokistore_without_auxiliary_data_stays_snapshot_isolated_and_replays_more_as_the_log_grows() {
+    // Goal: Table 7's ablation (params.aux_data false): decisions are a function of the log, so
+    // the history still passes si; without cached decisions each function decides the commit
+    // records it meets from the log, so a transaction's replay grows with the log.
+    let replay_reads = |aux_data: bool, workflows: u64| {
+        let mut loaded = common::load_scenario("boki", "s11-counter-test.json");
+        loaded.scenario.protocol.params["aux_data"] = aux_data.into();
+        let causim_sim::workload::WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("a generator") };
+        g.workflows_max = Some(workflows);
+        let r = common::run_checked(&loaded, 1, &[]);
+        r.assert_passes(&format!("aux_data {aux_data}, {workflows} workflows"));
+        assert_eq!(r.observed("store_txn_committed"), workflows, "one decision per transaction");
+        r.summary.observations["store_replay_reads"].mean
+    };
+    let (with, short, long) = (replay_reads(true, 600), replay_reads(false, 200), replay_reads(false, 600));
+    assert!(short > 1.5 * with, "without auxiliary data a replay is longer: {short:.1} vs {with:.1} reads");
+    assert!(long > 1.3 * short, "and grows with the log: {long:.1} reads at 600 workflows vs {short:.1} at 200");
+}
+
+#[test]
 fn bokiflow_reexecution_after_a_crash_takes_each_step_once() {
     // Goal: digest S8. S0 crashes after step 0's database write and step 1's log append; the
     // re-execution's step 0 fails the version condition, its step 1 takes effect once.

@@ -114,6 +114,22 @@ metrics! {
     CM_EVENTS_PER_S = "cm_events_per_s";
     /// Boki: entries in the current term's metalog at the end (the longest sequencer copy).
     METALOG_ENTRIES = "metalog_entries";
+
+    // Boki's libraries (observations)
+
+    /// BokiStore: 1 when a read-write transaction committed, 0 when it aborted (the counter
+    /// test's committed fraction, §7.5).
+    STORE_TXN_COMMITTED = "store_txn_committed";
+    /// BokiStore: records of the physical log inside a transaction's commit window.
+    STORE_WINDOW_RECORDS = "store_window_records";
+    /// BokiStore: log reads one function made to replay objects and decide commits.
+    STORE_REPLAY_READS = "store_replay_reads";
+    /// BokiFlow: nanoseconds of one write step (append, read back, conditional database write).
+    FLOW_WRITE_STEP_NS = "flow_write_step_ns";
+    /// BokiFlow: nanoseconds of one read step (database read, append, read back).
+    FLOW_READ_STEP_NS = "flow_read_step_ns";
+    /// BokiFlow: nanoseconds of one invoke step (pre-invoke append and read back).
+    FLOW_INVOKE_STEP_NS = "flow_invoke_step_ns";
 }
 
 /// The summary key of an observation's statistic (`obs.context_bytes.p50`).

@@ -10,6 +10,7 @@
 //! (`load`); the helpers they share live here.
 
 mod boki;
+mod boki_libs;
 mod causalmesh;
 mod concord;
 mod faastcc;
@@ -123,6 +124,24 @@ pub const FIGURES: &[FigureDef] = &[
         sweep: "boki-index-scaling",
         about: "Boki Table 11: read throughput vs function nodes holding the index",
         build: boki::boki_index_scaling,
+    },
+    FigureDef {
+        name: "boki-counter-test",
+        sweep: "boki-counter-test",
+        about: "Boki §7.5: BokiStore's counter test, committed transactions and the sum invariant for k = 2, 3, 5 counters",
+        build: boki_libs::boki_counter_test,
+    },
+    FigureDef {
+        name: "bokistore-replay",
+        sweep: "bokistore-replay",
+        about: "Boki Tables 7 and 9: BokiStore's throughput as the log grows with and without auxiliary data, and vs cache size",
+        build: boki_libs::bokistore_replay,
+    },
+    FigureDef {
+        name: "bokiflow-steps",
+        sweep: "bokiflow-steps",
+        about: "Boki Fig. 13: BokiFlow's latency per workflow step against Beldi with its logs in a database",
+        build: boki_libs::bokiflow_steps,
     },
     FigureDef {
         name: "faastcc-metadata",
@@ -352,6 +371,7 @@ mod tests {
         let sources = [
             &this[..this.find("#[cfg(test)]").expect("the tests module")],
             include_str!("boki.rs"),
+            include_str!("boki_libs.rs"),
             include_str!("causalmesh.rs"),
             include_str!("concord.rs"),
             include_str!("faastcc.rs"),

@@ -72,7 +72,7 @@ use super::msg::{Answer, Dir, Msg};
 use super::record::{Aux, Body};
 use super::{Boki, BokiNode, Timer};
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
-use crate::{FaultModel, Model, Support};
+use crate::{FaultModel, Model, Support, metrics};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -435,6 +435,7 @@ impl FlowClient {
                     unreachable!("the step's first record is a logged read: {a:?}")
                 };
                 let key = self.key();
+                out.observe(metrics::FLOW_READ_STEP_NS, now - self.invoked_at);
                 let ops = vec![
                     append_op(key, vec![self.tag()], self.read_data(), Some(own)),
                     first_op(key, self.tag(), (s1, v1, (a.pos.term, a.pos.entries))),
@@ -462,6 +463,7 @@ impl FlowClient {
                 self.advance(now, out);
             }
             (Step::PreFirst, Reply::Read(a)) => {
+                out.observe(metrics::FLOW_INVOKE_STEP_NS, now - self.invoked_at);
                 self.callee = Some(a.data.expect("the pre-invoke record's own record is in the prefix"));
                 self.done(out);
             }
@@ -478,6 +480,10 @@ impl FlowClient {
         let mut ops = vec![append_op(key, vec![self.tag()], value, Some(own)), first_op(key, self.tag(), first), OpRecord::read(key, prev)];
         if applied {
             ops.push(OpRecord::write(key, value));
+        }
+        if !self.locks {
+            // With locks the step's clock restarted at its acquire.
+            out.observe(metrics::FLOW_WRITE_STEP_NS, now - self.invoked_at);
         }
         let note = (!applied).then_some("the version condition rejected it: the key holds a version at or after the step's first record");
         self.record_line(now, TxnKind::Write, ops, note, out);
@@ -616,7 +622,11 @@ impl Model for BokiFlow {
                 of its step's first log record; function-node crashes survived by re-execution",
         level: Level::ExactlyOnce,
         mutants: MUTANTS,
-        profile: Profile { database: true, ..Profile::PLAIN },
+        profile: Profile {
+            database: true,
+            observations: &[metrics::FLOW_WRITE_STEP_NS, metrics::FLOW_READ_STEP_NS, metrics::FLOW_INVOKE_STEP_NS],
+            ..Profile::PLAIN
+        },
         faults: FAULTS,
         series: &[SeriesStyle { label: "BokiFlow", colour: (86, 180, 233) }],
     };

@@ -39,6 +39,9 @@
 //!   aborts the transaction (its writes are left out of its history line).
 //! - A function remembers the decisions it made (as any replayer would within one call)
 //!   besides caching them as auxiliary data. No non-transactional writes, no GC.
+//! - `params.aux_data` false is Table 7's ablation: no decision is cached or read as
+//!   auxiliary data, so every function decides the commit records it meets from the log, and a
+//!   replay grows with the log (the `bokistore-replay` figure).
 
 use super::Timer;
 use super::client::BokiContext;
@@ -46,9 +49,9 @@ use super::logbook::{LogBook, Reply};
 use super::msg::{Answer, Dir, Msg};
 use super::record::{Aux, Body};
 use super::{Boki, BokiNode};
-use crate::Model;
 use crate::catalogue::{Entry as CatalogueEntry, Mutant, Profile, SeriesStyle};
 use crate::txn_client::{TxnClient, TxnContext};
+use crate::{Model, metrics};
 use causim_checkers::Level;
 use causim_sim::config::TopologyConfig;
 use causim_sim::error::FieldError;
@@ -142,6 +145,11 @@ pub struct StoreClient {
     data: Value,
     no_conflict_check: bool,
     aux_claims_commit: bool,
+    /// §5.4's replay optimisation: decisions cached and read as auxiliary data (false: Table
+    /// 7's ablation, every function replays from the log alone).
+    aux_data: bool,
+    /// Log reads this function made to replay.
+    replay_reads: u64,
     /// Decisions this function made.
     decided: BTreeMap<u64, bool>,
     frames: Vec<Frame>,
@@ -164,7 +172,7 @@ fn increments(ops: Vec<Op>) -> Vec<Op> {
 }
 
 impl StoreClient {
-    fn new(start: FunctionStart<'_, StoreContext>, no_conflict_check: bool, aux_claims_commit: bool) -> StoreClient {
+    fn new(start: FunctionStart<'_, StoreContext>, store: &BokiStore) -> StoreClient {
         assert!(start.workflow_id < 1 << 38 && start.attempt < 1 << 8 && start.function < 1 << 8, "record data fields out of range");
         let data = 1 << 62 | start.workflow_id << 24 | u64::from(start.attempt) << 16 | u64::from(start.function) << 8;
         let read_only = start.is_source && start.is_sink && !start.ops.iter().any(|o| matches!(o, Op::Write { .. }));
@@ -179,8 +187,10 @@ impl StoreClient {
             ctx,
             read_only,
             data,
-            no_conflict_check,
-            aux_claims_commit,
+            no_conflict_check: store.no_conflict_check,
+            aux_claims_commit: store.aux_claims_commit,
+            aux_data: store.aux_data,
+            replay_reads: 0,
             decided: BTreeMap::new(),
             frames: Vec::new(),
             phase: Phase::Starting,
@@ -243,8 +253,7 @@ impl StoreClient {
             return;
         }
         if !self.txn.is_sink() {
-            self.phase = Phase::Done;
-            out.function_done();
+            self.done(out);
         } else if self.ctx.txn.write_set.is_empty() {
             self.record(now, Ended::Committed(None), out);
         } else {
@@ -279,6 +288,7 @@ impl StoreClient {
                 None => unreachable!("driving an empty replay"),
                 Some(Frame::Value { below: 0, .. }) => Found::Value(None),
                 Some(&mut Frame::Value { key, below, .. }) => {
+                    self.replay_reads += 1;
                     self.log.read(BOOK, tag(key), Dir::Prev, below - 1, out);
                     return;
                 }
@@ -293,6 +303,7 @@ impl StoreClient {
                         (*obj, *below) = (*obj + 1, *commit);
                         continue;
                     } else {
+                        self.replay_reads += 1;
                         self.log.read(BOOK, tag(writes[*obj]), Dir::Prev, *below - 1, out);
                         return;
                     }
@@ -312,7 +323,9 @@ impl StoreClient {
             self.decided.insert(*commit, b);
             // The mutant caches its own commit as committed whatever replay decided.
             let own = self.phase == Phase::Deciding { commit: *commit };
-            self.log.set_aux(*commit, Aux::Decided(b || (own && self.aux_claims_commit)), out);
+            if self.aux_data {
+                self.log.set_aux(*commit, Aux::Decided(b || (own && self.aux_claims_commit)), out);
+            }
         }
         match (self.frames.last_mut(), found) {
             (Some(Frame::Value { below, waiting, .. }), Found::Decided(b)) => {
@@ -341,8 +354,9 @@ impl StoreClient {
 
     /// A log read for the top frame.
     fn on_read(&mut self, now: Time, a: Answer, out: &mut Outbox<Msg, Timer>) {
+        let aux_data = self.aux_data;
         let known = |s: u64, a: &Answer, decided: &BTreeMap<u64, bool>| match a.aux {
-            Some(Aux::Decided(b)) => Some(b),
+            Some(Aux::Decided(b)) if aux_data => Some(b),
             _ => decided.get(&s).copied(),
         };
         let found = match (self.frames.last_mut().expect("a read for a frame"), a.seqnum) {
@@ -415,6 +429,12 @@ impl StoreClient {
 
     /// The commit record was decided (`Some((seqnum, committed))`) or discarded by a seal.
     fn finish_commit(&mut self, now: Time, decision: Option<(u64, bool)>, out: &mut Outbox<Msg, Timer>) {
+        out.observe(metrics::STORE_TXN_COMMITTED, u64::from(decision.is_some_and(|d| d.1)));
+        if let (Some((commit, _)), Some(start)) = (decision, self.ctx.start)
+            && super::term_of(commit) == super::term_of(start)
+        {
+            out.observe(metrics::STORE_WINDOW_RECORDS, super::position(commit) - super::position(start) - 1);
+        }
         match decision {
             Some((commit, true)) => self.record(now, Ended::Committed(Some(commit)), out),
             Some((commit, false)) => {
@@ -431,6 +451,11 @@ impl StoreClient {
         };
         record.ops = renumber(std::mem::take(&mut record.ops).into_vec(), commit).into();
         out.record(record);
+        self.done(out);
+    }
+
+    fn done(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.observe(metrics::STORE_REPLAY_READS, self.replay_reads);
         self.phase = Phase::Done;
         out.function_done();
     }
@@ -489,6 +514,7 @@ pub struct BokiStore {
     log: Boki,
     no_conflict_check: bool,
     aux_claims_commit: bool,
+    aux_data: bool,
 }
 
 impl Model for BokiStore {
@@ -498,7 +524,11 @@ impl Model for BokiStore {
                 commit the log decides (conflicts in the commit window), decisions cached as auxiliary data",
         level: Level::Si,
         mutants: MUTANTS,
-        profile: Profile { workflow_txn: true, ..Profile::PLAIN },
+        profile: Profile {
+            workflow_txn: true,
+            observations: &[metrics::STORE_TXN_COMMITTED, metrics::STORE_WINDOW_RECORDS, metrics::STORE_REPLAY_READS],
+            ..Profile::PLAIN
+        },
         faults: super::library_faults(
             "a function node's crash can leave a commit record in the log whose function never records the transaction: \
              other transactions then read its writes (the paper claims no survival of function crashes for BokiStore); \
@@ -510,15 +540,27 @@ impl Model for BokiStore {
     const VERSION_ORDER_VALUES: bool = true;
 
     fn build(params: &serde_json::Value, mutants: &[&str], topology: &TopologyConfig) -> Result<Self, FieldError> {
+        // BokiStore's own field (`aux_data`, default true); the rest are the log's.
+        let mut log_params = if params.is_null() { serde_json::json!({}) } else { params.clone() };
+        let aux_data = match log_params.as_object_mut().and_then(|o| o.remove("aux_data")) {
+            None => true,
+            Some(v) => v.as_bool().ok_or_else(|| FieldError::new("params.aux_data", format!("expected true or false, got {v}")))?,
+        };
         Ok(BokiStore {
-            log: Boki::build(params, &[], topology)?,
+            log: Boki::build(&log_params, &[], topology)?,
             no_conflict_check: mutants.contains(&"no_window_conflict_check"),
             aux_claims_commit: mutants.contains(&"aux_claims_commit"),
+            aux_data,
         })
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        Boki::fuzz_params()
+        (Boki::fuzz_params(), any::<bool>())
+            .prop_map(|(mut p, aux_data)| {
+                p["aux_data"] = aux_data.into();
+                p
+            })
+            .boxed()
     }
 }
 
@@ -535,7 +577,7 @@ impl Protocol for BokiStore {
     }
 
     fn spawn_function(&self, start: FunctionStart<'_, StoreContext>) -> BokiNode {
-        BokiNode::Store(Box::new(StoreClient::new(start, self.no_conflict_check, self.aux_claims_commit)))
+        BokiNode::Store(Box::new(StoreClient::new(start, self)))
     }
 
     fn finish_function(&self, node: BokiNode) -> StoreContext {
