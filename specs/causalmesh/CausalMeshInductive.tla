@@ -3,20 +3,23 @@
 (* An inductive invariant for CausalMesh's core safety property: the      *)
 (* C-cache is a causal cut (CCacheIsCausalCut) and a revealed write is    *)
 (* everywhere (CoverageLemma), with reads covering their dependencies     *)
-(* (ReadsCoverDeps).                                                      *)
+(* (ReadsCoverDeps) and, from those, causally consistent reads in the     *)
+(* history (ReadsAreCausallyConsistent).                                  *)
 (*                                                                         *)
 (* IndInv strengthens those invariants with what a proof by induction     *)
 (* needs: what each server holds of each write (in its I-cache, merged    *)
 (* into its C-cache, or nothing), that merged sets are closed under       *)
 (* dependencies, that a revealed write is held by every server, that an   *)
-(* in-flight write is held by its head, and how clocks, the GVC, the      *)
-(* C-cache entries, the chain messages and the clients' state follow from *)
-(* the writes.  TLC checks, over every state of a bounded type-correct    *)
-(* space that satisfies IndInv (IndInit), that every step of Next keeps   *)
-(* IndInv (MC_inductive_step.cfg), and that IndInv implies the            *)
-(* invariants it strengthens (MC_inductive_lemma.cfg); the reachable-     *)
-(* states config (MC_inductive_reachable.cfg) checks Init => IndInv and   *)
-(* that IndInv holds on every reachable state at small bounds.            *)
+(* in-flight write is held by its head, what each client and each write   *)
+(* has seen, and how clocks, the GVC, the C-cache entries, the chain      *)
+(* messages and the clients' state follow from the writes.                *)
+(*                                                                         *)
+(* TLC checks, over every state of a bounded type-correct space that      *)
+(* satisfies IndInv (IndInit), that every step of Next keeps IndInv       *)
+(* (MC_inductive_step.cfg) and that IndInv implies the invariants it      *)
+(* strengthens and the history property (MC_inductive_lemma.cfg);        *)
+(* MC_inductive_reachable.cfg checks Init => IndInv and IndInv on every   *)
+(* reachable state at the spec's CI bounds.                               *)
 (*                                                                         *)
 (* Scope: the default protocol (exact integration, conflict resolution by *)
 (* the winner's clock, writes stamped above their deps, asynchronous      *)
@@ -36,12 +39,14 @@ CONSTANTS
     Omit        \* names of IndInv conjuncts to leave out (tests: {} or one name)
 
 ASSUME N = 2 /\ Chain = "one_round" /\ Integration = "exact"
-ASSUME WriteClock = "join" /\ Resolution = "winner" /\ ~Disseminate /\ DbFlush = "async"
+ASSUME WriteClock = "join" /\ Resolution = "winner" /\ TxnAbort = "lex"
+ASSUME ~Disseminate /\ DbFlush = "async"
 ASSUME MaxClock \in Nat
 
 \* The conjuncts a test may leave out, to show the check fails without them.
 Droppable == {"DepsPresent", "MergedIsClosed", "RevealedIsEverywhere",
-              "InFlightHeldByHead", "ClientDepsRevealed", "ReadsCoverDeps"}
+              "InFlightHeldByHead", "ClientDepsRevealed", "ReadsCoverDeps",
+              "ClientPastCovered", "WritePastCovered", "ReadsReturnLatest"}
 ASSUME Omit \subseteq Droppable
 Keep(name) == name \notin Omit
 
@@ -180,6 +185,38 @@ ClientDepsRevealed == Keep("ClientDepsRevealed") =>
 
 ReadsCoverDepsKept == Keep("ReadsCoverDeps") => ReadsCoverDeps
 
+(* The history.  What a client has seen (the causal past of its next          *)
+(* operation) is what its deps and own writes name, and what a write's client *)
+(* had seen is what the write depends on; so a read, which integrates the     *)
+(* client's deps and merges in its own writes, returns the newest version of  *)
+(* its key, in the order of conflict resolution, of those in its past.  These  *)
+(* give the history property (causal consistency of the reads).               *)
+
+\* The writes the dependencies D name, and those they depend on, transitively.
+RECURSIVE DepClosure(_)
+DepClosure(D) ==
+    LET X  == {x \in AllWrites : DepOn(x) \in D}
+        D2 == D \cup UNION {x.deps : x \in X}
+    IN  IF D2 = D THEN X ELSE DepClosure(D2)
+
+PastWrites(P) == {Op(p).w : p \in {q \in P : IsWriteOp(q)}}
+
+\* The causal past of a client's next operation: its operations and their pasts.
+ClientPast(c) == Grow({<<c, i>> : i \in 1..Len(hist[c])})
+
+ClientPastCovered == Keep("ClientPastCovered") =>
+    \A c \in Clients : PastWrites(ClientPast(c)) \subseteq local[c] \cup DepClosure(deps[c])
+
+WritePastCovered == Keep("WritePastCovered") =>
+    \A o \in WriteIds : PastWrites(CausalPast(o)) \subseteq DepClosure(WriteOf(o).deps)
+
+\* Every other write of the key in a read's past loses to the version returned.
+ReadsReturnLatest == Keep("ReadsReturnLatest") =>
+    \A o \in OpIds : IsReadOp(o) => \A k \in Op(o).keys :
+        LET v == Op(o).val[k]
+        IN  \A p \in {q \in CausalPast(o) : IsWriteOp(q) /\ Op(q).w.key = k} :
+               p = v \/ (v /= InitVal /\ LexLess(Op(p).w.vc, WriteOf(v).vc))
+
 IndInv ==
     /\ NothingPending
     /\ OpsWellFormed
@@ -197,6 +234,9 @@ IndInv ==
     /\ InFlightHeldByHead
     /\ ClientDepsRevealed
     /\ ReadsCoverDepsKept
+    /\ ClientPastCovered
+    /\ WritePastCovered
+    /\ ReadsReturnLatest
 
 -----------------------------------------------------------------------------
 (* The bounded space.  BoundedTypeOK is TypeOK with every clock entry in   *)
@@ -338,6 +378,10 @@ IndInit ==
                        /\ deps = [c \in Clients |-> {Dep(o) : o \in dc[c]}]
                        /\ local = [c \in Clients |-> {Rec(o) : o \in {p \in WIds : p[1] = c}}]
                        /\ gvc = g
+  \* The history's conjuncts, on the state built.
+  /\ ClientPastCovered
+  /\ WritePastCovered
+  /\ ReadsReturnLatest
 
 \* The lemma configs check invariants on IndInit's states and take no step.
 NoStep == UNCHANGED vars
