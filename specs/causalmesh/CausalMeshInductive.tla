@@ -254,9 +254,10 @@ BoundedTypeOK ==
 (* write, which writes are in flight, the clients' deps, the GVCs, what each  *)
 (* read returned), each drawn from exactly the values the conjuncts above     *)
 (* allow, so that every state of BoundedTypeOK /\ IndInv is built (the        *)
-(* argument is per conjunct, next to each choice).  Its last conjunct is      *)
-(* BoundedTypeOK /\ IndInv, so nothing else is.  Conjuncts in Omit are not    *)
-(* imposed on the choices either.                                             *)
+(* argument is per conjunct, next to each choice); the history's conjuncts    *)
+(* then filter the state built.  That nothing else is built is checked by     *)
+(* TLC: the configs list every conjunct as an invariant, which TLC checks on  *)
+(* initial states too.  Conjuncts in Omit are not imposed either.             *)
 
 \* A client's history, as kinds of operations: a write or read of a key, a
 \* committed or aborted read transaction (only last: OpsWellFormed).
