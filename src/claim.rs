@@ -112,8 +112,16 @@ pub const BELDI_DB_OP: Fitted = Fitted {
 };
 
 /// Every constant fitted to a paper's number.
-pub const FITTED: &[&Fitted] =
-    &[&FIG1_LAG, &FIG17_HOP, &METADATA_NS_PER_KB, &CONCORD_LOCAL_ACCESS, &WRAPPER_COSTS, &CM_COSTS, &BOKI_RECONFIGURATION_DELAY, &BELDI_DB_OP];
+pub const FITTED: &[&Fitted] = &[
+    &FIG1_LAG,
+    &FIG17_HOP,
+    &METADATA_NS_PER_KB,
+    &CONCORD_LOCAL_ACCESS,
+    &WRAPPER_COSTS,
+    &CM_COSTS,
+    &BOKI_RECONFIGURATION_DELAY,
+    &BELDI_DB_OP,
+];
 
 /// What a claim's pass is worth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
