@@ -127,6 +127,7 @@ impl Agent {
                 self.lines.remove(&victim);
                 out.count("concord_eviction");
                 out.trace("Evict", || format!("{{\"key\":{victim}}}"));
+                self.tx_on_evict(victim, out);
             }
         }
         let used = self.tick();
@@ -184,6 +185,7 @@ impl Agent {
             self.deferred.entry(key).or_default().push((home, Msg::FwdRd { key, tag }));
             return;
         }
+        self.tx_on_forwarded_read(key, out);
         let applied = self.applied(key);
         let reply = match self.lines.get_mut(&key) {
             Some(line) => {
@@ -202,6 +204,7 @@ impl Agent {
             self.deferred.entry(key).or_default().push((home, Msg::Inv { key, tag }));
             return;
         }
+        self.tx_on_invalidate(key, out);
         if self.lines.remove(&key).is_some() {
             out.trace("Invalidate", || format!("{{\"key\":{key}}}"));
         }
