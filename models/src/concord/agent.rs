@@ -160,9 +160,9 @@ pub struct Agent {
     // Transactions (`txn.rs`).
     /// The speculative state of each local function's transaction in flight.
     pub(super) txns: BTreeMap<NodeId, super::txn::Spec>,
-    /// Squashed transactions whose request for the global lock is still out: released when
-    /// granted.
-    pub(super) lock_cancelled: BTreeSet<NodeId>,
+    /// Per function, requests for the global lock of its squashed attempts still out: each is
+    /// released when granted.
+    pub(super) lock_cancelled: BTreeMap<NodeId, u32>,
 }
 
 impl Agent {
@@ -204,7 +204,7 @@ impl Agent {
             orphaned: BTreeSet::new(),
             unwelcomed: BTreeSet::new(),
             txns: BTreeMap::new(),
-            lock_cancelled: BTreeSet::new(),
+            lock_cancelled: BTreeMap::new(),
         }
     }
 

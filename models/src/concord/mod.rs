@@ -182,6 +182,27 @@
 //!   overlap the paper relies on; generated workloads therefore do not use `ext` (the fuzzer
 //!   never sets `external_app`).
 //!
+//! # Transactions (§IV-A): `txn.rs`, `client.rs`, the lock in `controller.rs`
+//!
+//! With `params.transactions` each function's calls are one transaction: its agent tags the
+//! lines it reads and buffers its writes (speculative lines), conflicts squash it (the requester
+//! wins; locally on access to the shared instance, remotely when an invalidation or a forwarded
+//! read reaches a speculative line, a line it read is pinned meanwhile), and it commits by taking
+//! the controller's global lock and writing its buffer through the ordinary write path. A
+//! squashed transaction backs off exponentially and runs again. Its history line (kind `txn`)
+//! holds every read and write of the attempt that committed, over the interval from the first
+//! attempt's start to the last commit write's acknowledgment; `strict-serializable` judges them.
+//! Choices where the paper is silent (and why the directory locks of its commit step are left
+//! to the blocking directory) are in `txn.rs`. Not modelled with transactions, and refused by
+//! `build`: domain changes and external writes (what happens to speculative lines when a home
+//! moves, the paper does not say). A crash during a commit is not handled by the paper either
+//! (digest A14, "commit-lock holder crash"): a crashed holder keeps the lock and later commits
+//! stall, so transactional scenarios should not crash agents. The paper's priority increase
+//! after several squashes is left out (the back-off is staggered by the function's id instead).
+//! Scenarios: `txn-write-skew` (a conflicting race that the lock and the invalidation settle),
+//! `txn-contended-workload`, and the mutants `commit_without_global_lock` and
+//! `no_remote_squash` on the race.
+//!
 //! # Mutants (`protocol.mutants`)
 //!
 //! See [`MUTANTS`]: each removes one safeguard and names the anomaly it allows.
@@ -189,7 +210,7 @@
 //! # Not modelled yet
 //!
 //! Cache resizing (capacities are fixed here: `lines_max`, `directory_max`),
-//! transactions (§2.11), communication-aware placement (§2.12; coherence-aware scheduling is
+//! transactions spanning functions (§2.11's open question), communication-aware placement (§2.12; coherence-aware scheduling is
 //! the engine's `hash_of_input` placement). TLA+ and Stateright: `specs/concord/`, `specs/src/concord_model.rs`. The Faa$T baseline is `faast.rs` (its own catalogue entry,
 //! `faast`), sharing the ring, storage and client; the OFC baseline (`ofc`, `ofc.rs`) is Faa$T's
 //! homes with no copies outside them. A scenario with read transactions is refused with
@@ -677,7 +698,7 @@ impl Model for Concord {
                 ));
             }
         }
-        refuse_read_txns(config, "Concord's functions read and write single keys (its transactions, §2.11, are not modelled yet)")
+        refuse_read_txns(config, "Concord has no read transactions; its transactions are whole functions (params.transactions)")
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {

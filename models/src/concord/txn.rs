@@ -9,8 +9,10 @@
 //! - **Conflicts; the requester wins.** Locally, on access to the shared instance: a write of a
 //!   key another transaction read or wrote, or a read of a key another wrote, squashes the other.
 //!   Remotely, through coherence: an invalidation of a key a transaction read or wrote, or a
-//!   forwarded read of a key it wrote, squashes it. Silently evicting a line a transaction read
-//!   squashes it too (its conflicts could no longer be seen).
+//!   forwarded read of a key it wrote, squashes it. A line a transaction read is not evicted
+//!   while it runs (a choice: hardware TM squashes on such an eviction instead, but a transaction
+//!   that reads more keys than the cache holds would then squash itself forever; here the cache
+//!   overflows `lines_max` meanwhile, as it does for lines with a call in flight).
 //! - **Commit.** The agent takes the global lock (the controller's), then writes every buffered
 //!   value through the ordinary write path (invalidations, then storage; the function counts
 //!   the acknowledgments), then releases the lock. From the grant on the transaction cannot be
@@ -61,7 +63,6 @@ pub struct Spec {
 /// Which of a transaction's sets a conflict looks at.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Touch {
-    Read,
     Written,
     Either,
 }
@@ -69,7 +70,6 @@ enum Touch {
 impl Spec {
     fn touches(&self, key: Key, touch: Touch) -> bool {
         match touch {
-            Touch::Read => self.reads.contains(&key),
             Touch::Written => self.writes.contains_key(&key),
             Touch::Either => self.reads.contains(&key) || self.writes.contains_key(&key),
         }
@@ -152,15 +152,16 @@ impl Agent {
         }
     }
 
-    /// `key`'s line was evicted: a transaction that read it could no longer see its conflicts.
-    pub(super) fn tx_on_evict(&mut self, key: Key, out: &mut Outbox<Msg, Timer>) {
-        self.squash_touching(key, Touch::Read, None, out);
+    /// Whether a transaction read `key`: its line is pinned (an eviction would hide the
+    /// transaction's conflicts on it).
+    pub(super) fn is_speculative(&self, key: Key) -> bool {
+        self.txns.values().any(|s| s.reads.contains(&key))
     }
 
     fn squash(&mut self, client: NodeId, out: &mut Outbox<Msg, Timer>) {
         let Some(spec) = self.txns.remove(&client) else { return };
         if spec.phase == Phase::Locking {
-            self.lock_cancelled.insert(client);
+            *self.lock_cancelled.entry(client).or_insert(0) += 1;
         }
         out.count("concord_txn_squash");
         out.trace("Squash", || format!("{{\"client\":{}}}", client.0));
@@ -181,8 +182,18 @@ impl Agent {
     }
 
     pub(super) fn on_lock_grant(&mut self, client: NodeId, out: &mut Outbox<Msg, Timer>) {
-        let squashed = self.lock_cancelled.remove(&client);
-        if squashed || !self.txns.contains_key(&client) {
+        // Grants come in request order: those of squashed attempts first.
+        let stale = match self.lock_cancelled.get_mut(&client) {
+            Some(n) => {
+                *n -= 1;
+                if *n == 0 {
+                    self.lock_cancelled.remove(&client);
+                }
+                true
+            }
+            None => false,
+        };
+        if stale || self.txns.get(&client).is_none_or(|s| s.phase != Phase::Locking) {
             let controller = self.controller.expect("Concord agents know their controller");
             out.send(controller, Msg::LockRelease { client });
             return;
