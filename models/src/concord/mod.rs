@@ -199,8 +199,8 @@
 //! (digest A14, "commit-lock holder crash"): a crashed holder keeps the lock and later commits
 //! stall, so transactional scenarios should not crash agents. The paper's priority increase
 //! after several squashes is left out (the back-off is staggered by the function's id instead).
-//! Scenarios: `txn-write-skew` (a conflicting race that the lock and the invalidation settle),
-//! `txn-contended-workload`, and the mutants `commit_without_global_lock` and
+//! Scenarios: `txn-write-skew` (a conflicting race that the lock and the invalidation settle)
+//! and the mutants `commit_without_global_lock` and
 //! `no_remote_squash` on the race.
 //!
 //! # Mutants (`protocol.mutants`)
