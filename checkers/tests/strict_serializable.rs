@@ -162,12 +162,12 @@ fn random_history(rng: &mut Rng) -> Vec<Gen> {
         .collect();
     // Each read returns the initial value or another transaction's write of its key.
     let writes: Vec<(usize, u64, u64)> = txs.iter().enumerate().flat_map(|(i, t)| t.writes.iter().map(move |w| (i, w.0, w.1))).collect();
-    for i in 0..txs.len() {
-        for r in 0..txs[i].reads.len() {
-            let k = txs[i].reads[r].0;
+    for (i, tx) in txs.iter_mut().enumerate() {
+        for read in &mut tx.reads {
+            let k = read.0;
             let options: Vec<u64> = writes.iter().filter(|w| w.0 != i && w.1 == k).map(|w| w.2).collect();
             let pick = rng.below(options.len() as u64 + 1) as usize;
-            txs[i].reads[r].1 = if pick == options.len() { 0 } else { options[pick] };
+            read.1 = if pick == options.len() { 0 } else { options[pick] };
         }
     }
     txs
