@@ -14,7 +14,7 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(after_help = "Levels: well-formed, read-your-writes, monotonic-reads, monotonic-writes, writes-follow-reads, \
 session, cc, ccv (causal+), cm, rc, rc-plume, ra, tcc, linearizable (per-key registers, real time), si (snapshot isolation), \
-cache-free (MuCache call trees), shared-log, queue, exactly-once, lock-safety (the last four: Boki log calls).\n\
+strict-serializable (transactions, real time), cache-free (MuCache call trees), shared-log, queue, exactly-once, lock-safety (the last four: Boki log calls).\n\
 Exit status: 0 satisfied, 1 violations found, 2 bad input or usage.")]
 pub struct CheckArgs {
     /// History file to check (`-` for standard input; a directory of Cobra client logs).

@@ -265,8 +265,14 @@ fn help_lists_every_level_input_format_and_export_format_and_the_linearizable_bu
         .collect();
     let listed: Vec<&str> = plain.split(", ").filter_map(|item| item.split_whitespace().next()).collect();
     use causim_checkers::Level;
-    let names: Vec<&str> =
-        Level::ALL.iter().chain(&Level::SNAPSHOT).chain(&[Level::CacheFree]).chain(&Level::LOG).map(|l| l.name()).collect();
+    let names: Vec<&str> = Level::ALL
+        .iter()
+        .chain(&Level::SNAPSHOT)
+        .chain(&Level::STRICT)
+        .chain(&[Level::CacheFree])
+        .chain(&Level::LOG)
+        .map(|l| l.name())
+        .collect();
     assert_eq!(listed, names, "{help}");
     for format in ["causim", "dbcop", "dbcop-bincode", "plume", "elle", "jepsen-edn", "cobra"] {
         assert!(causim_checkers::InputFormat::parse(format).is_some());

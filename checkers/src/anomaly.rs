@@ -57,6 +57,9 @@ pub enum Anomaly {
     ReadSkew,
     CyclicDependency,
     NoSnapshotOrder,
+    // Strict serializability (level `strict-serializable`): transactions with no serial order.
+    NonSerializable,
+    RealtimeNonSerializable,
     // Shared logs (level `shared-log`): the order, the reads against their prefix, sessions.
     DuplicateSeqnum,
     OrderDisagreement,
@@ -91,7 +94,7 @@ pub struct Aliases {
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 34] = [
+    pub const ALL: [Anomaly; 36] = [
         Anomaly::ThinAirRead,
         Anomaly::AbortedRead,
         Anomaly::FutureRead,
@@ -126,6 +129,8 @@ impl Anomaly {
         Anomaly::ReadSkew,
         Anomaly::CyclicDependency,
         Anomaly::NoSnapshotOrder,
+        Anomaly::NonSerializable,
+        Anomaly::RealtimeNonSerializable,
     ];
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
@@ -184,6 +189,8 @@ impl Anomaly {
             Anomaly::ReadSkew => "ReadSkew",
             Anomaly::CyclicDependency => "CyclicDependency",
             Anomaly::NoSnapshotOrder => "NoSnapshotOrder",
+            Anomaly::NonSerializable => "NonSerializable",
+            Anomaly::RealtimeNonSerializable => "RealtimeNonSerializable",
             Anomaly::DuplicateSeqnum => "DuplicateSeqnum",
             Anomaly::OrderDisagreement => "OrderDisagreement",
             Anomaly::PhantomRecord => "PhantomRecord",
@@ -261,6 +268,12 @@ impl Anomaly {
             Anomaly::NoSnapshotOrder => {
                 "no order of the writes of the keys involved gives every transaction a snapshot: each order closes a cycle"
             }
+            Anomaly::NonSerializable => {
+                "no serial order of the transactions has each read return the latest earlier write (lost update, write skew, fractured read)"
+            }
+            Anomaly::RealtimeNonSerializable => {
+                "the transactions have serial orders, but none respects real time: a transaction misses one that completed before it began"
+            }
             Anomaly::DuplicateSeqnum => "two different records of a log were given the same seqnum",
             Anomaly::OrderDisagreement => "one record is seen at two different seqnums, or one seqnum names two different records",
             Anomaly::PhantomRecord => "a log read returns a record that no append wrote",
@@ -331,6 +344,8 @@ impl Anomaly {
             A::ReadSkew => (None, None, Some("G-SIb")),
             A::CyclicDependency => (None, None, Some("G1c")),
             A::NoSnapshotOrder => (None, None, Some("G-SI")),
+            A::NonSerializable => (None, None, Some("G2")),
+            A::RealtimeNonSerializable => (None, None, Some("G-single-realtime")),
             A::DuplicateSeqnum | A::OrderDisagreement | A::IncorrectLogRead | A::LostRecord => (None, None, None),
             A::PhantomRecord => (None, None, Some("garbage-read")),
             A::MissedOwnAppend | A::NonMonotonicLogRead | A::LostInheritance => (None, None, Some("G-single-process")),

@@ -39,7 +39,7 @@ pub fn anomaly_table() -> String {
 
 /// Markdown: the anomaly × level matrix.
 pub fn forbids_matrix() -> String {
-    let columns: Vec<Level> = Level::ALL.into_iter().chain(Level::SNAPSHOT).collect();
+    let columns: Vec<Level> = Level::ALL.into_iter().chain(Level::SNAPSHOT).chain(Level::STRICT).collect();
     let mut out = String::from("| anomaly |");
     for l in &columns {
         out.push_str(&format!(" {} |", l.name()));

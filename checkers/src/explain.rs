@@ -455,6 +455,12 @@ pub(crate) fn violation(h: &History, level: Level, f: &Finding) -> Violation {
             cycle = true;
             (steps, witness, contradiction, sentence) = (told.steps, told.witness, told.contradiction, told.sentence);
         }
+        Detail::Sser(story) => {
+            nm.times = true;
+            let told = crate::sser::explain(&mut nm, story);
+            (steps, witness, contradiction, sentence) = (told.steps, told.witness, told.contradiction, told.sentence);
+            window_ids = story.txs.iter().map(|tx| id(tx.t)).collect();
+        }
         Detail::HbInit { write, hops } => {
             let hops = &between(h, hops);
             let r = read.expect("HbInit findings name their read");

@@ -57,6 +57,8 @@ pub(crate) enum Detail {
     CacheFree(Box<crate::cache_free::Story>),
     /// A snapshot-isolation violation: a forbidden cycle, or the orders that all close one.
     Si(Box<crate::si::Story>),
+    /// Transactions with no serial order (that respects real time): the smallest set found.
+    Sser(Box<crate::sser::Story>),
 }
 
 #[derive(Clone, Debug)]

@@ -49,6 +49,9 @@ pub enum Level {
     /// Linearizability (Herlihy & Wing) of each key as a read/write register, from the
     /// real-time intervals of single-operation transactions.
     Linearizable,
+    /// Strict serializability: one order of the committed transactions that respects real time
+    /// and in which each reads the latest earlier writes (`src/sser.rs`).
+    StrictSerializable,
     /// Cache-free equivalence (MuCache's Theorem 1): the requests' call trees, each cache hit
     /// replaced by a copy of the call that filled the entry, are explained by one execution
     /// without caches. Judges the `call` fields only; not in [`Level::ALL`], whose levels judge
@@ -93,6 +96,10 @@ impl Level {
     /// `src/si.rs`, with a search where the history does not fix the order of writes).
     pub const SNAPSHOT: [Level; 1] = [Level::Si];
 
+    /// Strict serializability: transactional and timed, not in [`Level::ALL`] (its checker is
+    /// `src/sser.rs`, a search over whole transactions).
+    pub const STRICT: [Level; 1] = [Level::StrictSerializable];
+
     /// The levels that judge log calls (appends and reads of LogBooks) rather than keys; not in
     /// [`Level::ALL`], which lists the key-value levels.
     pub const LOG: [Level; 4] = [Level::SharedLog, Level::Queue, Level::ExactlyOnce, Level::LockSafety];
@@ -114,9 +121,10 @@ impl Level {
     /// histories.
     pub const CALL_TREES: [Level; 1] = [Level::CacheFree];
 
-    /// Every level: [`Level::ALL`], [`Level::SNAPSHOT`], then [`Level::CALL_TREES`].
+    /// Every level: [`Level::ALL`], [`Level::SNAPSHOT`], [`Level::STRICT`], then
+    /// [`Level::CALL_TREES`].
     pub fn every() -> impl Iterator<Item = Level> {
-        Level::ALL.into_iter().chain(Level::SNAPSHOT).chain(Level::CALL_TREES)
+        Level::ALL.into_iter().chain(Level::SNAPSHOT).chain(Level::STRICT).chain(Level::CALL_TREES)
     }
 
     /// The name used on the command line and in scenario files.
@@ -137,6 +145,7 @@ impl Level {
             Level::Tcc => "tcc",
             Level::Si => "si",
             Level::Linearizable => "linearizable",
+            Level::StrictSerializable => "strict-serializable",
             Level::CacheFree => "cache-free",
             Level::SharedLog => "shared-log",
             Level::Queue => "queue",
@@ -163,6 +172,7 @@ impl Level {
             Level::Tcc => "transactional causal consistency",
             Level::Si => "snapshot isolation",
             Level::Linearizable => "linearizability, per key",
+            Level::StrictSerializable => "strict serializability of transactions",
             Level::CacheFree => "equivalence to a cache-free execution",
             Level::SharedLog => "shared-log order, prefix reads and session guarantees",
             Level::Queue => "per-shard FIFO queues linearized by log order",
@@ -190,6 +200,7 @@ impl Level {
             "tcc" | "transactional-causal" | "transactional-causal-consistency" => Level::Tcc,
             "si" | "snapshot-isolation" => Level::Si,
             "linearizable" | "linearizability" => Level::Linearizable,
+            "strict-serializable" | "strict-serializability" => Level::StrictSerializable,
             "cache-free" | "cachefree" => Level::CacheFree,
             "shared-log" | "log" => Level::SharedLog,
             "queue" | "fifo-queue" => Level::Queue,
@@ -201,12 +212,12 @@ impl Level {
 
     /// Whether the level judges whole transactions (rather than single operations).
     pub fn is_transactional(self) -> bool {
-        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc | Level::Si)
+        matches!(self, Level::Rc | Level::RcPlume | Level::Ra | Level::Tcc | Level::Si | Level::StrictSerializable)
     }
 
     /// Whether the level judges real time (`invoke_ns`/`complete_ns`) rather than causality.
     pub fn is_timed(self) -> bool {
-        self == Level::Linearizable
+        matches!(self, Level::Linearizable | Level::StrictSerializable)
     }
 
     /// Whether `self` forbids `anomaly`. This is the table in the crate's README.
@@ -234,7 +245,7 @@ impl Level {
             A::LockConflict => matches!(self, L::ExactlyOnce | L::LockSafety),
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),
-            A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable),
+            A::CyclicCO => !matches!(self, L::WellFormed | L::Linearizable | L::StrictSerializable),
             A::MissedOwnWrite => matches!(self, L::ReadYourWrites | L::Session),
             A::NonMonotonicRead => matches!(self, L::MonotonicReads | L::Session),
             A::NonMonotonicWrite => matches!(self, L::MonotonicWrites | L::Session),
@@ -251,6 +262,7 @@ impl Level {
             A::StaleRead | A::RealtimeFutureRead | A::NonLinearizable => self == L::Linearizable,
             A::NotCacheFree => self == L::CacheFree,
             A::LostUpdate | A::ConcurrentWrite | A::ReadSkew | A::CyclicDependency | A::NoSnapshotOrder => self == L::Si,
+            A::NonSerializable | A::RealtimeNonSerializable => self == L::StrictSerializable,
         }
     }
 

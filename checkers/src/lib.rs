@@ -30,7 +30,8 @@
 //! `linearizable` (Herlihy & Wing, per key) is decided exactly by search, key by key; a key
 //! whose search exceeds `lin_steps_max` gets no verdict, which the report states too. In
 //! list-append histories it judges each read by its list's last element (plus
-//! IncompatibleOrder), so it is sound there but not complete.
+//! IncompatibleOrder), so it is sound there but not complete. `strict-serializable` is the same
+//! search over whole transactions (`src/sser.rs`), with the same budget.
 //!
 //! # What the checker cannot see
 //!
@@ -44,9 +45,9 @@
 //! * A read of a value no recorded write produced is reported as ThinAirRead, not as a cycle.
 //! * Real-time order is checked only at `linearizable`, for keys whose operations are all
 //!   single-operation transactions with an `invoke_ns`/`complete_ns` interval (other keys get no
-//!   verdict, and the report says so); the causal levels allow stale reads across unrelated
-//!   sessions. There is no serializability level, so write skew is never reported; lost
-//!   updates are, at `si` only.
+//!   verdict, and the report says so), and at `strict-serializable`, for transactions with an
+//!   interval; the causal levels allow stale reads across unrelated sessions. Write skew is
+//!   reported at `strict-serializable` only; lost updates at `si` and `strict-serializable`.
 //! * When the causal order itself is cyclic (CyclicCO), the checks that need a causal order are
 //!   skipped and the report says so.
 //! * Only the first `violations_max` violations get a witness; all are counted.
@@ -74,6 +75,7 @@ mod report;
 mod session;
 mod shared_log;
 mod si;
+mod sser;
 mod story;
 pub mod testgen;
 mod wf;
@@ -180,6 +182,9 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
     if level == Level::Linearizable {
         complete = lin::check(h, &wf, options, &mut sink);
         lap("linearizability");
+    } else if level == Level::StrictSerializable {
+        complete = sser::check(h, &wf, options, &mut sink);
+        lap("strict serializability");
     } else if level == Level::Si {
         let lists = list_facts.as_ref().map_or(&[][..], |f| &f.order[..]);
         complete = si::check(h, &wf, lists, options.si_work_max, &mut sink);
@@ -244,6 +249,7 @@ pub fn check_with(history: &History, level: Level, options: &CheckOptions) -> Re
                     Level::RcPlume => plume_rc::check(h, &wf, &mut sink),
                     Level::WellFormed
                     | Level::Linearizable
+                    | Level::StrictSerializable
                     | Level::CacheFree
                     | Level::SharedLog
                     | Level::Queue

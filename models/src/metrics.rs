@@ -67,6 +67,8 @@ metrics! {
     READ_MISS_NS = "read_miss_ns";
     /// Concord: invalidations one write sent (0 for the owner's direct write; Fig. 9).
     INVALIDATIONS_PER_WRITE = "invalidations_per_write";
+    /// Concord: squashes a committed transaction went through (observed when at least one).
+    TXN_SQUASHES = "txn_squashes";
     /// MuCache: 1 when a call to a read-only endpoint was answered by the cache, else 0.
     CALL_CACHE_HIT = "call_cache_hit";
     /// MuCache: nanoseconds from a write taking effect until its invalidation reached a

@@ -147,6 +147,8 @@ pub enum TxnKind {
     ReadTxn,
     /// A whole workflow run as one transaction (CausalMesh-TCC, FaaSTCC, HydroCache).
     WorkflowTxn,
+    /// A function's (or part of a function's) transaction of reads and writes (Concord, §2.11).
+    Txn,
 }
 
 impl TxnKind {
@@ -156,6 +158,7 @@ impl TxnKind {
             TxnKind::Write => "write",
             TxnKind::ReadTxn => "read_txn",
             TxnKind::WorkflowTxn => "workflow_txn",
+            TxnKind::Txn => "txn",
         }
     }
 }

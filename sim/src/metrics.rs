@@ -221,7 +221,7 @@ pub struct Summary {
     /// Completed workflows per simulated second over the measured window.
     pub throughput_per_s: f64,
     pub workflow_latency_ns: Stats,
-    /// Per transaction kind (`read`, `write`, `read_txn`, `workflow_txn`).
+    /// Per transaction kind (`read`, `write`, `read_txn`, `workflow_txn`, `txn`).
     pub op_latency_ns: BTreeMap<String, Stats>,
     pub transactions: BTreeMap<String, u64>,
     pub messages: BTreeMap<String, MessageCount>,

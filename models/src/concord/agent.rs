@@ -157,6 +157,12 @@ pub struct Agent {
     /// A joiner: the members whose `Welcome` has not arrived yet; what they send before it was
     /// meant for this agent's earlier incarnation.
     pub(super) unwelcomed: BTreeSet<NodeId>,
+    // Transactions (`txn.rs`).
+    /// The speculative state of each local function's transaction in flight.
+    pub(super) txns: BTreeMap<NodeId, super::txn::Spec>,
+    /// Per function, requests for the global lock of its squashed attempts still out: each is
+    /// released when granted.
+    pub(super) lock_cancelled: BTreeMap<NodeId, u32>,
 }
 
 impl Agent {
@@ -197,6 +203,8 @@ impl Agent {
             welcomed: BTreeSet::new(),
             orphaned: BTreeSet::new(),
             unwelcomed: BTreeSet::new(),
+            txns: BTreeMap::new(),
+            lock_cancelled: BTreeMap::new(),
         }
     }
 
@@ -311,6 +319,12 @@ impl Agent {
                 self.learn(key, applied);
                 self.home_request(key, HomeRequest { requester: origin, write: Some(value), external: Some(ext) }, out);
             }
+            Msg::TxBegin => self.tx_begin(from),
+            Msg::TxGet { key } => self.tx_get(from, key, out),
+            Msg::TxPut { key, value } => self.tx_put(from, key, value, out),
+            Msg::TxCommit => self.tx_commit(from, out),
+            Msg::TxRelease => self.tx_release(from, out),
+            Msg::LockGrant { client } => self.on_lock_grant(client, out),
             Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
             Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
             Msg::RdReq { key, applied } => {
@@ -368,6 +382,10 @@ impl Agent {
             | Msg::Rejoin
             | Msg::ExtAck { .. }
             | Msg::CallFailed { .. }
+            | Msg::TxLocked { .. }
+            | Msg::TxSquashed
+            | Msg::LockReq { .. }
+            | Msg::LockRelease { .. }
             | Msg::FtVersionReq { .. }
             | Msg::FtVersion { .. }
             | Msg::FtDataReq { .. }

@@ -14,8 +14,8 @@
 //!   (write-allocate).
 //! - One transaction per key at a time: a function's call that cannot be served at once waits
 //!   behind the key's pending transaction, in arrival order.
-//! - Evictions are silent (the home is not told); a line with a transaction in flight is never
-//!   evicted.
+//! - Evictions are silent (the home is not told); a line with a transaction in flight, or that a
+//!   running transaction read (`txn.rs`), is never evicted.
 
 use super::agent::{Agent, Line, Pending, Request};
 use super::msg::{Msg, ReadClass, Tag, Timer, Writer};
@@ -122,7 +122,13 @@ impl Agent {
             && !self.lines.contains_key(&key)
             && self.lines.len() >= max
         {
-            let victim = self.lines.iter().filter(|(k, _)| !self.pending.contains_key(k)).min_by_key(|(_, l)| l.used).map(|(k, _)| *k);
+            // A line a transaction read is pinned like one in flight (`txn.rs`).
+            let victim = self
+                .lines
+                .iter()
+                .filter(|(k, _)| !self.pending.contains_key(k) && !self.is_speculative(**k))
+                .min_by_key(|(_, l)| l.used)
+                .map(|(k, _)| *k);
             if let Some(victim) = victim {
                 self.lines.remove(&victim);
                 out.count("concord_eviction");
@@ -184,6 +190,7 @@ impl Agent {
             self.deferred.entry(key).or_default().push((home, Msg::FwdRd { key, tag }));
             return;
         }
+        self.tx_on_forwarded_read(key, out);
         let applied = self.applied(key);
         let reply = match self.lines.get_mut(&key) {
             Some(line) => {
@@ -202,6 +209,7 @@ impl Agent {
             self.deferred.entry(key).or_default().push((home, Msg::Inv { key, tag }));
             return;
         }
+        self.tx_on_invalidate(key, out);
         if self.lines.remove(&key).is_some() {
             out.trace("Invalidate", || format!("{{\"key\":{key}}}"));
         }

@@ -71,6 +71,10 @@ pub struct Controller {
     now: Time,
     /// Ghost (I8): every write count reported to it, for joiners.
     ghost: BTreeMap<Key, u64>,
+    /// The global commit lock of transactions (§IV-A): its holder (agent, function) and the
+    /// requests waiting for it, granted in arrival order.
+    lock_holder: Option<(NodeId, NodeId)>,
+    lock_queue: VecDeque<(NodeId, NodeId)>,
 }
 
 /// A domain change.
@@ -125,6 +129,8 @@ impl Controller {
             rejoining: BTreeSet::new(),
             now: 0,
             ghost: BTreeMap::new(),
+            lock_holder: None,
+            lock_queue: VecDeque::new(),
         }
     }
 
@@ -346,6 +352,21 @@ impl Controller {
                 self.rejoining.insert(from);
                 self.changes.push_back(Change::Join(from));
                 self.next_change(out);
+            }
+            Msg::LockReq { client } => {
+                if self.lock_holder.is_none() {
+                    self.lock_holder = Some((from, client));
+                    out.send(from, Msg::LockGrant { client });
+                } else {
+                    self.lock_queue.push_back((from, client));
+                }
+            }
+            Msg::LockRelease { client } => {
+                assert_eq!(self.lock_holder, Some((from, client)), "only the holder releases the commit lock");
+                self.lock_holder = self.lock_queue.pop_front();
+                if let Some((agent, client)) = self.lock_holder {
+                    out.send(agent, Msg::LockGrant { client });
+                }
             }
             other => unreachable!("the controller does not handle {other:?}"),
         }

@@ -252,6 +252,40 @@ pub enum Msg {
         key: Key,
     },
 
+    // Transactions (§2.11, `txn.rs`): a function in a transaction → its agent.
+    /// A transaction (attempt) starts.
+    TxBegin,
+    /// A speculative read (answered with `GetReply`).
+    TxGet {
+        key: Key,
+    },
+    /// A speculative write, buffered at the agent (answered with `PutReply`).
+    TxPut {
+        key: Key,
+        value: Value,
+    },
+    /// The transaction's last call is done: commit it.
+    TxCommit,
+    /// Agent → function: the commit holds the global lock; its `writes` writes are on their
+    /// way (each answered with `PutReply`).
+    TxLocked {
+        writes: u32,
+    },
+    /// Agent → function: a conflict squashed the transaction; its speculative state is gone.
+    TxSquashed,
+    /// Function → agent: every commit write is acknowledged; release the lock.
+    TxRelease,
+    /// Agent ↔ controller: the global commit lock, for one function's transaction.
+    LockReq {
+        client: NodeId,
+    },
+    LockGrant {
+        client: NodeId,
+    },
+    LockRelease {
+        client: NodeId,
+    },
+
     // The Faa$T baseline (`faast.rs`): a cache asks the key's home for its version on every
     // read, fetches the data when its own copy is older, and sends writes to the home.
     FtVersionReq {
@@ -289,6 +323,8 @@ pub enum Timer {
     Leave(usize),
     Join(usize),
     CallTimeout,
+    /// A squashed transaction's back-off before it runs again.
+    Backoff,
 }
 
 impl Message for Msg {
@@ -336,6 +372,16 @@ impl Message for Msg {
             Msg::ExtWrite { .. } => "ExtWrite",
             Msg::ExtAck { .. } => "ExtAck",
             Msg::CallFailed { .. } => "CallFailed",
+            Msg::TxBegin => "TxBegin",
+            Msg::TxGet { .. } => "TxGet",
+            Msg::TxPut { .. } => "TxPut",
+            Msg::TxCommit => "TxCommit",
+            Msg::TxLocked { .. } => "TxLocked",
+            Msg::TxSquashed => "TxSquashed",
+            Msg::TxRelease => "TxRelease",
+            Msg::LockReq { .. } => "LockReq",
+            Msg::LockGrant { .. } => "LockGrant",
+            Msg::LockRelease { .. } => "LockRelease",
             Msg::FtVersionReq { .. } => "FtVersionReq",
             Msg::FtVersion { .. } => "FtVersion",
             Msg::FtDataReq { .. } => "FtDataReq",
@@ -349,6 +395,9 @@ impl Message for Msg {
         // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
         // or state flag; ghost fields are free.
         1 + match self {
+            Msg::TxBegin | Msg::TxCommit | Msg::TxSquashed | Msg::TxRelease => 0,
+            Msg::TxGet { .. } | Msg::TxLocked { .. } | Msg::LockReq { .. } | Msg::LockGrant { .. } | Msg::LockRelease { .. } => 8,
+            Msg::TxPut { .. } => 16,
             Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck | Msg::Hello | Msg::Welcome | Msg::Rejoin => 0,
             Msg::JoinAck { .. } | Msg::JoinDone { .. } | Msg::Joined { .. } => 8,
             Msg::Join { members, .. } => 8 + 8 * members.len() as u64,

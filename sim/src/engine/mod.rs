@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use table::IdTable;
 
-const TXN_KINDS: [TxnKind; 4] = [TxnKind::Read, TxnKind::Write, TxnKind::ReadTxn, TxnKind::WorkflowTxn];
+const TXN_KINDS: [TxnKind; 5] = [TxnKind::Read, TxnKind::Write, TxnKind::ReadTxn, TxnKind::WorkflowTxn, TxnKind::Txn];
 const OUTCOMES: [Outcome; 3] = [Outcome::Ok, Outcome::Aborted, Outcome::Failed];
 
 type MsgOf<P> = <<P as Protocol>::Node as Node>::Msg;
@@ -166,9 +166,9 @@ struct RunMetrics {
     gave_up: BTreeMap<&'static str, u64>,
     workflow_latency: Histogram,
     /// Indexed by `TxnKind as usize`.
-    op_latency: [Histogram; 4],
+    op_latency: [Histogram; 5],
     /// Indexed by `[TxnKind as usize][Outcome as usize]`.
-    transactions: [[u64; 3]; 4],
+    transactions: [[u64; 3]; 5],
     /// By message kind, in order of first use (few kinds: a scan beats a map).
     messages: Vec<(&'static str, MessageCount)>,
     messages_dropped: u64,
