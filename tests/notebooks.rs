@@ -5,8 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
+
+/// Jupyter picks a kernel's ports as free ones and binds them later, so kernels started at once
+/// can pick the same port ("ZMQError: Address already in use"): the notebooks run one at a time.
+static ONE_KERNEL_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn execute(name: &str, min_figures: usize) {
+    let _one = ONE_KERNEL_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let notebook = root.join("notebooks").join(format!("{name}.ipynb"));
     let tmp: PathBuf = std::env::temp_dir().join(format!("causim-notebook-test-{name}-{}", std::process::id()));
