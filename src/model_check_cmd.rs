@@ -232,8 +232,9 @@ fn run_inner(args: Cmd) -> Result<ExitCode, String> {
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let watch = max_memory_bytes.map(|bytes| MemoryWatch::start(bytes, Arc::clone(&stop))).transpose()?;
-    // Breadth first on the model that keeps each property's first counterexample (on one
-    // thread, a shortest one), stopped at the first violation unless --all-properties.
+    // Breadth first (or random walks with --simulate) on the model that keeps each property's
+    // first counterexample (breadth first on one thread: a shortest one), stopped at the first
+    // violation unless --all-properties.
     let max_states = if args.simulate { Some(args.max_states.unwrap_or(SIMULATED_STATES)) } else { args.max_states };
     let plan = Plan { walks: args.simulate.then_some(args.seed), until_first: !args.all_properties, max_depth: args.max_depth, max_states };
     let (mut found, memory_exhausted) = plan.search(model.first_only(), threads, stop, watch, progress)?;
@@ -434,8 +435,9 @@ impl Plan {
         // Stateright's depth targets differ by search: breadth first skips states whose path
         // holds the target's number of states (n steps: n + 2); a walk stops once it has taken
         // more steps than the target (n + 1), and reports the steps it took as its depth.
-        Ok(match (self.walks, self.max_depth) {
-            (None, depth_limit) => {
+        let depth_limit = self.max_depth;
+        Ok(match self.walks {
+            None => {
                 if let Some(n) = depth_limit {
                     builder = builder.target_max_depth(n + 2);
                 }
@@ -445,7 +447,7 @@ impl Plan {
                 let limit = depth_limit.map_or(usize::MAX, |n| n + 1);
                 (Found::of(&checker, Some(checker.unique_state_count()), depth.min(limit), depth > limit), exhausted)
             }
-            (Some(seed), depth_limit) => {
+            Some(seed) => {
                 if let Some(n) = depth_limit {
                     builder = builder.target_max_depth(n + 1);
                 }

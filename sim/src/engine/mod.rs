@@ -188,10 +188,9 @@ pub struct Sim<P: Protocol> {
     fixed: Vec<FixedSlot<P::Node>>,
     functions: Vec<FunctionSlot<P::Node>>,
     free_function_slots: Vec<u32>,
-    /// Machines with a freed worker whose waiting functions are still to start, and whether a
-    /// `retire` up the stack is starting them (see `retire`).
+    /// Machines with a freed worker whose waiting functions are still to start: non-empty only
+    /// while a `retire` up the stack is starting them (see `retire`).
     machines_to_fill: Vec<usize>,
-    filling_machines: bool,
     machines: Vec<Machine>,
     placer: Placer,
     network: Network<MsgOf<P>>,

@@ -163,7 +163,6 @@ impl<P: Protocol> Sim<P> {
             functions: Vec::new(),
             free_function_slots: Vec::new(),
             machines_to_fill: Vec::new(),
-            filling_machines: false,
             machines,
             placer,
             network,

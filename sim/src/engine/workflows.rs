@@ -196,11 +196,11 @@ impl<P: Protocol> Sim<P> {
         self.free_function_slots.push(slot as u32);
         let machine = self.functions[slot].machine;
         self.machines[machine].running -= 1;
+        let nested = !self.machines_to_fill.is_empty();
         self.machines_to_fill.push(machine);
-        if self.filling_machines {
+        if nested {
             return node;
         }
-        self.filling_machines = true;
         let mut next = 0;
         while next < self.machines_to_fill.len() {
             let machine = self.machines_to_fill[next];
@@ -213,7 +213,6 @@ impl<P: Protocol> Sim<P> {
             }
         }
         self.machines_to_fill.clear();
-        self.filling_machines = false;
         node
     }
 
