@@ -678,6 +678,7 @@ pub fn metrics_of(report: &RunReport) -> BTreeMap<String, f64> {
     for (kind, st) in &s.op_latency_ns {
         m.insert(format!("op.{kind}.p50_ms"), ms(st.p50));
         m.insert(format!("op.{kind}.p99_ms"), ms(st.p99));
+        m.insert(format!("op.{kind}.p999_ms"), ms(st.p999));
         m.insert(format!("op.{kind}.mean_ms"), st.mean / 1e6);
     }
     m.insert("messages".into(), s.messages_total.count as f64);

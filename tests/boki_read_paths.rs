@@ -39,3 +39,14 @@ fn the_classes_follow_the_configuration() {
     assert!(!no_cache.contains_key(LOG_READ_HIT_NS), "without a record cache nothing hits: {no_cache:?}");
     assert!(no_cache.contains_key(LOG_READ_MISS_NS), "{no_cache:?}");
 }
+
+#[test]
+fn remote_read_percent_sends_that_share_of_reads_to_another_engines_index() {
+    let count = |o: &BTreeMap<String, Stats>, m: &str| o.get(m).map_or(0, |s| s.count);
+    for percent in [25u64, 75] {
+        let o = read_paths(serde_json::json!({"storage_nodes": 8, "remote_read_percent": percent}));
+        let (local, remote) = (count(&o, LOG_READ_HIT_NS) + count(&o, LOG_READ_MISS_NS), count(&o, LOG_READ_REMOTE_NS));
+        let share = 100.0 * remote as f64 / (local + remote) as f64;
+        assert!((share - percent as f64).abs() < 5.0, "{percent} % asked, {share:.1} % remote: {o:?}");
+    }
+}

@@ -9,6 +9,7 @@
 mod common;
 
 use causim_pipeline::run::{self, RunOptions};
+use causim_pipeline::scenario::LoadedScenario;
 use causim_sim::config::CrashConfig;
 use causim_sim::workload::WorkloadConfig;
 
@@ -37,24 +38,51 @@ fn crashes(seed: u64) -> Vec<CrashConfig> {
 
 #[test]
 fn boki_with_storage_and_primary_crashes_stays_a_shared_log_over_1000_seeds() {
+    let (failed_appends, terms) = over_seeds(seeds(), |_| {});
+    // The failures do happen and do seal terms: the path under test is exercised.
+    assert!(terms >= seeds(), "only {terms} NewTerm messages over {} seeds", seeds());
+    assert!(failed_appends > 0, "no append was ever discarded by a seal");
+}
+
+/// Fig. 17's setting on top of the failures: the controller also reconfigures on command every
+/// 3 to 11 ms, onto 3 of 6 sequencers picked at random, so seals meet crashes, restarts and
+/// each other.
+#[test]
+fn boki_reconfiguring_on_command_among_spares_under_crashes_stays_a_shared_log() {
+    let n = seeds() / 4;
+    let (failed_appends, terms) = over_seeds(n, |l| {
+        let seed = l.scenario.seed;
+        let params = &mut l.scenario.protocol.params;
+        params["spare_sequencers"] = 3.into();
+        params["reconfigure_every_ns"] = ((3 + seed % 9) * MS).into();
+    });
+    assert!(terms >= 5 * n, "only {terms} NewTerm messages over {n} seeds");
+    assert!(failed_appends > 0, "no append was ever discarded by a seal");
+}
+
+/// Runs seeds 1..=n of the mixed crash scenario (with `adjust` applied to each), asserting no
+/// anomaly, no invariant violation and no unfinished workflow; returns the appends discarded by
+/// seals and the NewTerm messages sent.
+fn over_seeds(n: u64, adjust: impl Fn(&mut LoadedScenario) + Sync) -> (u64, u64) {
     let mut loaded = common::load_scenario("boki", "crashes-mixed.json");
     let WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("generated workload") };
     g.workflows_max = Some(150);
-    let n = seeds();
     let (mut failed_appends, mut terms) = (0u64, 0u64);
     std::thread::scope(|s| {
         let workers: Vec<_> = [0, 1]
             .into_iter()
             .map(|w| {
-                let loaded = &loaded;
+                let (loaded, adjust) = (&loaded, &adjust);
                 s.spawn(move || {
                     let (mut failed, mut new_terms) = (0, 0);
                     for seed in (1..=n).skip(w).step_by(2) {
                         let mut l = loaded.clone();
                         l.scenario.faults.crashes = crashes(seed);
+                        l.scenario.seed = seed;
+                        adjust(&mut l);
                         let options = RunOptions { seed: Some(seed), ..Default::default() };
                         let r = run::run(&l, &options).unwrap_or_else(|e| panic!("{e}"));
-                        let repro = format!("seed {seed}, crashes {:?}", l.scenario.faults.crashes);
+                        let repro = format!("seed {seed}, params {}, crashes {:?}", l.scenario.protocol.params, l.scenario.faults.crashes);
                         assert_eq!(r.summary.invariant_violation, None, "{repro}");
                         assert_eq!(r.summary.workflows.unfinished, 0, "{repro}: stopped by {}", r.summary.stopped_by);
                         let report = r.check.expect("checked");
@@ -72,7 +100,5 @@ fn boki_with_storage_and_primary_crashes_stays_a_shared_log_over_1000_seeds() {
             terms += t;
         }
     });
-    // The failures do happen and do seal terms: the path under test is exercised.
-    assert!(terms >= n, "only {terms} NewTerm messages over {n} seeds");
-    assert!(failed_appends > 0, "no append was ever discarded by a seal");
+    (failed_appends, terms)
 }

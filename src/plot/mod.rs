@@ -120,6 +120,18 @@ pub const FIGURES: &[FigureDef] = &[
         build: boki::boki_reconfiguration,
     },
     FigureDef {
+        name: "boki-reconfiguration-frequency",
+        sweep: "boki-reconfiguration-frequency",
+        about: "Boki Fig. 17: append and read latency and throughput vs how often the controller reconfigures",
+        build: boki::boki_reconfiguration_frequency,
+    },
+    FigureDef {
+        name: "boki-engine-locality",
+        sweep: "boki-engine-locality",
+        about: "Boki Table 8: BokiStore throughput vs the share of log reads served by the function's own engine",
+        build: boki::boki_engine_locality,
+    },
+    FigureDef {
         name: "boki-index-scaling",
         sweep: "boki-index-scaling",
         about: "Boki Table 11: read throughput vs function nodes holding the index",

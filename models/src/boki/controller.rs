@@ -18,13 +18,18 @@
 //!    apply the entries they missed, engines fail the appends it does not cover, storage nodes
 //!    discard the records it does not cover, and the term's metalog starts empty.
 //!
+//! With `reconfigure_every_ns` the controller also seals the term on a timer, failure or not
+//! (Fig. 17's reconfigurations on command). With spare sequencers provisioned, each new term
+//! takes `n_meta` live sequencers picked at random (Fig. 17 picks 3 of 8); nodes draw no
+//! randomness, so "random" is a hash of the term and the node, the same in every run.
+//!
 //! A restarted node that comes back live joins the next term's configuration, and is sent every
 //! term's configuration again at once (with each term's final metalog), since it may have missed
 //! some while down; a failed backup alone does not start a reconfiguration (the metalog goes on
 //! while a quorum lives).
 
 use super::Timer;
-use super::ids::Entry;
+use super::ids::{Entry, TERMS_MAX};
 use super::msg::{Config, Msg};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -34,10 +39,14 @@ use std::collections::BTreeMap;
 pub struct Controller {
     pub(super) engines: Vec<NodeId>,
     pub(super) storage_nodes: Vec<NodeId>,
+    /// Every provisioned sequencer; a term uses `n_meta` of them.
     pub(super) sequencers: Vec<NodeId>,
+    pub(super) n_meta: usize,
     pub(super) n_data: u32,
     pub(super) session_timeout_ns: Time,
     pub(super) reconfiguration_delay_ns: Time,
+    /// Seal the term this often even without a failure (0: never).
+    pub(super) reconfigure_every_ns: Time,
     /// Mutant `seal_loses_entries`: the final metalog is the *shortest* copy of the quorum's.
     pub(super) seal_loses_entries: bool,
     /// The current term's configuration (its `sealed` field unused).
@@ -66,12 +75,19 @@ impl Controller {
             self.sessions.insert(n, (0, now));
             self.installed.insert(n, 0);
         }
+        self.arm(out);
+    }
+
+    fn arm(&self, out: &mut Outbox<Msg, Timer>) {
         out.set_timer(Timer::Check, self.session_timeout_ns / 2);
+        if self.reconfigure_every_ns > 0 {
+            out.set_timer(Timer::Reconfigure, self.reconfigure_every_ns);
+        }
     }
 
     /// A restart of the controller (replicated in Boki: its state survives); its timers are gone.
     pub(super) fn resume(&mut self, out: &mut Outbox<Msg, Timer>) {
-        out.set_timer(Timer::Check, self.session_timeout_ns / 2);
+        self.arm(out);
         if matches!(self.phase, Phase::Installing(_)) {
             out.set_timer(Timer::Install, self.reconfiguration_delay_ns);
         }
@@ -111,6 +127,21 @@ impl Controller {
             return;
         }
         out.trace("Seal", || format!("{{\"term\":{},\"failed\":{:?}}}", self.config.term, failed.iter().map(|n| n.0).collect::<Vec<_>>()));
+        self.seal(out);
+    }
+
+    /// A reconfiguration on command: seal the term unless one is under way (or the terms a
+    /// seqnum can carry would run out).
+    pub(super) fn on_reconfigure(&mut self, out: &mut Outbox<Msg, Timer>) {
+        out.set_timer(Timer::Reconfigure, self.reconfigure_every_ns);
+        if self.phase != Phase::Normal || self.config.term + 2 >= TERMS_MAX {
+            return;
+        }
+        out.trace("Seal", || format!("{{\"term\":{},\"on_command\":true}}", self.config.term));
+        self.seal(out);
+    }
+
+    fn seal(&mut self, out: &mut Outbox<Msg, Timer>) {
         self.phase = Phase::Sealing(BTreeMap::new());
         for &q in std::iter::once(&self.config.primary).chain(&self.config.backups) {
             out.send(q, Msg::Seal { term: self.config.term });
@@ -137,7 +168,7 @@ impl Controller {
 
     pub(super) fn on_install(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         let Phase::Installing(sealed) = std::mem::replace(&mut self.phase, Phase::Normal) else { return };
-        let live_sequencers: Vec<NodeId> = self.sequencers.iter().copied().filter(|&n| self.live(now, n)).collect();
+        let mut live_sequencers: Vec<NodeId> = self.sequencers.iter().copied().filter(|&n| self.live(now, n)).collect();
         let live_storage: Vec<NodeId> = self.storage_nodes.iter().copied().filter(|&n| self.live(now, n)).collect();
         if live_sequencers.is_empty() || live_storage.is_empty() {
             // Nothing to build a term from: try again once something is back.
@@ -146,17 +177,15 @@ impl Controller {
             out.set_timer(Timer::Install, self.session_timeout_ns);
             return;
         }
+        let term = self.config.term + 1;
+        if self.sequencers.len() > self.n_meta {
+            live_sequencers.sort_by_key(|n| (pick_order(term, *n), *n));
+        }
+        live_sequencers.truncate(self.n_meta);
         let n = (self.n_data as usize).min(live_storage.len());
         let replicas = (0..self.engines.len()).map(|j| (0..n).map(|r| live_storage[(j + r) % live_storage.len()]).collect()).collect();
         let failed = self.sequencers.iter().chain(&self.storage_nodes).copied().filter(|&n| !self.live(now, n)).collect();
-        let config = Config {
-            term: self.config.term + 1,
-            sealed,
-            primary: live_sequencers[0],
-            backups: live_sequencers[1..].to_vec(),
-            replicas,
-            failed,
-        };
+        let config = Config { term, sealed, primary: live_sequencers[0], backups: live_sequencers[1..].to_vec(), replicas, failed };
         out.trace("NewTerm", || format!("{{\"term\":{},\"primary\":{}}}", config.term, config.primary.0));
         for (&n, s) in &self.sessions {
             self.installed.insert(n, s.0);
@@ -169,10 +198,19 @@ impl Controller {
     }
 }
 
+/// The place of sequencer `n` in term `term`'s random pick (splitmix64 of both).
+fn pick_order(term: u64, n: NodeId) -> u64 {
+    let mut z = term.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n.0.wrapping_add(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use causim_sim::Effect;
+    use std::collections::BTreeSet;
 
     const E0: NodeId = NodeId(0);
     const D: [NodeId; 3] = [NodeId(10), NodeId(11), NodeId(12)];
@@ -184,9 +222,11 @@ mod tests {
             engines: vec![E0],
             storage_nodes: D.to_vec(),
             sequencers: Q.to_vec(),
+            n_meta: 3,
             n_data: 2,
             session_timeout_ns: 3 * MS,
             reconfiguration_delay_ns: 12 * MS,
+            reconfigure_every_ns: 0,
             seal_loses_entries,
             config: Config {
                 term: 0,
@@ -255,6 +295,38 @@ mod tests {
         c.on_sealed(Q[2], 0, vec![entry(0)], &mut out);
         c.on_sealed(Q[1], 0, vec![entry(0), entry(1)], &mut out);
         assert_eq!(c.phase, Phase::Installing(vec![entry(0)]));
+    }
+
+    #[test]
+    fn a_reconfiguration_on_command_seals_a_healthy_term_and_picks_n_meta_of_the_provisioned_sequencers() {
+        let spares = [NodeId(23), NodeId(24), NodeId(25), NodeId(26), NodeId(27)];
+        let mut c = controller(false);
+        c.sequencers.extend(spares);
+        c.reconfigure_every_ns = 100 * MS;
+        let mut out = Outbox::new(false);
+        c.start(0, &mut out);
+        assert!(out.effects.contains(&Effect::SetTimer { timer: Timer::Reconfigure, after_ns: 100 * MS }));
+        let mut groups = BTreeSet::new();
+        for term in 0..6 {
+            let now = (term + 1) * 100 * MS;
+            for n in D.iter().chain(&Q).chain(&spares) {
+                c.on_alive(now, *n, 0, &mut out);
+            }
+            out.clear();
+            c.on_check(now, &mut out);
+            assert!(sent(&out).is_empty(), "nothing failed");
+            c.on_reconfigure(&mut out);
+            let seals: Vec<NodeId> = sent(&out).into_iter().filter(|(_, m)| matches!(m, Msg::Seal { .. })).map(|(n, _)| n).collect();
+            assert_eq!(seals.len(), 3, "the term's group is sealed, not the spares");
+            for &q in &seals[..2] {
+                c.on_sealed(q, term, vec![], &mut out);
+            }
+            c.on_install(now, &mut out);
+            let group: BTreeSet<NodeId> = std::iter::once(c.config.primary).chain(c.config.backups.iter().copied()).collect();
+            assert_eq!((c.config.term, group.len()), (term + 1, 3), "n_meta of the 8 live sequencers");
+            groups.insert(group);
+        }
+        assert!(groups.len() >= 4, "the pick changes from term to term: {groups:?}");
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct Engine {
     pub(super) failed: BTreeSet<NodeId>,
     pub(super) index_engines: Vec<NodeId>,
     pub(super) index: Option<Index>,
+    /// Of its functions' reads, the percentage this node sends to another index replica even
+    /// when it holds one (Table 8).
+    pub(super) remote_read_percent: u64,
     /// Mutant `read_behind_position`: an index answers without waiting for the caller's position.
     pub(super) read_behind_position: bool,
     pub(super) next_local_id: u64,
@@ -200,13 +203,22 @@ impl Engine {
     }
 
     fn send_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
-        if self.index.is_some() {
+        let others: Vec<NodeId> = self.index_engines.iter().copied().filter(|&n| n != self.id).collect();
+        if self.index.is_some() && (others.is_empty() || !self.sent_away(query.id)) {
             self.on_query(query, out);
         } else {
-            let target = self.index_engines[(self.round_robin % self.index_engines.len() as u64) as usize];
+            let target = others[(self.round_robin % others.len() as u64) as usize];
             self.round_robin += 1;
             out.send(target, Msg::IndexQuery(query));
         }
+    }
+
+    /// Whether read `n` is one of the `remote_read_percent` in a hundred sent to another index
+    /// replica: spread evenly over the reads (nodes draw no randomness), and the same for a
+    /// read sent again.
+    fn sent_away(&self, n: u64) -> bool {
+        let p = self.remote_read_percent;
+        (n + 1) * p / 100 > n * p / 100
     }
 
     /// A read at this node's index: answered once the index has reached the caller's position.

@@ -26,10 +26,12 @@ impl Pos {
 
 const POS_BITS: u32 = 32;
 const LOG_BITS: u32 = 16;
+/// Terms fit in a seqnum's top 16 bits.
+pub const TERMS_MAX: u64 = 1 << 16;
 
 /// The seqnum of the record at `position` of physical log `log` in `term`.
 pub fn seqnum(term: u64, log: u64, position: u64) -> u64 {
-    assert!(position < 1 << POS_BITS && log < 1 << LOG_BITS && term < 1 << 16, "seqnum fields out of range");
+    assert!(position < 1 << POS_BITS && log < 1 << LOG_BITS && term < TERMS_MAX, "seqnum fields out of range");
     term << (POS_BITS + LOG_BITS) | log << POS_BITS | position
 }
 

@@ -126,7 +126,7 @@ pub struct BokiParams {
     /// Storage replicas per shard. Default 3.
     #[serde(default = "three")]
     pub n_data: u32,
-    /// Sequencers of the metalog (`Q0` is the primary). Default 3.
+    /// Sequencers of each term's metalog (`Q0` … are the first term's, `Q0` its primary). Default 3.
     #[serde(default = "three")]
     pub n_meta: u32,
     /// Engines that hold an index replica (the first ones); 0: every engine. Default 0.
@@ -150,6 +150,20 @@ pub struct BokiParams {
     /// with n_meta = 3). Default 12 ms.
     #[serde(default = "reconfiguration_delay")]
     pub reconfiguration_delay_ns: Time,
+    /// Sequencers provisioned beyond the term's `n_meta`, idle until a term picks them
+    /// (Fig. 17: 8 provisioned, 3 active). Default 0.
+    #[serde(default)]
+    pub spare_sequencers: u32,
+    /// The controller also seals the term this often without a failure (Fig. 17's
+    /// reconfigurations on command), and the next term takes `n_meta` live sequencers picked
+    /// at random; 0: only on failures. Needs the controller. Default 0.
+    #[serde(default)]
+    pub reconfigure_every_ns: Time,
+    /// Of the reads on an engine holding an index, the share (in percent) it sends to another
+    /// index replica all the same (Table 8's remote LogBook engines; [C]'s
+    /// `slog_engine_prob_remote_index`). Default 0.
+    #[serde(default)]
+    pub remote_read_percent: u32,
 }
 
 fn three() -> u32 {
@@ -245,6 +259,18 @@ impl Model for Boki {
         if params.n_meta == 0 || params.n_meta > 16 {
             return field("n_meta", format!("must be between 1 and 16, got {}", params.n_meta));
         }
+        if params.n_meta + params.spare_sequencers > 16 {
+            return field(
+                "spare_sequencers",
+                format!("n_meta + spare_sequencers must be at most 16, got {}", params.n_meta + params.spare_sequencers),
+            );
+        }
+        if params.reconfigure_every_ns > 0 && params.session_timeout_ns == 0 {
+            return field("reconfigure_every_ns", "reconfigurations need the controller: set params.session_timeout_ns too".into());
+        }
+        if params.remote_read_percent > 100 {
+            return field("remote_read_percent", format!("must be a percentage (0 to 100), got {}", params.remote_read_percent));
+        }
         if params.index_engines > topology.servers {
             return field(
                 "index_engines",
@@ -278,16 +304,21 @@ impl Model for Boki {
         // simulated time, which is how fuzzing reaches the seal (the fuzzer crashes only
         // function nodes, which the controller does not watch). Its heartbeats keep a stalled
         // run busy until the case's time limit.
-        let controller = prop_oneof![Just((0u64, 0u64)), (2u64..8, 1u64..6)];
-        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8, controller)
-            .prop_map(|(storage, n_data, n_meta, index_engines, local, global, (timeout, reconfiguration))| {
+        // With the controller, a third of the cases also reconfigure on command every few
+        // milliseconds, onto sequencers picked among spares.
+        let controller = prop_oneof![Just((0u64, 0u64, 0u64)), (2u64..8, 1u64..6, prop_oneof![2 => Just(0u64), 1 => 3u64..12])];
+        let sequencers = (prop::sample::select(vec![1u32, 3, 5]), prop::sample::select(vec![0u32, 0, 2]));
+        (3u32..5, 1u32..4, sequencers, 0u32..3, 1u64..8, 1u64..8, controller, prop::sample::select(vec![0u32, 0, 50]))
+            .prop_map(|(storage, n_data, (n_meta, spares), index_engines, local, global, (timeout, reconfiguration, every), remote)| {
                 let mut params = serde_json::json!({
                     "storage_nodes": storage, "n_data": n_data.min(storage), "n_meta": n_meta, "index_engines": index_engines,
                     "local_cut_interval_ns": local * 100_000, "global_cut_interval_ns": global * 100_000,
+                    "spare_sequencers": spares, "remote_read_percent": remote,
                 });
                 if timeout > 0 {
                     params["session_timeout_ns"] = (timeout * 1_000_000).into();
                     params["reconfiguration_delay_ns"] = (reconfiguration * 1_000_000).into();
+                    params["reconfigure_every_ns"] = (every * 1_000_000).into();
                 }
                 params
             })
@@ -305,6 +336,8 @@ pub enum Timer {
     Heartbeat,
     Check,
     Install,
+    /// The controller's next reconfiguration on command.
+    Reconfigure,
     /// BokiFlow: a function's re-execution timeout, and its next try of a busy lock.
     Reexecute,
     LockRetry,
@@ -449,6 +482,7 @@ impl Node for BokiNode {
             (BokiNode::Sequencer(q), Timer::Heartbeat) => q.session.beat(out),
             (BokiNode::Controller(c), Timer::Check) => c.on_check(now, out),
             (BokiNode::Controller(c), Timer::Install) => c.on_install(now, out),
+            (BokiNode::Controller(c), Timer::Reconfigure) => c.on_reconfigure(out),
             (BokiNode::Flow(f), Timer::Reexecute) => f.on_timeout(out),
             (BokiNode::Flow(f), Timer::LockRetry) => f.on_lock_retry(out),
             (node, timer) => unreachable!("{timer:?} is not for {node:?}"),
@@ -494,7 +528,12 @@ impl Boki {
         NodeId::fixed((self.function_nodes + self.params.storage_nodes + k) as usize)
     }
     fn controller_id(&self) -> NodeId {
-        NodeId::fixed((self.function_nodes + self.params.storage_nodes + self.params.n_meta) as usize)
+        NodeId::fixed((self.function_nodes + self.params.storage_nodes + self.sequencers()) as usize)
+    }
+
+    /// The sequencers provisioned: the first term's `n_meta` and the spares.
+    fn sequencers(&self) -> u32 {
+        self.params.n_meta + self.params.spare_sequencers
     }
 
     /// The session every sequencer and storage node keeps with the controller, if there is one.
@@ -538,6 +577,7 @@ impl Protocol for Boki {
                 failed: Default::default(),
                 index_engines: index_engines.clone(),
                 index: index_engines.contains(&id).then(|| Index::new(0, !self.new_term_reuses_seqnums)),
+                remote_read_percent: self.params.remote_read_percent.into(),
                 read_behind_position: self.read_behind_position,
                 next_local_id: 0,
                 pending_appends: BTreeMap::new(),
@@ -594,7 +634,7 @@ impl Protocol for Boki {
         }
         let subscribers: Vec<NodeId> =
             (0..self.function_nodes).map(|i| self.engine_id(i)).chain((0..self.params.storage_nodes).map(|j| self.storage_id(j))).collect();
-        for k in 0..self.params.n_meta {
+        for k in 0..self.sequencers() {
             let sequencer = Sequencer {
                 id: self.sequencer_id(k),
                 term: 0,
@@ -626,10 +666,12 @@ impl Protocol for Boki {
             let controller = Controller {
                 engines: (0..self.function_nodes).map(|i| self.engine_id(i)).collect(),
                 storage_nodes: (0..self.params.storage_nodes).map(|j| self.storage_id(j)).collect(),
-                sequencers: (0..self.params.n_meta).map(|k| self.sequencer_id(k)).collect(),
+                sequencers: (0..self.sequencers()).map(|k| self.sequencer_id(k)).collect(),
+                n_meta: self.params.n_meta as usize,
                 n_data: self.params.n_data,
                 session_timeout_ns: self.params.session_timeout_ns,
                 reconfiguration_delay_ns: self.params.reconfiguration_delay_ns,
+                reconfigure_every_ns: self.params.reconfigure_every_ns,
                 seal_loses_entries: self.seal_loses_entries,
                 config: msg::Config {
                     term: 0,
@@ -675,5 +717,30 @@ impl Protocol for Boki {
     fn final_metrics(&self, nodes: &[&BokiNode]) -> Vec<(String, f64)> {
         let entries = nodes.iter().filter_map(|n| if let BokiNode::Sequencer(q) = n { Some(q.metalog.len()) } else { None }).max();
         entries.map(|e| (metrics::METALOG_ENTRIES.to_string(), e as f64)).into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causim_sim::dist::DurationDist;
+
+    fn build(params: serde_json::Value) -> Result<Boki, FieldError> {
+        Boki::build(&params, &[], &TopologyConfig::new(4, DurationDist::Constant { ns: 1 }))
+    }
+
+    #[test]
+    fn parameters_out_of_range_are_refused_with_their_field() {
+        for (params, field) in [
+            (serde_json::json!({"n_meta": 3, "spare_sequencers": 14}), "params.spare_sequencers"),
+            (serde_json::json!({"reconfigure_every_ns": 1_000_000}), "params.reconfigure_every_ns"),
+            (serde_json::json!({"remote_read_percent": 101}), "params.remote_read_percent"),
+            (serde_json::json!({"n_data": 4}), "params.n_data"),
+        ] {
+            let err = build(params.clone()).map(|_| ()).expect_err(&params.to_string());
+            assert_eq!(err.path, field, "{params}: {}", err.message);
+        }
+        let fig17 = serde_json::json!({"spare_sequencers": 5, "session_timeout_ns": 10_000_000, "reconfigure_every_ns": 1_000_000_000});
+        assert!(build(fig17).is_ok());
     }
 }
