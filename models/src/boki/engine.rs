@@ -6,7 +6,8 @@
 //!   replicas, and complete the call when a metalog entry orders it, with the seqnum every
 //!   subscriber derives from that entry and the position after it.
 //! - **Read** (§2.6): ask the local index if the node has one, else an index replica on
-//!   another node (round robin). The index answers only once its version reaches the
+//!   another node (round robin); with `remote_read_percent`, that share of reads goes to
+//!   another replica even from a node with an index (Table 8). The index answers only once its version reaches the
 //!   caller's position (Fig. 5), then the record comes from the index node's cache or from a
 //!   storage replica of its shard (round robin), and lands in this node's cache.
 //! - **New term** (§4.5): apply the old term's final entries it missed, fail the appends they
@@ -203,11 +204,13 @@ impl Engine {
     }
 
     fn send_read(&mut self, query: Query, out: &mut Outbox<Msg, Timer>) {
-        let others: Vec<NodeId> = self.index_engines.iter().copied().filter(|&n| n != self.id).collect();
-        if self.index.is_some() && (others.is_empty() || !self.sent_away(query.id)) {
+        let id = self.id;
+        let others = || self.index_engines.iter().copied().filter(move |&n| n != id);
+        let count = others().count() as u64;
+        if self.index.is_some() && (count == 0 || !self.sent_away(query.id)) {
             self.on_query(query, out);
         } else {
-            let target = others[(self.round_robin % others.len() as u64) as usize];
+            let target = others().nth((self.round_robin % count) as usize).expect("another index replica");
             self.round_robin += 1;
             out.send(target, Msg::IndexQuery(query));
         }
