@@ -44,8 +44,8 @@ fn boki_with_storage_and_primary_crashes_stays_a_shared_log_over_1000_seeds() {
     assert!(failed_appends > 0, "no append was ever discarded by a seal");
 }
 
-/// Fig. 17's setting on top of the failures: the controller also reconfigures on command every
-/// 3 to 11 ms, onto 3 of 6 sequencers picked at random, so seals meet crashes, restarts and
+/// Fig. 17's setting on top of the failures: the controller also reconfigures on command 3 to
+/// 11 ms after each installation, onto 3 of 6 sequencers picked at random, so seals meet crashes, restarts and
 /// each other.
 #[test]
 fn boki_reconfiguring_on_command_among_spares_under_crashes_stays_a_shared_log() {

@@ -18,8 +18,8 @@
 //!    apply the entries they missed, engines fail the appends it does not cover, storage nodes
 //!    discard the records it does not cover, and the term's metalog starts empty.
 //!
-//! With `reconfigure_every_ns` the controller also seals the term on a timer, failure or not
-//! (Fig. 17's reconfigurations on command). With spare sequencers provisioned, each new term
+//! With `reconfigure_every_ns` the controller also seals each term that long after installing
+//! it (the first, after starting), failure or not: Fig. 17's reconfigurations on command. With spare sequencers provisioned, each new term
 //! takes `n_meta` live sequencers picked at random (Fig. 17 picks 3 of 8); nodes draw no
 //! randomness, so "random" is a hash of the term and the node, the same in every run.
 //!
@@ -80,6 +80,12 @@ impl Controller {
 
     fn arm(&self, out: &mut Outbox<Msg, Timer>) {
         out.set_timer(Timer::Check, self.session_timeout_ns / 2);
+        self.arm_reconfiguration(out);
+    }
+
+    /// The next reconfiguration on command, a period after now (a term's installation): every
+    /// term lives at least that long, however long sealing takes.
+    fn arm_reconfiguration(&self, out: &mut Outbox<Msg, Timer>) {
         if self.reconfigure_every_ns > 0 {
             out.set_timer(Timer::Reconfigure, self.reconfigure_every_ns);
         }
@@ -130,10 +136,9 @@ impl Controller {
         self.seal(out);
     }
 
-    /// A reconfiguration on command: seal the term unless one is under way (or the terms a
-    /// seqnum can carry would run out).
+    /// A reconfiguration on command: seal the term unless one is under way (its installation
+    /// arms the next) or the terms a seqnum can carry would run out.
     pub(super) fn on_reconfigure(&mut self, out: &mut Outbox<Msg, Timer>) {
-        out.set_timer(Timer::Reconfigure, self.reconfigure_every_ns);
         if self.phase != Phase::Normal || self.config.term + 2 >= TERMS_MAX {
             return;
         }
@@ -195,6 +200,7 @@ impl Controller {
         }
         self.installs.push(config.clone());
         self.config = Config { sealed: Vec::new(), ..config };
+        self.arm_reconfiguration(out);
     }
 }
 
@@ -321,7 +327,9 @@ mod tests {
             for &q in &seals[..2] {
                 c.on_sealed(q, term, vec![], &mut out);
             }
+            out.clear();
             c.on_install(now, &mut out);
+            assert!(out.effects.contains(&Effect::SetTimer { timer: Timer::Reconfigure, after_ns: 100 * MS }), "the next, a period on");
             let group: BTreeSet<NodeId> = std::iter::once(c.config.primary).chain(c.config.backups.iter().copied()).collect();
             assert_eq!((c.config.term, group.len()), (term + 1, 3), "n_meta of the 8 live sequencers");
             groups.insert(group);

@@ -662,7 +662,7 @@ impl Model for BokiFlow {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (Boki::fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3, any::<bool>())
+        (Boki::shared_fuzz_params(), prop::sample::select(vec![0u64, 20, 50]), 1u64..3, any::<bool>())
             .prop_map(|(mut p, timeout_ms, instances, locks)| {
                 p["reexecution_timeout_ns"] = (timeout_ms * 1_000_000).into();
                 p["instances_per_flow"] = instances.into();

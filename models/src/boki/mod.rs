@@ -154,9 +154,9 @@ pub struct BokiParams {
     /// (Fig. 17: 8 provisioned, 3 active). Default 0.
     #[serde(default)]
     pub spare_sequencers: u32,
-    /// The controller also seals the term this often without a failure (Fig. 17's
-    /// reconfigurations on command), and the next term takes `n_meta` live sequencers picked
-    /// at random; 0: only on failures. Needs the controller. Default 0.
+    /// The controller also seals each term this long after installing it, failure or not
+    /// (Fig. 17's reconfigurations on command), and the next term takes `n_meta` live
+    /// sequencers picked at random; 0: only on failures. Needs the controller. Default 0.
     #[serde(default)]
     pub reconfigure_every_ns: Time,
     /// Of the reads on an engine holding an index, the share (in percent) it sends to another
@@ -298,26 +298,17 @@ impl Model for Boki {
         })
     }
 
+    /// The log's shared parameters, then (for the log itself) reconfigurations on command
+    /// among spare sequencers and remote reads: a third of the cases with the controller
+    /// seal each term 5–30 ms after installing it (the fuzzer's delays reach milliseconds per
+    /// hop: a shorter term could order nothing).
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        // Half the cases run the controller, with a short session timeout and coordination
-        // delay: slow links then expire sessions and seal terms within a few milliseconds of
-        // simulated time, which is how fuzzing reaches the seal (the fuzzer crashes only
-        // function nodes, which the controller does not watch). Its heartbeats keep a stalled
-        // run busy until the case's time limit.
-        // With the controller, a third of the cases also reconfigure on command every few
-        // milliseconds, onto sequencers picked among spares.
-        let controller = prop_oneof![Just((0u64, 0u64, 0u64)), (2u64..8, 1u64..6, prop_oneof![2 => Just(0u64), 1 => 3u64..12])];
-        let sequencers = (prop::sample::select(vec![1u32, 3, 5]), prop::sample::select(vec![0u32, 0, 2]));
-        (3u32..5, 1u32..4, sequencers, 0u32..3, 1u64..8, 1u64..8, controller, prop::sample::select(vec![0u32, 0, 50]))
-            .prop_map(|(storage, n_data, (n_meta, spares), index_engines, local, global, (timeout, reconfiguration, every), remote)| {
-                let mut params = serde_json::json!({
-                    "storage_nodes": storage, "n_data": n_data.min(storage), "n_meta": n_meta, "index_engines": index_engines,
-                    "local_cut_interval_ns": local * 100_000, "global_cut_interval_ns": global * 100_000,
-                    "spare_sequencers": spares, "remote_read_percent": remote,
-                });
-                if timeout > 0 {
-                    params["session_timeout_ns"] = (timeout * 1_000_000).into();
-                    params["reconfiguration_delay_ns"] = (reconfiguration * 1_000_000).into();
+        let every = prop_oneof![2 => Just(0u64), 1 => 5u64..30];
+        (Boki::shared_fuzz_params(), prop::sample::select(vec![0u32, 0, 2]), every, prop::sample::select(vec![0u32, 0, 50]))
+            .prop_map(|(mut params, spares, every, remote)| {
+                params["spare_sequencers"] = spares.into();
+                params["remote_read_percent"] = remote.into();
+                if params.get("session_timeout_ns").is_some() {
                     params["reconfigure_every_ns"] = (every * 1_000_000).into();
                 }
                 params
@@ -517,6 +508,29 @@ pub struct Boki {
 }
 
 impl Boki {
+    /// The log's parameters as every Boki protocol draws them (the libraries add their own).
+    /// Half the cases run the controller, with a short session timeout and coordination delay:
+    /// slow links then expire sessions and seal terms within a few milliseconds of simulated
+    /// time, which is how fuzzing reaches the seal (the fuzzer crashes only function nodes,
+    /// which the controller does not watch). Its heartbeats keep a stalled run busy until the
+    /// case's time limit.
+    pub(super) fn shared_fuzz_params() -> BoxedStrategy<serde_json::Value> {
+        let controller = prop_oneof![Just((0u64, 0u64)), (2u64..8, 1u64..6)];
+        (3u32..5, 1u32..4, prop::sample::select(vec![1u32, 3, 5]), 0u32..3, 1u64..8, 1u64..8, controller)
+            .prop_map(|(storage, n_data, n_meta, index_engines, local, global, (timeout, reconfiguration))| {
+                let mut params = serde_json::json!({
+                    "storage_nodes": storage, "n_data": n_data.min(storage), "n_meta": n_meta, "index_engines": index_engines,
+                    "local_cut_interval_ns": local * 100_000, "global_cut_interval_ns": global * 100_000,
+                });
+                if timeout > 0 {
+                    params["session_timeout_ns"] = (timeout * 1_000_000).into();
+                    params["reconfiguration_delay_ns"] = (reconfiguration * 1_000_000).into();
+                }
+                params
+            })
+            .boxed()
+    }
+
     /// Fixed node ids: engines first (`S0…`), then storage nodes (`D0…`), then sequencers (`Q0…`).
     fn engine_id(&self, i: u32) -> NodeId {
         NodeId::fixed(i as usize)

@@ -262,7 +262,7 @@ impl Model for BokiQueue {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        Boki::fuzz_params()
+        Boki::shared_fuzz_params()
     }
 }
 

@@ -555,7 +555,7 @@ impl Model for BokiStore {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (Boki::fuzz_params(), any::<bool>())
+        (Boki::shared_fuzz_params(), any::<bool>())
             .prop_map(|(mut p, aux_data)| {
                 p["aux_data"] = aux_data.into();
                 p
