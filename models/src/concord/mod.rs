@@ -198,7 +198,9 @@
 //! silent (and why the directory locks of its commit step are left to the blocking directory)
 //! are in `txn.rs`. Not modelled with transactions, and refused by `build`: domain changes and
 //! external writes (what happens to speculative lines when a home moves, the paper does not
-//! say). Crashes are refused too (`Model::faults_for`): the paper does not handle a crash
+//! say), and a bounded directory (`directory_max`: a recall squashes the transactions that read
+//! the recalled copies, so a transaction reading more of one home's keys than its directory
+//! holds squashed itself forever; the fuzzer found it). Crashes are refused too (`Model::faults_for`): the paper does not handle a crash
 //! during a commit (digest A14, "commit-lock holder crash": the holder would keep the lock, its
 //! commit half done). Runs with transactions are checked at `strict-serializable`
 //! (`Model::level_for`; the fuzzer draws transactions in a third of its cases). Scenarios:
@@ -674,6 +676,14 @@ impl Model for Concord {
                     "transactions (params.transactions) are modelled without domain changes or external writes: the paper does not say what happens to speculative state when a home moves",
                 ));
             }
+            if params.directory_max.is_some() {
+                return Err(FieldError::new(
+                    "params.directory_max",
+                    "transactions (params.transactions) are modelled with unbounded directories: a directory eviction recalls the copies, \
+                     which squashes the transactions that read them, so a transaction reading more of one home's keys than its directory \
+                     holds would squash itself forever (the paper does not say how directory evictions meet speculative lines)",
+                ));
+            }
         }
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
@@ -739,11 +749,15 @@ impl Model for Concord {
         // homes that keep copies of what they serve in half.
         // Half of the departures are followed by the agent's join, 0–40 ms later.
         // Transactions in a third of the cases, checked at `strict-serializable` and without
-        // crashes (`level_for`, `faults_for`), and without domain changes (refused by `build`).
+        // crashes (`level_for`, `faults_for`), and without domain changes or a bounded
+        // directory (refused by `build`).
         let leave = prop::option::weighted(0.25, (0u32..2, 0u64..40_000_000, prop::option::of(0u64..40_000_000)));
         let transactions = prop::bool::weighted(1.0 / 3.0);
         (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave, any::<bool>(), transactions)
-            .prop_map(|(lines_max, directory_max, leave, home_keeps_copy, transactions)| {
+            .prop_map(|(lines_max, mut directory_max, leave, home_keeps_copy, transactions)| {
+                if transactions {
+                    directory_max = None;
+                }
                 let mut p = serde_json::json!({});
                 if home_keeps_copy {
                     p["home_keeps_copy"] = serde_json::json!(true);
@@ -1028,6 +1042,9 @@ mod tests {
         assert!(err.message.contains("params.transactions"), "{}", err.message);
         assert!(Concord::faults_for(&serde_json::json!({})).check("concord", &config.faults).is_ok());
         assert_eq!(Concord::level_for(&txn), Level::StrictSerializable);
+        let topology = TopologyConfig::new(2, causim_sim::dist::DurationDist::constant(1));
+        let bounded = serde_json::json!({"transactions": true, "directory_max": 2});
+        assert_eq!(Concord::build(&bounded, &[], &topology).unwrap_err().path, "params.directory_max");
         assert_eq!(Concord::level_for(&serde_json::json!({"lines_max": 2})), Level::Linearizable);
     }
 
