@@ -9,9 +9,9 @@
 //! client to see it; here the agent's E_W invariant convicts it (`--oracle all`).
 
 use causim::fuzz::{self, Faults, FuzzOptions};
-use proptest::strategy::ValueTree;
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
+use proptest::strategy::ValueTree;
 use std::path::Path;
 
 /// Cases each search may use; the correct protocol must survive it.

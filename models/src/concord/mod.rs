@@ -609,12 +609,8 @@ const FAULTS: FaultModel = FaultModel {
 /// both). A crashed commit-lock holder would keep the lock, and one that crashed mid-commit
 /// would leave its commit half done; and the lines a transaction read lose their conflict
 /// detection when their home fails and they are evicted.
-const TXN_FAULTS: FaultModel = FaultModel {
-    crash: Support::Outside(TXN_NO_CRASH),
-    restart: Support::Outside(TXN_NO_CRASH),
-    crashes_max: 0,
-    ..FAULTS
-};
+const TXN_FAULTS: FaultModel =
+    FaultModel { crash: Support::Outside(TXN_NO_CRASH), restart: Support::Outside(TXN_NO_CRASH), crashes_max: 0, ..FAULTS };
 
 const TXN_NO_CRASH: &str = "with params.transactions, crashes are not modelled: the paper does not say what happens when the \
                             commit-lock holder crashes (mid-commit, its writes half done) or the home of a speculatively read line fails";

@@ -140,12 +140,8 @@ impl Agent {
     fn local_conflicts(&mut self, client: NodeId, key: Key, write: bool, out: &mut Outbox<Msg, Timer>) {
         let touch = if write { Touch::Either } else { Touch::Written };
         let priority = self.txns.get(&client).map_or(0, |s| s.priority);
-        let rivals: Vec<(NodeId, Phase, u32)> = self
-            .txns
-            .iter()
-            .filter(|(d, s)| **d != client && s.touches(key, touch))
-            .map(|(d, s)| (*d, s.phase, s.priority))
-            .collect();
+        let rivals: Vec<(NodeId, Phase, u32)> =
+            self.txns.iter().filter(|(d, s)| **d != client && s.touches(key, touch)).map(|(d, s)| (*d, s.phase, s.priority)).collect();
         let loses = rivals.iter().any(|&(_, phase, p)| match phase {
             // Reading a key a commit is writing: the reader might see it in part.
             Phase::Committing => !write,
