@@ -204,8 +204,9 @@
 //! (`Model::faults_for`): the paper does not handle a crash during a commit (digest A14,
 //! "commit-lock holder crash": the holder would keep the lock, its commit half done); and the
 //! failure detector is off, since an agent that is only slow would otherwise be declared
-//! failed, with the same unmodelled recovery (the fuzzer found one). Runs with transactions are checked at `strict-serializable`
-//! (`Model::level_for`; the fuzzer draws transactions in a third of its cases). Scenarios:
+//! failed, with the same unmodelled recovery (the fuzzer found one). Runs with transactions
+//! are checked at `strict-serializable` (`Model::level_for`; the fuzzer draws transactions in a
+//! third of its cases). Scenarios:
 //! `txn-write-skew` (a conflicting race that the lock and the invalidation settle),
 //! `txn-contended` (300 transactions over 8 Zipf keys: every one commits), and the mutants
 //! `commit_without_global_lock` and `no_remote_squash` on the race.
@@ -963,11 +964,12 @@ mod tests {
         }
     }
 
-    /// A transactional agent, and the messages it sends a function.
+    /// An agent that knows its controller (a commit takes the controller's lock).
     fn txn_agent(c: &Concord, i: usize) -> Agent {
         agent(c, i).with_controller(c.controller_id())
     }
 
+    /// The functions told that their transaction was squashed.
     fn squashed(out: &Outbox<Msg, Timer>) -> Vec<NodeId> {
         sends(out).into_iter().filter(|(_, m)| *m == Msg::TxSquashed).map(|(to, _)| to).collect()
     }
