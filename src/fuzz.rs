@@ -28,15 +28,17 @@
 //!
 //! By default a case draws only what every protocol here must survive: arbitrary delays
 //! (FIFO per link), slow links and partitions that hold messages until they heal. `--faults
-//! all` adds the faults of the protocol's catalogue fault model that it claims to survive
-//! (partitions that drop messages, message loss, node crashes); the others are never drawn,
-//! since a scenario asking for them is refused when loaded. The draw is the same whatever the
-//! model, and then masked, so a committed regression entry generates the same case after a
-//! protocol's fault model changes.
+//! all` adds the faults of the protocol's fault model that it claims to survive (partitions
+//! that drop messages, message loss, node crashes); the others are never drawn, since a
+//! scenario asking for them is refused when loaded. The fault model is that of the case's drawn
+//! parameters (`Model::faults_for`: the catalogue entry's, unless a parameter narrows it, as
+//! Concord's transactions rule out crashes), and so is the level the history is checked at
+//! (`Model::level_for`). The draw is the same whatever the model, and then masked, so a
+//! committed regression entry generates the same case after a protocol's fault model changes.
 
 use causim_checkers::Level;
 use causim_models::catalogue::{self, Visitor};
-use causim_models::{Entry, Fault, Model, metrics};
+use causim_models::{Entry, Fault, FaultModel, Model, metrics};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::{
     ChecksConfig, Expectation, LoadedScenario, ProtocolSection, SCENARIO_FORMAT, Scenario, Verdict as ExpectedVerdict,
@@ -90,27 +92,36 @@ pub struct Profile {
     /// transactions) and fault model.
     pub entry: &'static Entry,
     params: fn() -> BoxedStrategy<Value>,
+    /// The level and the fault model of a case's parameters (`Model::level_for`, `faults_for`).
+    level_for: fn(&Value) -> Level,
+    faults_for: fn(&Value) -> FaultModel,
 }
 
 impl Profile {
     /// The profile of a catalogue protocol, or an error naming the known ones.
     pub fn of(protocol: &str) -> Result<Profile, String> {
         struct Params;
+        type Hooks = (fn() -> BoxedStrategy<Value>, fn(&Value) -> Level, fn(&Value) -> FaultModel);
         impl Visitor for Params {
-            type Output = fn() -> BoxedStrategy<Value>;
-            fn visit<M: Model>(self) -> Self::Output {
-                M::fuzz_params
+            type Output = Hooks;
+            fn visit<M: Model>(self) -> Hooks {
+                (M::fuzz_params, M::level_for, M::faults_for)
             }
         }
-        let (Some(entry), Some(params)) = (catalogue::find(protocol), catalogue::visit(protocol, Params)) else {
+        let (Some(entry), Some((params, level_for, faults_for))) = (catalogue::find(protocol), catalogue::visit(protocol, Params)) else {
             return Err(format!("unknown protocol {protocol:?}; known protocols: {}", catalogue::names()));
         };
-        Ok(Profile { protocol: protocol.to_string(), entry, params })
+        Ok(Profile { protocol: protocol.to_string(), entry, params, level_for, faults_for })
     }
 
-    /// History check level.
+    /// The entry's history check level.
     pub fn level(&self) -> Level {
         self.entry.level
+    }
+
+    /// The history check level of a case with these parameters.
+    pub fn level_for(&self, params: &Value) -> Level {
+        (self.level_for)(params)
     }
 
     /// It reports a quiescent property (the final metric `incoherent_entries` or
@@ -193,11 +204,8 @@ const KEY_NAMES: [&str; 8] = ["x", "y", "z", "w", "a", "b", "c", "d"];
 /// The case strategy for a protocol and fault model.
 pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedStrategy<FuzzCase> {
     let all = faults == Faults::All;
-    let drop_ok = all && profile.entry.faults.survives(Fault::DropPartition);
-    let loss_ok = all && profile.entry.faults.survives(Fault::Loss);
-    let crash_ok = all && profile.entry.faults.survives(Fault::Crash);
-    let restart_ok = profile.entry.faults.survives(Fault::Restart);
-    let crashes_max = profile.entry.faults.crashes_max;
+    // What the case's parameters survive (masked after the draw, below).
+    let faults_for = profile.faults_for;
     let delay = (0u8..4, 10_000u64..2_000_000, 3u32..16);
     let links = prop::collection::vec((0u32..8, 0u32..8, 200_000u64..30_000_000), 0..3);
     let partitions = prop::collection::vec((1u32..255, 0u64..40_000_000, 100_000u64..40_000_000, any::<bool>()), 0..2);
@@ -248,24 +256,34 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
                 (policy, dispatch_mean_ns, tick_ns),
                 sessions,
                 params,
-            )| FuzzCase {
-                seed,
-                servers,
-                delay,
-                db_delay_ns,
-                links,
-                partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && drop_ok)).collect(),
-                crashes: match crash_ok {
-                    // A protocol that survives crashes but not restarts gets crash-stops (no down time).
-                    true => crashes.into_iter().take(crashes_max).map(|(s, at, down)| (s, at, if restart_ok { down } else { 0 })).collect(),
-                    false => vec![],
-                },
-                loss_per_mille: if loss_ok { loss_per_mille } else { 0 },
-                policy,
-                dispatch_mean_ns,
-                tick_ns,
-                sessions,
-                params,
+            )| {
+                let model = faults_for(&params);
+                let drop_ok = all && model.survives(Fault::DropPartition);
+                let crash_ok = all && model.survives(Fault::Crash);
+                let restart_ok = model.survives(Fault::Restart);
+                FuzzCase {
+                    seed,
+                    servers,
+                    delay,
+                    db_delay_ns,
+                    links,
+                    partitions: partitions.into_iter().map(|(m, s, d, drop)| (m, s, d, drop && drop_ok)).collect(),
+                    crashes: match crash_ok {
+                        // A protocol that survives crashes but not restarts gets crash-stops (no down time).
+                        true => crashes
+                            .into_iter()
+                            .take(model.crashes_max)
+                            .map(|(s, at, down)| (s, at, if restart_ok { down } else { 0 }))
+                            .collect(),
+                        false => vec![],
+                    },
+                    loss_per_mille: if all && model.survives(Fault::Loss) { loss_per_mille } else { 0 },
+                    policy,
+                    dispatch_mean_ns,
+                    tick_ns,
+                    sessions,
+                    params,
+                }
             },
         )
         .boxed()
@@ -397,7 +415,7 @@ impl FuzzCase {
                 ..LimitsConfig::default()
             },
             replay: None,
-            checks: ChecksConfig { invariants, level: Some(profile.level().name().to_string()) },
+            checks: ChecksConfig { invariants, level: Some(profile.level_for(&self.params).name().to_string()) },
             expect: None,
         }
     }

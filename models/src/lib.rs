@@ -26,6 +26,7 @@ pub mod register;
 pub mod tcc_store;
 pub mod txn_client;
 
+use causim_checkers::Level;
 use causim_sim::config::{SimConfig, TopologyConfig};
 use causim_sim::error::FieldError;
 use causim_sim::protocol::Protocol;
@@ -49,6 +50,22 @@ pub trait Model: Protocol + Sized {
     /// the protocol correct (the fuzzer checks the history at the entry's level).
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         Just(serde_json::json!({})).boxed()
+    }
+
+    /// The level a run with these `protocol.params` (valid ones) is checked at: the entry's,
+    /// unless a parameter changes what the protocol promises (Concord's `transactions`). The
+    /// fuzzer checks each case at the level of the parameters it drew.
+    fn level_for(params: &serde_json::Value) -> Level {
+        let _ = params;
+        Self::ENTRY.level
+    }
+
+    /// The faults a run with these `protocol.params` survives: the entry's fault model, unless
+    /// a parameter narrows it. A scenario is refused faults outside it; the fuzzer draws only
+    /// faults inside it.
+    fn faults_for(params: &serde_json::Value) -> FaultModel {
+        let _ = params;
+        Self::ENTRY.faults
     }
 
     /// True when each key's written values increase in commit order in every history the model

@@ -170,6 +170,8 @@ fn build_model<M: Model>(loaded: &LoadedScenario, extra_mutants: &[String]) -> R
     // A model may refuse faults or operations it does not model; its paths name the scenario's
     // own fields (`faults.crashes`).
     M::check_run(&loaded.scenario.sim_config()).map_err(|e| loaded.field_error(e))?;
+    // Parameters may narrow the entry's fault model (checked when the scenario was loaded).
+    M::faults_for(&p.params).check(M::ENTRY.name, &loaded.scenario.faults).map_err(|e| loaded.field_error(e))?;
     // Paths outside `protocol` (a model may object to the topology) are kept as they are.
     M::build(&p.params, &mutants, &loaded.scenario.topology)
         .map_err(|e| loaded.field_error(if e.path.starts_with("topology") { e } else { e.within("protocol") }).into())

@@ -160,9 +160,6 @@ pub struct Agent {
     // Transactions (`txn.rs`).
     /// The speculative state of each local function's transaction in flight.
     pub(super) txns: BTreeMap<NodeId, super::txn::Spec>,
-    /// Per function, requests for the global lock of its squashed attempts still out: each is
-    /// released when granted.
-    pub(super) lock_cancelled: BTreeMap<NodeId, u32>,
 }
 
 impl Agent {
@@ -204,7 +201,6 @@ impl Agent {
             orphaned: BTreeSet::new(),
             unwelcomed: BTreeSet::new(),
             txns: BTreeMap::new(),
-            lock_cancelled: BTreeMap::new(),
         }
     }
 
@@ -319,12 +315,12 @@ impl Agent {
                 self.learn(key, applied);
                 self.home_request(key, HomeRequest { requester: origin, write: Some(value), external: Some(ext) }, out);
             }
-            Msg::TxBegin => self.tx_begin(from),
+            Msg::TxBegin { priority } => self.tx_begin(from, priority),
             Msg::TxGet { key } => self.tx_get(from, key, out),
             Msg::TxPut { key, value } => self.tx_put(from, key, value, out),
             Msg::TxCommit => self.tx_commit(from, out),
             Msg::TxRelease => self.tx_release(from, out),
-            Msg::LockGrant { client } => self.on_lock_grant(client, out),
+            Msg::LockGrant { client, ticket } => self.on_lock_grant(client, ticket, out),
             Msg::Get { key } => self.request(key, Request { client: from, write: None }, out),
             Msg::Put { key, value } => self.request(key, Request { client: from, write: Some(value) }, out),
             Msg::RdReq { key, applied } => {

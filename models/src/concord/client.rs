@@ -73,7 +73,7 @@ impl Client {
     /// Starts the function: a transaction begins first.
     pub fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         if self.txn.is_some() {
-            out.send(self.agent, Msg::TxBegin);
+            out.send(self.agent, Msg::TxBegin { priority: 0 });
         }
         self.issue_next(now, out);
     }
@@ -209,7 +209,7 @@ impl Client {
         txn.stage = Stage::Running;
         txn.done.clear();
         self.next = 0;
-        out.send(self.agent, Msg::TxBegin);
+        out.send(self.agent, Msg::TxBegin { priority: txn.squashes });
         self.issue_next(now, out);
     }
 

@@ -36,7 +36,7 @@
 //! acknowledgment it can no longer send is not awaited. The suspect itself is told too (it may
 //! be alive but slow): it then drops its lines and fails its functions' calls.
 
-use super::msg::{Msg, Timer};
+use super::msg::{Msg, Tag, Timer};
 use super::ring::Ring;
 use causim_sim::history::Key;
 use causim_sim::node::{NodeId, Outbox};
@@ -71,10 +71,10 @@ pub struct Controller {
     now: Time,
     /// Ghost (I8): every write count reported to it, for joiners.
     ghost: BTreeMap<Key, u64>,
-    /// The global commit lock of transactions (§IV-A): its holder (agent, function) and the
+    /// The global commit lock of transactions (§IV-A): its holder (agent, function, ticket) and the
     /// requests waiting for it, granted in arrival order.
-    lock_holder: Option<(NodeId, NodeId)>,
-    lock_queue: VecDeque<(NodeId, NodeId)>,
+    lock_holder: Option<(NodeId, NodeId, Tag)>,
+    lock_queue: VecDeque<(NodeId, NodeId, Tag)>,
 }
 
 /// A domain change.
@@ -353,19 +353,25 @@ impl Controller {
                 self.changes.push_back(Change::Join(from));
                 self.next_change(out);
             }
-            Msg::LockReq { client } => {
+            Msg::LockReq { client, ticket } => {
                 if self.lock_holder.is_none() {
-                    self.lock_holder = Some((from, client));
-                    out.send(from, Msg::LockGrant { client });
+                    self.lock_holder = Some((from, client, ticket));
+                    out.send(from, Msg::LockGrant { client, ticket });
                 } else {
-                    self.lock_queue.push_back((from, client));
+                    self.lock_queue.push_back((from, client, ticket));
                 }
             }
-            Msg::LockRelease { client } => {
-                assert_eq!(self.lock_holder, Some((from, client)), "only the holder releases the commit lock");
-                self.lock_holder = self.lock_queue.pop_front();
-                if let Some((agent, client)) = self.lock_holder {
-                    out.send(agent, Msg::LockGrant { client });
+            Msg::LockRelease { client, ticket } => {
+                let request = (from, client, ticket);
+                if self.lock_holder == Some(request) {
+                    self.lock_holder = self.lock_queue.pop_front();
+                    if let Some((agent, client, ticket)) = self.lock_holder {
+                        out.send(agent, Msg::LockGrant { client, ticket });
+                    }
+                } else {
+                    // A squashed transaction withdraws its request before its grant.
+                    let at = self.lock_queue.iter().position(|r| *r == request).expect("a release names a lock request");
+                    self.lock_queue.remove(at);
                 }
             }
             other => unreachable!("the controller does not handle {other:?}"),

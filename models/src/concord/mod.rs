@@ -192,16 +192,24 @@
 //! squashed transaction backs off exponentially and runs again. Its history line (kind `txn`)
 //! holds every read and write of the attempt that committed, over the interval from the first
 //! attempt's start to the last commit write's acknowledgment; `strict-serializable` judges them.
-//! Choices where the paper is silent (and why the directory locks of its commit step are left
-//! to the blocking directory) are in `txn.rs`. Not modelled with transactions, and refused by
-//! `build`: domain changes and external writes (what happens to speculative lines when a home
-//! moves, the paper does not say). A crash during a commit is not handled by the paper either
-//! (digest A14, "commit-lock holder crash"): a crashed holder keeps the lock and later commits
-//! stall, so transactional scenarios should not crash agents. The paper's priority increase
-//! after several squashes is left out (the back-off is staggered by the function's id instead).
-//! Scenarios: `txn-write-skew` (a conflicting race that the lock and the invalidation settle)
-//! and the mutants `commit_without_global_lock` and
-//! `no_remote_squash` on the race.
+//! Progress under contention is the paper's software-TM recipe: exponential back-off and a
+//! priority that grows with each squash (a local conflict squashes the side squashed less
+//! often), and a squashed attempt withdraws its request for the lock. Choices where the paper is
+//! silent (and why the directory locks of its commit step are left to the blocking directory)
+//! are in `txn.rs`. Not modelled with transactions, and refused by `build`: domain changes and
+//! external writes (what happens to speculative lines when a home moves, the paper does not
+//! say), and a bounded directory (`directory_max`: a recall squashes the transactions that read
+//! the recalled copies, so a transaction reading more of one home's keys than its directory
+//! holds squashed itself forever; the fuzzer found it). Crashes are refused too
+//! (`Model::faults_for`): the paper does not handle a crash during a commit (digest A14,
+//! "commit-lock holder crash": the holder would keep the lock, its commit half done); and the
+//! failure detector is off, since an agent that is only slow would otherwise be declared
+//! failed, with the same unmodelled recovery (the fuzzer found one). Runs with transactions
+//! are checked at `strict-serializable` (`Model::level_for`; the fuzzer draws transactions in a
+//! third of its cases). Scenarios:
+//! `txn-write-skew` (a conflicting race that the lock and the invalidation settle),
+//! `txn-contended` (300 transactions over 8 Zipf keys: every one commits), and the mutants
+//! `commit_without_global_lock` and `no_remote_squash` on the race.
 //!
 //! # Mutants (`protocol.mutants`)
 //!
@@ -544,8 +552,11 @@ impl Protocol for Concord {
         let p = &self.params;
         let schedule =
             |l: &[LeaveParam]| l.iter().map(|l| (NodeId::fixed(agent_index(&l.node).expect("checked by build")), l.at_ns)).collect();
-        let controller =
-            Controller::new(&agents, self.storage_id(), p.heartbeat_ns, p.heartbeat_timeout_ns, schedule(&p.leaves), schedule(&p.joins));
+        // With transactions nothing crashes (`faults_for`), and the failure detector is off: a
+        // slow agent declared failed would need the recovery of transactional state that is
+        // not modelled (the fuzzer found one, its pongs held up on a slow link).
+        let timeout_ns = if p.transactions { Time::MAX } else { p.heartbeat_timeout_ns };
+        let controller = Controller::new(&agents, self.storage_id(), p.heartbeat_ns, timeout_ns, schedule(&p.leaves), schedule(&p.joins));
         nodes.push(FixedNode {
             name: "ctl".into(),
             machine: "ctl".into(),
@@ -594,6 +605,21 @@ const FAULTS: FaultModel = FaultModel {
     ),
     crashes_max: 1,
 };
+
+/// With `params.transactions`: no crashes (digest A14's open questions; the paper is silent on
+/// both). A crashed commit-lock holder would keep the lock, and one that crashed mid-commit
+/// would leave its commit half done; and the lines a transaction read lose their conflict
+/// detection when their home fails and they are evicted.
+const TXN_FAULTS: FaultModel =
+    FaultModel { crash: Support::Outside(TXN_NO_CRASH), restart: Support::Outside(TXN_NO_CRASH), crashes_max: 0, ..FAULTS };
+
+const TXN_NO_CRASH: &str = "with params.transactions, crashes are not modelled: the paper does not say what happens when the \
+                            commit-lock holder crashes (mid-commit, its writes half done) or the home of a speculatively read line fails";
+
+/// Whether `protocol.params` turn transactions on.
+fn transactional(params: &serde_json::Value) -> bool {
+    params.get("transactions").and_then(serde_json::Value::as_bool).unwrap_or(false)
+}
 
 impl Model for Concord {
     const ENTRY: Entry = Entry {
@@ -652,6 +678,14 @@ impl Model for Concord {
                     "transactions (params.transactions) are modelled without domain changes or external writes: the paper does not say what happens to speculative state when a home moves",
                 ));
             }
+            if params.directory_max.is_some() {
+                return Err(FieldError::new(
+                    "params.directory_max",
+                    "transactions (params.transactions) are modelled with unbounded directories: a directory eviction recalls the copies, \
+                     which squashes the transactions that read them, so a transaction reading more of one home's keys than its directory \
+                     holds would squash itself forever (the paper does not say how directory evictions meet speculative lines)",
+                ));
+            }
         }
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
@@ -701,21 +735,38 @@ impl Model for Concord {
         refuse_read_txns(config, "Concord has no read transactions; its transactions are whole functions (params.transactions)")
     }
 
+    fn level_for(params: &serde_json::Value) -> Level {
+        if transactional(params) { Level::StrictSerializable } else { Self::ENTRY.level }
+    }
+
+    fn faults_for(params: &serde_json::Value) -> FaultModel {
+        if transactional(params) { TXN_FAULTS } else { FAULTS }
+    }
+
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        // The strict protocol only (the fuzzer checks at the entry's level); small caches make
-        // silent evictions, owner "don't have it" answers and re-requests common, and small
+        // The strict protocol only (the fuzzer checks at the parameters' level); small caches
+        // make silent evictions, owner "don't have it" answers and re-requests common, and small
         // directories make recalls common.
         // A departure of S0 or S1 (every case has at least two servers) in a quarter of the cases;
         // homes that keep copies of what they serve in half.
         // Half of the departures are followed by the agent's join, 0–40 ms later.
+        // Transactions in a third of the cases, checked at `strict-serializable` and without
+        // crashes (`level_for`, `faults_for`), and without domain changes or a bounded
+        // directory (refused by `build`).
         let leave = prop::option::weighted(0.25, (0u32..2, 0u64..40_000_000, prop::option::of(0u64..40_000_000)));
-        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave, any::<bool>())
-            .prop_map(|(lines_max, directory_max, leave, home_keeps_copy)| {
+        let transactions = prop::bool::weighted(1.0 / 3.0);
+        (prop::option::weighted(0.4, 1usize..4), prop::option::weighted(0.3, 1usize..3), leave, any::<bool>(), transactions)
+            .prop_map(|(lines_max, mut directory_max, leave, home_keeps_copy, transactions)| {
+                if transactions {
+                    directory_max = None;
+                }
                 let mut p = serde_json::json!({});
                 if home_keeps_copy {
                     p["home_keeps_copy"] = serde_json::json!(true);
                 }
-                if let Some((node, at_ns, rejoin)) = leave {
+                if transactions {
+                    p["transactions"] = serde_json::json!(true);
+                } else if let Some((node, at_ns, rejoin)) = leave {
                     p["leaves"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": at_ns}]);
                     if let Some(after) = rejoin {
                         p["joins"] = serde_json::json!([{"node": format!("S{node}"), "at_ns": at_ns + after}]);
@@ -911,6 +962,93 @@ mod tests {
             assert_eq!(sends(&out), vec![(F, Msg::GetReply { key: 0, value: seen, class: ReadClass::Local })], "strict {strict}");
             a.check_invariants().unwrap();
         }
+    }
+
+    /// An agent that knows its controller (a commit takes the controller's lock).
+    fn txn_agent(c: &Concord, i: usize) -> Agent {
+        agent(c, i).with_controller(c.controller_id())
+    }
+
+    /// The functions told that their transaction was squashed.
+    fn squashed(out: &Outbox<Msg, Timer>) -> Vec<NodeId> {
+        sends(out).into_iter().filter(|(_, m)| *m == Msg::TxSquashed).map(|(to, _)| to).collect()
+    }
+
+    #[test]
+    fn a_local_conflict_squashes_the_side_squashed_less_often_and_the_requester_wins_ties() {
+        let c = concord(3, serde_json::json!({"transactions": true}), &[]);
+        let g = NodeId(F.0 + 1);
+        for (writer_priority, loser) in [(0, F), (1, F), (2, g)] {
+            let mut a = txn_agent(&c, 0);
+            let mut out = Outbox::new(false);
+            // F wrote key 0 speculatively; g (priority 1) then reads it.
+            a.on_message(F, Msg::TxBegin { priority: writer_priority }, &mut out);
+            a.on_message(F, Msg::TxPut { key: 0, value: 7 }, &mut out);
+            a.on_message(g, Msg::TxBegin { priority: 1 }, &mut out);
+            out.clear();
+            a.on_message(g, Msg::TxGet { key: 0 }, &mut out);
+            assert_eq!(squashed(&out), vec![loser], "writer priority {writer_priority}");
+        }
+    }
+
+    #[test]
+    fn a_squashed_attempt_withdraws_its_lock_request_and_its_late_grant_is_dropped() {
+        let c = concord(3, serde_json::json!({"transactions": true}), &[]);
+        let ctl = c.controller_id();
+        let mut a = txn_agent(&c, 0);
+        let mut out = Outbox::new(false);
+        a.on_message(F, Msg::TxBegin { priority: 0 }, &mut out);
+        a.on_message(F, Msg::TxPut { key: 0, value: 7 }, &mut out);
+        out.clear();
+        a.on_message(F, Msg::TxCommit, &mut out);
+        let [(to, Msg::LockReq { client, ticket })] = sends(&out)[..] else { panic!("{:?}", sends(&out)) };
+        assert_eq!((to, client), (ctl, F));
+        out.clear();
+        // A rival reads the key: F, waiting for the lock, is squashed and withdraws.
+        a.on_message(NodeId(F.0 + 1), Msg::TxBegin { priority: 0 }, &mut out);
+        a.on_message(NodeId(F.0 + 1), Msg::TxGet { key: 0 }, &mut out);
+        assert!(sends(&out).contains(&(ctl, Msg::LockRelease { client: F, ticket })));
+        // The controller had granted it already: the grant is dropped, the lock not released twice.
+        out.clear();
+        a.on_message(ctl, Msg::LockGrant { client: F, ticket }, &mut out);
+        assert!(sends(&out).is_empty(), "{:?}", sends(&out));
+    }
+
+    #[test]
+    fn the_commit_lock_grants_in_order_and_a_withdrawn_request_is_never_granted() {
+        let (s0, s1) = (NodeId::fixed(0), NodeId::fixed(1));
+        let mut ctl = Controller::new(&[s0, s1], NodeId::fixed(2), 100, 300, vec![], vec![]);
+        let mut out = Outbox::new(false);
+        ctl.on_message(0, s0, Msg::LockReq { client: F, ticket: 1 }, &mut out);
+        ctl.on_message(0, s1, Msg::LockReq { client: F, ticket: 1 }, &mut out);
+        ctl.on_message(0, s0, Msg::LockReq { client: NodeId(F.0 + 1), ticket: 2 }, &mut out);
+        assert_eq!(sends(&out), vec![(s0, Msg::LockGrant { client: F, ticket: 1 })]);
+        out.clear();
+        // S1's request is withdrawn while S0 holds the lock; S0's release grants the next one.
+        ctl.on_message(0, s1, Msg::LockRelease { client: F, ticket: 1 }, &mut out);
+        assert!(sends(&out).is_empty());
+        ctl.on_message(0, s0, Msg::LockRelease { client: F, ticket: 1 }, &mut out);
+        assert_eq!(sends(&out), vec![(s0, Msg::LockGrant { client: NodeId(F.0 + 1), ticket: 2 })]);
+    }
+
+    #[test]
+    fn crashes_are_refused_with_transactions_and_such_runs_are_checked_strictly_serializable() {
+        let config: SimConfig = serde_json::from_value(serde_json::json!({
+            "seed": 1, "topology": {"servers": 2, "delay": {"dist": "constant", "ns": 1}},
+            "workload": {"script": [{"session": "c", "functions": [{"ops": [{"read": "x"}]}]}]},
+            "faults": {"crashes": [{"node": "S0", "at_ns": 5}]}
+        }))
+        .unwrap();
+        let txn = serde_json::json!({"transactions": true});
+        let err = Concord::faults_for(&txn).check("concord", &config.faults).unwrap_err();
+        assert_eq!(err.path, "faults.crashes[0]");
+        assert!(err.message.contains("params.transactions"), "{}", err.message);
+        assert!(Concord::faults_for(&serde_json::json!({})).check("concord", &config.faults).is_ok());
+        assert_eq!(Concord::level_for(&txn), Level::StrictSerializable);
+        let topology = TopologyConfig::new(2, causim_sim::dist::DurationDist::constant(1));
+        let bounded = serde_json::json!({"transactions": true, "directory_max": 2});
+        assert_eq!(Concord::build(&bounded, &[], &topology).unwrap_err().path, "params.directory_max");
+        assert_eq!(Concord::level_for(&serde_json::json!({"lines_max": 2})), Level::Linearizable);
     }
 
     #[test]

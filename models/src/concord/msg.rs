@@ -253,8 +253,10 @@ pub enum Msg {
     },
 
     // Transactions (§2.11, `txn.rs`): a function in a transaction → its agent.
-    /// A transaction (attempt) starts.
-    TxBegin,
+    /// A transaction (attempt) starts, with its priority: the squashes of its earlier attempts.
+    TxBegin {
+        priority: u32,
+    },
     /// A speculative read (answered with `GetReply`).
     TxGet {
         key: Key,
@@ -275,15 +277,20 @@ pub enum Msg {
     TxSquashed,
     /// Function → agent: every commit write is acknowledged; release the lock.
     TxRelease,
-    /// Agent ↔ controller: the global commit lock, for one function's transaction.
+    /// Agent ↔ controller: the global commit lock, for one function's transaction; `ticket`
+    /// names the request (unique at its agent). A release of a request not granted yet
+    /// withdraws it from the queue (its transaction was squashed while waiting).
     LockReq {
         client: NodeId,
+        ticket: u64,
     },
     LockGrant {
         client: NodeId,
+        ticket: u64,
     },
     LockRelease {
         client: NodeId,
+        ticket: u64,
     },
 
     // The Faa$T baseline (`faast.rs`): a cache asks the key's home for its version on every
@@ -372,7 +379,7 @@ impl Message for Msg {
             Msg::ExtWrite { .. } => "ExtWrite",
             Msg::ExtAck { .. } => "ExtAck",
             Msg::CallFailed { .. } => "CallFailed",
-            Msg::TxBegin => "TxBegin",
+            Msg::TxBegin { .. } => "TxBegin",
             Msg::TxGet { .. } => "TxGet",
             Msg::TxPut { .. } => "TxPut",
             Msg::TxCommit => "TxCommit",
@@ -395,8 +402,9 @@ impl Message for Msg {
         // A one-byte tag, an 8-byte key or node name, 8 bytes per value and per transaction tag
         // or state flag; ghost fields are free.
         1 + match self {
-            Msg::TxBegin | Msg::TxCommit | Msg::TxSquashed | Msg::TxRelease => 0,
-            Msg::TxGet { .. } | Msg::TxLocked { .. } | Msg::LockReq { .. } | Msg::LockGrant { .. } | Msg::LockRelease { .. } => 8,
+            Msg::TxCommit | Msg::TxSquashed | Msg::TxRelease => 0,
+            Msg::TxBegin { .. } | Msg::TxGet { .. } | Msg::TxLocked { .. } => 8,
+            Msg::LockReq { .. } | Msg::LockGrant { .. } | Msg::LockRelease { .. } => 16,
             Msg::TxPut { .. } => 16,
             Msg::Ping | Msg::Pong | Msg::DirXferAck | Msg::Sync | Msg::SyncAck | Msg::Hello | Msg::Welcome | Msg::Rejoin => 0,
             Msg::JoinAck { .. } | Msg::JoinDone { .. } | Msg::Joined { .. } => 8,
