@@ -99,7 +99,9 @@ fn bokiflow_reexecution_across_an_invoke_reuses_the_callee_id_and_the_logged_ret
     assert_eq!(r.summary.workflows.aborted_attempts, 1, "one re-execution");
     let effects = |key: &str| r.history.iter().filter(|t| t["outcome"] == "ok").filter(|t| written_any(t, key)).count();
     assert_eq!((effects("x"), effects("y"), effects("z")), (1, 1, 1), "each step took effect once");
-    let lines = |session: &str, f: u64| -> Vec<&serde_json::Value> { r.history.iter().filter(|t| t["session"] == session && t["fn"] == f).collect() };
+    let lines = |session: &str, f: u64| -> Vec<&serde_json::Value> {
+        r.history.iter().filter(|t| t["session"] == session && t["fn"] == f).collect()
+    };
     let skipped = lines("flow#2", 1);
     assert_eq!(skipped[0]["note"], "the post-invoke record is logged: the caller takes its return value and does not invoke again");
     assert!(!skipped.iter().any(|t| written_any(t, "y")), "function 1 ran no step again");
@@ -145,7 +147,10 @@ fn bokistore_auxiliary_data_backed_up_on_storage_removes_the_small_cache_cliff()
         r.summary.observations["store_replay_reads"].mean
     };
     let (cache_only, backed_up) = (replay_reads(false), replay_reads(true));
-    assert!(cache_only > 2.0 * backed_up, "with a 112-record cache: {cache_only:.1} reads per replay without the backup, {backed_up:.1} with");
+    assert!(
+        cache_only > 2.0 * backed_up,
+        "with a 112-record cache: {cache_only:.1} reads per replay without the backup, {backed_up:.1} with"
+    );
 }
 
 /// A lock line of a BokiFlow history: its record's seqnum, holder tag, `prev` tag, and

@@ -132,7 +132,11 @@ fn invokes(h: &History, max: usize, out: &mut Outcomes) -> bool {
         {
             (
                 l,
-                format!("the invoke ran its callee a second time, as a new instance ({:#x} after {:#x}).", l.callee.unwrap_or_default(), e.callee.unwrap_or_default()),
+                format!(
+                    "the invoke ran its callee a second time, as a new instance ({:#x} after {:#x}).",
+                    l.callee.unwrap_or_default(),
+                    e.callee.unwrap_or_default()
+                ),
                 "T1 and T2 complete callees of one invoke (one caller step, one callee): their post records share its tag".to_string(),
                 "A caller invokes under the id of the invoke's first pre-invoke record, which every execution reads back, so both callees have one id: a contradiction!",
             )

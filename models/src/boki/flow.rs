@@ -585,7 +585,9 @@ impl FlowClient {
             }
             (Step::PreFirst { own }, Reply::Read(a)) => {
                 out.observe(metrics::FLOW_INVOKE_STEP_NS, now - self.invoked_at);
-                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else { unreachable!("the pre-invoke record's own record is in the prefix: {a:?}") };
+                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else {
+                    unreachable!("the pre-invoke record's own record is in the prefix: {a:?}")
+                };
                 // The mutant invokes under its own record's id, not the first one's.
                 let callee = if self.fresh_callee { self.data | 0xFF } else { v1 };
                 self.callee = Some(callee);
