@@ -74,7 +74,10 @@
 //!   adds nothing to the chain.
 //! - Fig. 7's locks have no leases: a lock an instance held when it was killed (a crash, a
 //!   re-execution timeout, a sibling branch's abort) stays held until a re-execution of that
-//!   instance passes it again. With short re-execution timeouts and fan-outs, waiting steps
+//!   instance passes it again. A re-execution's write step first looks for the step's record
+//!   (Beldi replays a logged step's outcome, lock acquisitions included) and skips `tryLock`
+//!   if it finds one, so a re-executed caller does not wait on a lock its killed callee holds
+//!   (the callee runs only after the caller's steps). With short re-execution timeouts and fan-outs, waiting steps
 //!   time out and strand more locks, and workflows can give up (liveness, not safety).
 //! - The engine runs a workflow as a DAG, with no return edge: a caller has handed over before
 //!   its callee runs. So the callee logs the post-invoke record on its caller's behalf (the
@@ -156,6 +159,8 @@ pub struct FlowContext {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Step {
+    /// A re-execution's write step looks for the step's first record before `tryLock`.
+    WriteLookup,
     /// A write step's record is being appended.
     WriteAppend,
     /// Reading back the step's first record.
@@ -268,6 +273,8 @@ pub struct FlowClient {
     returned: bool,
     /// Mutant `invoke_ignores_logged_callee`.
     fresh_callee: bool,
+    /// A re-execution (the workflow's attempt after the first).
+    reexecuted: bool,
     reexecution_timeout_ns: Time,
     /// Each write step holds its key's lock (`params.locks`); mutant `lock_ignores_prev`.
     locks: bool,
@@ -299,6 +306,7 @@ impl FlowClient {
             function: start.function,
             returned: false,
             fresh_callee: flow.fresh_callee,
+            reexecuted: start.attempt > 0,
             reexecution_timeout_ns: flow.reexecution_timeout_ns,
             locks: flow.locks,
             lock_ignores_prev: flow.lock_ignores_prev,
@@ -360,6 +368,10 @@ impl FlowClient {
     fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.invoked_at = now;
         match self.ops.get(self.next) {
+            Some(&Op::Write { key, .. }) if self.locks && self.reexecuted => {
+                self.step = Step::WriteLookup;
+                self.log.read(key, self.tag(), Dir::Next, 0, out);
+            }
             Some(&Op::Write { .. }) if self.locks => self.check_lock(LockGoal::Acquire(None), out),
             Some(&Op::Write { .. }) => self.write_step(out),
             Some(&Op::Read { key }) => {
@@ -504,6 +516,12 @@ impl FlowClient {
                 self.step = step;
                 self.append_again(out);
             }
+            // The step has a record: an earlier execution of this instance appended it holding
+            // the lock, and either holds it still (re-entrant) or released it after the
+            // step's database write (which the version condition now rejects). Without the
+            // lock, a re-executed caller cannot wait forever on a lock its killed callee holds.
+            (Step::WriteLookup, Reply::Read(a)) if a.seqnum.is_some() => self.write_step(out),
+            (Step::WriteLookup, Reply::Read(_)) => self.check_lock(LockGoal::Acquire(None), out),
             (Step::WriteAppend, Reply::Appended { seqnum, pos }) => {
                 self.step = Step::WriteFirst { own: (seqnum, pos) };
                 self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
