@@ -161,13 +161,18 @@ fn invokes(h: &History, max: usize, out: &mut Outcomes) -> bool {
             edges: vec![(e.txn, rival.txn, EdgeKind::WriteOrder, "both complete one invoke")],
             read: None,
         };
-        *out.counts.entry(s.anomaly).or_insert(0) += 1;
-        out.total += 1;
-        if out.violations.len() < max {
-            out.violations.push(story::render(h, s));
-        }
+        report(h, max, out, s);
     }
     true
+}
+
+/// Counts a finding and keeps it, rendered, among the first `max`.
+fn report(h: &History, max: usize, out: &mut Outcomes, s: Story) {
+    *out.counts.entry(s.anomaly).or_insert(0) += 1;
+    out.total += 1;
+    if out.violations.len() < max {
+        out.violations.push(story::render(h, s));
+    }
 }
 
 /// Checks lock safety alone.
@@ -251,11 +256,7 @@ fn locks(h: &History, max: usize, level: Level, out: &mut Outcomes) -> bool {
             edges: vec![(e.txn, r.txn, EdgeKind::WriteOrder, "both claim the chain point")],
             read: None,
         };
-        *out.counts.entry(s.anomaly).or_insert(0) += 1;
-        out.total += 1;
-        if out.violations.len() < max {
-            out.violations.push(story::render(h, s));
-        }
+        report(h, max, out, s);
     }
     true
 }
@@ -314,13 +315,6 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
     }
     let first_of: BTreeMap<(u32, u64), u64> = steps.iter().map(|s| ((s.book, s.tag), s.first.0)).collect();
     let mut effect_of: BTreeMap<(u32, u64), usize> = BTreeMap::new();
-    let report = |out: &mut Outcomes, s: Story| {
-        *out.counts.entry(s.anomaly).or_insert(0) += 1;
-        out.total += 1;
-        if out.violations.len() < max {
-            out.violations.push(story::render(h, s));
-        }
-    };
     for (k, s) in steps.iter().enumerate() {
         let Some(v) = s.wrote else { continue };
         let key = h.key(s.book);
@@ -332,6 +326,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
         if let Some(&j) = effect_of.get(&(s.book, s.tag)) {
             let e = &steps[j];
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::DoubleEffect,
@@ -362,6 +358,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
         let last = format!("T{}", named.len());
         if t2 == s.tag {
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::DoubleEffect,
@@ -385,6 +383,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
             && s2 > s.first.0
         {
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::StaleEffect,
