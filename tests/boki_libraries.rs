@@ -89,6 +89,31 @@ fn bokiflow_reexecution_after_a_crash_takes_each_step_once() {
     assert!(ops[1]["seqnum"].as_u64() < ops[0]["seqnum"].as_u64());
 }
 
+#[test]
+fn bokiflow_reexecution_across_an_invoke_reuses_the_callee_id_and_the_logged_return_value() {
+    // Goal: Fig. 6's invoke. Function 2 (function 1's callee) is cut off after its write; the
+    // re-executed workflow finds function 1's post-invoke record and does not run it again,
+    // and function 2 runs under its logged id, so every step takes effect once.
+    let r = run("s8-flow-invoke-reexecution.json");
+    r.assert_passes("s8-flow-invoke-reexecution.json");
+    assert_eq!(r.summary.workflows.aborted_attempts, 1, "one re-execution");
+    let effects = |key: &str| r.history.iter().filter(|t| t["outcome"] == "ok").filter(|t| written_any(t, key)).count();
+    assert_eq!((effects("x"), effects("y"), effects("z")), (1, 1, 1), "each step took effect once");
+    let lines = |session: &str, f: u64| -> Vec<&serde_json::Value> {
+        r.history.iter().filter(|t| t["session"] == session && t["fn"] == f).collect()
+    };
+    let skipped = lines("flow#2", 1);
+    assert_eq!(skipped[0]["note"], "the post-invoke record is logged: the caller takes its return value and does not invoke again");
+    assert!(!skipped.iter().any(|t| written_any(t, "y")), "function 1 ran no step again");
+    // Each callee completed once (post records: function 1 in the first attempt, function 2 in
+    // the second), and function 2's steps kept their tags across the attempts (one callee id).
+    let post = |t: &serde_json::Value| t["note"] == "post-invoke";
+    let ids: Vec<u64> = r.history.iter().filter(|t| post(t)).map(|t| t["ops"][0]["tags"][2].as_u64().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "function 1 in the first attempt and function 2 in the second completed");
+    let step_tag = |t: &serde_json::Value| t["ops"][0]["tags"][0].as_u64().unwrap();
+    assert_eq!(step_tag(lines("flow", 2)[0]), step_tag(lines("flow#2", 2)[0]), "function 2 ran its read step under one id twice");
+}
+
 fn written_any(t: &serde_json::Value, key: &str) -> bool {
     t["ops"].as_array().unwrap().iter().any(|o| o["f"] == "w" && o["key"] == key)
 }
@@ -103,6 +128,29 @@ fn bokiflow_duplicate_instances_take_each_step_once_and_read_the_first_logged_va
     let reads: Vec<&serde_json::Value> = r.history.iter().filter(|t| t["kind"] == "read").map(|t| &t["ops"][2]["value"]).collect();
     assert_eq!(reads.len(), 2);
     assert_eq!(reads[0], reads[1], "both instances use the read step's first logged value");
+}
+
+#[test]
+fn bokistore_auxiliary_data_backed_up_on_storage_removes_the_small_cache_cliff() {
+    // Goal: Table 9's second row. With a cache too small for the replays' working set, cached
+    // decisions are evicted and replays go back through the log; backed up on storage nodes,
+    // a decision comes back with its record.
+    let replay_reads = |backup: bool| {
+        let mut loaded = common::load_scenario("boki", "s11-counter-test.json");
+        loaded.scenario.protocol.params["aux_data"] = true.into();
+        loaded.scenario.protocol.params["cache_records"] = 112.into();
+        loaded.scenario.protocol.params["aux_data_on_storage"] = backup.into();
+        let causim_sim::workload::WorkloadConfig::Generator(g) = &mut loaded.scenario.workload else { panic!("a generator") };
+        g.workflows_max = Some(600);
+        let r = common::run_checked(&loaded, 1, &[]);
+        r.assert_passes(&format!("aux_data_on_storage {backup}"));
+        r.summary.observations["store_replay_reads"].mean
+    };
+    let (cache_only, backed_up) = (replay_reads(false), replay_reads(true));
+    assert!(
+        cache_only > 2.0 * backed_up,
+        "with a 112-record cache: {cache_only:.1} reads per replay without the backup, {backed_up:.1} with"
+    );
 }
 
 /// A lock line of a BokiFlow history: its record's seqnum, holder tag, `prev` tag, and

@@ -78,6 +78,7 @@ pub enum Anomaly {
     DoubleEffect,
     StaleEffect,
     LockConflict,
+    DuplicateInvoke,
 }
 
 /// The names another vocabulary gives an anomaly.
@@ -135,7 +136,7 @@ impl Anomaly {
 
     /// The shared-log anomalies (level `shared-log`); not in [`Anomaly::ALL`], which lists the
     /// key-value anomalies.
-    pub const LOG: [Anomaly; 15] = [
+    pub const LOG: [Anomaly; 16] = [
         Anomaly::DuplicateSeqnum,
         Anomaly::OrderDisagreement,
         Anomaly::PhantomRecord,
@@ -151,6 +152,7 @@ impl Anomaly {
         Anomaly::DoubleEffect,
         Anomaly::StaleEffect,
         Anomaly::LockConflict,
+        Anomaly::DuplicateInvoke,
     ];
 
     pub fn name(self) -> &'static str {
@@ -205,6 +207,7 @@ impl Anomaly {
             Anomaly::PhantomMessage => "PhantomMessage",
             Anomaly::DoubleEffect => "DoubleEffect",
             Anomaly::StaleEffect => "StaleEffect",
+            Anomaly::DuplicateInvoke => "DuplicateInvoke",
             Anomaly::LockConflict => "LockConflict",
         }
     }
@@ -300,6 +303,9 @@ impl Anomaly {
             Anomaly::StaleEffect => {
                 "a workflow step's database write overwrites the effect of a step whose first log record is later (its version goes backwards)"
             }
+            Anomaly::DuplicateInvoke => {
+                "a workflow invoke ran its callee under a second instance id, or its caller took a second return value (re-execution, duplicate instance)"
+            }
             Anomaly::LockConflict => "two holders acquired a log-based lock at one point of its chain (mutual exclusion broken)",
         }
     }
@@ -356,6 +362,7 @@ impl Anomaly {
             A::DoubleEffect => (None, None, Some("duplicate")),
             A::StaleEffect => (None, None, Some("lost-update")),
             A::LockConflict => (None, None, None),
+            A::DuplicateInvoke => (None, None, Some("duplicate")),
         };
         Aliases { popl17, tap, tap_name: tap.map(tap_name), elle }
     }

@@ -17,6 +17,17 @@
 //! - **StaleEffect**: a write took effect over the effect of a step whose first record is
 //!   later in the log (a version that went backwards: the stale write of a re-execution).
 //!
+//! **Invokes** (Fig. 6, lines 14–28): a callee's completion is a line holding its post-invoke
+//! record's `append`, tagged `5`, the invoke's post tag (Beldi's `hash(ID, STEP, "post")`, one
+//! per caller step and callee) and the callee's instance id, usually with the read back of the
+//! post tag's first record (`read_next` from 0): the return value the caller takes. A line that
+//! holds only that read is a caller that found the post record logged and did not invoke
+//! again. One invoke must run one callee instance, however often its caller runs, and its
+//! caller must take one return value: post records of one post tag from two callee ids, or
+//! two lines taking different return values (the first record's data, or the line's own
+//! record's when it did not read back), are a **DuplicateInvoke** (a fresh callee id runs the
+//! callee's steps again as new steps, whose effects no version condition stops).
+//!
 //! **Locks** (Fig. 7): a lock is a chain of records on its key's book, each extending the
 //! record named by its `prev`. A successful `tryLock` is a line holding its lock record's
 //! `append`, tagged 3, `2^62 +` its holder and `2^63 +` its `prev` (`2^64 − 1`: the chain's
@@ -33,7 +44,7 @@ use crate::anomaly::Anomaly;
 use crate::history::{History, Outcome, Val};
 use crate::level::Level;
 use crate::report::EdgeKind;
-use crate::shared_log::{Call, Outcomes};
+use crate::shared_log::{Call, LogCall, Outcomes};
 use crate::story::{self, Story};
 use std::collections::BTreeMap;
 
@@ -63,6 +74,106 @@ const LOCK: u64 = 3;
 const RELEASE: u64 = 4;
 const HOLDER: u64 = 1 << 62;
 const PREV: u64 = 1 << 63;
+/// The first tag of a post-invoke record (see the module doc).
+const POST: u64 = 5;
+
+/// One line of an invoke: a callee's post record (`callee`: its id, `own`: the record's
+/// seqnum), or a caller that found the post record logged; and the return value it took.
+struct InvokeLine {
+    txn: u32,
+    callee: Option<u64>,
+    own: Option<u64>,
+    took: (u64, Val),
+}
+
+/// Judges the invokes of `h` into `out`: one callee instance and one return value per invoke.
+fn invokes(h: &History, max: usize, out: &mut Outcomes) -> bool {
+    // Post tags by book, then each line of each (book, post tag), in history order.
+    let mut lines: BTreeMap<(u32, u64), Vec<InvokeLine>> = BTreeMap::new();
+    let ok = |c: &LogCall| h.txns[c.txn as usize].outcome == Outcome::Ok;
+    for c in h.log.iter().filter(|c| c.call == Call::Append && c.tags.len() == 3 && c.tags[0] == POST && ok(c)) {
+        lines.entry((c.book, c.tags[1])).or_default();
+    }
+    if lines.is_empty() {
+        return false;
+    }
+    let mut i = 0;
+    while i < h.log.len() {
+        let t = h.log[i].txn;
+        let calls: Vec<&LogCall> = h.log[i..].iter().take_while(|c| c.txn == t).collect();
+        i += calls.len();
+        let append = calls.iter().find(|c| c.call == Call::Append && c.tags.len() == 3 && c.tags[0] == POST);
+        let tag = append.map_or_else(|| calls.first().and_then(|c| c.tags.first().copied()), |a| Some(a.tags[1]));
+        let (Some(tag), Some(first)) = (tag, calls.first()) else { continue };
+        let Some(group) = lines.get_mut(&(first.book, tag)) else { continue };
+        if !ok(first) {
+            continue;
+        }
+        let read = calls.iter().find(|c| c.call == Call::ReadNext && c.bound == 0 && c.tags == [tag]);
+        let took = match (read, append) {
+            (Some(r), _) if r.seqnum.is_some() => (r.seqnum.unwrap_or_default(), r.data),
+            (_, Some(a)) => (a.seqnum.unwrap_or_default(), a.data),
+            _ => continue,
+        };
+        group.push(InvokeLine { txn: t, callee: append.map(|a| a.tags[2]), own: append.and_then(|a| a.seqnum), took });
+    }
+    let text = |l: &InvokeLine| {
+        let took = format!("took the return value {} (post record at seqnum {})", h.value(l.took.1), l.took.0);
+        match (l.callee, l.own) {
+            (Some(c), Some(s)) => format!("callee {c:#x} logged its post record at seqnum {s}, {took}"),
+            _ => format!("the caller found the post record logged and {took}"),
+        }
+    };
+    for ((book, tag), group) in &lines {
+        let Some(e) = group.first() else { continue };
+        let callee_of = |l: &InvokeLine| l.callee;
+        let (rival, sentence, step, contradiction) = if let Some(l) =
+            group.iter().find(|l| callee_of(l).is_some() && callee_of(e).is_some() && l.callee != e.callee)
+        {
+            (
+                l,
+                format!(
+                    "the invoke ran its callee a second time, as a new instance ({:#x} after {:#x}).",
+                    l.callee.unwrap_or_default(),
+                    e.callee.unwrap_or_default()
+                ),
+                "T1 and T2 complete callees of one invoke (one caller step, one callee): their post records share its tag".to_string(),
+                "A caller invokes under the id of the invoke's first pre-invoke record, which every execution reads back, so both callees have one id: a contradiction!",
+            )
+        } else if let Some(l) = group.iter().find(|l| l.took.1 != e.took.1) {
+            (
+                l,
+                format!("the caller took a second return value for one invoke ({} after {}).", h.value(l.took.1), h.value(e.took.1)),
+                "T1 and T2 take the return value of one invoke (one caller step, one callee), tagged".to_string(),
+                "The return value is the data of the post tag's first record, which every read back finds: a contradiction!",
+            )
+        } else {
+            continue;
+        };
+        let s = Story {
+            anomaly: Anomaly::DuplicateInvoke,
+            level: Level::ExactlyOnce,
+            book: *book,
+            named: vec![(e.txn, text(e)), (rival.txn, text(rival))],
+            sentence,
+            steps: vec![format!("{step} {tag:#x}.")],
+            contradiction: contradiction.into(),
+            edges: vec![(e.txn, rival.txn, EdgeKind::WriteOrder, "both complete one invoke")],
+            read: None,
+        };
+        report(h, max, out, s);
+    }
+    true
+}
+
+/// Counts a finding and keeps it, rendered, among the first `max`.
+fn report(h: &History, max: usize, out: &mut Outcomes, s: Story) {
+    *out.counts.entry(s.anomaly).or_insert(0) += 1;
+    out.total += 1;
+    if out.violations.len() < max {
+        out.violations.push(story::render(h, s));
+    }
+}
 
 /// Checks lock safety alone.
 pub(crate) fn check_locks(h: &History, max: usize) -> Outcomes {
@@ -145,18 +256,14 @@ fn locks(h: &History, max: usize, level: Level, out: &mut Outcomes) -> bool {
             edges: vec![(e.txn, r.txn, EdgeKind::WriteOrder, "both claim the chain point")],
             read: None,
         };
-        *out.counts.entry(s.anomaly).or_insert(0) += 1;
-        out.total += 1;
-        if out.violations.len() < max {
-            out.violations.push(story::render(h, s));
-        }
+        report(h, max, out, s);
     }
     true
 }
 
 pub(crate) fn check(h: &History, max: usize) -> Outcomes {
     let mut out = Outcomes { counts: BTreeMap::new(), total: 0, violations: Vec::new(), notes: Vec::new() };
-    let has_locks = locks(h, max, Level::ExactlyOnce, &mut out);
+    let has_locks = locks(h, max, Level::ExactlyOnce, &mut out) | invokes(h, max, &mut out);
     let mut steps: Vec<StepLine> = Vec::new();
     // Which step each value of a book belongs to (its records' data), and who wrote it.
     let mut step_of: BTreeMap<(u32, (u8, i64)), u64> = BTreeMap::new();
@@ -208,13 +315,6 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
     }
     let first_of: BTreeMap<(u32, u64), u64> = steps.iter().map(|s| ((s.book, s.tag), s.first.0)).collect();
     let mut effect_of: BTreeMap<(u32, u64), usize> = BTreeMap::new();
-    let report = |out: &mut Outcomes, s: Story| {
-        *out.counts.entry(s.anomaly).or_insert(0) += 1;
-        out.total += 1;
-        if out.violations.len() < max {
-            out.violations.push(story::render(h, s));
-        }
-    };
     for (k, s) in steps.iter().enumerate() {
         let Some(v) = s.wrote else { continue };
         let key = h.key(s.book);
@@ -226,6 +326,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
         if let Some(&j) = effect_of.get(&(s.book, s.tag)) {
             let e = &steps[j];
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::DoubleEffect,
@@ -256,6 +358,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
         let last = format!("T{}", named.len());
         if t2 == s.tag {
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::DoubleEffect,
@@ -279,6 +383,8 @@ pub(crate) fn check(h: &History, max: usize) -> Outcomes {
             && s2 > s.first.0
         {
             report(
+                h,
+                max,
                 &mut out,
                 Story {
                     anomaly: Anomaly::StaleEffect,

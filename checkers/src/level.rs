@@ -241,7 +241,7 @@ impl Level {
             | A::NonMonotonicLogRead
             | A::LostInheritance => self == L::SharedLog,
             A::DuplicateDelivery | A::SkippedMessage | A::WrongEmptyPop | A::PhantomMessage => self == L::Queue,
-            A::DoubleEffect | A::StaleEffect => self == L::ExactlyOnce,
+            A::DoubleEffect | A::StaleEffect | A::DuplicateInvoke => self == L::ExactlyOnce,
             A::LockConflict => matches!(self, L::ExactlyOnce | L::LockSafety),
             // One order of appends per key: the levels with one order of writes.
             A::IncompatibleOrder => matches!(self, L::Ccv | L::Rc | L::Ra | L::Tcc | L::Si | L::Linearizable),

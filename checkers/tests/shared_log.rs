@@ -314,3 +314,41 @@ fn lock_chains_have_one_holder_at_each_point() {
     assert_eq!(found_at(Level::LockSafety, &[lock(0, 1, 0, None, false), lock(1, 1, 1, None, false)].concat()), Vec::<String>::new());
     assert_eq!(Level::parse("lock-safety"), Some(Level::LockSafety));
 }
+
+/// A BokiFlow callee's post-invoke line on book `p`: its record (tags 5, `post`, `callee`; data
+/// `data` at `seqnum`) and, if `first` is given, the read back of the post tag's first record.
+fn post(id: u32, post: u64, callee: u64, (data, seqnum): (u32, u32), first: Option<(u32, u32)>) -> String {
+    let read = first.map_or(String::new(), |(d, s)| {
+        format!(",{{\"f\":\"read_next\",\"book\":\"p\",\"tag\":{post},\"min\":0,\"data\":{d},\"seqnum\":{s}}}")
+    });
+    format!(
+        "{{\"id\":{id},\"session\":\"c{id}\",\"ops\":[{{\"f\":\"append\",\"book\":\"p\",\"tags\":[5,{post},{callee}],\"data\":{data},\"seqnum\":{seqnum}}}{read}]}}\n"
+    )
+}
+
+/// A caller that found the post record logged: the read back alone.
+fn post_found(id: u32, post: u64, (data, seqnum): (u32, u32)) -> String {
+    format!(
+        "{{\"id\":{id},\"session\":\"c{id}\",\"ops\":[{{\"f\":\"read_next\",\"book\":\"p\",\"tag\":{post},\"min\":0,\"data\":{data},\"seqnum\":{seqnum}}}]}}\n"
+    )
+}
+
+#[test]
+fn exactly_once_invokes_run_one_callee_and_return_one_value() {
+    // One callee (id 77) completes twice (a duplicate, a re-execution cut off before its post
+    // record was read back by the caller) and a re-executed caller finds the post record: one
+    // callee id, one return value (the first record's data, 1).
+    let once = [post(0, 41, 77, (1, 3), Some((1, 3))), post(1, 41, 77, (2, 6), Some((1, 3))), post_found(2, 41, (1, 3))];
+    assert_eq!(found_at(Level::ExactlyOnce, &once.concat()), Vec::<String>::new());
+    // Another invoke (post tag 43) has its own callee: no conflict with tag 41's.
+    let two_invokes = [post(0, 41, 77, (1, 3), Some((1, 3))), post(1, 43, 78, (2, 6), Some((2, 6)))];
+    assert_eq!(found_at(Level::ExactlyOnce, &two_invokes.concat()), Vec::<String>::new());
+    // A re-executed caller invoked a fresh callee id (88): its steps ran again as new steps.
+    let fresh = [post(0, 41, 77, (1, 3), Some((1, 3))), post(1, 41, 88, (2, 6), Some((1, 3)))];
+    assert_eq!(found_at(Level::ExactlyOnce, &fresh.concat()), ["DuplicateInvoke"]);
+    // One callee id, but a completion took its own return value rather than the first record's.
+    let second_value = [post(0, 41, 77, (1, 3), Some((1, 3))), post(1, 41, 77, (2, 6), None)];
+    assert_eq!(found_at(Level::ExactlyOnce, &second_value.concat()), ["DuplicateInvoke"]);
+    let found_other = [post(0, 41, 77, (1, 3), Some((1, 3))), post_found(1, 41, (2, 6))];
+    assert_eq!(found_at(Level::ExactlyOnce, &found_other.concat()), ["DuplicateInvoke"]);
+}

@@ -70,6 +70,9 @@ pub struct Engine {
     pub(super) answered_behind: u64,
     /// Messages of a later term, held until this node reaches it.
     pub(super) held: Vec<(NodeId, Msg)>,
+    /// `params.aux_data_on_storage`: `logSetAuxData` also backs the value up on the record's
+    /// storage nodes.
+    pub(super) aux_on_storage: bool,
 }
 
 /// A cached record: its data and library contents, the auxiliary data set on this node, and
@@ -95,8 +98,26 @@ impl Engine {
     }
 
     /// `logSetAuxData` (§3, digest §2.8): kept with the record in this node's cache only (a
-    /// record not cached here keeps none); never replicated, lost on eviction.
-    pub(super) fn on_set_aux(&mut self, seqnum: u64, aux: Aux) {
+    /// record not cached here keeps none); never replicated, lost on eviction. With
+    /// `params.aux_data_on_storage` (§7.5, Table 9's second row) it is also sent to the
+    /// record's storage nodes, which keep it beside the record and return it with reads.
+    pub(super) fn on_set_aux(&mut self, seqnum: u64, aux: Aux, out: &mut Outbox<Msg, Timer>) {
+        self.cache_aux(seqnum, aux);
+        if self.aux_on_storage {
+            // The record's shard is known to an index replica; an engine without one sends to
+            // every storage node of the plan (those without the record ignore it).
+            let targets = match self.index.as_ref().map(|i| i.shard_of(seqnum) as usize) {
+                Some(shard) => self.holders(seqnum, shard),
+                None => self.replicas.iter().flatten().copied().collect::<BTreeSet<_>>().into_iter().collect(),
+            };
+            for t in targets {
+                out.send(t, Msg::StoreAux { seqnum, aux });
+            }
+        }
+    }
+
+    /// Keeps auxiliary data with the record in this node's cache, if it is cached here.
+    fn cache_aux(&mut self, seqnum: u64, aux: Aux) {
         if let Some(c) = self.cache.get_mut(&seqnum) {
             c.aux = Some(aux);
         }
@@ -307,7 +328,7 @@ impl Engine {
             self.cache_put(s, d, answer.body.clone());
             if let Some(aux) = local.or(answer.aux) {
                 answer.aux = Some(aux);
-                self.on_set_aux(s, aux);
+                self.cache_aux(s, aux);
             }
         }
         out.send(answer.client, Msg::ReadDone(answer));

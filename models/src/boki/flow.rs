@@ -12,9 +12,17 @@
 //!   own record.
 //! - **`read(key)`**: read the database, log the value in a step record, and use the value of
 //!   the step's first record, so a re-execution sees what the first execution saw.
-//! - **`invoke`**: before a function hands over to its successors, it appends a pre-invoke
-//!   record with a fresh callee id and uses the first such record's id: a re-executed caller
-//!   invokes its callee under the same id, whose steps then find their first records again.
+//! - **`invoke`** (Fig. 6, lines 14–28): a workflow edge is an invocation. Before a function
+//!   hands over to its successors (its callees), it appends a pre-invoke record tagged
+//!   `hash(ID, STEP, "pre")` with a fresh callee id and uses the first such record's id: a
+//!   re-executed or duplicate caller invokes its callee under the same id (the callee's id is
+//!   that id and its place in the workflow), whose steps then find their first records again.
+//!   When the callee's steps are done it logs the post-invoke record, tagged
+//!   `hash(ID, STEP, "post")` of its caller (and its place), holding its return value, and
+//!   reads back the first one: that record's value is the return value the caller takes. A
+//!   callee that starts by finding the post-invoke record logged (§5.1.3's shortcut: the
+//!   caller checks it before invoking) takes the logged return value and runs none of its
+//!   steps.
 //!
 //! **Locks** (Fig. 7, `params.locks`): each write step holds its key's lock. A lock is a
 //! chain of records on the key's LogBook, each `{holder, prev}`: `checkLockState` reads them
@@ -43,8 +51,13 @@
 //! back of the step's first record, and the database's answer: a read of the value the key
 //! held before the write and, if the write took effect, the write of the instance's value. A
 //! read step shows the value of its first record. A successful `tryLock` and an `unlock` are
-//! lines of their own: the lock record's append, whose tags name the holder and `prev`. The
-//! `exactly-once` level judges steps and locks; `lock-safety` the locks alone.
+//! lines of their own: the lock record's append, whose tags name the holder and `prev`. An
+//! invoke is a `pre-invoke` line (the pre record's append and first record, whose data is the
+//! callee id) and a `post-invoke` line of each callee: its post record's append, tagged `5`,
+//! the post tag and the callee's id, and the read back of the post tag's first record (the
+//! return value the caller takes); a callee that found the post record logged shows that read
+//! alone. The `exactly-once` level judges steps, invokes and locks; `lock-safety` the locks
+//! alone.
 //!
 //! # Choices where the paper is silent
 //!
@@ -61,10 +74,22 @@
 //!   adds nothing to the chain.
 //! - Fig. 7's locks have no leases: a lock an instance held when it was killed (a crash, a
 //!   re-execution timeout, a sibling branch's abort) stays held until a re-execution of that
-//!   instance passes it again. With short re-execution timeouts and fan-outs, waiting steps
+//!   instance passes it again. A re-execution's write step first looks for the step's record
+//!   (Beldi replays a logged step's outcome, lock acquisitions included) and skips `tryLock`
+//!   if it finds one, so a re-executed caller does not wait on a lock its killed callee holds
+//!   (the callee runs only after the caller's steps). With short re-execution timeouts and fan-outs, waiting steps
 //!   time out and strand more locks, and workflows can give up (liveness, not safety).
-//! - The post-invoke record and its return value, transactions and garbage collection are not
-//!   modelled.
+//! - The engine runs a workflow as a DAG, with no return edge: a caller has handed over before
+//!   its callee runs. So the callee logs the post-invoke record on its caller's behalf (the
+//!   paper's caller logs it when `rawInvoke` returns), and the §5.1.3 check for a logged post
+//!   record runs where the engine places the callee, before any of its steps. A callee's return
+//!   value is its post record's data, unique per execution (as write values are): the history
+//!   then tells which execution's value the caller took. A join is the callee of its first
+//!   predecessor that invoked.
+//! - A callee that found its post record logged still runs its own pre-invoke step, so its
+//!   successors (its callees) run under their logged ids; each of them then finds its own post
+//!   record, if it completed, and runs no step.
+//! - Transactions and garbage collection are not modelled.
 
 use super::client::BokiContext;
 use super::logbook::{LogBook, Reply, append_op};
@@ -86,6 +111,10 @@ use std::collections::BTreeMap;
 
 /// The LogBook of pre-invoke records.
 const PRE_BOOK: Key = u64::MAX - 1;
+/// The LogBook of post-invoke records.
+const POST_BOOK: Key = u64::MAX - 2;
+/// The first tag of every post-invoke record (what the `exactly-once` check finds them by).
+const POST: u64 = 5;
 
 /// SplitMix64's finaliser: a well-spread hash of two words, for instance ids and tags.
 fn mix(a: u64, b: u64) -> u64 {
@@ -101,6 +130,7 @@ enum Kind {
     Write = 0,
     Read = 1,
     Invoke = 2,
+    Post = 3,
 }
 
 /// The tag of step `step` of instance `id` (never 0, which means every record). Beldi's tag is
@@ -110,16 +140,27 @@ fn step_tag(id: u64, step: u64, kind: Kind) -> u64 {
     mix(mix(id, step), kind as u64) | 1
 }
 
-/// What a workflow carries: its position, and the callee id its last function's pre-invoke
-/// step settled on.
+/// The tag of the post-invoke record of invoke step `step` of instance `caller` for the callee
+/// at `function` of the workflow: Beldi's `hash(ID, STEP, "post")`, with the callee's place, as
+/// one invoke step of a fan-out hands over to several callees.
+fn post_tag(caller: u64, step: u64, function: u32) -> u64 {
+    mix(step_tag(caller, step, Kind::Post), u64::from(function)) | 1
+}
+
+/// What a workflow carries: its position, the callee id its last function's pre-invoke step
+/// settled on, and that step (the caller's instance id and step number), whose post-invoke
+/// record the callee logs.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FlowContext {
     pub log: BokiContext,
     pub callee: Option<u64>,
+    pub invoker: Option<(u64, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Step {
+    /// A re-execution's write step looks for the step's first record before `tryLock`.
+    WriteLookup,
     /// A write step's record is being appended.
     WriteAppend,
     /// Reading back the step's first record.
@@ -141,7 +182,16 @@ enum Step {
     },
     /// The pre-invoke record, then its first record.
     PreAppend,
-    PreFirst,
+    PreFirst {
+        own: (u64, (u64, u64)),
+    },
+    /// A callee's start: has its invoke's post-invoke record been logged already?
+    PostCheck,
+    /// A callee's end: its post-invoke record (holding its return value), then the first one.
+    PostAppend,
+    PostFirst {
+        own: (u64, (u64, u64)),
+    },
     /// `checkLockState` of the step's key: back from the log's tail to a record that caches
     /// the chain's tail (`logReadPrev` at or below `max`)...
     LockBack {
@@ -216,6 +266,15 @@ pub struct FlowClient {
     /// Unique data for this function's read-step and pre-invoke records.
     data: u64,
     callee: Option<u64>,
+    /// The invoke step that started this function (the caller's id and step), and whether its
+    /// post-invoke record was found logged (the callee's return value is known: it does not run).
+    invoker: Option<(u64, u64)>,
+    function: u32,
+    returned: bool,
+    /// Mutant `invoke_ignores_logged_callee`.
+    fresh_callee: bool,
+    /// A re-execution (the workflow's attempt after the first).
+    reexecuted: bool,
     reexecution_timeout_ns: Time,
     /// Each write step holds its key's lock (`params.locks`); mutant `lock_ignores_prev`.
     locks: bool,
@@ -243,6 +302,11 @@ impl FlowClient {
             is_sink: start.is_sink,
             data,
             callee: None,
+            invoker: start.context.invoker,
+            function: start.function,
+            returned: false,
+            fresh_callee: flow.fresh_callee,
+            reexecuted: start.attempt > 0,
             reexecution_timeout_ns: flow.reexecution_timeout_ns,
             locks: flow.locks,
             lock_ignores_prev: flow.lock_ignores_prev,
@@ -251,14 +315,36 @@ impl FlowClient {
     }
 
     fn into_context(self) -> FlowContext {
-        FlowContext { log: self.log.ctx, callee: self.callee }
+        let invoker = self.callee.map(|_| (self.id, self.step_no));
+        FlowContext { log: self.log.ctx, callee: self.callee, invoker }
     }
 
     pub(super) fn on_start(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         if self.reexecution_timeout_ns > 0 {
             out.set_timer(Timer::Reexecute, self.reexecution_timeout_ns);
         }
-        self.issue_next(now, out);
+        match self.invoker {
+            // The implementation's shortcut (§5.1.3): if the invoke's post-invoke record exists,
+            // the caller takes its return value and does not invoke the callee again.
+            Some(_) if !self.fresh_callee => {
+                self.invoked_at = now;
+                self.step = Step::PostCheck;
+                self.log.read(POST_BOOK, self.post_tag(), Dir::Next, 0, out);
+            }
+            _ => self.issue_next(now, out),
+        }
+    }
+
+    /// The tag of this function's post-invoke record (it was invoked by `self.invoker`).
+    fn post_tag(&self) -> u64 {
+        let (caller, step) = self.invoker.expect("a callee");
+        post_tag(caller, step, self.function)
+    }
+
+    /// Post-invoke records carry tag `POST`, the invoke's post tag, then the callee's id, so
+    /// histories show which callee instance returned.
+    fn post_tags(&self) -> Vec<u64> {
+        vec![POST, self.post_tag(), self.id]
     }
 
     /// Beldi's intent collector: the function did not finish in time; run the workflow again.
@@ -282,6 +368,10 @@ impl FlowClient {
     fn issue_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         self.invoked_at = now;
         match self.ops.get(self.next) {
+            Some(&Op::Write { key, .. }) if self.locks && self.reexecuted => {
+                self.step = Step::WriteLookup;
+                self.log.read(key, self.tag(), Dir::Next, 0, out);
+            }
             Some(&Op::Write { .. }) if self.locks => self.check_lock(LockGoal::Acquire(None), out),
             Some(&Op::Write { .. }) => self.write_step(out),
             Some(&Op::Read { key }) => {
@@ -289,7 +379,7 @@ impl FlowClient {
                 out.send(self.db, Msg::DbRead { key });
             }
             Some(other) => unreachable!("a BokiFlow function runs key reads and writes: {other:?}"),
-            None if self.is_sink => self.done(out),
+            None if self.is_sink => self.finish(out),
             None => {
                 self.step = Step::PreAppend;
                 self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out);
@@ -394,6 +484,16 @@ impl FlowClient {
         self.check_lock(LockGoal::Acquire(None), out);
     }
 
+    /// The function's steps are done: a callee logs its post-invoke record (Fig. 6, line 26)
+    /// and reads back the first one, whose return value is the one its caller takes.
+    fn finish(&mut self, out: &mut Outbox<Msg, Timer>) {
+        if self.invoker.is_none() || self.returned {
+            return self.done(out);
+        }
+        self.step = Step::PostAppend;
+        self.log.append(POST_BOOK, self.post_tags(), self.data | 0xFF, Body::Plain, out);
+    }
+
     fn done(&mut self, out: &mut Outbox<Msg, Timer>) {
         self.step = Step::Done;
         out.cancel_timer(Timer::Reexecute);
@@ -412,10 +512,16 @@ impl FlowClient {
         }
         match (std::mem::replace(&mut self.step, Step::Done), self.log.on_reply(msg)) {
             // A seal discarded the step's record: append it again (nothing took effect yet).
-            (step @ (Step::WriteAppend | Step::ReadAppend { .. } | Step::PreAppend), Reply::Discarded) => {
+            (step @ (Step::WriteAppend | Step::ReadAppend { .. } | Step::PreAppend | Step::PostAppend), Reply::Discarded) => {
                 self.step = step;
                 self.append_again(out);
             }
+            // The step has a record: an earlier execution of this instance appended it holding
+            // the lock, and either holds it still (re-entrant) or released it after the
+            // step's database write (which the version condition now rejects). Without the
+            // lock, a re-executed caller cannot wait forever on a lock its killed callee holds.
+            (Step::WriteLookup, Reply::Read(a)) if a.seqnum.is_some() => self.write_step(out),
+            (Step::WriteLookup, Reply::Read(_)) => self.check_lock(LockGoal::Acquire(None), out),
             (Step::WriteAppend, Reply::Appended { seqnum, pos }) => {
                 self.step = Step::WriteFirst { own: (seqnum, pos) };
                 self.log.read(self.key(), self.tag(), Dir::Next, 0, out);
@@ -443,9 +549,42 @@ impl FlowClient {
                 ];
                 self.finish_step(now, TxnKind::Read, ops, None, out);
             }
-            (Step::PreAppend, Reply::Appended { .. }) => {
-                self.step = Step::PreFirst;
+            (Step::PreAppend, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::PreFirst { own: (seqnum, pos) };
                 self.log.read(PRE_BOOK, self.pre_tag(), Dir::Next, 0, out);
+            }
+            (Step::PostCheck, Reply::Read(a)) => match (a.seqnum, a.data) {
+                (Some(s1), Some(v1)) => {
+                    // The callee completed before: its logged return value stands, none of its
+                    // steps runs again; it still hands its own callee id on to its successors.
+                    let op = first_op(POST_BOOK, self.post_tag(), (s1, v1, (a.pos.term, a.pos.entries)));
+                    let note = "the post-invoke record is logged: the caller takes its return value and does not invoke again";
+                    self.record_line(now, TxnKind::Read, vec![op], Some(note), out);
+                    self.returned = true;
+                    self.next = self.ops.len();
+                    self.step_no = self.ops.len() as u64;
+                    self.issue_next(now, out);
+                }
+                _ => self.issue_next(now, out),
+            },
+            (Step::PostAppend, Reply::Appended { seqnum, pos }) if self.fresh_callee => {
+                // The mutant takes its own return value, whatever was logged first.
+                let op = append_op(POST_BOOK, self.post_tags(), self.data | 0xFF, Some((seqnum, pos)));
+                self.record_line(now, TxnKind::Write, vec![op], Some("post-invoke"), out);
+                self.done(out);
+            }
+            (Step::PostAppend, Reply::Appended { seqnum, pos }) => {
+                self.step = Step::PostFirst { own: (seqnum, pos) };
+                self.log.read(POST_BOOK, self.post_tag(), Dir::Next, 0, out);
+            }
+            (Step::PostFirst { own }, Reply::Read(a)) => {
+                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else { unreachable!("the callee's own post record is in the prefix: {a:?}") };
+                let ops = vec![
+                    append_op(POST_BOOK, self.post_tags(), self.data | 0xFF, Some(own)),
+                    first_op(POST_BOOK, self.post_tag(), (s1, v1, (a.pos.term, a.pos.entries))),
+                ];
+                self.record_line(now, TxnKind::Write, ops, Some("post-invoke"), out);
+                self.done(out);
             }
             (Step::LockBack { goal, .. }, Reply::Read(a)) => self.on_lock_back(goal, a, out),
             (Step::LockScan { goal, tail, .. }, Reply::Read(a)) => self.on_lock_record(now, goal, tail, a, out),
@@ -462,10 +601,20 @@ impl FlowClient {
                 self.record_line(now, TxnKind::Write, vec![op], Some("unlock"), out);
                 self.advance(now, out);
             }
-            (Step::PreFirst, Reply::Read(a)) => {
+            (Step::PreFirst { own }, Reply::Read(a)) => {
                 out.observe(metrics::FLOW_INVOKE_STEP_NS, now - self.invoked_at);
-                self.callee = Some(a.data.expect("the pre-invoke record's own record is in the prefix"));
-                self.done(out);
+                let (Some(s1), Some(v1)) = (a.seqnum, a.data) else {
+                    unreachable!("the pre-invoke record's own record is in the prefix: {a:?}")
+                };
+                // The mutant invokes under its own record's id, not the first one's.
+                let callee = if self.fresh_callee { self.data | 0xFF } else { v1 };
+                self.callee = Some(callee);
+                let ops = vec![
+                    append_op(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Some(own)),
+                    first_op(PRE_BOOK, self.pre_tag(), (s1, v1, (a.pos.term, a.pos.entries))),
+                ];
+                self.record_line(now, TxnKind::Write, ops, Some("pre-invoke"), out);
+                self.finish(out);
             }
             (step, reply) => unreachable!("{reply:?} in {step:?}"),
         }
@@ -505,6 +654,7 @@ impl FlowClient {
                 self.log.append(key, vec![self.tag()], self.read_data(), Body::Logged(value), out)
             }
             (Step::PreAppend, None) => self.log.append(PRE_BOOK, vec![self.pre_tag()], self.data | 0xFF, Body::Plain, out),
+            (Step::PostAppend, None) => self.log.append(POST_BOOK, self.post_tags(), self.data | 0xFF, Body::Plain, out),
             (step, op) => unreachable!("{op:?} in {step:?}"),
         }
     }
@@ -581,6 +731,13 @@ pub const MUTANTS: &[Mutant] = &[
                 instance's write takes effect again over the step's first effect (a double effect)",
     },
     Mutant {
+        name: "invoke_ignores_logged_callee",
+        about: "a re-executed or duplicate caller ignores its invoke's log records: it invokes the callee under the id of \
+                its own pre-invoke record rather than the first one's, and the callee neither looks for the post-invoke \
+                record nor reads back the first one, so the callee's steps run again as new steps (their effects happen \
+                twice) and the caller takes a second return value",
+    },
+    Mutant {
         name: "lock_ignores_prev",
         about: "checkLockState takes every later lock record as the chain's tail, whatever its prev, so two instances \
                 that append concurrently from one chain point can both see themselves as the holder",
@@ -607,6 +764,7 @@ pub struct BokiFlow {
     unconditional: bool,
     locks: bool,
     lock_ignores_prev: bool,
+    fresh_callee: bool,
 }
 
 impl BokiFlow {
@@ -658,6 +816,7 @@ impl Model for BokiFlow {
             unconditional: mutants.contains(&"no_version_condition"),
             locks,
             lock_ignores_prev: mutants.contains(&"lock_ignores_prev"),
+            fresh_callee: mutants.contains(&"invoke_ignores_logged_callee"),
         })
     }
 
@@ -701,6 +860,8 @@ impl Protocol for BokiFlow {
 
     fn join_contexts(&self, contexts: Vec<FlowContext>) -> FlowContext {
         let log = BokiContext { pos: contexts.iter().map(|c| c.log.pos).max().unwrap_or_default() };
-        FlowContext { log, callee: contexts.iter().find_map(|c| c.callee) }
+        // A join is the callee of its first predecessor that invoked.
+        let invoking = contexts.iter().find(|c| c.callee.is_some());
+        FlowContext { log, callee: invoking.and_then(|c| c.callee), invoker: invoking.and_then(|c| c.invoker) }
     }
 }

@@ -55,7 +55,7 @@
 //!   function node's engine keeps its state but misses what was sent to it while down, so
 //!   after a restart its shard and index stall (functions placed there time out; BokiFlow
 //!   re-executes them elsewhere); the controller does not watch engines, and scaling is not
-//!   modelled. Auxiliary data are not backed up on storage nodes (Table 9's variant). A trim is a command in the
+//!   modelled. Auxiliary data are backed up on storage nodes only with `params.aux_data_on_storage` (Table 9's second row). A trim is a command in the
 //!   next metalog entry (the primary's, lost with its term if sealed first: the call fails);
 //!   it completes when its engine applies that entry, and storage keeps trimmed records.
 //! - Failure detection is a session per sequencer and storage node: heartbeats every third of
@@ -164,6 +164,11 @@ pub struct BokiParams {
     /// `slog_engine_prob_remote_index`). Default 0.
     #[serde(default)]
     pub remote_read_percent: u32,
+    /// `logSetAuxData` also stores the value on the record's storage nodes, which return it
+    /// with the record on a cache miss (Table 9's second row, "auxdata also backed up on
+    /// storage nodes"). Default false: auxiliary data live in record caches only.
+    #[serde(default)]
+    pub aux_data_on_storage: bool,
 }
 
 fn three() -> u32 {
@@ -381,7 +386,8 @@ impl BokiNode {
     fn deliver(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Outbox<Msg, Timer>) {
         match (self, msg) {
             (BokiNode::Engine(e), Msg::Append { book, tags, data, body }) => e.on_append(from, book, tags, data, body, out),
-            (BokiNode::Engine(e), Msg::SetAux { seqnum, aux }) => e.on_set_aux(seqnum, aux),
+            (BokiNode::Engine(e), Msg::SetAux { seqnum, aux }) => e.on_set_aux(seqnum, aux, out),
+            (BokiNode::Storage(s), Msg::StoreAux { seqnum, aux }) => s.on_store_aux(seqnum, aux),
             (BokiNode::Engine(e), Msg::Trim { book, until }) => e.on_trim(from, book, until, out),
             (BokiNode::Sequencer(q), Msg::TrimCommand { term, trim }) => q.on_trim(now, term, trim, out),
             (BokiNode::Engine(e), Msg::Read { book, tag, dir, bound, pos }) => {
@@ -609,6 +615,7 @@ impl Protocol for Boki {
                 reads: BTreeMap::new(),
                 answered_behind: 0,
                 held: Vec::new(),
+                aux_on_storage: self.params.aux_data_on_storage,
             };
             nodes.push(FixedNode {
                 name: format!("S{i}"),
@@ -638,6 +645,7 @@ impl Protocol for Boki {
                 waiting_reads: Vec::new(),
                 session: self.session(),
                 held: Vec::new(),
+                aux: BTreeMap::new(),
             };
             nodes.push(FixedNode {
                 name: format!("D{j}"),

@@ -107,6 +107,12 @@ pub enum Msg {
         seqnum: u64,
         aux: Aux,
     },
+    /// With `params.aux_data_on_storage`: the engine backs a record's auxiliary data up on its
+    /// storage nodes; no answer.
+    StoreAux {
+        seqnum: u64,
+        aux: Aux,
+    },
     Read {
         book: Key,
         tag: u64,
@@ -232,6 +238,7 @@ impl Message for Msg {
         match self {
             Msg::Append { .. } => "Append",
             Msg::SetAux { .. } => "SetAux",
+            Msg::StoreAux { .. } => "StoreAux",
             Msg::DbWrite { .. } => "DbWrite",
             Msg::DbWritten { .. } => "DbWritten",
             Msg::DbRead { .. } => "DbRead",
@@ -271,7 +278,7 @@ impl Message for Msg {
             Msg::TrimFailed { .. } => 8,
             Msg::TrimCommand { .. } => 40,
             Msg::AppendFailed { .. } | Msg::Alive { .. } | Msg::Seal { .. } => 8,
-            Msg::SetAux { .. } => 24,
+            Msg::SetAux { .. } | Msg::StoreAux { .. } => 24,
             Msg::DbWrite { .. } => 24 + RECORD,
             Msg::DbWritten { .. } => 9 + RECORD,
             Msg::DbRead { .. } => 8,

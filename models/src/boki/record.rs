@@ -8,7 +8,9 @@
 //!
 //! [`Aux`] is `logSetAuxData`'s value (§3, digest §2.8): kept only in the record cache of the
 //! function node that set it, returned by reads that find it there, never replicated, lost on
-//! eviction. Libraries use it as a cache of what replaying the log up to the record yields.
+//! eviction; with `params.aux_data_on_storage` (§7.5, Table 9's second row) also kept by the
+//! record's storage nodes and returned with the record on a cache miss. Libraries use it as a
+//! cache of what replaying the log up to the record yields.
 
 use causim_sim::history::{Key, Value};
 

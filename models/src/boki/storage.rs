@@ -12,7 +12,7 @@
 use super::Timer;
 use super::ids::{Entry, position, seqnum, term_of};
 use super::msg::{Answer, Config, IndexRecord, Msg, NewRecord};
-use super::record::Body;
+use super::record::{Aux, Body};
 use super::sequencer::Session;
 use super::subscription::Subscription;
 use causim_sim::history::{Key, Value};
@@ -51,6 +51,9 @@ pub struct Storage {
     pub(super) session: Session,
     /// Messages of a later term, held until this node reaches it.
     pub(super) held: Vec<(NodeId, Msg)>,
+    /// Auxiliary data backed up here (`params.aux_data_on_storage`), by seqnum: returned with
+    /// the record on reads; kept with the records (on disk) across restarts.
+    pub(super) aux: BTreeMap<u64, Aux>,
 }
 
 impl Storage {
@@ -163,6 +166,12 @@ impl Storage {
         }
     }
 
+    /// `logSetAuxData`'s backup: the latest value set for a record (Boki does not keep
+    /// auxiliary data consistent; libraries write the same value for a record).
+    pub(super) fn on_store_aux(&mut self, s: u64, aux: Aux) {
+        self.aux.insert(s, aux);
+    }
+
     pub(super) fn on_fetch(&mut self, s: u64, mut answer: Answer, origin: NodeId, out: &mut Outbox<Msg, Timer>) {
         // Not ordered here yet (a later term, or beyond the entries applied): wait. A seqnum of
         // an earlier term is here or lost.
@@ -171,7 +180,7 @@ impl Storage {
             return;
         }
         match self.live.get(&s) {
-            Some((_, data, body)) => (answer.data, answer.body) = (Some(*data), body.clone()),
+            Some((_, data, body)) => (answer.data, answer.body, answer.aux) = (Some(*data), body.clone(), self.aux.get(&s).copied()),
             None => answer.lost = true,
         }
         out.send(origin, Msg::Answered(answer));
