@@ -9,6 +9,7 @@ pub mod causalmesh_replay;
 pub mod causalmesh_tcc_model;
 pub mod causalmesh_tla;
 pub mod concord_model;
+pub mod faastcc_model;
 pub mod mucache_model;
 pub mod tlc;
 pub mod trace_validation;
