@@ -12,7 +12,7 @@
 
 use causim_specs::faastcc_model::{ABORTS, FaConfig, FaModel, HISTORY, NEW_VERSION, TLA_NAMES};
 use causim_specs::stateright::{Checker, Model};
-use causim_specs::tlc::{Verdict, run_tlc_with_config_text, spec_dir, testing};
+use causim_specs::tlc::{TlcRun, Verdict, run_tlc_with_config_text, spec_dir, testing};
 use std::time::Instant;
 
 /// The spec's invariants that have a Stateright counterpart, in the configs' order.
@@ -47,7 +47,25 @@ fn stateright(cfg: FaConfig) -> Stateright {
 
 /// TLC's verdict on a config: `None` when every invariant holds, else the one it reports.
 fn tlc(config: &str) -> Option<String> {
-    testing::violated_invariant("faastcc", "MC_plans", config)
+    let run = testing::run("faastcc", "MC_plans", config, &testing::options());
+    report_tlc(config, "", &run);
+    match run.verdict {
+        Verdict::Ok => None,
+        Verdict::InvariantViolated { name } => Some(name),
+        other => panic!("{config}: {other:?}\n{}", run.output),
+    }
+}
+
+/// The figures `specs/README.md` quotes (`--nocapture`).
+fn report_tlc(config: &str, invariant: &str, run: &TlcRun) {
+    let secs = run.wall_time.as_secs_f64();
+    eprintln!(
+        "tlc {config} {invariant}: {:?}, {} generated, {} distinct, {secs:.1} s ({:.0} distinct/s)",
+        run.verdict,
+        run.states_generated,
+        run.distinct_states,
+        run.distinct_states as f64 / secs
+    );
 }
 
 /// The spec invariants TLC finds violated on `config`'s bounds: one run per invariant.
@@ -60,13 +78,7 @@ fn tlc_broken(config: &str) -> Vec<&'static str> {
         .filter(|invariant| {
             let run = run_tlc_with_config_text(&dir, "MC_plans", &format!("{bounds}INVARIANTS\n    {invariant}\n"), &testing::options())
                 .unwrap_or_else(|e| panic!("TLC on {config} ({invariant}) gave no verdict: {e}"));
-            eprintln!(
-                "tlc {config} {invariant}: {:?}, {} generated, {} distinct, {:.1} s",
-                run.verdict,
-                run.states_generated,
-                run.distinct_states,
-                run.wall_time.as_secs_f64()
-            );
+            report_tlc(config, invariant, &run);
             match run.verdict {
                 Verdict::Ok => false,
                 Verdict::InvariantViolated { name } if name == *invariant => true,
