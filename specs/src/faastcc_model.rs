@@ -205,7 +205,12 @@ impl FaConfig {
 pub enum FaActor {
     /// A cache or the partition, from its initial state.
     Fixed(FaastccNode),
-    Workflow { index: usize, plan: WorkflowPlan, workers: usize, protocol: Arc<Faastcc> },
+    Workflow {
+        index: usize,
+        plan: WorkflowPlan,
+        workers: usize,
+        protocol: Arc<Faastcc>,
+    },
 }
 
 /// Where a workflow's function is.
@@ -222,16 +227,15 @@ impl Flow {
     fn running(&self) -> bool {
         !self.aborted && self.functions.iter().any(|f| matches!(f, Function::Running(_)))
     }
-
-    fn finished(&self) -> bool {
-        self.aborted || self.functions.iter().all(|f| matches!(f, Function::Done(_)))
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FaState {
     /// A cache or the partition; `pushed` is the stable time of the partition's last push.
-    Fixed { hosted: Hosted<FaastccNode>, pushed: Ts },
+    Fixed {
+        hosted: Hosted<FaastccNode>,
+        pushed: Ts,
+    },
     Workflow(Box<Flow>),
 }
 
@@ -430,9 +434,7 @@ impl Model for FaModel {
             Property::always(ONE_SNAPSHOT, |_: &FaModel, s: &FaModelState| txns_read_one_snapshot(s)),
             Property::always(HISTORY, |m: &FaModel, s: &FaModelState| flows(s).any(Flow::running) || check_history(m.cfg(), s).ok),
             Property::sometimes(ABORTS, |_: &FaModel, s: &FaModelState| flows(s).any(|f| f.aborted)),
-            Property::sometimes(NEW_VERSION, |_: &FaModel, s: &FaModelState| {
-                committed(s).flat_map(|r| reads(r)).any(|(_, t, _)| t > 0)
-            }),
+            Property::sometimes(NEW_VERSION, |_: &FaModel, s: &FaModelState| committed(s).flat_map(reads).any(|(_, t, _)| t > 0)),
         ]
     }
 }
@@ -498,7 +500,8 @@ fn promises_kept(state: &FaModelState) -> bool {
 fn reads_at_every_point(cfg: &FaConfig, state: &FaModelState) -> bool {
     let versions = versions(state);
     let clock = versions.values().flatten().copied().max().unwrap_or(0);
-    let mut functions = flows(state).zip(&cfg.workflows).flat_map(|(f, plan)| f.functions.iter().enumerate().filter(|(i, _)| plan.functions[*i].reads()));
+    let mut functions =
+        flows(state).zip(&cfg.workflows).flat_map(|(f, plan)| f.functions.iter().enumerate().filter(|(i, _)| plan.functions[*i].reads()));
     functions.all(|(_, f)| {
         let Function::Done(ctx) = f else { return true };
         if ctx.lo > ctx.hi {
@@ -516,11 +519,6 @@ fn txns_read_one_snapshot(state: &FaModelState) -> bool {
     // `At` changes only at a version's timestamp, so these points stand for every timestamp.
     let points: Vec<Ts> = versions.values().flatten().copied().collect();
     committed(state).all(|record| points.iter().any(|&x| reads(record).all(|(key, t, _)| at(&versions, key, x) == t)))
-}
-
-/// Every workflow has committed or aborted.
-pub fn workflows_finished(state: &FaModelState) -> bool {
-    flows(state).all(Flow::finished)
 }
 
 /// The workflows' records as a history, checked at level `tcc`.

@@ -126,8 +126,7 @@ pub fn check_tcc_history<'a>(
     let mut id = 0;
     for (index, (name, records)) in workflows.into_iter().enumerate() {
         for record in records {
-            let session =
-                SessionRef { workflow_name: Some(name), workflow_id: index as u64, attempt: 1, function: 0, per_function: false };
+            let session = SessionRef { workflow_name: Some(name), workflow_id: index as u64, attempt: 1, function: 0, per_function: false };
             writer.write(id, session, &[], record, &names).expect("in memory");
             id += 1;
         }

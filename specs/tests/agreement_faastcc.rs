@@ -100,9 +100,11 @@ fn the_protocol_passes_both_checkers() {
     // the spec's distinct states (48, 63, 4 618): the nodes keep more (request numbers, the
     // store's prepared transactions and stable time, records), a push is sent and then
     // delivered, and a commit is prepared, then installed.
-    for (cfg, config, states) in
-        [(FaConfig::chain(), "MC_chain.cfg", 276), (FaConfig::fanout(), "MC_fanout.cfg", 440), (FaConfig::promise(), "MC_promise.cfg", 186_671)]
-    {
+    for (cfg, config, states) in [
+        (FaConfig::chain(), "MC_chain.cfg", 276),
+        (FaConfig::fanout(), "MC_fanout.cfg", 440),
+        (FaConfig::promise(), "MC_promise.cfg", 186_671),
+    ] {
         let sr = stateright(cfg);
         assert_eq!(sr.broken, Vec::<&str>::new(), "{config}: Stateright");
         assert_eq!(sr.unique_states, states, "{config}: Stateright");
