@@ -184,7 +184,7 @@ impl FaConfig {
 
     pub fn into_model(self) -> Result<FaModel, String> {
         let protocol = Arc::new(self.protocol()?);
-        let mut actors: Vec<FaActor> = protocol.fixed_nodes().into_iter().map(|n| FaActor::Fixed(n.node)).collect();
+        let mut actors: Vec<FaActor> = protocol.fixed_nodes().into_iter().map(|n| FaActor::Fixed(Box::new(n.node))).collect();
         assert_eq!(actors.len(), self.workers + 1, "the caches, then one partition");
         for (index, plan) in self.workflows.iter().enumerate() {
             actors.push(FaActor::Workflow { index, plan: plan.clone(), workers: self.workers, protocol: protocol.clone() });
@@ -204,7 +204,7 @@ impl FaConfig {
 #[derive(Clone, Debug)]
 pub enum FaActor {
     /// A cache or the partition, from its initial state.
-    Fixed(FaastccNode),
+    Fixed(Box<FaastccNode>),
     Workflow {
         index: usize,
         plan: WorkflowPlan,
@@ -233,7 +233,7 @@ impl Flow {
 pub enum FaState {
     /// A cache or the partition; `pushed` is the stable time of the partition's last push.
     Fixed {
-        hosted: Hosted<FaastccNode>,
+        hosted: Box<Hosted<FaastccNode>>,
         pushed: Ts,
     },
     Workflow(Box<Flow>),
@@ -332,7 +332,7 @@ impl Actor for FaActor {
     fn on_start(&self, _id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> FaState {
         match self {
             FaActor::Fixed(node) => {
-                let mut hosted = Hosted { node: node.clone(), records: Vec::new(), done: false, aborted: None };
+                let mut hosted = Box::new(Hosted { node: (**node).clone(), records: Vec::new(), done: false, aborted: None });
                 let mut outbox = Outbox::new(false);
                 hosted.node.on_start(0, &mut outbox);
                 forward_outbox(&mut hosted, outbox, o);
@@ -444,7 +444,10 @@ impl Model for FaModel {
 
 fn caches(state: &FaModelState) -> impl Iterator<Item = &causim_models::faastcc::Cache> {
     state.actor_states.iter().filter_map(|s| match &**s {
-        FaState::Fixed { hosted: Hosted { node: FaastccNode::Cache(c), .. }, .. } => Some(c),
+        FaState::Fixed { hosted, .. } => match &hosted.node {
+            FaastccNode::Cache(c) => Some(c),
+            _ => None,
+        },
         _ => None,
     })
 }

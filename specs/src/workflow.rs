@@ -68,9 +68,12 @@ pub struct Start<'a, P: Protocol> {
     pub value: Value,
 }
 
+/// What a protocol's node did: its sends, timers and records.
+pub type NodeOutbox<P> = Outbox<<<P as Protocol>::Node as Node>::Msg, <<P as Protocol>::Node as Node>::Timer>;
+
 /// Spawns and starts a function as the engine does: from a new context at a source, else from
 /// its predecessors' contexts joined by the protocol. Returns it, and what it did on starting.
-pub fn start<P: Protocol>(s: Start<'_, P>) -> (Hosted<P::Node>, Outbox<<P::Node as Node>::Msg, <P::Node as Node>::Timer>) {
+pub fn start<P: Protocol>(s: Start<'_, P>) -> (Hosted<P::Node>, NodeOutbox<P>) {
     let plan = &s.plan[s.function];
     let contexts: Vec<P::Context> = plan
         .after
