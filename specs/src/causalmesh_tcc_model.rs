@@ -27,13 +27,14 @@
 //! | sometimes "a workflow aborts" | `NotTxnAborted` (violated) | witness |
 
 use crate::actor::{Hosted, actor_id, forward_outbox, node_id};
-use causim_checkers::{Level, Report};
+use crate::workflow;
+pub use crate::workflow::{FunctionPlan, PlanOp};
+use causim_checkers::Report;
 use causim_models::Model as _;
 use causim_models::causalmesh::{CausalMeshTcc, MeshContext, MeshNode, Msg};
-use causim_sim::history::{HistoryHeader, HistoryWriter, Key, Names, Outcome, SessionRef, TxnRecord, Value};
+use causim_sim::history::{Key, Outcome, TxnRecord, Value};
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
-use causim_sim::protocol::{FunctionStart, Protocol};
-use causim_sim::workload::Op;
+use causim_sim::protocol::Protocol;
 use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id, Network, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
@@ -49,20 +50,6 @@ pub type TccActorModel = ActorModel<TccActor, TccConfig, ()>;
 pub type TccModelState = ActorModelState<TccActor, ()>;
 /// A delivery, or a workflow's choice of (function × server), as an index.
 pub type TccStep = ActorModelAction<Msg, (), usize>;
-
-/// One function of a workflow: its operations (write values are assigned by the model) and the
-/// functions that must finish first.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct FunctionPlan {
-    pub ops: Vec<PlanOp>,
-    pub after: Vec<usize>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PlanOp {
-    Read(Key),
-    Write(Key),
-}
 
 /// A workflow (one transaction): functions in an order where predecessors come first; the last
 /// one is the sink.
@@ -82,7 +69,7 @@ pub const X: Key = 0;
 pub const C: Key = 1;
 
 fn f(ops: &[PlanOp], after: &[usize]) -> FunctionPlan {
-    FunctionPlan { ops: ops.to_vec(), after: after.to_vec() }
+    FunctionPlan::new(ops, after)
 }
 
 impl TccConfig {
@@ -144,12 +131,7 @@ pub enum TccActor {
 }
 
 /// Where a workflow's function is.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Function {
-    Waiting,
-    Running(Hosted<MeshNode>),
-    Done(MeshContext),
-}
+pub type Function = workflow::Function<MeshNode, MeshContext>;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Flow {
@@ -184,12 +166,8 @@ impl TccActor {
         let TccActor::Workflow { plan, servers, .. } = self else { unreachable!("workflows only") };
         let mut choices = Vec::new();
         if !flow.aborted {
-            for (i, function) in plan.iter().enumerate() {
-                let ready = matches!(flow.functions[i], Function::Waiting)
-                    && function.after.iter().all(|&p| matches!(flow.functions[p], Function::Done(_)));
-                if ready {
-                    choices.extend((0..*servers).map(|s| i * servers + s));
-                }
+            for i in workflow::ready(plan, &flow.functions) {
+                choices.extend((0..*servers).map(|s| i * servers + s));
             }
         }
         o.choose_random("start", choices);
@@ -197,43 +175,16 @@ impl TccActor {
 
     fn start(&self, id: Id, flow: &mut Flow, function: usize, server: usize, o: &mut Out<Self>) {
         let TccActor::Workflow { index, plan, protocol, .. } = self else { unreachable!("workflows only") };
-        let fp = &plan[function];
-        let contexts: Vec<MeshContext> = fp
-            .after
-            .iter()
-            .map(|&p| match &flow.functions[p] {
-                Function::Done(ctx) => ctx.clone(),
-                _ => unreachable!("a function starts after its predecessors"),
-            })
-            .collect();
-        let context = if contexts.is_empty() { protocol.new_context() } else { protocol.join_contexts(contexts) };
-        let value = TccConfig::written_value(*index);
-        let ops = fp
-            .ops
-            .iter()
-            .map(|op| match *op {
-                PlanOp::Read(key) => Op::Read { key },
-                PlanOp::Write(key) => Op::Write { key, value },
-            })
-            .collect();
-        let colocated = [NodeId::fixed(server)];
-        let node = protocol.spawn_function(FunctionStart {
-            self_id: node_id(id),
-            workflow_id: *index as u64,
-            attempt: 1,
-            function: function as u32,
+        let (hosted, outbox) = workflow::start(workflow::Start {
+            protocol: &**protocol,
+            actor: id,
+            workflow: *index,
+            plan,
+            functions: &flow.functions,
+            function,
             machine: server,
-            colocated: &colocated,
-            ops,
-            context,
-            is_source: fp.after.is_empty(),
-            is_sink: function + 1 == plan.len(),
-            remaining: plan.len() - 1 - flow.functions.iter().filter(|f| matches!(f, Function::Done(_))).count(),
-            now: 0,
+            value: TccConfig::written_value(*index),
         });
-        let mut hosted = Hosted { node, records: Vec::new(), done: false, aborted: None };
-        let mut outbox = Outbox::new(false);
-        hosted.node.on_start(0, &mut outbox);
         flow.functions[function] = Function::Running(hosted);
         self.after_input(flow, function, server, outbox, o);
     }
@@ -389,36 +340,14 @@ pub fn workflows_finished(state: &TccModelState) -> bool {
     flows(state).all(Flow::finished)
 }
 
-/// The committed workflows' records as a history (aborted attempts are recorded too, as the
-/// simulator records them), checked at level `tcc`.
+/// The workflows' records as a history, checked at level `tcc`.
 pub fn check_history(cfg: &TccConfig, state: &TccModelState) -> Report {
-    let buf = causim_sim::buffer::SharedBuffer::default();
-    let mut writer = HistoryWriter::new(Box::new(buf.clone()));
     let mut node_names: Vec<String> = (0..cfg.servers).map(|i| format!("S{i}")).collect();
     node_names.push("db".to_string());
     let key_names: Vec<String> = (0..cfg.keys as Key).map(|k| ["x", "c", "k3", "k4"][k as usize % 4].to_string()).collect();
-    let names = Names::new(&node_names, &key_names);
-    let header = HistoryHeader::of_model_checker(CausalMeshTcc::ENTRY.name);
-    writer.header(&header).expect("in memory");
-    let mut id = 0;
-    for (index, flow) in flows(state).enumerate() {
-        let name = format!("t{}", index + 1);
-        for record in &flow.records {
-            let session =
-                SessionRef { workflow_name: Some(&name), workflow_id: index as u64, attempt: 1, function: 0, per_function: false };
-            writer.write(id, session, &[], record, &names).expect("in memory");
-            id += 1;
-        }
-    }
-    let records: Vec<causim_checkers::TxnRecord> = buf
-        .text()
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str(line).expect("the simulator's history lines are the checker's records"))
-        .collect();
-    let history = causim_checkers::History::from_records(None, &records).expect("the simulator's history is well formed");
-    let options = causim_checkers::CheckOptions { threads: 1, ..causim_checkers::CheckOptions::default() };
-    causim_checkers::check_with(&history, Level::Tcc, &options)
+    let names: Vec<String> = (1..=cfg.workflows.len()).map(|i| format!("t{i}")).collect();
+    let workflows = flows(state).zip(&names).map(|(f, name)| (name.as_str(), f.records.as_slice()));
+    workflow::check_tcc_history(CausalMeshTcc::ENTRY.name, &node_names, &key_names, workflows)
 }
 
 /// Committed workflows, for tests.

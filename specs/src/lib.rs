@@ -9,9 +9,11 @@ pub mod causalmesh_replay;
 pub mod causalmesh_tcc_model;
 pub mod causalmesh_tla;
 pub mod concord_model;
+pub mod faastcc_model;
 pub mod mucache_model;
 pub mod tlc;
 pub mod trace_validation;
+pub mod workflow;
 
 /// Stateright, for users of the models (the `causim` command) that do not depend on it directly.
 pub use stateright;

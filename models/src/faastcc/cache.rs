@@ -100,6 +100,13 @@ impl Cache {
         self.entries.len()
     }
 
+    /// What a read of `key` would find here, as `(t, promise)` (pre-warming and promise bumps
+    /// applied), or `None` if it is not cached. A read-only view for model checkers
+    /// (`specs/src/faastcc_model.rs`: "promises are kept").
+    pub fn entry_view(&self, key: Key) -> Option<(Ts, Ts)> {
+        self.entry(key).map(|e| (e.t, e.p))
+    }
+
     pub(super) fn on_read(&mut self, now: Time, client: NodeId, client_req: u64, keys: Vec<Key>, interval: Interval, out: &mut Out) {
         // Pass 1: entries consistent with the incoming interval are provisionally accepted, and
         // the newest of them raises s_low. Pass 2: accepted entries promised below that are
