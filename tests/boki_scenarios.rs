@@ -13,7 +13,7 @@ fn s5_seals_during_appends_fail_the_uncovered_appends_and_the_log_stays_consiste
     assert!(discarded > 0 && ordered > discarded, "some appends in flight at a seal fail, most are ordered: {discarded} vs {ordered}");
     // Each new term goes to 4 engines, 3 storage nodes and 5 sequencers.
     let terms = r.summary.messages["NewTerm"].count / 12;
-    assert!(terms >= 5, "a seal every 20 ms of the run: {terms} new terms");
+    assert!(terms >= 4, "a seal 20 ms after each installation, all through the run: {terms} new terms");
 }
 
 #[test]
