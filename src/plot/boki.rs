@@ -556,8 +556,8 @@ pub(super) fn boki_reconfiguration_frequency(results: &Results) -> Result<(Figur
     let knee = w99.iter().filter(|p| p.y >= 2.0 * w99_base).map(|p| p.x).fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
     let tail_rises = w99_1s >= 2.0 * w99_base;
     let reads_flat = r50.iter().all(|p| p.y <= r50_base * (1.0 + MARGIN)) && r99.iter().all(|p| p.y <= 2.0 * r99_base);
-    let paper_range = |pts: &[Pt]| pts.iter().filter(|p| p.x >= shortest).map(|p| p.y).fold(f64::MAX, f64::min);
-    let tput_min = paper_range(&tput);
+    // The lowest throughput over the paper's periods (1 s and longer).
+    let tput_min = tput.iter().filter(|p| p.x >= shortest).map(|p| p.y).fold(f64::MAX, f64::min);
     let tput_holds = tput_min >= 1.0 - MARGIN;
     let claims = vec![
         claim(
