@@ -470,22 +470,13 @@ const BOKI_FIG17_SHORTEST_S: f64 = 1.0;
 pub(super) fn boki_reconfiguration_frequency(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
     const PERIOD: &str = "protocol.params.reconfigure_every_ns";
     let label = labels(results).into_iter().next().ok_or("no series")?;
-    let rows = rows_of(results, &label);
-    let none = *rows
-        .iter()
+    let none = rows_of(results, &label)
+        .into_iter()
         .find(|r| param(r, PERIOD) == Some(0.0))
         .ok_or("boki-reconfiguration-frequency: the sweep needs a point without reconfigurations (reconfigure_every_ns 0)")?;
     // x: the period in seconds, for the points that reconfigure.
     let curve = |metric: &str, scale: f64| -> Vec<Pt> {
-        let mut pts: Vec<Pt> = rows
-            .iter()
-            .filter_map(|r| {
-                let x = param(r, PERIOD).filter(|&p| p > 0.0)? / 1e9;
-                Some(Pt::ci(x, r.mean(metric)? * scale, r.ci(metric) * scale))
-            })
-            .collect();
-        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-        pts
+        line(results, &label, PERIOD, metric, scale).into_iter().filter(|p| p.x > 0.0).map(|p| Pt { x: p.x / 1e9, ..p }).collect()
     };
     let base = |metric: &str| none.mean(metric).ok_or(format!("boki-reconfiguration-frequency: no {metric} without reconfigurations"));
     let (w50, w99, w999) = (curve("op.write.p50_ms", 1.0), curve("op.write.p99_ms", 1.0), curve("op.write.p999_ms", 1.0));
