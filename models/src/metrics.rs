@@ -26,6 +26,9 @@ metrics! {
     REQUEST_METADATA_BYTES = "request_metadata_bytes";
     /// Bytes a CausalMesh server holds in its I-cache after a step.
     ICACHE_BYTES = "icache_bytes";
+    /// The same I-cache counted as the CausalMesh authors' artifact counts it: only each key's
+    /// versions after its first, 12 B each plus 11 B per dependency.
+    ICACHE_BYTES_AS_AUTHORS_COUNT = "icache_bytes_as_authors_count";
     /// Nanoseconds from a write's completion until a server (or cache) makes it visible.
     VISIBILITY_NS = "visibility_ns";
     /// Bytes of protocol metadata a workflow's last function starts with.

@@ -193,11 +193,19 @@ const FIG14_PAPER_KB: [(&str, f64); 5] =
 /// and stable", so the largest I-cache sample of the run must stay near its median sample (a
 /// buffer that grows through the run ends near twice its median).
 fn server_metadata_claim(l: &str, r: &AggRow, kb: f64, want: f64) -> Result<Claim, String> {
-    let icache = (r.mean(&metrics::observed(metrics::ICACHE_BYTES, "p50")), r.mean(&metrics::observed(metrics::ICACHE_BYTES, "max")));
+    let samples = |name: &str| Some((r.mean(&metrics::observed(name, "p50"))?, r.mean(&metrics::observed(name, "max"))?));
     let name = format!("{l} cache-server metadata at 1k req/s");
-    if let (Some(p50), Some(max)) = icache {
+    if let Some((p50, max)) = samples(metrics::ICACHE_BYTES) {
         let growth = max / p50.max(1.0);
         let holds = near(kb, want) && growth <= 1.5;
+        let mut measured = format!("{kb:.1} KB; largest I-cache sample {growth:.2}× the median");
+        if let Some((a50, amax)) = samples(metrics::ICACHE_BYTES_AS_AUTHORS_COUNT) {
+            measured += &format!(
+                "; counted as the authors' code counts it, {:.1} KB largest, {:.2}× the median",
+                amax / 1024.0,
+                amax / a50.max(1.0)
+            );
+        }
         return claim(
             "metadata",
             &name,
@@ -206,12 +214,12 @@ fn server_metadata_claim(l: &str, r: &AggRow, kb: f64, want: f64) -> Result<Clai
         )
         .scored(
             format!("{want} KB, stable"),
-            format!("{kb:.1} KB; largest I-cache sample {growth:.2}× the median"),
+            measured,
             Some(holds),
             if holds {
                 "The I-cache holds only versions not yet integrated or disseminated, so it stays small and flat."
             } else {
-                "Not stable in the model: a version leaves a non-tail server's I-cache only when a read there integrates its key or the tail disseminates it (params.disseminate, off here; the paper calls it optional, §5.2), and with 100 000 Zipf keys most written keys are not read again at that server for a long time, so the I-cache grows with run length, and any match with the paper's figure is a coincidence of run length. With dissemination on it stays near 0.1 KB."
+                "Not stable in the model, nor in the protocol as the paper and the authors' code describe it: a version leaves a non-tail server's I-cache only when a read there depends on it or the tail disseminates it (params.disseminate; optional in §5.2, absent from the artifact, off here), and most of 100 000 Zipf keys are not read again at that server for a long time, so the I-cache grows with run length (27 → 106 KB median over 3 → 12 s runs). The artifact's only metadata printout counts a key's versions after its first, at 12 B + 11 B per dependency; counted so, the model's I-cache grows too (2.6 → 11.7 KB largest). With dissemination it stays flat, below 0.1 KB."
             },
         );
     }

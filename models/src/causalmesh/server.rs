@@ -234,6 +234,7 @@ impl Server {
             Some(Msg::ServerWrite { head: self.id as u32, round: 1, writes: versions.clone(), carried, written_at_ns: now })
         };
         out.observe(metrics::ICACHE_BYTES, self.cache.i_cache_bytes());
+        out.observe(metrics::ICACHE_BYTES_AS_AUTHORS_COUNT, self.cache.i_cache_bytes_as_authors_count());
         if self.rules.sync_flush {
             let id = self.next_id;
             self.next_id += 1;
