@@ -248,12 +248,14 @@ impl DualCache {
         }
         for (key, vcs) in by_key {
             let list = self.i.get_mut(&key).expect("wanted versions are in the I-cache");
-            let counted_before = bytes_as_authors_count(&list[1..]);
+            let mut uncounted = UncountedByRetain::default();
             let mut merged: Option<Version> = None;
             let mut freed = 0;
             let mut own_deps = Vec::new();
             list.retain(|v| {
-                if !vcs.contains(&v.vc) {
+                let keep = !vcs.contains(&v.vc);
+                uncounted.step(v, keep);
+                if keep {
                     return true;
                 }
                 if self.rules.keep_write_deps {
@@ -267,7 +269,7 @@ impl DualCache {
                 false
             });
             self.i_bytes -= freed;
-            self.i_bytes_as_authors_count -= counted_before - bytes_as_authors_count(list.get(1..).unwrap_or_default());
+            self.i_bytes_as_authors_count -= uncounted.bytes;
             if list.is_empty() {
                 self.i.remove(&key);
             }
@@ -287,22 +289,13 @@ impl DualCache {
     /// versions as a side effect; exact integration needs this to keep the I-cache bounded.)
     fn collect(&mut self, key: Key) {
         let Some(list) = self.i.get(&key) else { return };
-        let droppable: Vec<bool> = list
-            .iter()
-            .map(|u| {
-                // Merging it would change neither the VC nor the winning write (a merged VC can
-                // cover a version whose write still wins), nor pull any dependency.
-                let winner = self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner);
-                self.covers(key, &u.vc)
-                    && winner.is_some_and(|w| u.winner <= w)
-                    && u.deps.iter().all(|(dk, dv)| self.covers(*dk, dv) && !self.in_icache(*dk, dv))
-            })
-            .collect();
+        let winner = self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner);
+        let droppable: Vec<bool> = list.iter().map(|u| self.droppable(key, u, winner)).collect();
         if !droppable.contains(&true) {
             return;
         }
         let list = self.i.get_mut(&key).expect("checked above");
-        let counted_before = bytes_as_authors_count(&list[1..]);
+        let mut uncounted = UncountedByRetain::default();
         let mut freed = 0;
         let mut i = 0;
         let mut dropped = Vec::new();
@@ -311,6 +304,7 @@ impl DualCache {
         list.retain(|u| {
             let keep = !droppable[i];
             i += 1;
+            uncounted.step(u, keep);
             if !keep {
                 freed += u.bytes();
                 dropped.push(u.vc);
@@ -320,7 +314,7 @@ impl DualCache {
             }
             keep
         });
-        self.i_bytes_as_authors_count -= counted_before - bytes_as_authors_count(list.get(1..).unwrap_or_default());
+        self.i_bytes_as_authors_count -= uncounted.bytes;
         if list.is_empty() {
             self.i.remove(&key);
         }
@@ -328,6 +322,15 @@ impl DualCache {
         // A write dropped here was never shown, but it happened: CausalMesh-TCC's read
         // validation must still find it among the writes this server knows.
         self.remember(key, &dropped, dropped_deps);
+    }
+
+    /// Whether I-cache version `u` of `key` can go: merging it would change neither the VC nor
+    /// the winning write `winner` (a merged VC can cover a version whose write still wins), nor
+    /// pull any dependency.
+    fn droppable(&self, key: Key, u: &Version, winner: Option<Vc>) -> bool {
+        self.covers(key, &u.vc)
+            && winner.is_some_and(|w| u.winner <= w)
+            && u.deps.iter().all(|(dk, dv)| self.covers(*dk, dv) && !self.in_icache(*dk, dv))
     }
 
     /// Records writes of `key` that left the I-cache (merged, or dropped as covered), with
@@ -617,6 +620,26 @@ impl DualCache {
 /// after its first (the caller passes those). A key with one waiting version counts nothing.
 fn bytes_as_authors_count(versions: &[Version]) -> u64 {
     versions.iter().map(|v| 12 + 11 * v.deps.len() as u64).sum()
+}
+
+/// The bytes one `retain` over a key's I-cache list takes out of the authors' count: the
+/// removed versions that were counted (not the key's first), and the version that becomes the
+/// key's first.
+#[derive(Default)]
+struct UncountedByRetain {
+    seen: bool,
+    kept: bool,
+    bytes: u64,
+}
+
+impl UncountedByRetain {
+    fn step(&mut self, v: &Version, keep: bool) {
+        let counted_before = std::mem::replace(&mut self.seen, true);
+        let counted_after = keep && std::mem::replace(&mut self.kept, true);
+        if counted_before && !counted_after {
+            self.bytes += bytes_as_authors_count(std::slice::from_ref(v));
+        }
+    }
 }
 
 /// Keeps, per key, only the dependencies no other dependency of that key covers. A C-cache
