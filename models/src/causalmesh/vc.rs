@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 pub const VC_SERVERS_MAX: usize = 16;
 
 /// A vector clock: entry `i` counts the writes whose head was server `i` that are known.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Vc {
     // Entries past `len` are always zero, so the derived order is the lexicographic order of
     // the entries among clocks of one run (they all have the same length).
@@ -76,6 +76,18 @@ impl Vc {
     }
 }
 
+/// Hashes the entries in use only (entries past `len` are zero, so equal clocks hash alike):
+/// model checkers hash every clock of every state, and most runs use far fewer than
+/// `VC_SERVERS_MAX` servers.
+impl std::hash::Hash for Vc {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u8(self.len);
+        for &c in self.entries() {
+            state.write_u32(c);
+        }
+    }
+}
+
 impl std::fmt::Display for Vc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "[")?;
@@ -111,6 +123,26 @@ pub fn merge_deps(into: &mut Deps, from: &Deps) {
 pub fn merge_dep(into: &mut Deps, key: Key, vc: &Vc) {
     if !vc.is_zero() {
         into.insert((key, *vc));
+    }
+}
+
+/// Renames the keys of dependencies (see `Msg::map_keys`).
+pub fn map_deps_keys(deps: &mut Deps, f: &impl Fn(Key) -> Key) {
+    if !deps.is_empty() {
+        *deps = std::mem::take(deps).into_iter().map(|(k, vc)| (f(k), vc)).collect();
+    }
+}
+
+/// Renames the keys of a map keyed by key (see `Msg::map_keys`), renaming its values with `g`.
+pub fn map_map_keys<V>(map: &mut std::collections::BTreeMap<Key, V>, f: &impl Fn(Key) -> Key, mut g: impl FnMut(&mut V)) {
+    if !map.is_empty() {
+        *map = std::mem::take(map)
+            .into_iter()
+            .map(|(k, mut v)| {
+                g(&mut v);
+                (f(k), v)
+            })
+            .collect();
     }
 }
 
@@ -163,6 +195,11 @@ impl Version {
     /// Renames the value (see `Msg::map_values`); the initial state stays initial.
     pub fn map_value(&mut self, f: &impl Fn(Value) -> Value) {
         self.value = self.value.map(f);
+    }
+
+    /// Renames the keys of the dependencies (see `Msg::map_keys`).
+    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
+        map_deps_keys(&mut self.deps, f);
     }
 }
 
