@@ -111,8 +111,6 @@ pub struct MeshConfig {
     pub properties: Properties,
     /// Symmetry reduction over sessions (free choice only; see [`MeshModel::representative`]).
     pub symmetry: bool,
-    /// With `symmetry`, over keys too (see [`MeshModel::key_order`]).
-    pub key_symmetry: bool,
     /// The tails disseminate revealed writes (§5.2, `params.disseminate`).
     pub disseminate: bool,
     /// Also check the `eventually` properties ("every write reaches every server", "the
@@ -134,7 +132,6 @@ impl MeshConfig {
             scripts: None,
             properties: Properties::All,
             symmetry: false,
-            key_symmetry: false,
             disseminate: false,
             liveness: false,
         }
@@ -152,7 +149,6 @@ impl MeshConfig {
             scripts: Some(scripts),
             properties: Properties::All,
             symmetry: false,
-            key_symmetry: false,
             disseminate: false,
             liveness: false,
         }
@@ -180,22 +176,12 @@ impl MeshConfig {
         self
     }
 
-    /// Treats sessions and keys as interchangeable (free choice; a script names its sessions
-    /// and keys, so it stays as it is), as TLC's `SYMMETRY` over clients and keys does.
-    /// Verdicts and depths are those of the full model; a counterexample's states are
-    /// representatives, renamed from step to step, so replays come from a check without
-    /// symmetry.
+    /// Treats sessions as interchangeable (free choice; a script names its sessions, so it
+    /// stays as it is). Verdicts and depths are those of the full model; a counterexample's
+    /// states are representatives, renamed from step to step, so replays come from a check
+    /// without symmetry.
     pub fn symmetric(mut self) -> MeshConfig {
         self.symmetry = true;
-        self.key_symmetry = true;
-        self
-    }
-
-    /// Symmetry over sessions only (keys keep their names): for measuring what each reduction
-    /// saves.
-    pub fn symmetric_sessions(mut self) -> MeshConfig {
-        self.symmetry = true;
-        self.key_symmetry = false;
         self
     }
 
@@ -451,10 +437,10 @@ impl MeshModel {
     }
 
     /// [`MeshModel::settle`] without a trail: the same actor steps, taken on one copy of the
-    /// state (Stateright's `next_state` copies the whole state, network included, for each
-    /// actor step, and an operation is three of them). The test
-    /// `causalmesh_key_renaming_commutes_with_every_step` checks that it reaches the same
-    /// states as the actor model's own steps.
+    /// state. Stateright's `next_state` copies the whole state (the network's messages
+    /// included) for every actor step, and an operation is three of them: a choice, its
+    /// request, its reply. [`MeshModel::steps_in_place_agree`] checks that both reach the same
+    /// states.
     fn settle_in_place(&self, state: &MeshModelState, step: ActorStep) -> Option<MeshModelState> {
         let chooser = match &step {
             ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
@@ -484,8 +470,8 @@ impl MeshModel {
         Some(next)
     }
 
-    /// One actor step on `state` itself, as Stateright's `ActorModel::next_state` takes it on
-    /// an ordered network with no history, storage or crashes (what this model uses).
+    /// One actor step taken on `state` itself, as Stateright's `ActorModel::next_state` takes
+    /// it on an ordered network without history, storage or crashes (all this model uses).
     fn take_in_place(&self, state: &mut MeshModelState, step: ActorStep) -> Option<()> {
         let mut out = Out::new();
         let id = match step {
@@ -540,6 +526,20 @@ impl MeshModel {
         Some(())
     }
 
+    /// Whether every step from `state`, taken in place (as the search takes it), reaches the
+    /// state that the actor model's own steps reach; `Err` names the first that does not.
+    pub fn steps_in_place_agree(&self, state: &MeshModelState) -> Result<(), String> {
+        let mut steps = Vec::new();
+        self.actors.actions(state, &mut steps);
+        for step in steps {
+            let stock = crate::actor::settle(&self.actors, state, step.clone(), |id| self.is_session(id), None);
+            if self.settle_in_place(state, step.clone()) != stock {
+                return Err(format!("stepping by {step:?} in place differs from the actor model's steps"));
+            }
+        }
+        Ok(())
+    }
+
     /// The representative of `state` under symmetry over sessions: the same state with its
     /// sessions sorted by what they did ([`session_signature`]), and every value each one
     /// wrote renamed after its new place (`written_value`), in the servers' caches, in the
@@ -555,73 +555,13 @@ impl MeshModel {
     /// (two mirror states may both be explored), never wrong.
     pub fn representative(&self, state: MeshModelState) -> MeshModelState {
         let cfg = self.cfg();
-        if cfg.scripts.is_some()
+        let first = cfg.servers + 1;
+        let n = cfg.clients;
+        if n < 2
+            || cfg.scripts.is_some()
             || sessions(&state).any(|s| s.function.is_some())
             || state.network.iter_deliverable().any(|e| self.is_session(e.src) || self.is_session(e.dst))
         {
-            return state;
-        }
-        let state = match self.key_order(&state) {
-            Some(to) => rename_keys(state, &to),
-            None => state,
-        };
-        self.sessions_sorted(state)
-    }
-
-    /// The renaming of keys that sorts them by what the state holds of each
-    /// ([`key_signature`]): the new name of each key, or `None` when it would rename nothing
-    /// (one key, no key symmetry, or keys already in order).
-    ///
-    /// Why renaming keys is sound. The protocol treats keys alike: a key is compared only for
-    /// equality and indexes maps, and no decision depends on which of two keys is smaller;
-    /// [`rename_keys`] sorts again the lists the code builds by walking keys in order (carried
-    /// writes, read transactions), so a renamed state is the state the renamed run reaches. One
-    /// thing does depend on key order: integration moves versions key by key in ascending
-    /// order and, after each key, drops that key's *garbage* (I-cache versions the C-cache and
-    /// the dependencies they name cover, `DualCache::collect`), and whether a version is
-    /// garbage yet can depend on a key not moved yet. So stepping a renamed state can leave a
-    /// garbage version in an I-cache that the original run dropped (into the log of versions
-    /// that left it), or the other way round. Garbage is invisible to every later step and
-    /// property: a write arriving again is refused whether its version is in the I-cache or in
-    /// the log; integrating a garbage version changes nothing in the C-cache (it is covered and
-    /// its winner loses) and pulls no dependency that is not already covered; the clocks a
-    /// server knows of a key (`known_vcs`, which the coverage property joins) are the I-cache's
-    /// and the log's together; the cut check reads only the C-cache; the log holds 256
-    /// versions per key, more than any bound here writes. So states equal up to where garbage
-    /// sits behave alike, and the search explores, for every reachable state, one equal up to
-    /// garbage to a renaming of it. The test `causalmesh_key_renaming_commutes_with_every_step`
-    /// checks, for every reachable state and step of the full model on the CI bounds (and for
-    /// every explored mutant on smaller ones), that renaming then stepping equals stepping then
-    /// renaming up to garbage ([`comparable`]), with the same verdict on every property.
-    ///
-    /// Every property is invariant under renaming keys: the servers' cut and coverage checks
-    /// quantify over all keys, the client's check compares a read with the deps of the same
-    /// key, and the history checker sees keys only as names. Sessions are sorted after keys
-    /// ([`MeshModel::representative`]), by signatures that name keys, so the key signature
-    /// holds clocks and operation kinds, never values (which name sessions).
-    pub fn key_order(&self, state: &MeshModelState) -> Option<Vec<Key>> {
-        let cfg = self.cfg();
-        if !cfg.key_symmetry || cfg.keys < 2 {
-            return None;
-        }
-        let mut order: Vec<Key> = (0..cfg.keys as Key).collect();
-        order.sort_by_cached_key(|&k| key_signature(state, k));
-        if order.iter().enumerate().all(|(p, &k)| p as Key == k) {
-            return None;
-        }
-        let mut to = vec![0; cfg.keys];
-        for (p, &k) in order.iter().enumerate() {
-            to[k as usize] = p as Key;
-        }
-        Some(to)
-    }
-
-    /// The state with its sessions sorted (see [`MeshModel::representative`]).
-    fn sessions_sorted(&self, state: MeshModelState) -> MeshModelState {
-        let cfg = self.cfg();
-        let first = cfg.servers + 1;
-        let n = cfg.clients;
-        if n < 2 {
             return state;
         }
         let mut order: Vec<usize> = (0..n).collect();
@@ -660,58 +600,6 @@ impl MeshModel {
             flows.values_mut().flatten().for_each(|m| m.map_values(&rename));
         }
         next
-    }
-
-    /// Whether renaming keys by `to` commutes with every step from `state` (the model without
-    /// symmetry): stepping the renamed state by the renamed step gives the renamed successor,
-    /// up to garbage, with the same verdicts. Also whether each step taken in place (as the
-    /// search takes it) gives the state the actor model's own steps give. `Err` names the first
-    /// step where either fails. See [`MeshModel::key_order`].
-    pub fn key_renaming_commutes(&self, state: &MeshModelState, to: &[Key]) -> Result<(), String> {
-        let cfg = self.cfg();
-        let renamed = rename_keys(state.clone(), to);
-        let choices = cfg.choices();
-        let rename_step = |step: &ActorStep| -> ActorStep {
-            match step {
-                ActorModelAction::Deliver { src, dst, msg } => {
-                    let mut msg = msg.clone();
-                    msg.map_keys(&|k| to[k as usize]);
-                    ActorModelAction::Deliver { src: *src, dst: *dst, msg }
-                }
-                ActorModelAction::SelectRandom { actor, key, random } => {
-                    let step = rename_choice(&choices[*random], to);
-                    let random = choices.iter().position(|c| *c == step).expect("a renamed choice is a choice");
-                    ActorModelAction::SelectRandom { actor: *actor, key: key.clone(), random }
-                }
-                other => other.clone(),
-            }
-        };
-        let verdicts = |s: &MeshModelState| {
-            (c_cache_is_causal_cut(s), coverage_lemma(cfg, s), reads_cover_deps(s), reads_are_causally_consistent(cfg, s))
-        };
-        let mut steps = Vec::new();
-        self.actors.actions(state, &mut steps);
-        for step in steps {
-            let stepped = self.settle(state, step.clone(), None);
-            if stepped != crate::actor::settle(&self.actors, state, step.clone(), |id| self.is_session(id), None) {
-                return Err(format!("stepping by {step:?} in place differs from the actor model's steps"));
-            }
-            let stepped_verdicts = stepped.as_ref().map(verdicts);
-            let stepped_state = stepped.clone();
-            let expected = stepped.map(|s| rename_keys(s, to));
-            if expected.as_ref().map(verdicts) != stepped_verdicts {
-                let (a, b) = (stepped_state.as_ref().map(|s| history_text(cfg, s)), expected.as_ref().map(|s| history_text(cfg, s)));
-                let (ra, rb) = (stepped_state.as_ref().map(|s| format!("{:?}", check_history(cfg, s).counts)), expected.as_ref().map(|s| format!("{:?}", check_history(cfg, s).counts)));
-                return Err(format!("renaming keys by {to:?} changes a verdict after {step:?}\n{a:?}\n{b:?}\n{ra:?} {rb:?}"));
-            }
-            let got = self.settle(&renamed, rename_step(&step), None);
-            if expected.as_ref().map(verdicts) != got.as_ref().map(verdicts)
-                || expected.as_ref().map(comparable) != got.as_ref().map(comparable)
-            {
-                return Err(format!("renaming keys by {to:?} and stepping by {step:?} differs from stepping then renaming"));
-            }
-        }
-        Ok(())
     }
 
     /// The actor steps a step of this model takes, each with the state it is taken from.
@@ -784,91 +672,6 @@ pub enum MeshActor {
 
 /// An operation in a [`session_signature`]: kind, key, and the value's class.
 type OpSignature = (OpKind, Key, Value);
-
-/// What a state holds of key `k`, in terms that no renaming of keys or sessions changes: the
-/// clocks each server knows of it (C-cache, I-cache, recently merged; `DualCache::known_vcs`),
-/// and how many reads and writes of it the sessions completed. The order
-/// [`MeshModel::key_order`] sorts keys in; keys with equal signatures keep their order.
-pub fn key_signature(state: &MeshModelState, k: Key) -> impl Ord + use<> {
-    let held: Vec<Vec<Vc>> = servers(state).map(|s| s.cache().known_vcs(k)).collect();
-    let (mut reads, mut writes) = (0usize, 0usize);
-    for op in sessions(state).flat_map(|s| &s.records).flat_map(|r| &r.ops).filter(|op| op.key == k) {
-        match op.kind {
-            OpKind::Write => writes += 1,
-            _ => reads += 1,
-        }
-    }
-    (held, reads, writes)
-}
-
-/// `state` with every key `k` renamed `to[k]`: in the servers, the messages between them, and
-/// the sessions' records and contexts (the records of a read transaction, written in key
-/// order, are sorted again). Sessions must be between operations (as after every step of
-/// [`MeshModel`]). A client's violation message names a key and is left as it is (only its
-/// presence is judged).
-pub fn rename_keys(mut state: MeshModelState, to: &[Key]) -> MeshModelState {
-    let f = |k: Key| to[k as usize];
-    for actor in state.actor_states.iter_mut() {
-        match Arc::make_mut(actor) {
-            MeshState::Server(hosted) => {
-                if let MeshNode::Server(server) = &mut hosted.node {
-                    server.map_keys(&f);
-                }
-            }
-            MeshState::Session(session) => {
-                debug_assert!(session.function.is_none(), "sessions are renamed between operations");
-                for r in &mut session.records {
-                    r.ops.iter_mut().for_each(|op| op.key = f(op.key));
-                    if r.kind == TxnKind::ReadTxn {
-                        r.ops.sort_by_key(|op| op.key);
-                    }
-                }
-                session.context.map_keys(&f);
-            }
-            MeshState::Database => {}
-        }
-    }
-    if let Network::Ordered(flows) = &mut state.network {
-        flows.values_mut().flatten().for_each(|m| m.map_keys(&f));
-    }
-    state
-}
-
-/// `state` with the garbage of every server's cache taken out (`Server::without_garbage`),
-/// and the text of client violations (which names a key; only their presence is judged):
-/// states equal up to these behave alike (see [`MeshModel::key_order`]).
-pub fn comparable(state: &MeshModelState) -> MeshModelState {
-    let mut state = state.clone();
-    for actor in state.actor_states.iter_mut() {
-        if let MeshState::Session(session) = &**actor
-            && session.violation.is_some()
-            && let MeshState::Session(session) = Arc::make_mut(actor)
-        {
-            session.violation = Some(String::new());
-        }
-        if let MeshState::Server(Hosted { node: MeshNode::Server(server), .. }) = &**actor {
-            let clean = MeshNode::Server(Box::new(server.without_garbage()));
-            if let MeshState::Server(hosted) = Arc::make_mut(actor) {
-                hosted.node = clean;
-            }
-        }
-    }
-    state
-}
-
-/// A free-choice step with its keys renamed.
-fn rename_choice(step: &Step, to: &[Key]) -> Step {
-    let op = match &step.op {
-        StepOp::Read(k) => StepOp::Read(to[*k as usize]),
-        StepOp::Write(k) => StepOp::Write(to[*k as usize]),
-        StepOp::ReadTxn(ks) => {
-            let mut ks: Vec<Key> = ks.iter().map(|k| to[*k as usize]).collect();
-            ks.sort_unstable();
-            StepOp::ReadTxn(ks)
-        }
-    };
-    Step { op, server: step.server }
-}
 
 /// What a session did, with the values it read named by their writer's relation to it (its own
 /// `j`-th write, another session's `j`-th write, the initial state), so that it does not

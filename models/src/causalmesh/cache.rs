@@ -14,7 +14,7 @@
 //!   depends on it. The entry stays, cold, with its VC and deps, so the cut never changes; a
 //!   read of a cold key fetches that exact version's value from the database first.
 
-use super::vc::{Deps, Vc, Version, map_deps_keys, map_map_keys};
+use super::vc::{Deps, Vc, Version};
 use causim_sim::history::{Key, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -544,41 +544,6 @@ impl DualCache {
     pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
         self.c.values_mut().flatten().for_each(|v| v.map_value(f));
         self.i.values_mut().flatten().for_each(|v| v.map_value(f));
-    }
-
-    /// Renames every key (see `Msg::map_keys`): the maps are keyed by key, and versions name
-    /// keys in their dependencies.
-    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
-        map_map_keys(&mut self.c, f, |ring| ring.iter_mut().for_each(|v| v.map_keys(f)));
-        map_map_keys(&mut self.i, f, |list| list.iter_mut().for_each(|v| v.map_keys(f)));
-        map_map_keys(&mut self.merged, f, |_| {});
-        map_map_keys(&mut self.write_deps, f, |log| log.iter_mut().for_each(|(_, d)| map_deps_keys(d, f)));
-        let keys = |set: &mut BTreeSet<Key>| *set = std::mem::take(set).into_iter().map(f).collect();
-        map_map_keys(&mut self.ghost_waiting, f, keys);
-        keys(&mut self.cold);
-        map_map_keys(&mut self.dependents, f, keys);
-        self.lru = std::mem::take(&mut self.lru).into_iter().map(|(t, k)| (t, f(k))).collect();
-        map_map_keys(&mut self.last_use, f, |_| {});
-    }
-
-    /// Drops every I-cache version that `collect` would drop, until none is left, and sorts the
-    /// log of versions that left the I-cache: the cache with its garbage (see `collect`) taken
-    /// out, whatever order integration collected it in. Not a protocol step: model checkers
-    /// compare states up to garbage with it (see `causim-specs`' CausalMesh model).
-    pub fn without_garbage(&self) -> DualCache {
-        let mut cache = self.clone();
-        loop {
-            let before = cache.i_bytes;
-            let keys: Vec<Key> = cache.i.keys().copied().collect();
-            for k in keys {
-                cache.collect(k);
-            }
-            if cache.i_bytes == before {
-                break;
-            }
-        }
-        cache.merged.values_mut().for_each(|m| m.make_contiguous().sort_unstable());
-        cache
     }
 
     /// Definition 1: every dependency of a visible version is covered by the visible version

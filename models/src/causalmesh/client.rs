@@ -57,18 +57,6 @@ impl MeshContext {
             + self.read_set.values().map(|v| 8 + v.bytes()).sum::<u64>()
     }
 
-    /// Renames every key the context holds (see `Msg::map_keys`); the transaction's operations
-    /// and buffered writes keep their order (the order they were issued in).
-    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
-        use super::vc::{map_deps_keys, map_map_keys};
-        map_deps_keys(&mut self.deps, f);
-        map_map_keys(&mut self.local, f, |list| list.iter_mut().for_each(|v| v.map_keys(f)));
-        map_map_keys(&mut self.read_set, f, |v| v.map_keys(f));
-        self.buffer.iter_mut().for_each(|(k, _)| *k = f(*k));
-        self.txn_ops.iter_mut().for_each(|op| op.key = f(op.key));
-        map_map_keys(&mut self.read_floor, f, |_| {});
-    }
-
     /// Merges a parallel branch's context into this one (fan-in).
     pub fn join(&mut self, other: MeshContext) {
         merge_deps(&mut self.deps, &other.deps);

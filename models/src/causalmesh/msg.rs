@@ -1,6 +1,6 @@
 //! CausalMesh's messages: the server API of Fig. 4, the chain, dissemination, the database.
 
-use super::vc::{Deps, Vc, Version, deps_bytes, map_deps_keys};
+use super::vc::{Deps, Vc, Version, deps_bytes};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::Message;
 use causim_sim::time::Time;
@@ -140,77 +140,6 @@ impl Msg {
             | Msg::Integrate { .. }
             | Msg::DbWriteAck { .. }
             | Msg::DbRead { .. } => {}
-        }
-    }
-}
-
-impl Msg {
-    /// Renames every key the message holds (`f` must be a permutation of the keys). The
-    /// protocol treats keys alike, so a renamed run is a run, up to the order of lists built by
-    /// walking keys in order: those are sorted again (stably, so versions of one key keep their
-    /// order), so that the renamed message is the one the renamed run sends. Model checkers use
-    /// this to treat interchangeable keys as one (see `causim-specs`' CausalMesh model for when
-    /// that is sound).
-    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
-        let writes = |w: &mut Writes| {
-            for (k, v) in w.iter_mut() {
-                *k = f(*k);
-                v.map_keys(f);
-            }
-        };
-        // Lists built in key order: a client's carried writes walk its `local` map, a read
-        // transaction's keys and replies are ascending.
-        let sorted = |w: &mut Writes| {
-            writes(w);
-            w.sort_by_key(|(k, _)| *k);
-        };
-        match self {
-            Msg::ClientRead { key, deps } => {
-                *key = f(*key);
-                map_deps_keys(deps, f);
-            }
-            Msg::ClientReadTxn { keys, deps } => {
-                keys.iter_mut().for_each(|k| *k = f(*k));
-                keys.sort_unstable();
-                map_deps_keys(deps, f);
-            }
-            Msg::ClientWrite { key, deps, local, .. } => {
-                *key = f(*key);
-                map_deps_keys(deps, f);
-                sorted(local);
-            }
-            Msg::ClientReadTcc { key, read_set, .. } => {
-                *key = f(*key);
-                map_deps_keys(read_set, f);
-            }
-            Msg::ClientValidateTcc { read_set } => map_deps_keys(read_set, f),
-            Msg::ClientCommit { writes: w, deps } => {
-                w.iter_mut().for_each(|(k, _)| *k = f(*k));
-                map_deps_keys(deps, f);
-            }
-            Msg::ReadReply { key, version } | Msg::DbReadReply { key, version } => {
-                *key = f(*key);
-                version.map_keys(f);
-            }
-            Msg::ReadTxnReply { versions } => sorted(versions),
-            Msg::WriteReply { key, deps, .. } => {
-                *key = f(*key);
-                map_deps_keys(deps, f);
-            }
-            Msg::ReadTccReply { key, version, floor } => {
-                *key = f(*key);
-                version.iter_mut().for_each(|v| v.map_keys(f));
-                floor.iter_mut().for_each(|(k, _)| *k = f(*k));
-            }
-            Msg::ValidateReply { fracture } => fracture.iter_mut().for_each(|(k, _)| *k = f(*k)),
-            Msg::ServerWrite { writes: w, carried, .. } => {
-                writes(w);
-                sorted(carried);
-            }
-            Msg::Integrate { writes: w } => w.iter_mut().for_each(|(k, _)| *k = f(*k)),
-            Msg::DbWrite { writes: w, .. } => writes(w),
-            Msg::DbRead { key, .. } => *key = f(*key),
-            Msg::CommitReply { .. } | Msg::DbWriteAck { .. } => {}
         }
     }
 }

@@ -540,28 +540,6 @@ impl Server {
         self.waiting.iter_mut().for_each(|w| w.request.map_values(f));
     }
 
-    /// The server with its cache's garbage taken out (`DualCache::without_garbage`): for model
-    /// checkers comparing states, not a protocol step.
-    pub fn without_garbage(&self) -> Server {
-        Server { cache: self.cache.without_garbage(), ..self.clone() }
-    }
-
-    /// Renames every key the server holds, cached or in waiting requests and replies (see
-    /// `Msg::map_keys`).
-    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
-        self.cache.map_keys(f);
-        for p in self.pending_flushes.values_mut() {
-            p.reply.map_keys(f);
-            p.chain.iter_mut().for_each(|m| m.map_keys(f));
-        }
-        for w in &mut self.waiting {
-            w.request.map_keys(f);
-            w.keys = std::mem::take(&mut w.keys).into_iter().map(f).collect();
-        }
-        self.fetching = std::mem::take(&mut self.fetching).into_iter().map(f).collect();
-        self.accepted_join.iter_mut().for_each(|d| super::vc::map_deps_keys(d, f));
-    }
-
     /// The C-cache is a causal cut; a join this input accepted read a cut (writes whose
     /// dependencies are forgotten are given the benefit of the doubt here).
     pub fn check_invariants(&self) -> Result<(), String> {

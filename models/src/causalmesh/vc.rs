@@ -126,26 +126,6 @@ pub fn merge_dep(into: &mut Deps, key: Key, vc: &Vc) {
     }
 }
 
-/// Renames the keys of dependencies (see `Msg::map_keys`).
-pub fn map_deps_keys(deps: &mut Deps, f: &impl Fn(Key) -> Key) {
-    if !deps.is_empty() {
-        *deps = std::mem::take(deps).into_iter().map(|(k, vc)| (f(k), vc)).collect();
-    }
-}
-
-/// Renames the keys of a map keyed by key (see `Msg::map_keys`), renaming its values with `g`.
-pub fn map_map_keys<V>(map: &mut std::collections::BTreeMap<Key, V>, f: &impl Fn(Key) -> Key, mut g: impl FnMut(&mut V)) {
-    if !map.is_empty() {
-        *map = std::mem::take(map)
-            .into_iter()
-            .map(|(k, mut v)| {
-                g(&mut v);
-                (f(k), v)
-            })
-            .collect();
-    }
-}
-
 pub fn deps_bytes(deps: &Deps) -> u64 {
     deps.iter().map(|(_, vc)| 8 + vc.bytes()).sum()
 }
@@ -195,11 +175,6 @@ impl Version {
     /// Renames the value (see `Msg::map_values`); the initial state stays initial.
     pub fn map_value(&mut self, f: &impl Fn(Value) -> Value) {
         self.value = self.value.map(f);
-    }
-
-    /// Renames the keys of the dependencies (see `Msg::map_keys`).
-    pub fn map_keys(&mut self, f: &impl Fn(Key) -> Key) {
-        map_deps_keys(&mut self.deps, f);
     }
 }
 
