@@ -459,12 +459,11 @@ impl MeshModel {
                 self.take_in_place(&mut next, request)?;
             }
         }
-        while let Some(reply) = next
-            .network
-            .iter_deliverable()
-            .find(|e| self.is_session(e.dst))
-            .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
-        {
+        while let Some(reply) = next.network.iter_deliverable().find(|e| self.is_session(e.dst)).map(|e| ActorModelAction::Deliver {
+            src: e.src,
+            dst: e.dst,
+            msg: e.msg.clone(),
+        }) {
             self.take_in_place(&mut next, reply)?;
         }
         Some(next)
