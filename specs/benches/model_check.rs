@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 /// Stateright's search allocates and frees states (a few KB each) from every thread; glibc's
 /// allocator spent about a third of the search's time on it (perf, the two-round bound), and
-/// mimalloc took the wall time down by about a quarter (measured in `specs/README.md`).
+/// mimalloc took its CPU time down by about a sixth and its wall time by about a fifth
+/// (`specs/README.md`, Benchmark).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
