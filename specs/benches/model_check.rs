@@ -12,6 +12,10 @@
 //! setting). TLC's time is the whole `java` process, JVM start included. Steps are the same size on both sides (a whole client
 //! operation, or one message between servers; see `specs/README.md`, "State counts"), so the
 //! depths agree and the counts differ only by what the Rust nodes keep beyond the spec.
+//!
+//! To time one run per process (for `/usr/bin/time -v`): `-- --bound N` (1–3 the shared bounds,
+//! 4 the beyond one) with `--stateright` (symmetry on every core only) or `--tlc` (`SYMMETRY`
+//! only).
 
 use causim_models::causalmesh::Chain;
 use causim_specs::causalmesh_model::{MeshConfig, REMOTE_VISIBLE, check};
@@ -19,6 +23,13 @@ use causim_specs::causalmesh_tla;
 use causim_specs::tlc::{TlcOptions, Verdict};
 use stateright::Checker;
 use std::time::{Duration, Instant};
+
+/// Stateright's search allocates and frees states (a few KB each) from every thread; glibc's
+/// allocator spent about a third of the search's time on it (perf, the two-round bound), and
+/// mimalloc took its CPU time down by about a sixth and its wall time by about a fifth
+/// (`specs/README.md`, Benchmark).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// TLC's budget per run: a run that does not finish in it is reported as such.
 const TLC_TIMEOUT: Duration = Duration::from_secs(600);
@@ -44,22 +55,35 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let beyond = args.iter().any(|a| a == "--beyond");
+    let only_bound: Option<usize> = args.iter().position(|a| a == "--bound").and_then(|i| args.get(i + 1)?.parse().ok());
+    let only_stateright = args.iter().any(|a| a == "--stateright");
+    let only_tlc = args.iter().any(|a| a == "--tlc");
     let mut bounds = vec![MeshConfig::free(2, 1, 2, 2, Chain::TwoRound)];
     if !quick {
         bounds.push(MeshConfig::free(2, 2, 2, 2, Chain::OneRound));
         bounds.push(MeshConfig::free(2, 2, 2, 2, Chain::TwoRound));
     }
-    if beyond {
+    if beyond || only_bound.is_some() {
         bounds.push(MeshConfig::free(3, 2, 2, 2, Chain::TwoRound));
+    }
+    if let Some(n) = only_bound {
+        if quick || n == 0 || n > bounds.len() {
+            eprintln!("--bound takes 1 to {} (and no --quick)", bounds.len());
+            std::process::exit(2);
+        }
+        bounds = vec![bounds[n - 1].clone()];
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (b, cfg) in bounds.iter().enumerate() {
-        let is_beyond = beyond && b + 1 == bounds.len();
+        let is_beyond = (beyond && b + 1 == bounds.len()) || only_bound == Some(4);
         // (threads, symmetry): the beyond bound only with symmetry on every core (its plain
         // space is about twice as large, and memory, not time, bounds it).
         let mut runs = vec![(1, false), (1, true), (cores, true)];
-        if is_beyond {
+        if is_beyond || only_stateright {
             runs = vec![(cores, true)];
+        }
+        if only_tlc {
+            runs.clear();
         }
         println!("\n{}\n", label(cfg));
         println!(
@@ -77,7 +101,12 @@ fn main() {
             let symmetry = if symmetric { "sessions" } else { "none" };
             row("Stateright", t, symmetry, generated as u64, unique as u64, depth as u64, secs, verdict);
         }
-        for symmetry in [false, true] {
+        let tlc_runs: &[bool] = match (only_stateright, only_tlc) {
+            (true, _) => &[],
+            (false, true) => &[true],
+            (false, false) => &[false, true],
+        };
+        for &symmetry in tlc_runs {
             let mut options = TlcOptions::with_workers(1);
             options.timeout = Some(TLC_TIMEOUT);
             let name = if symmetry { "clients, keys" } else { "none" };

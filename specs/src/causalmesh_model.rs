@@ -44,7 +44,7 @@ use causim_sim::history::{HistoryHeader, HistoryWriter, Key, Names, OpKind, Outc
 use causim_sim::node::{Effect, Node, NodeId, Outbox};
 use causim_sim::protocol::{FunctionStart, Protocol};
 use causim_sim::workload::Op;
-use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Id, Network, Out};
+use stateright::actor::{Actor, ActorModel, ActorModelAction, ActorModelState, Command, Id, Network, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -430,7 +430,113 @@ impl MeshModel {
         step: ActorStep,
         trail: Option<&mut Vec<(MeshModelState, ActorStep)>>,
     ) -> Option<MeshModelState> {
-        crate::actor::settle(&self.actors, state, step, |id| self.is_session(id), trail)
+        match trail {
+            Some(trail) => crate::actor::settle(&self.actors, state, step, |id| self.is_session(id), Some(trail)),
+            None => self.settle_in_place(state, step),
+        }
+    }
+
+    /// [`MeshModel::settle`] without a trail: the same actor steps, taken on one copy of the
+    /// state. Stateright's `next_state` copies the whole state (the network's messages
+    /// included) for every actor step, and an operation is three of them: a choice, its
+    /// request, its reply. [`MeshModel::steps_in_place_agree`] checks that both reach the same
+    /// states.
+    fn settle_in_place(&self, state: &MeshModelState, step: ActorStep) -> Option<MeshModelState> {
+        let chooser = match &step {
+            ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
+            _ => None,
+        };
+        let mut next = state.clone();
+        self.take_in_place(&mut next, step)?;
+        if let Some(chooser) = chooser {
+            let requests: Vec<ActorStep> = next
+                .network
+                .iter_deliverable()
+                .filter(|e| e.src == chooser)
+                .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
+                .collect();
+            for request in requests {
+                self.take_in_place(&mut next, request)?;
+            }
+        }
+        while let Some(reply) = next.network.iter_deliverable().find(|e| self.is_session(e.dst)).map(|e| ActorModelAction::Deliver {
+            src: e.src,
+            dst: e.dst,
+            msg: e.msg.clone(),
+        }) {
+            self.take_in_place(&mut next, reply)?;
+        }
+        Some(next)
+    }
+
+    /// One actor step taken on `state` itself, as Stateright's `ActorModel::next_state` takes
+    /// it on an ordered network without history, storage or crashes (all this model uses).
+    fn take_in_place(&self, state: &mut MeshModelState, step: ActorStep) -> Option<()> {
+        let mut out = Out::new();
+        let id = match step {
+            ActorModelAction::Deliver { src, dst, msg } => {
+                let index = usize::from(dst);
+                let Network::Ordered(flows) = &mut state.network else { unreachable!("the model's network is ordered") };
+                let flow = flows.get_mut(&(src, dst))?;
+                debug_assert_eq!(flow.front(), Some(&msg), "only a flow's first message is deliverable");
+                flow.pop_front();
+                if flow.is_empty() {
+                    flows.remove(&(src, dst));
+                }
+                let mut actor = Cow::Borrowed(&*state.actor_states[index]);
+                self.actors.actors[index].on_msg(dst, &mut actor, src, msg, &mut out);
+                if let Cow::Owned(actor) = actor {
+                    state.actor_states[index] = Arc::new(actor);
+                }
+                dst
+            }
+            ActorModelAction::SelectRandom { actor: id, key, random } => {
+                let index = usize::from(id);
+                let mut actor = Cow::Borrowed(&*state.actor_states[index]);
+                self.actors.actors[index].on_random(id, &mut actor, &random, &mut out);
+                state.random_choices[index].remove(&key);
+                if let Cow::Owned(actor) = actor {
+                    state.actor_states[index] = Arc::new(actor);
+                }
+                id
+            }
+            other => unreachable!("the model takes no {other:?}"),
+        };
+        let index = usize::from(id);
+        for command in out {
+            match command {
+                Command::Send(dst, msg) => {
+                    let Network::Ordered(flows) = &mut state.network else { unreachable!("the model's network is ordered") };
+                    flows.entry((id, dst)).or_insert_with(|| std::collections::VecDeque::with_capacity(1)).push_back(msg);
+                }
+                Command::ChooseRandom(key, random) if random.is_empty() => {
+                    state.random_choices[index].remove(&key);
+                }
+                Command::ChooseRandom(key, random) => state.random_choices[index].insert(key, random),
+                Command::SetTimer(timer, _) => {
+                    state.timers_set[index].set(timer);
+                }
+                Command::CancelTimer(timer) => {
+                    state.timers_set[index].cancel(&timer);
+                }
+                Command::Save(()) => unreachable!("the model's actors store nothing"),
+            }
+        }
+        Some(())
+    }
+
+    /// Whether every step from `state`, taken in place (as the search takes it), reaches the
+    /// state that the actor model's own steps reach; `Err` names the first that does not.
+    pub fn steps_in_place_agree(&self, state: &MeshModelState) -> Result<(), String> {
+        let mut steps = Vec::new();
+        self.actors.actions(state, &mut steps);
+        for step in steps {
+            let stock = crate::actor::settle(&self.actors, state, step.clone(), |id| self.is_session(id), None);
+            if self.settle_in_place(state, step.clone()) != stock {
+                return Err(format!("stepping by {step:?} in place differs from the actor model's steps"));
+            }
+        }
+        Ok(())
     }
 
     /// The representative of `state` under symmetry over sessions: the same state with its
@@ -802,15 +908,21 @@ pub fn c_cache_is_causal_cut(state: &MeshModelState) -> bool {
 pub fn coverage_lemma(cfg: &MeshConfig, state: &MeshModelState) -> bool {
     let all: Vec<_> = servers(state).collect();
     (0..cfg.keys as Key).all(|k| {
-        all.iter().all(|si| {
-            let shown = si.cache().visible(k).vc;
-            all.iter().all(|sj| {
+        // What each server holds of the key, joined once (not once per server showing it), and
+        // what each shows without copying its dependencies.
+        let held: Vec<Vc> = all
+            .iter()
+            .map(|sj| {
                 let mut held = Vc::zero(cfg.servers);
                 for vc in sj.cache().known_vcs(k) {
                     held.merge(&vc);
                 }
-                shown.le(&held)
+                held
             })
+            .collect();
+        all.iter().all(|si| {
+            let shown = si.cache().visible_value(k).vc;
+            held.iter().all(|h| shown.le(h))
         })
     })
 }

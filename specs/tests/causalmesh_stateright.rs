@@ -277,3 +277,34 @@ fn causalmesh_integration_by_vc_dominance_shows_a_stale_read_to_a_third_client()
         assert_eq!(unique, pinned, "{chain:?} {mutants:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The search's own stepping.
+
+#[test]
+fn causalmesh_steps_taken_in_place_are_the_actor_models_steps() {
+    // Goal: the search takes each step on one copy of the state instead of Stateright's copy
+    // per actor step; from every reachable state of the CI bounds (both chains) every step
+    // reaches exactly the state the actor model's own steps reach.
+    use stateright::Model as _;
+    use std::collections::{HashSet, VecDeque};
+    use std::hash::{BuildHasher, RandomState};
+    for (cfg, pinned) in [(free(Chain::OneRound), 104_185), (MeshConfig::free(2, 1, 2, 2, Chain::TwoRound), 24_857)] {
+        let model = cfg.into_model().unwrap();
+        let hasher = RandomState::new();
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<_> = model.init_states().into();
+        let mut actions = Vec::new();
+        while let Some(state) = queue.pop_front() {
+            if !seen.insert(hasher.hash_one(&state)) {
+                continue;
+            }
+            if let Err(why) = model.steps_in_place_agree(&state) {
+                panic!("{why}\nfrom {state:?}");
+            }
+            model.actions(&state, &mut actions);
+            queue.extend(actions.drain(..).filter_map(|a| model.next_state(&state, a)));
+        }
+        assert_eq!(seen.len(), pinned);
+    }
+}
