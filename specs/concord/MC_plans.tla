@@ -20,10 +20,15 @@
 (*             2 (x's home) reads x; agent 1 may crash.                   *)
 (*   TwoKeys   c1 at 1 writes x then reads y; c2 at 2 writes y then      *)
 (*             reads x; x homed at 1, y at 2.                              *)
+(*   ConcUpgrade c1 at 1 and c2 at 2 (x's home) read x, then write 1 and  *)
+(*             2 (two S-upgrades at once); c3 at 1 and c4 at 2 read x.    *)
+(*   HomeCrashWrite c1 at 1 reads x and writes 1 (an S-upgrade once c3    *)
+(*             at 2, x's home, shares it); c2 at 1 reads x twice; x's     *)
+(*             home may crash.                                             *)
 (***************************************************************************)
 EXTENDS Concord
 
-CONSTANTS c1, c2, c3, x, y
+CONSTANTS c1, c2, c3, c4, x, y
 
 Rd(k) == [op |-> "R", key |-> k, val |-> 0]
 Wr(k, v) == [op |-> "W", key |-> k, val |-> v]
@@ -52,6 +57,12 @@ OwnerCrashPlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c3 :> <<Rd(x), Wr(x, 2)>>
 
 OwnerReadNodes == c1 :> 1 @@ c2 :> 1 @@ c3 :> 2
 OwnerReadPlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x)>> @@ c3 :> <<Rd(x)>>
+
+ConcUpgradeNodes == c1 :> 1 @@ c2 :> 2 @@ c3 :> 1 @@ c4 :> 2
+ConcUpgradePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Wr(x, 2)>> @@ c3 :> <<Rd(x)>> @@ c4 :> <<Rd(x)>>
+
+HomeCrashWriteNodes == c1 :> 1 @@ c2 :> 1 @@ c3 :> 2
+HomeCrashWritePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Rd(x)>> @@ c3 :> <<Rd(x)>>
 
 TwoKeysNodes == c1 :> 1 @@ c2 :> 2
 TwoKeysPlan == c1 :> <<Wr(x, 1), Rd(y)>> @@ c2 :> <<Wr(y, 2), Rd(x)>>

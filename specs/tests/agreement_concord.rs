@@ -1,15 +1,19 @@
 //! Concord checked two independent ways, with verdicts that must agree: TLC on the TLA+ spec
 //! written from the paper (`specs/concord/`), and Stateright on the Rust nodes the simulator
 //! runs (`src/concord_model.rs`), on the same plans of functions (same roles: the key's home and
-//! the other agents) with no crash.
+//! the other agents), with at most one crash where the plan allows one.
 //!
-//! Goal: the strict protocol passes both on every crash-free plan; each mutant both can express
-//! without a crash (`no_owner_deferral`, `inv_parallel_with_put`, `non_blocking_directory`)
-//! breaks linearizability in both, and the same structural invariant where the bounds show one;
-//! the paper-literal S-upgrade (A1) and directory eviction without recall (A12) break
-//! linearizability in both.
+//! Goal: the strict protocol passes both on every plan, through a crash of any agent the plan
+//! allows; each mutant both can express (`no_owner_deferral`, `inv_parallel_with_put`,
+//! `non_blocking_directory`, and with a crash `no_failure_eviction`, `no_storage_fencing`)
+//! breaks the same property in both (linearizability, or the structural invariant the bounds
+//! show first); the paper-literal S-upgrade (A1; with two upgrades at once, A2; with the home
+//! crashing mid-write, A6) and directory eviction without recall (A12) break linearizability in
+//! both; and the Rust model's reads of an owner's in-flight write
+//! (which it serves also under the strict rules) break linearizability through the owner's crash
+//! in both (the spec's paper-literal `owner_read_in_flight`).
 
-use causim_specs::concord_model::{ConcordConfig, ConcordModel, LINEARIZABLE, TLA_NAMES, TRACKED, WRITE_ORDER};
+use causim_specs::concord_model::{ConcordConfig, ConcordModel, FAILURE_FENCING, LINEARIZABLE, Place, TLA_NAMES, TRACKED, WRITE_ORDER};
 use causim_specs::stateright::{Checker, Model};
 use causim_specs::tlc::testing;
 
@@ -46,11 +50,56 @@ fn the_strict_protocol_passes_stateright_on_the_plans_tlc_passes() {
         (ConcordConfig::owner_inv(), "owner_inv", 550),
         (ConcordConfig::race(), "race", 90),
         (ConcordConfig::directory_eviction(), "directory_eviction", 1_293),
+        (ConcordConfig::concurrent_upgrades(), "concurrent_upgrades", 103_047),
     ] {
         let sr = stateright(cfg);
         assert_eq!(sr.broken, Vec::<&str>::new(), "{name}: Stateright");
         assert_eq!(sr.unique_states, states, "{name}: Stateright");
     }
+}
+
+#[test]
+fn the_strict_protocol_passes_stateright_through_a_crash() {
+    // The crash plans of `tlc_concord.rs` (MC_race: either agent; MC_home_crash: x's home;
+    // MC_owner_crash: the owner), with the controller's detection and the recovery barrier.
+    for (cfg, name, states) in [
+        (ConcordConfig::race().crashing(&[Place::Home, Place::Other(0)]), "race", 3_055),
+        (ConcordConfig::home_crash(), "home_crash", 10_563),
+        (ConcordConfig::owner_crash(), "owner_crash", 14_893),
+        (ConcordConfig::home_crash_write(), "home_crash_write", 46_790),
+    ] {
+        let sr = stateright(cfg);
+        assert_eq!(sr.broken, Vec::<&str>::new(), "{name}: Stateright");
+        assert_eq!(sr.unique_states, states, "{name}: Stateright");
+    }
+}
+
+#[test]
+fn no_failure_eviction_breaks_failure_fencing_and_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::home_crash().mutant("no_failure_eviction"));
+    assert!(sr.broken.contains(&FAILURE_FENCING) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_no_failure_eviction.cfg").as_deref(), Some(tla_name(FAILURE_FENCING)));
+    assert_eq!(tlc("MC_no_failure_eviction_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn no_storage_fencing_breaks_write_order_but_not_linearizability_in_both() {
+    // Finding 2 of `specs/concord/README.md`, on the Rust nodes too: no function read the
+    // crashed owner's late write, so only storage's write order shows it.
+    let sr = stateright(ConcordConfig::owner_crash().mutant("no_storage_fencing"));
+    assert_eq!(sr.broken, vec![WRITE_ORDER], "Stateright");
+    assert_eq!(tlc("MC_no_storage_fencing.cfg").as_deref(), Some(tla_name(WRITE_ORDER)));
+    assert_eq!(tlc("MC_no_storage_fencing_history.cfg"), None);
+}
+
+#[test]
+fn owner_reads_of_an_in_flight_write_break_linearizability_through_the_owners_crash_in_both() {
+    // Finding 1 of `specs/concord/README.md`: the Rust model serves a read at the owner's
+    // machine from the owner's line while its direct write is in flight, also under the strict
+    // rules; the spec's strict rule makes it wait (MC_owner_read passes in `tlc_concord.rs`).
+    let sr = stateright(ConcordConfig::owner_read());
+    assert_eq!(sr.broken, vec![LINEARIZABLE], "Stateright");
+    assert_eq!(tlc("MC_owner_read_paper.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
 }
 
 #[test]
@@ -80,6 +129,20 @@ fn paper_literal_upgrade_breaks_linearizability_in_both() {
     let sr = stateright(ConcordConfig::upgrade().paper_literal());
     assert_eq!(sr.broken, vec![LINEARIZABLE], "Stateright");
     assert_eq!(tlc("MC_upgrade_paper.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn paper_literal_concurrent_upgrades_break_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::concurrent_upgrades().paper_literal());
+    assert_eq!(sr.broken, vec![LINEARIZABLE], "Stateright");
+    assert_eq!(tlc("MC_conc_upgrade_paper.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn paper_literal_upgrade_with_a_home_crash_mid_write_breaks_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::home_crash_write().paper_literal());
+    assert_eq!(sr.broken, vec![LINEARIZABLE], "Stateright");
+    assert_eq!(tlc("MC_home_crash_write_paper.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
 }
 
 #[test]

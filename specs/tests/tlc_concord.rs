@@ -56,7 +56,16 @@ fn concord_strict_keeps_every_invariant_through_a_crash() {
         ("MC_home_crash.cfg", 6_538, 33),
         ("MC_owner_crash.cfg", 11_464, 30),
         ("MC_owner_read.cfg", 7_479, 23),
+        ("MC_home_crash_write.cfg", 17_248, 28),
     ]);
+}
+
+#[test]
+#[ignore = "about a minute: run with --ignored"]
+fn concord_strict_keeps_every_invariant_with_two_s_upgrades_at_once() {
+    // A2: both sharers upgrade; the one serialized second is invalidated and goes on as a write
+    // from I. Four functions, so the largest space here.
+    expect_pass(&[("MC_conc_upgrade.cfg", 84_711, 35)]);
 }
 
 #[test]
@@ -151,6 +160,30 @@ fn concord_paper_literal_upgrade_shows_a_value_before_it_is_serialized() {
         &["WriteReq", "ReadHit", "HomeFwdData", "CacheData", "ReadHit"],
     );
     expect_violation("MC_upgrade_paper.cfg", "Linearizable", &actions);
+}
+
+#[test]
+fn concord_paper_literal_concurrent_upgrades_show_values_before_they_are_serialized() {
+    // A2 with the paper-literal rule: c1 at agent 1 (E) and c2 at the home share x; c1's
+    // upgrade shows 1 at agent 1 (c3 reads it) while the home still serves the initial value
+    // (c4 reads it): the A1 pattern, found before any interleaving of the two upgrades.
+    let actions = then(
+        &["ReadReq", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "HomeRecv", "OwnerFwdRd"],
+        &["WriteReq", "ReadHit", "HomeFwdData", "CacheData", "ReadHit"],
+    );
+    expect_violation("MC_conc_upgrade_paper.cfg", "Linearizable", &actions);
+}
+
+#[test]
+fn concord_paper_literal_upgrade_shows_a_value_the_crashed_home_never_stored() {
+    // A6: c1's S-upgrade shows 1 at agent 1 (c2 reads it); the home crashes before serializing
+    // it (the write fails, its outcome unknown), and after recovery c2 reads the initial value
+    // from storage: 1 appeared, then disappeared. Strictly, MC_home_crash_write passes.
+    let actions = then(
+        &["ReadReq", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "HomeRecv", "OwnerFwdRd", "WriteReq", "ReadHit"],
+        &["Crash", "Detect", "Recover", "EndRecovery", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"],
+    );
+    expect_violation("MC_home_crash_write_paper.cfg", "Linearizable", &actions);
 }
 
 #[test]

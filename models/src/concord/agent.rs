@@ -425,6 +425,16 @@ impl Agent {
         &self.directory
     }
 
+    /// The coherence transactions this agent has in flight, by key.
+    pub fn pending(&self) -> &BTreeMap<Key, Pending> {
+        &self.pending
+    }
+
+    /// The ring this agent has in force (it changes at the end of a recovery it takes part in).
+    pub fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
     /// The agent's own invariants (the parts of §5.2 one agent can see):
     /// - I6, single home: every directory entry and directory request here is for a key the
     ///   ring homes here;

@@ -242,7 +242,7 @@ mod ring;
 mod storage;
 mod txn;
 
-pub use agent::{Agent, Dir, Line};
+pub use agent::{Agent, Dir, Line, Pending};
 pub use client::Client;
 pub use controller::Controller;
 pub use external::External;
