@@ -28,9 +28,12 @@ impl Agent {
     pub(super) fn request(&mut self, key: Key, req: Request, out: &mut Outbox<Msg, Timer>) {
         if self.pending.contains_key(&key) {
             // A read of a valid line is served even while the key has a transaction in flight:
-            // the owner's own write (E_W) is already its value, and an upgrading S line (SE_A)
-            // holds the old value (strict) or the new one (paper-literal).
-            if req.write.is_none() && self.lines.contains_key(&key) {
+            // an upgrading S line (SE_A) holds the old value (strict) or the new one
+            // (paper-literal), and the owner's own write (E_W) is already its value, which
+            // strictly is read only once storage has it (lost with a crash otherwise).
+            let owner_writing = matches!(self.pending.get(&key), Some(Pending::OwnerWrite { .. }));
+            let wait_for_storage = owner_writing && self.rules.owner_reads_after_storage;
+            if req.write.is_none() && self.lines.contains_key(&key) && !wait_for_storage {
                 self.start(key, req, out);
             } else {
                 self.waiting.entry(key).or_default().push_back(req);

@@ -38,6 +38,12 @@
 //!     read the home serves from its own copy) reads the new value while another sharer still
 //!     serves the old one: a read of v2 followed by a read of v1. Strictly, the line keeps the
 //!     old value until the home's grant. `scenarios/concord/a1-*.json`, `a2-*.json`.
+//!   - `owner_reads_after_storage`: paper-literal, a function on the owner's machine reads
+//!     the owner's direct write as soon as the line holds it (a local read hit), before storage
+//!     has it; if the owner then crashes, storage never gets the write (it is fenced), and a
+//!     later read elsewhere returns the older value: a read of v2 followed by a read of v1.
+//!     Strictly, such a read waits for storage's ack. Found by TLC and Stateright on the
+//!     `OwnerRead` plan (specs/concord/README.md, finding 1).
 //!   - `recall_on_directory_eviction` (A12): the paper lets a shrinking cache evict "data items
 //!     and possibly directory entries" without saying what happens to the copies the entry
 //!     tracked. Paper-literal they stay, untracked: a later write misses at the home,
@@ -318,8 +324,9 @@ pub const MUTANTS: &[Mutant] = &[
     Mutant {
         name: "no_storage_fencing",
         about: "storage still applies a failed agent's writes that reach it after the failure notification (A9): \
-                a crashed owner's slow direct write lands after the survivors wrote the key again, so a value \
-                read before the crash comes back after a later one (NonLinearizable; I8 at storage)",
+                a crashed owner's slow direct write lands after the survivors wrote the key again, breaking \
+                storage's write order (I8); with the strict rules no function read that write, so the \
+                history stays linearizable (paper-literal, a value read before the crash comes back)",
     },
 ];
 
@@ -413,6 +420,9 @@ fn call_timeout_ns() -> Time {
 pub struct Rules {
     /// Strict rule (A1, A2): an S-upgrade's value becomes visible at the home's grant.
     pub upgrade_applies_at_ack: bool,
+    /// Strict rule: a read at the owner's machine waits for storage's ack of the owner's
+    /// direct write (paper-literal, it reads the write while it is still in flight).
+    pub owner_reads_after_storage: bool,
     /// A3: the owner defers external requests during its direct write (off: `no_owner_deferral`).
     pub owner_defers: bool,
     /// The home invalidates an E owner before writing storage (off: `inv_parallel_with_put`).
@@ -689,6 +699,7 @@ impl Model for Concord {
         }
         let rules = Rules {
             upgrade_applies_at_ack: params.strict,
+            owner_reads_after_storage: params.strict,
             owner_defers: !mutants.contains(&"no_owner_deferral"),
             inv_before_put: !mutants.contains(&"inv_parallel_with_put"),
             blocking_directory: !mutants.contains(&"non_blocking_directory"),
