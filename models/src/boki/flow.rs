@@ -89,7 +89,8 @@
 //! - A callee that found its post record logged still runs its own pre-invoke step, so its
 //!   successors (its callees) run under their logged ids; each of them then finds its own post
 //!   record, if it completed, and runs no step.
-//! - Transactions and garbage collection are not modelled.
+//! - Transactions (§5.1.2, `params.transactions`) are in `flow/txn.rs`; garbage collection is
+//!   not modelled.
 
 use super::client::BokiContext;
 use super::logbook::{LogBook, Reply, append_op};
@@ -298,8 +299,10 @@ pub struct FlowClient {
     intent: Option<(u64, (u64, u64))>,
     /// The commit writes sent to the database and not yet reported in a line.
     sent: Vec<(Key, Value)>,
-    /// The keys whose locks a transaction's end still has to release.
+    /// The keys whose locks a transaction's end still has to release, and whether the
+    /// function is at its transaction's end (else a step found the transaction decided).
     release: Vec<Key>,
+    txn_ended: bool,
     step: Step,
 }
 
@@ -341,6 +344,7 @@ impl FlowClient {
             intent: None,
             sent: Vec::new(),
             release: Vec::new(),
+            txn_ended: false,
             step: Step::Done,
         }
     }
@@ -507,7 +511,7 @@ impl FlowClient {
         let me = self.holder();
         match goal {
             // Re-entrant: an earlier execution of this instance (or its transaction) holds it.
-            LockGoal::Acquire(None) if holder == Some(me) => self.locked(now, out),
+            LockGoal::Acquire(None) if holder == Some(me) => self.locked(now, tail, out),
             LockGoal::Acquire(None) if holder.is_none() => {
                 let prev = tail.map(|t| t.0);
                 self.step = Step::LockAppend { goal, prev };
@@ -521,7 +525,7 @@ impl FlowClient {
                     let op = append_op(key, lock_tags(false, me, a.prev), self.lock_data(0), Some((a.seqnum, a.pos)));
                     self.record_line(now, TxnKind::Write, vec![op], Some("tryLock: acquired"), out);
                 }
-                self.locked(now, out);
+                self.locked(now, tail, out);
             }
             // No-wait: a transaction that cannot take a lock aborts (§5.1.2).
             LockGoal::Acquire(_) if self.txn.is_some() => self.txn_abort(now, out),
@@ -543,8 +547,12 @@ impl FlowClient {
     }
 
     /// The lock is held: a write step writes; a transaction's step goes on.
-    fn locked(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
-        if self.txn.is_some() { self.txn_locked(now, out) } else { self.write_step(out) }
+    fn locked(&mut self, _now: Time, tail: Tail, out: &mut Outbox<Msg, Timer>) {
+        match (self.txn, tail) {
+            (Some(_), Some((acquired, _))) => self.txn_check_decided(acquired, out),
+            (Some(_), None) => unreachable!("a held lock has a chain"),
+            (None, _) => self.write_step(out),
+        }
     }
 
     /// The lock is released (or was not held): the next step, or a transaction's next lock.

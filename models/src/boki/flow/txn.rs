@@ -111,6 +111,10 @@ pub(in crate::boki) enum Phase {
     DecideFirst {
         own: (u64, (u64, u64)),
     },
+    /// A step holds its lock since the chain record `acquired`: is the transaction decided?
+    Decided {
+        acquired: u64,
+    },
     /// Replaying the transaction log, then applying its writes one at a time.
     Replay(Box<Replay>),
     Apply(Box<Replay>),
@@ -178,6 +182,13 @@ impl FlowClient {
         self.intent.take().map(|own| append_op(TXN_BOOK, vec![tag], self.intent_data(), Some(own))).into_iter().collect()
     }
 
+    /// The step holds its key's lock (since chain record `acquired`): first, is the transaction
+    /// decided already?
+    pub(super) fn txn_check_decided(&mut self, acquired: u64, out: &mut Outbox<Msg, Timer>) {
+        self.step = Step::Txn(Phase::Decided { acquired });
+        self.log.read(TXN_BOOK, decision_tag(self.txn().id), Dir::Next, 0, out);
+    }
+
     /// The step holds its key's lock: a write is buffered (done); a read reads the database.
     pub(super) fn txn_locked(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         let ops = self.intent_op();
@@ -228,6 +239,22 @@ impl FlowClient {
                 self.log.read(TXN_BOOK, decision_tag(t.id), Dir::Next, 0, out);
             }
             (Phase::DecideFirst { own }, Reply::Read(a)) => self.on_decision(now, own, a, out),
+            (Phase::Decided { acquired }, Reply::Read(a)) => match a.seqnum {
+                // Decided before this lock was taken (a straggling duplicate, or a re-execution
+                // after the end): whoever finished the transaction had applied its writes and
+                // released this key, so the step releases it again and does nothing more.
+                Some(decision) if decision < acquired => {
+                    let ops = self.intent_op();
+                    let note = "the transaction was decided before this lock was taken: the step releases it and does nothing";
+                    self.record_line(now, TxnKind::Write, ops, Some(note), out);
+                    if let Some(t) = &mut self.txn {
+                        t.aborted = true;
+                    }
+                    self.release = vec![self.lock_key];
+                    self.txn_release_next(now, out);
+                }
+                _ => self.txn_locked(now, out),
+            },
             (Phase::Replay(r), Reply::Read(a)) => self.on_replayed(now, r, a, out),
             (phase, reply) => unreachable!("{reply:?} in {phase:?}"),
         }
@@ -244,6 +271,7 @@ impl FlowClient {
             first_op(TXN_BOOK, decision_tag(t.id), (s1, d1, (a.pos.term, a.pos.entries))),
         ];
         let decider = execution(d1);
+        self.txn_ended = true;
         if decider >> 8 != self.workflow {
             self.record_line(now, TxnKind::Read, ops, Some("a duplicate instance decided the transaction and finishes it"), out);
             return self.finish(out);
@@ -367,16 +395,22 @@ impl FlowClient {
         self.invoked_at = now;
     }
 
-    /// Releases the transaction's next lock; then the function is done.
-    pub(super) fn txn_release_next(&mut self, _now: Time, out: &mut Outbox<Msg, Timer>) {
+    /// Releases the transaction's next lock; then the function is done (at the transaction's
+    /// end) or skips its remaining steps (a step that found the transaction decided).
+    pub(super) fn txn_release_next(&mut self, now: Time, out: &mut Outbox<Msg, Timer>) {
         match self.release.pop() {
             Some(key) if !self.txn_skips_locks => {
                 self.lock_key = key;
                 self.check_lock(LockGoal::Release, out);
             }
-            _ => {
+            _ if self.txn_ended => {
                 self.release.clear();
                 self.finish(out);
+            }
+            // A step that found the transaction decided: its remaining steps do nothing.
+            _ => {
+                self.release.clear();
+                self.txn_step(now, out);
             }
         }
     }
