@@ -51,6 +51,12 @@
 //!   are applied. The content of the transaction is what the deciding execution logged before
 //!   the decision (a duplicate drawn with other code, or a straggler's late steps, add
 //!   nothing).
+//! - **A lock taken after the decision is released by its taker**: a straggling duplicate, or a
+//!   re-execution after the end, may take a lock the finishing workflow already released; each
+//!   step, once it holds its lock, reads the first decision, and if the lock's chain record is
+//!   later than the decision, it releases the lock and does nothing more (the finisher had
+//!   applied every write before its first release, so releasing is safe). Without this, such
+//!   locks stay held for ever and every later transaction on the key aborts.
 //! - **Commit values**: as plain write steps do, a commit writes values of its own (unique per
 //!   committing execution) so that the history tells a crashed commit's effects from its
 //!   re-execution's; Beldi's deterministic functions would write the logged values. Of a
