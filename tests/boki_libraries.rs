@@ -292,3 +292,62 @@ fn bokiqueue_stays_fifo_over_many_seeds() {
 fn bokistore_stays_snapshot_isolated_over_many_seeds() {
     sweep("store-mixed.json", |_| Vec::new());
 }
+
+/// The committed (`workflow_txn`, `ok`) and aborted transaction lines of `session` (and its
+/// re-executions, `session#2`, ...).
+fn txn_lines<'a>(r: &'a common::CheckedRun, session: &str, outcome: &str) -> Vec<&'a serde_json::Value> {
+    let of = |s: &serde_json::Value| s.as_str().is_some_and(|s| s == session || s.starts_with(&format!("{session}#")));
+    r.history.iter().filter(|t| of(&t["session"]) && t["kind"] == "workflow_txn" && t["outcome"] == outcome).collect()
+}
+
+#[test]
+fn bokiflow_transactions_abort_on_a_held_lock_and_commit_once_across_a_crash() {
+    // Goal: §5.1.2. inc2 and skew1 find a lock held and abort; inc1, cut off by S1's crash
+    // mid-transaction, is re-executed under its transaction id and commits x and y once; inc3
+    // reads inc1's writes; the history is strict-serializable.
+    let r = run("txn-contended.json");
+    r.assert_passes("txn-contended.json");
+    assert!(r.summary.workflows.aborted_attempts >= 1, "inc1 was re-executed");
+    for (session, committed) in [("inc1", 1), ("inc2", 0), ("inc3", 1), ("skew1", 0), ("skew2", 1)] {
+        assert_eq!(txn_lines(&r, session, "ok").len(), committed, "{session} commits");
+        assert_eq!(txn_lines(&r, session, "aborted").len(), 1 - committed, "{session} aborts");
+    }
+    let inc1 = txn_lines(&r, "inc1", "ok")[0];
+    assert!(written_any(inc1, "x") && written_any(inc1, "y"), "inc1 commits both writes: {inc1}");
+    let read = |t: &serde_json::Value, key: &str| {
+        t["ops"].as_array().unwrap().iter().find(|o| o["f"] == "r" && o["key"] == key).unwrap()["value"].clone()
+    };
+    let inc3 = txn_lines(&r, "inc3", "ok")[0];
+    assert_eq!(read(inc3, "x"), serde_json::json!(written(inc1, "x")), "inc3 reads inc1's x");
+    assert_eq!(read(inc3, "y"), serde_json::json!(written(inc1, "y")), "inc3 reads inc1's y");
+    // One write of each key per committed transaction: the crashed attempt applied nothing twice.
+    let writes = |key: &str| r.history.iter().filter(|t| t["outcome"] != "aborted").filter(|t| written_any(t, key)).count();
+    assert_eq!((writes("x"), writes("y")), (2, 2), "inc1's and inc3's");
+}
+
+#[test]
+fn bokiflow_transactions_without_locks_lose_updates_and_skew() {
+    // Goal: the mutant txn_skips_locks is caught; the same workload passes without it.
+    let loaded = common::load_scenario("boki", "mutant-txn-skips-locks.json");
+    let r = common::run_checked(&loaded, 1, &[]);
+    let anomalies: Vec<String> = r.report.violations.iter().map(|v| v.anomaly.name().to_string()).collect();
+    assert_eq!(anomalies, ["NonSerializable", "NonSerializable"], "the lost update and the write skew");
+    let mut correct = loaded.clone();
+    correct.scenario.protocol.mutants.clear();
+    let r = common::run_checked(&correct, 1, &[]);
+    r.assert_passes("mutant-txn-skips-locks.json without the mutant");
+    assert_eq!(r.summary.transactions["workflow_txn:aborted"], 2, "with locks one of each pair aborts");
+}
+
+#[test]
+fn bokiflow_transactions_with_function_node_crashes_stay_strict_serializable_over_many_seeds() {
+    // As the exactly-once sweep, with every workflow a transaction (flow-txn-crashes.json).
+    let (retries, workflows) = sweep("flow-txn-crashes.json", |seed| {
+        vec![CrashConfig {
+            node: format!("S{}", 1 + seed % 2),
+            at_ns: (5 + seed.wrapping_mul(0x9E37_79B9) % 41) * 1_000_000,
+            restart_ns: None,
+        }]
+    });
+    assert!(retries >= seeds(), "only {retries} re-executions over {} seeds ({workflows} workflows)", seeds());
+}

@@ -264,3 +264,18 @@ fn single_operation_histories_get_linearizabilitys_verdict() {
         assert_eq!(a.ok, b.ok, "case {case}: {txs:?}");
     }
 }
+
+#[test]
+fn a_read_of_an_aborted_transactions_write_is_an_aborted_read() {
+    // BokiFlow's transactions promise that an aborted transaction's writes are never observed:
+    // its `aborted` line carries the writes it did not apply, and a committed read of one fails.
+    let lines = r#"
+        {"id":0,"session":"a","invoke_ns":0,"complete_ns":10,"outcome":"aborted","ops":[{"f":"r","key":"x","value":null},{"f":"w","key":"x","value":1}]}
+        {"id":1,"session":"b","invoke_ns":20,"complete_ns":30,"ops":[{"f":"r","key":"x","value":1},{"f":"w","key":"y","value":1}]}
+    "#;
+    let report = verdict(lines);
+    assert!(!report.ok, "{}", report.render_text());
+    assert!(report.violations.iter().any(|v| v.anomaly == Anomaly::AbortedRead), "{}", report.render_text());
+    // Without the read of the aborted write, the same history passes.
+    assert!(verdict(&lines.replace(r#""value":1},{"f":"w","key":"y""#, r#""value":null},{"f":"w","key":"y""#)).ok);
+}

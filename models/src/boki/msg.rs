@@ -140,6 +140,19 @@ pub enum Msg {
     DbRead {
         key: Key,
     },
+    /// A BokiFlow transaction's commit: `rawDBWrite(key, value)` if the stored version is
+    /// below `version` (the transaction's decision record).
+    DbCommit {
+        key: Key,
+        value: Value,
+        version: u64,
+    },
+    /// Whether the commit write took effect, and whether the key already held `version` (an
+    /// earlier execution of the same commit applied it).
+    DbCommitted {
+        applied: bool,
+        ours: bool,
+    },
     DbValue {
         value: Option<Value>,
     },
@@ -242,6 +255,8 @@ impl Message for Msg {
             Msg::DbWrite { .. } => "DbWrite",
             Msg::DbWritten { .. } => "DbWritten",
             Msg::DbRead { .. } => "DbRead",
+            Msg::DbCommit { .. } => "DbCommit",
+            Msg::DbCommitted { .. } => "DbCommitted",
             Msg::DbValue { .. } => "DbValue",
             Msg::Read { .. } => "Read",
             Msg::AppendDone { .. } => "AppendDone",
@@ -279,7 +294,8 @@ impl Message for Msg {
             Msg::TrimCommand { .. } => 40,
             Msg::AppendFailed { .. } | Msg::Alive { .. } | Msg::Seal { .. } => 8,
             Msg::SetAux { .. } | Msg::StoreAux { .. } => 24,
-            Msg::DbWrite { .. } => 24 + RECORD,
+            Msg::DbWrite { .. } | Msg::DbCommit { .. } => 24 + RECORD,
+            Msg::DbCommitted { .. } => 2,
             Msg::DbWritten { .. } => 9 + RECORD,
             Msg::DbRead { .. } => 8,
             Msg::DbValue { .. } => 1 + RECORD,

@@ -36,6 +36,16 @@ pub enum Body {
     /// BokiFlow: a lock record (Fig. 7): the holder (`None`: a release) and the chain record
     /// it extends (`None`: the chain's start).
     Lock { holder: Option<u64>, prev: Option<u64> },
+    /// BokiFlow transaction log (tagged with the txn id): a step's intent to lock `key`
+    /// (appended before `tryLock`, so whoever finishes the transaction finds every lock it may
+    /// hold), and for a write step its buffered write.
+    TxnIntent { key: Key, write: bool },
+    /// BokiFlow transaction log: a read step's record (`tag`: the step's), holding the value
+    /// read under the key's lock; re-executions use the first record's.
+    TxnRead { key: Key, value: Option<Value>, tag: u64 },
+    /// BokiFlow transaction log: a commit or abort decision, appended at the workflow's end;
+    /// the first one stands. `at`: when it was proposed (the committed line's invocation).
+    TxnDecision { commit: bool, at: u64 },
 }
 
 /// Auxiliary data: the replay state a library caches beside a record.
