@@ -3,7 +3,7 @@
 //! snapshot, and pins what it served for the workflow's downstream functions.
 
 use super::msg::{Msg, Need, Out, Timer};
-use super::version::{Cut, HVersion};
+use super::version::{Cut, Deps, HVersion};
 use super::{INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
 use crate::metrics;
 use causim_sim::history::Key;
@@ -41,6 +41,14 @@ pub struct Cache {
     mode: Mode,
     prewarm: bool,
     cut: Cut,
+    /// A dependency map the cut covers: the join of the dependency maps of the versions the
+    /// last merge brought in (while the cut is closed, its invariant, these are covered).
+    /// Checking a version's dependencies against it first skips every entry it covers, and
+    /// since the maps of recent versions share most of their structure, that skips most of
+    /// them (see [`Deps::for_each_newer`]). It is not the join of everything merged: that
+    /// would hold every write, also those no later version depends on, and comparing a
+    /// version's map with it would then cost as much as those writes.
+    clock: Deps,
     next_req: u64,
     integrations: BTreeMap<u64, Integration>,
     reads: BTreeMap<u64, PendingRead>,
@@ -68,6 +76,7 @@ impl Cache {
             mode,
             prewarm,
             cut: Cut::default(),
+            clock: Deps::new(),
             next_req: 0,
             integrations: BTreeMap::new(),
             reads: BTreeMap::new(),
@@ -140,7 +149,11 @@ impl Cache {
                 let all_answered = self.pulls_unanswered == 0;
                 let covered = || {
                     let have = |k: Key| pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
-                    pending.values().all(|v| v.deps.iter().all(|&(k, s)| have(k) >= s))
+                    let mut all = true;
+                    for v in pending.values() {
+                        v.deps.for_each_newer(&self.clock, |k, s| all &= have(k) >= s);
+                    }
+                    all
                 };
                 if self.prewarm && (all_answered || covered()) {
                     self.merge(now, pending, out);
@@ -279,11 +292,12 @@ impl Cache {
         let have = |k: Key| i.pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
         let mut missing = BTreeSet::new();
         for v in i.pending.values() {
-            for &(k, s) in v.deps.iter() {
+            // Entries the clock covers are covered by the cut.
+            v.deps.for_each_newer(&self.clock, |k, s| {
                 if have(k) < s {
                     missing.insert(k);
                 }
-            }
+            });
         }
         if !missing.is_empty() {
             self.fetch(req, missing.into_iter().collect(), out);
@@ -314,27 +328,36 @@ impl Cache {
             return;
         }
         let cut = Arc::make_mut(&mut self.cut.0);
+        let mut clock = Deps::new();
         for (k, v) in versions {
             if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
                 if v.seq > 0 {
                     out.observe(metrics::VISIBILITY_NS, now.saturating_sub(v.written_ns));
                 }
+                clock = clock.join(&v.deps);
                 cut.insert(k, v);
             }
+        }
+        if !clock.is_empty() {
+            self.clock = clock;
         }
     }
 
     /// The cut is closed: every dependency is covered by an at-least-as-new version.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
         for (k, v) in self.cut.0.iter() {
-            for &(d, s) in v.deps.iter() {
-                if self.have_seq(d) < s {
-                    return Err(format!(
-                        "the cut holds key {k} version {} which depends on key {d} version {s}, but the cut has version {}",
-                        v.seq,
-                        self.have_seq(d)
-                    ));
+            let mut uncovered = None;
+            v.deps.for_each(|d, s| {
+                if uncovered.is_none() && self.have_seq(d) < s {
+                    uncovered = Some((d, s));
                 }
+            });
+            if let Some((d, s)) = uncovered {
+                return Err(format!(
+                    "the cut holds key {k} version {} which depends on key {d} version {s}, but the cut has version {}",
+                    v.seq,
+                    self.have_seq(d)
+                ));
             }
         }
         Ok(())
@@ -348,7 +371,7 @@ mod tests {
     use causim_sim::Effect;
 
     fn deps(v: &[(Key, Seq)]) -> Deps {
-        Deps::from_sorted(v.to_vec())
+        Deps::from_entries(v.iter().copied())
     }
 
     fn cache(prewarm: bool) -> Cache {
@@ -360,6 +383,7 @@ mod tests {
             mode: Mode::Opt,
             prewarm,
             cut: Cut::default(),
+            clock: Deps::new(),
             next_req: 0,
             integrations: BTreeMap::new(),
             reads: BTreeMap::new(),

@@ -142,6 +142,7 @@ mod cache;
 mod client;
 mod context;
 mod db;
+mod deps;
 mod msg;
 mod version;
 
@@ -150,7 +151,7 @@ pub use client::Client;
 pub use context::Context;
 pub use db::Db;
 pub use msg::{Msg, Need, Timer};
-pub use version::{Cut, Deps, HVersion, merge_deps};
+pub use version::{Cut, Deps, HVersion};
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, metrics, parse_params};
