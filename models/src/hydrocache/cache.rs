@@ -41,14 +41,6 @@ pub struct Cache {
     mode: Mode,
     prewarm: bool,
     cut: Cut,
-    /// A dependency map the cut covers: the join of the dependency maps of the versions the
-    /// last merge brought in (while the cut is closed, its invariant, these are covered).
-    /// Checking a version's dependencies against it first skips every entry it covers, and
-    /// since the maps of recent versions share most of their structure, that skips most of
-    /// them (see [`Deps::for_each_newer`]). It is not the join of everything merged: that
-    /// would hold every write, also those no later version depends on, and comparing a
-    /// version's map with it would then cost as much as those writes.
-    clock: Deps,
     next_req: u64,
     integrations: BTreeMap<u64, Integration>,
     reads: BTreeMap<u64, PendingRead>,
@@ -76,7 +68,6 @@ impl Cache {
             mode,
             prewarm,
             cut: Cut::default(),
-            clock: Deps::new(),
             next_req: 0,
             integrations: BTreeMap::new(),
             reads: BTreeMap::new(),
@@ -148,10 +139,9 @@ impl Cache {
                 self.pulls_unanswered = self.pulls_unanswered.saturating_sub(1);
                 let all_answered = self.pulls_unanswered == 0;
                 let covered = || {
-                    let have = |k: Key| pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
                     let mut all = true;
                     for v in pending.values() {
-                        v.deps.for_each_newer(&self.clock, |k, s| all &= have(k) >= s);
+                        self.for_each_uncovered(&v.deps, |k, s| all &= pending.get(&k).is_some_and(|p| p.seq >= s));
                     }
                     all
                 };
@@ -289,12 +279,10 @@ impl Cache {
     /// Fetches the dependencies the pending versions need and the cut lacks, or merges.
     fn step(&mut self, now: Time, req: u64, out: &mut Out) {
         let i = &self.integrations[&req];
-        let have = |k: Key| i.pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
         let mut missing = BTreeSet::new();
         for v in i.pending.values() {
-            // Entries the clock covers are covered by the cut.
-            v.deps.for_each_newer(&self.clock, |k, s| {
-                if have(k) < s {
+            self.for_each_uncovered(&v.deps, |k, s| {
+                if i.pending.get(&k).is_none_or(|p| p.seq < s) {
                     missing.insert(k);
                 }
             });
@@ -322,42 +310,49 @@ impl Cache {
         }
     }
 
+    /// Calls `f` on each dependency the cut holds an older version of (or none, counted as 0).
+    /// Both are sorted by key, so this walks them side by side rather than looking each
+    /// dependency up: the dependency lists hold the writer's whole causal past, and random
+    /// lookups of every entry were most of a long run's time.
+    fn for_each_uncovered(&self, deps: &Deps, mut f: impl FnMut(Key, Seq)) {
+        let (Some(&(first, _)), Some(&(last, _))) = (deps.0.first(), deps.0.last()) else { return };
+        let mut cut = self.cut.0.range(first..=last).peekable();
+        for &(k, s) in deps.iter() {
+            while cut.next_if(|&(&c, _)| c < k).is_some() {}
+            let have = cut.peek().filter(|&&(&c, _)| c == k).map_or(0, |(_, v)| v.seq);
+            if have < s {
+                f(k, s);
+            }
+        }
+    }
+
     /// Merges versions into the cut (newer ones only); the caller checked their dependencies.
     fn merge(&mut self, now: Time, versions: BTreeMap<Key, HVersion>, out: &mut Out) {
         if versions.is_empty() {
             return;
         }
         let cut = Arc::make_mut(&mut self.cut.0);
-        let mut clock = Deps::new();
         for (k, v) in versions {
             if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
                 if v.seq > 0 {
                     out.observe(metrics::VISIBILITY_NS, now.saturating_sub(v.written_ns));
                 }
-                clock = clock.join(&v.deps);
                 cut.insert(k, v);
             }
-        }
-        if !clock.is_empty() {
-            self.clock = clock;
         }
     }
 
     /// The cut is closed: every dependency is covered by an at-least-as-new version.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
         for (k, v) in self.cut.0.iter() {
-            let mut uncovered = None;
-            v.deps.for_each(|d, s| {
-                if uncovered.is_none() && self.have_seq(d) < s {
-                    uncovered = Some((d, s));
+            for &(d, s) in v.deps.iter() {
+                if self.have_seq(d) < s {
+                    return Err(format!(
+                        "the cut holds key {k} version {} which depends on key {d} version {s}, but the cut has version {}",
+                        v.seq,
+                        self.have_seq(d)
+                    ));
                 }
-            });
-            if let Some((d, s)) = uncovered {
-                return Err(format!(
-                    "the cut holds key {k} version {} which depends on key {d} version {s}, but the cut has version {}",
-                    v.seq,
-                    self.have_seq(d)
-                ));
             }
         }
         Ok(())
@@ -367,11 +362,10 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hydrocache::version::Deps;
     use causim_sim::Effect;
 
     fn deps(v: &[(Key, Seq)]) -> Deps {
-        Deps::from_entries(v.iter().copied())
+        Deps::from_sorted(v.to_vec())
     }
 
     fn cache(prewarm: bool) -> Cache {
@@ -383,7 +377,6 @@ mod tests {
             mode: Mode::Opt,
             prewarm,
             cut: Cut::default(),
-            clock: Deps::new(),
             next_req: 0,
             integrations: BTreeMap::new(),
             reads: BTreeMap::new(),

@@ -4,7 +4,7 @@
 
 use super::context::Context;
 use super::msg::{Msg, Need, Out, Timer};
-use super::version::{Cut, HVersion};
+use super::version::{Cut, Deps, HVersion, merge_deps};
 use super::{Mode, Seq, WfKey};
 use crate::metrics;
 use crate::txn_client::TxnClient;
@@ -179,7 +179,7 @@ impl Client {
     }
 
     fn dep(&self, key: Key) -> Seq {
-        self.ctx.deps.get(key).unwrap_or(0)
+        self.ctx.deps.binary_search_by_key(&key, |e| e.0).map_or(0, |i| self.ctx.deps[i].1)
     }
 
     /// Returns the batch's keys in order; false if some had to be read again (see below).
@@ -210,7 +210,14 @@ impl Client {
                 }
                 self.ctx.read_set.insert(key, (version.seq, self.cache));
                 self.ctx.pinned_at.insert(self.cache);
-                self.ctx.deps = self.ctx.deps.join(&version.deps).with(key, version.seq);
+                let deps = &mut self.ctx.deps;
+                if !version.deps.is_empty() {
+                    *deps = merge_deps(deps, &version.deps.0);
+                }
+                match deps.binary_search_by_key(&key, |e| e.0) {
+                    Ok(at) => deps[at].1 = deps[at].1.max(version.seq),
+                    Err(at) => deps.insert(at, (key, version.seq)),
+                }
             }
             self.txn.read_served(&mut self.ctx.txn, now, key, version.value, [version.seq]);
             self.fresh.push((key, version));
@@ -244,7 +251,7 @@ impl Client {
         }
         let writes = self.ctx.txn.write_set.iter().map(|(&k, &v)| (k, v)).collect();
         let ack = !self.write_behind;
-        out.send(self.db, Msg::WriteTx { deps: self.ctx.deps.clone(), writes, ack });
+        out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes, ack });
         if ack {
             self.state = State::AwaitWrite;
         } else {
@@ -352,10 +359,8 @@ impl Client {
 mod tests {
     use super::*;
 
-    use crate::hydrocache::version::Deps;
-
     fn deps(v: &[(Key, Seq)]) -> Deps {
-        Deps::from_entries(v.iter().copied())
+        Deps::from_sorted(v.to_vec())
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::Mode;
 use super::Seq;
-use super::version::Deps;
+use super::version::{Deps, merge_deps};
 use crate::txn_client::TxnContext;
 use causim_sim::history::Key;
 use causim_sim::node::NodeId;
@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Context {
     /// Versions read, and the cache that pinned each.
     pub read_set: BTreeMap<Key, (Seq, NodeId)>,
-    /// The dependency map: the versions read and their causal past.
-    pub deps: Deps,
+    /// The dependency map: the versions read and their causal past (sorted by key).
+    pub deps: Vec<(Key, Seq)>,
     /// The write set, the operations so far (history bookkeeping) and the workflow's start.
     pub txn: TxnContext,
     /// Con: the snapshot is installed at every cache.
@@ -32,7 +32,7 @@ impl Context {
     pub(super) fn new() -> Context {
         Context {
             read_set: BTreeMap::new(),
-            deps: Deps::new(),
+            deps: Vec::new(),
             txn: TxnContext::default(),
             con_ready: false,
             pinned_at: BTreeSet::new(),
@@ -62,7 +62,7 @@ impl Context {
                     *e = (s, at);
                 }
             }
-            j.deps = j.deps.join(&c.deps);
+            j.deps = merge_deps(&j.deps, &c.deps);
             j.con_ready &= c.con_ready;
             j.pinned_at.extend(c.pinned_at);
             for r in c.reads_log {

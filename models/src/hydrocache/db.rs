@@ -4,7 +4,7 @@
 
 use super::Seq;
 use super::msg::{Msg, Out, Timer};
-use super::version::HVersion;
+use super::version::{Deps, HVersion, merge_deps};
 use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{Message, NodeId};
@@ -79,7 +79,7 @@ impl Db {
                 let mut seqs: Vec<(Key, Seq)> = writes.iter().map(|&(k, _)| (k, self.latest(k).seq + 1)).collect();
                 seqs.sort_unstable();
                 seqs.dedup_by_key(|e| e.0);
-                let all = seqs.iter().fold(deps, |d, &(k, s)| d.with(k, s));
+                let all = Deps::from_sorted(merge_deps(&deps.0, &seqs));
                 out.observe(metrics::DEPENDENCY_ENTRIES, all.len() as u64);
                 for &(k, v) in &writes {
                     let seq = seqs[seqs.binary_search_by_key(&k, |e| e.0).expect("assigned")].1;

@@ -142,7 +142,6 @@ mod cache;
 mod client;
 mod context;
 mod db;
-mod deps;
 mod msg;
 mod version;
 
@@ -151,7 +150,7 @@ pub use client::Client;
 pub use context::Context;
 pub use db::Db;
 pub use msg::{Msg, Need, Timer};
-pub use version::{Cut, Deps, HVersion};
+pub use version::{Cut, Deps, HVersion, merge_deps};
 
 use crate::catalogue::{Entry, Mutant, Profile, SeriesStyle};
 use crate::{FaultModel, Model, metrics, parse_params};

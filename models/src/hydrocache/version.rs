@@ -1,13 +1,71 @@
-//! Versions and the shared immutable data they carry: dependency maps (see [`super::deps`]) and
-//! pinned cuts, each shared (copies are references) with a short `Debug`.
+//! Versions and the shared immutable data they carry: dependency maps and pinned cuts, each
+//! behind an `Arc` (copies are references) with a short `Debug`.
 
 use super::Seq;
-pub use super::deps::Deps;
 use causim_sim::history::{Key, Value};
 use causim_sim::time::Time;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+
+/// A dependency map: key → version, sorted by key. Shared: every copy is a reference.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Deps(pub(super) Arc<Vec<(Key, Seq)>>);
+
+impl fmt::Debug for Deps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "deps({})", self.0.len())
+    }
+}
+
+impl Deps {
+    pub fn from_sorted(v: Vec<(Key, Seq)>) -> Deps {
+        debug_assert!(v.windows(2).all(|w| w[0].0 < w[1].0));
+        Deps(Arc::new(v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, key: Key) -> Option<Seq> {
+        self.0.binary_search_by_key(&key, |e| e.0).ok().map(|i| self.0[i].1)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(Key, Seq)> {
+        self.0.iter()
+    }
+}
+
+/// Merges two sorted dependency lists, keeping the newer version of each key.
+pub fn merge_deps(a: &[(Key, Seq)], b: &[(Key, Seq)]) -> Vec<(Key, Seq)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.max(b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
 
 /// A version as the database stores it and caches hold it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,5 +95,15 @@ pub struct Cut(pub(super) Arc<BTreeMap<Key, HVersion>>);
 impl fmt::Debug for Cut {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cut({} keys)", self.0.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_maps_merge_keeping_the_newer_version() {
+        assert_eq!(merge_deps(&[(1, 2), (3, 1)], &[(1, 1), (2, 5), (3, 4)]), vec![(1, 2), (2, 5), (3, 4)]);
     }
 }
