@@ -3,7 +3,7 @@
 //! snapshot, and pins what it served for the workflow's downstream functions.
 
 use super::msg::{Msg, Need, Out, Timer};
-use super::version::{Cut, HVersion};
+use super::version::{Cut, Deps, HVersion};
 use super::{INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
 use crate::metrics;
 use causim_sim::history::Key;
@@ -139,8 +139,11 @@ impl Cache {
                 self.pulls_unanswered = self.pulls_unanswered.saturating_sub(1);
                 let all_answered = self.pulls_unanswered == 0;
                 let covered = || {
-                    let have = |k: Key| pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
-                    pending.values().all(|v| v.deps.iter().all(|&(k, s)| have(k) >= s))
+                    let mut all = true;
+                    for v in pending.values() {
+                        self.for_each_uncovered(&v.deps, |k, s| all &= pending.get(&k).is_some_and(|p| p.seq >= s));
+                    }
+                    all
                 };
                 if self.prewarm && (all_answered || covered()) {
                     self.merge(now, pending, out);
@@ -276,14 +279,13 @@ impl Cache {
     /// Fetches the dependencies the pending versions need and the cut lacks, or merges.
     fn step(&mut self, now: Time, req: u64, out: &mut Out) {
         let i = &self.integrations[&req];
-        let have = |k: Key| i.pending.get(&k).map_or(0, |v| v.seq).max(self.have_seq(k));
         let mut missing = BTreeSet::new();
         for v in i.pending.values() {
-            for &(k, s) in v.deps.iter() {
-                if have(k) < s {
+            self.for_each_uncovered(&v.deps, |k, s| {
+                if i.pending.get(&k).is_none_or(|p| p.seq < s) {
                     missing.insert(k);
                 }
-            }
+            });
         }
         if !missing.is_empty() {
             self.fetch(req, missing.into_iter().collect(), out);
@@ -305,6 +307,22 @@ impl Cache {
                 self.serve(read, item, v, i.rounds, out);
             }
             None => out.observe(metrics::REFRESH_ROUNDS, i.rounds as u64),
+        }
+    }
+
+    /// Calls `f` on each dependency the cut holds an older version of (or none, counted as 0).
+    /// Both are sorted by key, so this walks them side by side rather than looking each
+    /// dependency up: the dependency lists hold the writer's whole causal past, and random
+    /// lookups of every entry were most of a long run's time.
+    fn for_each_uncovered(&self, deps: &Deps, mut f: impl FnMut(Key, Seq)) {
+        let (Some(&(first, _)), Some(&(last, _))) = (deps.0.first(), deps.0.last()) else { return };
+        let mut cut = self.cut.0.range(first..=last).peekable();
+        for &(k, s) in deps.iter() {
+            while cut.next_if(|&(&c, _)| c < k).is_some() {}
+            let have = cut.peek().filter(|&&(&c, _)| c == k).map_or(0, |(_, v)| v.seq);
+            if have < s {
+                f(k, s);
+            }
         }
     }
 
@@ -344,7 +362,6 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hydrocache::version::Deps;
     use causim_sim::Effect;
 
     fn deps(v: &[(Key, Seq)]) -> Deps {
