@@ -128,17 +128,44 @@ where
     H: Clone + std::fmt::Debug + std::hash::Hash,
 {
     use stateright::Model as _;
-    let chooser = match &step {
-        ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
-        _ => None,
-    };
-    let mut take = |state: &ActorModelState<A, H>, step: ActorModelAction<A::Msg, A::Timer, A::Random>| {
+    let chooser = chooser(&step);
+    let mut record = |state: &ActorModelState<A, H>, step: &ActorModelAction<A::Msg, A::Timer, A::Random>| {
         if let Some(t) = trail.as_deref_mut() {
             t.push((state.clone(), step.clone()));
         }
-        actors.next_state(state, step)
     };
-    let mut state = take(state, step)?;
+    record(state, &step);
+    let mut state = actors.next_state(state, step)?;
+    deliver_requests_and_replies(&mut state, chooser, is_client, |state, step| {
+        record(state, &step);
+        *state = actors.next_state(state, step)?;
+        Some(())
+    })?;
+    Some(state)
+}
+
+/// The actor whose choice `step` is (its requests are delivered with it), if it is a choice.
+pub fn chooser<M, T, R>(step: &ActorModelAction<M, T, R>) -> Option<Id> {
+    match step {
+        ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
+        _ => None,
+    }
+}
+
+/// What [`settle`] delivers after its first step, each delivery taken by `take` on `state`:
+/// the requests `chooser` sent on starting, then every reply to a client (`is_client`).
+pub fn deliver_requests_and_replies<A, H>(
+    state: &mut ActorModelState<A, H>,
+    chooser: Option<Id>,
+    is_client: impl Fn(Id) -> bool,
+    mut take: impl FnMut(&mut ActorModelState<A, H>, ActorModelAction<A::Msg, A::Timer, A::Random>) -> Option<()>,
+) -> Option<()>
+where
+    A: Actor,
+    A::Msg: Ord,
+    A::Timer: Ord,
+    H: Clone + std::fmt::Debug + std::hash::Hash,
+{
     if let Some(chooser) = chooser {
         let requests: Vec<_> = state
             .network
@@ -147,7 +174,7 @@ where
             .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
             .collect();
         for request in requests {
-            state = take(&state, request)?;
+            take(state, request)?;
         }
     }
     while let Some(reply) = state.network.iter_deliverable().find(|e| is_client(e.dst)).map(|e| ActorModelAction::Deliver {
@@ -155,7 +182,7 @@ where
         dst: e.dst,
         msg: e.msg.clone(),
     }) {
-        state = take(&state, reply)?;
+        take(state, reply)?;
     }
-    Some(state)
+    Some(())
 }

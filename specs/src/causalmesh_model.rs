@@ -442,30 +442,15 @@ impl MeshModel {
     /// request, its reply. [`MeshModel::steps_in_place_agree`] checks that both reach the same
     /// states.
     fn settle_in_place(&self, state: &MeshModelState, step: ActorStep) -> Option<MeshModelState> {
-        let chooser = match &step {
-            ActorModelAction::SelectRandom { actor, .. } => Some(*actor),
-            _ => None,
-        };
+        let chooser = crate::actor::chooser(&step);
         let mut next = state.clone();
         self.take_in_place(&mut next, step)?;
-        if let Some(chooser) = chooser {
-            let requests: Vec<ActorStep> = next
-                .network
-                .iter_deliverable()
-                .filter(|e| e.src == chooser)
-                .map(|e| ActorModelAction::Deliver { src: e.src, dst: e.dst, msg: e.msg.clone() })
-                .collect();
-            for request in requests {
-                self.take_in_place(&mut next, request)?;
-            }
-        }
-        while let Some(reply) = next.network.iter_deliverable().find(|e| self.is_session(e.dst)).map(|e| ActorModelAction::Deliver {
-            src: e.src,
-            dst: e.dst,
-            msg: e.msg.clone(),
-        }) {
-            self.take_in_place(&mut next, reply)?;
-        }
+        crate::actor::deliver_requests_and_replies(
+            &mut next,
+            chooser,
+            |id| self.is_session(id),
+            |state, step| self.take_in_place(state, step),
+        )?;
         Some(next)
     }
 
