@@ -689,6 +689,11 @@ pub fn metrics_of(report: &RunReport) -> BTreeMap<String, f64> {
     if let Some(u) = s.nodes.iter().map(|n| n.utilisation).reduce(f64::max) {
         m.insert("utilisation_max".into(), u);
     }
+    // The caches next to the functions (CausalMesh Fig. 14's "CPU of cache servers").
+    let colocated: Vec<f64> = s.nodes.iter().filter(|n| n.colocated_with_workers).map(|n| n.utilisation).collect();
+    if !colocated.is_empty() {
+        m.insert("utilisation_colocated_mean".into(), colocated.iter().sum::<f64>() / colocated.len() as f64);
+    }
     for (name, st) in &s.observations {
         m.insert(format!("obs.{name}.mean"), st.mean);
         m.insert(format!("obs.{name}.p50"), st.p50 as f64);

@@ -87,11 +87,20 @@ pub struct TxnClient {
     recorded: u32,
     /// This function's reads served by the protocol: repeated reads return the same value.
     reads: BTreeMap<Key, Option<Value>>,
+    /// Each read is a call of its own, as the CausalMesh authors' clients make them, instead of
+    /// one call for the reads up to the next write ([`TxnClient::one_read_per_call`]).
+    one_read_per_call: bool,
 }
 
 impl TxnClient {
     pub fn new(node: NodeId, function: u32, is_sink: bool, ops: Vec<Op>) -> TxnClient {
-        TxnClient { node, function, is_sink, ops, next_op: 0, recorded: 0, reads: BTreeMap::new() }
+        TxnClient { node, function, is_sink, ops, next_op: 0, recorded: 0, reads: BTreeMap::new(), one_read_per_call: false }
+    }
+
+    /// Every read (not read transaction) goes to the protocol alone, in program order.
+    pub fn one_read_per_call(mut self, yes: bool) -> TxnClient {
+        self.one_read_per_call = yes;
+        self
     }
 
     pub fn is_sink(&self) -> bool {
@@ -129,6 +138,9 @@ impl TxnClient {
                 Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
             }
             self.next_op += 1;
+            if self.one_read_per_call {
+                break;
+            }
         }
         Some(batch)
     }

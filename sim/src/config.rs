@@ -3,6 +3,7 @@
 //! The scenario JSON uses exactly these field names. Every default lives here, documented on
 //! its field, and a run prints the resolved configuration (habit: no hidden knobs).
 
+use crate::cost::CostModel;
 use crate::dist::DurationDist;
 use crate::error::FieldError;
 use crate::time::{MS, S, Time};
@@ -98,6 +99,10 @@ pub struct TopologyConfig {
     /// (size is free).
     #[serde(default)]
     pub bandwidth_bytes_per_s: Option<u64>,
+    /// CPU charged for what messages carry, on top of `service` (`crate::cost`): `"calibrated"`,
+    /// or `{"ns_per_kib": ..., "function_message_ns": ...}`. Default: none (size costs nothing).
+    #[serde(default, deserialize_with = "crate::cost::deserialize_cost", skip_serializing_if = "CostModel::is_zero")]
+    pub cost: CostModel,
     /// Per-link delay overrides, by machine name (`{"from":"S0","to":"S1","delay":{...}}`);
     /// `"*"` stands for every machine (`{"from":"*","to":"db",...}`). Later entries win.
     #[serde(default)]
@@ -117,6 +122,7 @@ impl TopologyConfig {
             delay,
             local_delay: DurationDist::ZERO,
             bandwidth_bytes_per_s: None,
+            cost: CostModel::default(),
             links: Vec::new(),
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod buffer;
 pub mod config;
+pub mod cost;
 pub mod dist;
 pub mod engine;
 pub mod error;

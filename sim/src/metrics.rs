@@ -151,6 +151,8 @@ pub struct NodeSummary {
     /// Busy core time / (cores × measured time).
     pub utilisation: f64,
     pub queue_depth_max: u64,
+    /// It shares its machine with serverless workers (a cache next to its functions).
+    pub colocated_with_workers: bool,
 }
 
 /// Workflow counts.

@@ -308,3 +308,38 @@ fn bandwidth_adds_transmission_time() {
     let done = run(probe, cfg);
     assert_eq!(done.servers[1].received, vec![(NodeId::fixed(0), 0, 1 + 100 * US + MS)]);
 }
+
+/// Goal: with `topology.cost`, a fixed node's core encodes what it sends before it leaves and
+/// decodes what it receives (busy time, so it queues), per KiB of the message's size.
+#[test]
+fn cost_model_charges_fixed_nodes_per_kib() {
+    let mut probe = Probe::new(2);
+    probe.bursts[0] = vec![burst(1, 1, 0, 1)];
+    // A probe message is 9 bytes; at 1 ms per KiB, encoding or decoding it takes 8789 ns.
+    let cost = r#","cost":{"ns_per_kib":1000000}"#;
+    let done = run(probe, network_config(2, r#"{"dist":"constant","ns":100000}"#, cost, "{}"));
+    let per_message = 9 * 1_000_000 / 1024;
+    assert_eq!(done.servers[1].received, vec![(NodeId::fixed(0), 0, 1 + per_message + 100 * US)]);
+    let busy = |n: usize| done.summary.nodes[n].utilisation * done.summary.sim_time_ns as f64;
+    assert!((busy(0) - per_message as f64).abs() < 2.0, "S0 encoded for {} ns", busy(0));
+    assert!((busy(1) - per_message as f64).abs() < 2.0, "S1 decoded for {} ns", busy(1));
+}
+
+/// Goal: with `topology.cost`, a function pays its runtime's cost per message it sends or
+/// receives (plus the size), in time before the message leaves or its handler sees it; the
+/// calibrated preset is accepted by name.
+#[test]
+fn cost_model_charges_functions_per_message() {
+    let script = r#"[{"session": "c1", "functions": [{"on": "S0", "ops": [{"read": "k"}]}]}]"#;
+    let latency = |extra: &str| {
+        let h = lines(&script_run(script, extra).history);
+        h[0]["complete_ns"].as_u64().unwrap() - h[0]["invoke_ns"].as_u64().unwrap()
+    };
+    let free = latency("");
+    let per_message = 1_000_000 + 9 * 2048 / 1024;
+    let charged = latency(r#","cost":{"function_message_ns":1000000,"ns_per_kib":2048}"#);
+    // The request (encoded by the function) and the reply (decoded by it); the server's
+    // decoding and encoding of them add 18 ns each way on its core.
+    assert_eq!(charged - free, 2 * per_message + 2 * 18, "free {free} ns, charged {charged} ns");
+    assert!(latency(r#","cost":"calibrated""#) > free + 800_000);
+}

@@ -182,6 +182,11 @@ pub struct Params {
     /// calibration knob for comparisons (digest §5.3). Default 0.
     #[serde(default)]
     pub metadata_ns_per_kb: Time,
+    /// Each read is a call to the cache of its own, as the CausalMesh authors' clients make
+    /// them (one `ClientRead` RPC per key), instead of one call for the reads up to the next
+    /// write. Default false.
+    #[serde(default)]
+    pub one_read_per_call: bool,
 }
 
 fn default_partitions() -> u32 {
@@ -357,7 +362,10 @@ impl Protocol for Faastcc {
     }
 
     fn spawn_function(&self, start: FunctionStart<'_, Context>) -> FaastccNode {
-        FaastccNode::Function(Client::new(start, self.partition_ids(), self.no_interval_narrowing, self.params.metadata_ns_per_kb))
+        FaastccNode::Function(
+            Client::new(start, self.partition_ids(), self.no_interval_narrowing, self.params.metadata_ns_per_kb)
+                .with_one_read_per_call(self.params.one_read_per_call),
+        )
     }
 
     fn finish_function(&self, node: FaastccNode) -> Context {

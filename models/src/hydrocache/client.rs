@@ -67,6 +67,12 @@ pub struct Client {
 
 impl Client {
     /// The library of the function `start` describes, running on the machine of its cache.
+    /// Each read a call of its own (`params.one_read_per_call`).
+    pub fn with_one_read_per_call(mut self, yes: bool) -> Client {
+        self.txn = self.txn.one_read_per_call(yes);
+        self
+    }
+
     pub fn new(
         start: FunctionStart<'_, Context>,
         caches: Vec<NodeId>,

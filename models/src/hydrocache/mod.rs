@@ -214,6 +214,11 @@ pub struct Params {
     /// answers at once). Default false: the commit waits for the database's acknowledgement.
     #[serde(default)]
     pub write_behind: bool,
+    /// Each read is a call to the cache of its own, as the CausalMesh authors' clients make
+    /// them (one `ClientRead` RPC per key), instead of one call for the reads up to the next
+    /// write. Default false.
+    #[serde(default)]
+    pub one_read_per_call: bool,
 }
 
 fn default_refresh_period() -> Time {
@@ -341,15 +346,18 @@ impl Protocol for HydroCache {
     }
 
     fn spawn_function(&self, start: FunctionStart<'_, Context>) -> HydroNode {
-        HydroNode::Function(Client::new(
-            start,
-            self.caches(),
-            self.db(),
-            self.params.mode,
-            self.opt_without_validation,
-            self.params.metadata_ns_per_kb,
-            self.params.write_behind,
-        ))
+        HydroNode::Function(
+            Client::new(
+                start,
+                self.caches(),
+                self.db(),
+                self.params.mode,
+                self.opt_without_validation,
+                self.params.metadata_ns_per_kb,
+                self.params.write_behind,
+            )
+            .with_one_read_per_call(self.params.one_read_per_call),
+        )
     }
 
     fn finish_function(&self, node: HydroNode) -> Context {

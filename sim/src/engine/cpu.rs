@@ -74,6 +74,14 @@ impl<M, T> Cpu<M, T> {
         done
     }
 
+    /// Keeps `core` busy `extra_ns` past `done` (the work an input's handler turned out to
+    /// need, such as encoding what it sent); returns the new end.
+    pub fn extend(&mut self, core: usize, done: Time, extra_ns: Time) -> Time {
+        self.free_at[core] = done + extra_ns;
+        self.busy_ns += extra_ns as u128;
+        done + extra_ns
+    }
+
     pub fn enqueue(&mut self, input: Input<M, T>) {
         self.queue.push_back(input);
         self.queue_depth_max = self.queue_depth_max.max(self.queue.len() as u64);

@@ -195,6 +195,8 @@ pub struct Sim<P: Protocol> {
     placer: Placer,
     network: Network<MsgOf<P>>,
     service_by_kind: BTreeMap<String, DurationDist>,
+    /// What messages' sizes and function-side calls cost (`crate::cost`).
+    cost: crate::cost::CostModel,
     rng_network: RngStream,
     rng_scheduler: RngStream,
     rng_workload: RngStream,
@@ -472,6 +474,13 @@ impl<P: Protocol> Sim<P> {
             // Transmission time: the message's bytes over the link's bandwidth.
             delay += (msg.size_bytes() as u128 * 1_000_000_000 / bw as u128) as Time;
         }
+        if !self.cost.is_zero() {
+            // A function instance encodes before the message leaves and decodes before its
+            // handler sees it; it has its worker to itself, so this is time, not queueing.
+            let bytes = msg.size_bytes();
+            delay += from.is_function() as Time * self.cost.function_ns(bytes);
+            delay += to.is_function() as Time * self.cost.function_ns(bytes);
+        }
         let at = match (from.is_function(), to.is_function()) {
             (false, false) => fifo_delivery(send_ns, delay, self.network.fixed_link(from, to)),
             (true, _) => {
@@ -646,18 +655,22 @@ impl<P: Protocol> Sim<P> {
     }
 
     fn run_input(&mut self, node: usize, core: usize, input: Input<MsgOf<P>, TimerOf<P>>) {
-        let kind = match &input {
-            Input::Message { msg, .. } => msg.kind(),
-            Input::Timer(_) => "timer",
+        let (kind, decode_ns) = match &input {
+            Input::Message { msg, .. } => (msg.kind(), self.cost.size_ns(msg.size_bytes())),
+            Input::Timer(_) => ("timer", 0),
         };
-        let service = self.service_ns(node, kind);
+        let service = self.service_ns(node, kind) + decode_ns;
         let now = self.now;
-        let done = self.fixed[node].cpu.occupy(core, now, service);
+        let mut done = self.fixed[node].cpu.occupy(core, now, service);
         let mut out = self.take_outbox();
         let n = &mut self.fixed[node].node;
         match input {
             Input::Message { from, msg } => n.on_message(now, from, msg, &mut out),
             Input::Timer(timer) => n.on_timer(now, timer, &mut out),
+        }
+        if self.cost.ns_per_kib > 0 {
+            let sent: u64 = out.effects.iter().map(|e| if let Effect::Send { msg, .. } = e { msg.size_bytes() } else { 0 }).sum();
+            done = self.fixed[node].cpu.extend(core, done, self.cost.size_ns(sent));
         }
         self.after_handler(NodeId::fixed(node), out, done);
     }

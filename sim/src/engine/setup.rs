@@ -155,6 +155,7 @@ impl<P: Protocol> Sim<P> {
         Ok(Sim {
             protocol,
             service_by_kind: config.topology.service_by_kind.clone(),
+            cost: config.topology.cost,
             config,
             now: 0,
             events: 0,

@@ -44,6 +44,7 @@ impl<P: Protocol> Sim<P> {
                 inputs: f.cpu.inputs,
                 utilisation: if sim_time == 0 { 0.0 } else { f.cpu.busy_ns as f64 / (f.cpu.cores() as f64 * sim_time as f64) },
                 queue_depth_max: f.cpu.queue_depth_max,
+                colocated_with_workers: self.machines[f.machine].is_worker,
             })
             .collect();
         let messages_total = m
