@@ -447,11 +447,12 @@ impl Model for Faastcc {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3)
-            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms)| {
+        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>())
+            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call)| {
                 let mut p = serde_json::json!({
                     "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
                     "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
+                    "one_read_per_call": one_read_per_call,
                 });
                 if let Some(v) = gc {
                     p["versions_per_key_max"] = serde_json::json!(v);

@@ -439,13 +439,14 @@ impl Model for HydroCache {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (any::<bool>(), 1u64..120, any::<bool>(), any::<bool>())
-            .prop_map(|(opt, refresh_ms, no_prewarm, write_behind)| {
+        (any::<bool>(), 1u64..120, any::<bool>(), any::<bool>(), any::<bool>())
+            .prop_map(|(opt, refresh_ms, no_prewarm, write_behind, one_read_per_call)| {
                 serde_json::json!({
                     "mode": if opt { "opt" } else { "con" },
                     "refresh_period_ns": refresh_ms * 1_000_000,
                     "prewarm": !no_prewarm,
                     "write_behind": write_behind,
+                    "one_read_per_call": one_read_per_call,
                 })
             })
             .boxed()
