@@ -25,6 +25,9 @@
 (*   HomeCrashWrite c1 at 1 reads x and writes 1 (an S-upgrade once c3    *)
 (*             at 2, x's home, shares it); c2 at 1 reads x twice; x's     *)
 (*             home may crash.                                             *)
+(*   Leave     the HomeCrash plan, with a departure instead of a crash:   *)
+(*             c1 at 1 reads x twice, c2 at 2 writes 1; x's home (3)     *)
+(*             may leave, or (MC_leave_any) any agent.                    *)
 (***************************************************************************)
 EXTENDS Concord
 
@@ -63,6 +66,9 @@ ConcUpgradePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Wr(x, 2)>> @@ c3 
 
 HomeCrashWriteNodes == c1 :> 1 @@ c2 :> 1 @@ c3 :> 2
 HomeCrashWritePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Rd(x)>> @@ c3 :> <<Rd(x)>>
+
+LeaveClientNodes == c1 :> 1 @@ c2 :> 2
+LeavePlan == c1 :> <<Rd(x), Rd(x)>> @@ c2 :> <<Wr(x, 1)>>
 
 TwoKeysNodes == c1 :> 1 @@ c2 :> 2
 TwoKeysPlan == c1 :> <<Wr(x, 1), Rd(y)>> @@ c2 :> <<Wr(y, 2), Rd(x)>>
