@@ -21,7 +21,14 @@
 //!   before (a perfect detector: no survivor is suspected, and heartbeat rounds are not
 //!   interleaved). Its `Fail`, the survivors' and storage's `FailAck`s and its `Recovered` are
 //!   ordinary messages, so the recovery barrier runs as the engine runs it.
-//! - **Not explored:** departures and joins, and timers other than the detection (a call's
+//! - **One departure** (§III-D), in plans that name agents that may leave (the spec's
+//!   `LeaveNodes`; no crash then): at most one does, at any step at which none of its
+//!   functions has a call in flight (`ConcordStep::Leave`, the spec's `Leave`). The Rust
+//!   `Controller` runs it from its scheduled departure (`params.leaves`, fired by the step); its
+//!   `Leave`, the acknowledgments, `Transfer`, the leaver's `Sync` round, `DirXfer`, `Moved`,
+//!   `LeaveDone` and `Left` are ordinary messages. The Rust model refuses a schedule in which
+//!   every agent leaves, so a plan names at most all agents but one.
+//! - **Not explored:** joins, and timers other than the detection (a call's
 //!   timeout only aborts a workflow whose machine crashed: here its call stays pending).
 //!   Silent evictions and directory evictions happen by capacity (LRU, `lines_max`,
 //!   `directory_max`), not at will as in the spec.
@@ -44,7 +51,9 @@
 //! `DirectoryCoversCopies` and `SWMR` range over the live agents, and a line's home is the
 //! one its holder's ring names (the spec's single `members` changes at once at the end of
 //! recovery; here each agent switches on its `Recovered`): a line whose home crashed is not
-//! judged, as in the spec.
+//! judged, as in the spec. A key the departing agent homed is tracked, as the spec's `Holder`
+//! says, by the departing agent's entry until it sends its entries, then by the entry on the
+//! wire (`DirXfer`), then by its new home's.
 
 use crate::actor::{Hosted, actor_id, forward_outbox};
 use causim_checkers::{Level, Report};
@@ -77,11 +86,13 @@ pub const TLA_NAMES: [(&str, &str); 5] = [
 pub type ConcordActorModel = ActorModel<ConcordActor, ConcordConfig, Vec<Event>>;
 pub type ConcordModelState = ActorModelState<ConcordActor, Vec<Event>>;
 
-/// A step: an actor's (a delivery, or the controller's detection), or an agent's crash.
+/// A step: an actor's (a delivery, or the controller's detection), an agent's crash, or the
+/// start of the i-th scheduled departure.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConcordStep {
     Actor(ActorModelAction<Msg, Timer, ()>),
     Crash(Id),
+    Leave(usize),
 }
 
 /// The keys of the plans.
@@ -105,6 +116,8 @@ pub struct ConcordConfig {
     pub functions: Vec<(Place, Vec<Op>)>,
     /// The agents that may crash (at most one does).
     pub crashes: Vec<Place>,
+    /// The agents that may leave the domain (at most one does, and then none crashes).
+    pub leaves: Vec<Place>,
     pub params: serde_json::Value,
     pub mutants: Vec<String>,
 }
@@ -119,7 +132,7 @@ fn wr(key: Key, value: Value) -> Op {
 
 impl ConcordConfig {
     fn new(agents: usize, functions: Vec<(Place, Vec<Op>)>) -> ConcordConfig {
-        ConcordConfig { agents, functions, crashes: Vec::new(), params: serde_json::json!({}), mutants: Vec::new() }
+        ConcordConfig { agents, functions, crashes: Vec::new(), leaves: Vec::new(), params: serde_json::json!({}), mutants: Vec::new() }
     }
 
     /// `UpgradePlan`: c1 (another agent) reads x and writes 1, c2 (same agent) reads x, c3 (the
@@ -196,6 +209,19 @@ impl ConcordConfig {
             .crashing(&[Home])
     }
 
+    /// `LeavePlan` (the HomeCrash plan with a departure instead of a crash): c1 at x's home's
+    /// successor reads x twice, c2 at the third agent writes 1; x's home may leave.
+    pub fn leave() -> ConcordConfig {
+        use Place::*;
+        ConcordConfig::new(3, vec![(After(1), vec![rd(X), rd(X)]), (After(2), vec![wr(X, 1)])]).leaving(&[Home])
+    }
+
+    /// The agents at `places` may leave the domain (at most one does).
+    pub fn leaving(mut self, places: &[Place]) -> ConcordConfig {
+        self.leaves = places.to_vec();
+        self
+    }
+
     /// The agents at `places` may crash (at most one does).
     pub fn crashing(mut self, places: &[Place]) -> ConcordConfig {
         self.crashes = places.to_vec();
@@ -235,7 +261,17 @@ impl ConcordConfig {
         }
     }
 
-    pub fn into_model(self) -> Result<ConcordModel, String> {
+    pub fn into_model(mut self) -> Result<ConcordModel, String> {
+        // The departures the controller may run, in the order of `ConcordStep::Leave`'s index.
+        let leavers: Vec<usize> = {
+            let protocol = self.protocol()?;
+            self.leaves.iter().map(|&p| self.agent(&protocol, p)).collect()
+        };
+        if !leavers.is_empty() {
+            let schedule: Vec<_> =
+                leavers.iter().enumerate().map(|(i, a)| serde_json::json!({"node": format!("S{a}"), "at_ns": i + 1})).collect();
+            self.params["leaves"] = serde_json::json!(schedule);
+        }
         let protocol = Arc::new(self.protocol()?);
         let mut nodes = protocol.fixed_nodes().into_iter().take(self.agents + 2).map(|n| n.node);
         let mut actors: Vec<ConcordActor> = nodes.by_ref().take(self.agents + 1).map(ConcordActor::Node).collect();
@@ -251,7 +287,8 @@ impl ConcordConfig {
         }
         let crashable = self.crashes.iter().map(|&p| id(self.agent(&protocol, p))).collect();
         let actors = ActorModel::new(self, Vec::new()).actors(actors).init_network(Network::new_ordered([])).record_msg_in(record_call);
-        Ok(ConcordModel { actors, protocol, client_agents, crashable })
+        let leavers = leavers.into_iter().map(id).collect();
+        Ok(ConcordModel { actors, protocol, client_agents, crashable, leavers })
     }
 }
 
@@ -300,9 +337,10 @@ pub enum ConcordActor {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConcordState {
     Node(Hosted<ConcordNode>),
-    /// The controller, and the agent that crashed (set by the crash step; its detection is
-    /// the controller's heartbeat timer, which the crash sets).
-    Controller(Hosted<ConcordNode>, Option<usize>),
+    /// The controller, the agent that crashed (set by the crash step; its detection is the
+    /// controller's heartbeat timer, which the crash sets), and the agent that leaves (set by
+    /// the departure step).
+    Controller(Hosted<ConcordNode>, Option<usize>, Option<usize>),
 }
 
 impl ConcordActor {
@@ -333,12 +371,12 @@ impl Actor for ConcordActor {
         Self::forward(&mut hosted, outbox, o);
         match self {
             ConcordActor::Node(_) => ConcordState::Node(hosted),
-            ConcordActor::Controller { .. } => ConcordState::Controller(hosted, None),
+            ConcordActor::Controller { .. } => ConcordState::Controller(hosted, None, None),
         }
     }
 
     fn on_msg(&self, _id: Id, state: &mut Cow<ConcordState>, src: Id, msg: Msg, o: &mut Out<Self>) {
-        let (ConcordState::Node(hosted) | ConcordState::Controller(hosted, _)) = state.to_mut();
+        let (ConcordState::Node(hosted) | ConcordState::Controller(hosted, ..)) = state.to_mut();
         let mut outbox = Outbox::new(false);
         hosted.node.on_message(0, crate::actor::node_id(src), msg, &mut outbox);
         Self::forward(hosted, outbox, o);
@@ -348,13 +386,13 @@ impl Actor for ConcordActor {
     /// heartbeat, the crashed agent has been silent since the start, and the heartbeat round
     /// runs past the timeout.
     fn on_timeout(&self, _id: Id, state: &mut Cow<ConcordState>, timer: &Timer, o: &mut Out<Self>) {
-        let (ConcordActor::Controller { agents, detect_at, .. }, ConcordState::Controller(_, Some(crashed)), Timer::Heartbeat) =
+        let (ConcordActor::Controller { agents, detect_at, .. }, ConcordState::Controller(_, Some(crashed), _), Timer::Heartbeat) =
             (self, &**state, timer)
         else {
             return;
         };
         let crashed = *crashed;
-        let ConcordState::Controller(hosted, _) = state.to_mut() else { unreachable!("matched above") };
+        let ConcordState::Controller(hosted, ..) = state.to_mut() else { unreachable!("matched above") };
         let mut outbox = Outbox::new(false);
         for agent in (0..*agents).filter(|&a| a != crashed) {
             hosted.node.on_message(*detect_at, NodeId::fixed(agent), Msg::Pong, &mut outbox);
@@ -376,6 +414,8 @@ pub struct ConcordModel {
     pub client_agents: Vec<usize>,
     /// The agents that may crash.
     pub crashable: Vec<Id>,
+    /// The agents that may leave, by the index of their scheduled departure.
+    pub leavers: Vec<Id>,
 }
 
 impl ConcordModel {
@@ -398,10 +438,38 @@ impl ConcordModel {
         let f = usize::from(f);
         next.crashed[f] = true;
         let ctl = self.controller();
-        let ConcordState::Controller(hosted, _) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
-        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted.clone(), Some(f)));
+        let ConcordState::Controller(hosted, _, left) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
+        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted.clone(), Some(f), *left));
         next.timers_set[ctl].set(Timer::Heartbeat);
         drop_to_crashed(&mut next);
+        next
+    }
+
+    /// The crashed agent and the departing one, if any.
+    fn changes(&self, state: &ConcordModelState) -> (Option<usize>, Option<usize>) {
+        let ConcordState::Controller(_, crashed, left) = &*state.actor_states[self.controller()] else {
+            unreachable!("the controller's state")
+        };
+        (*crashed, *left)
+    }
+
+    /// The controller's i-th scheduled departure is due: it tells every agent (the first
+    /// barrier starts).
+    fn leave(&self, state: &ConcordModelState, i: usize) -> ConcordModelState {
+        let mut next = state.clone();
+        let ctl = self.controller();
+        let ConcordState::Controller(hosted, crashed, _) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
+        let (mut hosted, crashed) = (hosted.clone(), *crashed);
+        let mut outbox = Outbox::new(false);
+        hosted.node.on_timer(0, Timer::Leave(i), &mut outbox);
+        hosted.records.append(&mut outbox.records);
+        let Network::Ordered(flows) = &mut next.network else { unreachable!("an ordered network") };
+        for effect in outbox.effects {
+            if let Effect::Send { to, msg } = effect {
+                flows.entry((id(ctl), actor_id(to))).or_default().push_back(msg);
+            }
+        }
+        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted, crashed, Some(usize::from(self.leavers[i]))));
         next
     }
 }
@@ -432,14 +500,23 @@ impl Model for ConcordModel {
         // Stateright offers a crashed actor's restart: a Concord agent comes back as a join,
         // which these bounds leave out.
         actions.extend(steps.into_iter().filter(|s| !matches!(s, ActorModelAction::Recover(_))).map(ConcordStep::Actor));
-        if !state.crashed.contains(&true) {
-            actions.extend(self.crashable.iter().map(|&f| ConcordStep::Crash(f)));
+        if self.changes(state) != (None, None) {
+            return;
+        }
+        actions.extend(self.crashable.iter().map(|&f| ConcordStep::Crash(f)));
+        // As the spec's `Leave`: none of the leaver's functions has a call in flight.
+        let open = open_calls(&state.history, self.client_agents.len());
+        for (i, &d) in self.leavers.iter().enumerate() {
+            if !open.iter().zip(&self.client_agents).any(|(&open, &agent)| open && id(agent) == d) {
+                actions.push(ConcordStep::Leave(i));
+            }
         }
     }
 
     fn next_state(&self, state: &ConcordModelState, step: ConcordStep) -> Option<ConcordModelState> {
         match step {
             ConcordStep::Crash(f) => Some(self.crash(state, f)),
+            ConcordStep::Leave(i) => Some(self.leave(state, i)),
             ConcordStep::Actor(step) => {
                 let mut next = crate::actor::settle(&self.actors, state, step, |id| self.is_client(id), None)?;
                 drop_to_crashed(&mut next);
@@ -462,7 +539,7 @@ impl Model for ConcordModel {
 }
 
 fn node(state: &ConcordModelState, index: usize) -> &ConcordNode {
-    let (ConcordState::Node(h) | ConcordState::Controller(h, _)) = &*state.actor_states[index];
+    let (ConcordState::Node(h) | ConcordState::Controller(h, ..)) = &*state.actor_states[index];
     &h.node
 }
 
@@ -482,16 +559,33 @@ fn swmr(m: &ConcordModel, state: &ConcordModelState) -> bool {
 }
 
 /// I2/I3: every valid line of a key whose home (in its holder's ring) is alive is in the
-/// home's entry, and an E line is the entry's owner.
+/// home's entry, and an E line is the entry's owner. A key the departing agent homed is
+/// tracked by its entry until it sends its entries, then by the one on the wire.
 fn copies_tracked(m: &ConcordModel, state: &ConcordModelState) -> bool {
     let all: Vec<_> = agents(m, state).collect();
+    let agent = |index: usize| all.iter().find(|(h, _)| *h == index).map(|(_, a)| *a);
+    let left = m.changes(state).1;
+    let Network::Ordered(flows) = &state.network else { unreachable!("an ordered network") };
     all.iter().all(|(i, a)| {
         a.lines().iter().all(|(&k, line)| {
-            let home = a.ring().home(k).index();
-            if state.crashed[home] {
-                return true;
-            }
-            let entry = all.iter().find(|(h, _)| *h == home).and_then(|(_, h)| h.directory().get(&k));
+            let leaver = left.filter(|&d| m.protocol.ring().home(k).index() == d).and_then(agent);
+            let in_transit = leaver.filter(|d| d.entries_sent()).and_then(|_| {
+                flows.iter().filter(|&(&(src, _), _)| Some(usize::from(src)) == left).flat_map(|(_, q)| q).find_map(|msg| match msg {
+                    Msg::DirXfer { entries, join: false, .. } => Some(entries.iter().find(|(key, _)| *key == k).map(|(_, d)| d)),
+                    _ => None,
+                })
+            });
+            let entry = match (leaver, in_transit) {
+                (Some(d), _) if !d.entries_sent() => d.directory().get(&k),
+                (_, Some(entry)) => entry,
+                _ => {
+                    let home = a.ring().home(k).index();
+                    if state.crashed[home] {
+                        return true;
+                    }
+                    agent(home).and_then(|h| h.directory().get(&k))
+                }
+            };
             let me = NodeId::fixed(*i);
             match entry {
                 Some(Dir::Exclusive(o)) => *o == me,
@@ -523,16 +617,22 @@ fn failure_fencing(m: &ConcordModel, state: &ConcordModelState) -> bool {
         })
 }
 
-/// Some function on a live machine has invoked a call and not had its answer (a call of a
-/// crashed machine stays pending for good).
-pub fn live_calls_in_flight(m: &ConcordModel, state: &ConcordModelState) -> bool {
-    let mut open = vec![false; m.client_agents.len()];
-    for event in &state.history {
+/// Which functions have invoked a call and not had its answer.
+fn open_calls(history: &[Event], functions: usize) -> Vec<bool> {
+    let mut open = vec![false; functions];
+    for event in history {
         match *event {
             Event::Invoke { client, .. } => open[client] = true,
             Event::Return { client, .. } | Event::Failed { client } => open[client] = false,
         }
     }
+    open
+}
+
+/// Some function on a live machine has invoked a call and not had its answer (a call of a
+/// crashed machine stays pending for good).
+pub fn live_calls_in_flight(m: &ConcordModel, state: &ConcordModelState) -> bool {
+    let open = open_calls(&state.history, m.client_agents.len());
     open.iter().zip(&m.client_agents).any(|(&open, &agent)| open && !state.crashed[agent])
 }
 

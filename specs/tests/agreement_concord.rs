@@ -83,6 +83,38 @@ fn no_failure_eviction_breaks_failure_fencing_and_linearizability_in_both() {
 }
 
 #[test]
+fn the_strict_protocol_passes_stateright_through_a_departure() {
+    // The Leave plan of `tlc_concord.rs` (MC_leave: x's home leaves; MC_leave_any: any agent),
+    // with the controller's two barriers, the leaver's synchronization and the migration of
+    // its entries to its successor. The Rust model refuses a schedule where every agent
+    // leaves, so here x's home or its successor (c1's machine) may.
+    for (cfg, name, states) in [
+        (ConcordConfig::leave(), "leave", 9_557),
+        (ConcordConfig::leave().leaving(&[Place::Home, Place::After(1)]), "leave_home_or_successor", 18_728),
+    ] {
+        let sr = stateright(cfg);
+        assert_eq!(sr.broken, Vec::<&str>::new(), "{name}: Stateright");
+        assert_eq!(sr.unique_states, states, "{name}: Stateright");
+    }
+}
+
+#[test]
+fn leave_without_migration_breaks_tracking_and_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::leave().mutant("leave_without_migration"));
+    assert!(sr.broken.contains(&TRACKED) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_leave_without_migration.cfg").as_deref(), Some(tla_name(TRACKED)));
+    assert_eq!(tlc("MC_leave_without_migration_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn serve_before_entries_breaks_tracking_and_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::leave().mutant("serve_before_entries"));
+    assert!(sr.broken.contains(&TRACKED) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_serve_before_entries.cfg").as_deref(), Some(tla_name(TRACKED)));
+    assert_eq!(tlc("MC_serve_before_entries_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
 fn no_storage_fencing_breaks_write_order_but_not_linearizability_in_both() {
     // Finding 2 of `specs/concord/README.md`, on the Rust nodes too: no function read the
     // crashed owner's late write, so only storage's write order shows it.

@@ -7,7 +7,9 @@
 //! call ends under weak fairness. Each mutant of the Rust model the spec expresses breaks the
 //! invariant we expect, and linearizability too, with a counterexample of the actions we
 //! expect; so do the paper-literal rules (A1 S-upgrades, A12 directory eviction without recall,
-//! and the owner's reads of its own in-flight write with a crash). One TLC worker, so
+//! and the owner's reads of its own in-flight write with a crash). One agent may leave the
+//! domain instead (§III-D): the strict protocol passes through it, and the Rust model's two
+//! domain-change mutants break directory coverage and linearizability. One TLC worker, so
 //! counterexamples are the same on every run. Figures: `specs/README.md`.
 
 use causim_specs::tlc::{TlcRun, Verdict, testing};
@@ -61,6 +63,13 @@ fn concord_strict_keeps_every_invariant_through_a_crash() {
 }
 
 #[test]
+fn concord_strict_keeps_every_invariant_through_a_departure() {
+    // MC_leave: x's home leaves (its entries move to its successor, c1's machine, which holds
+    // c1's copy); MC_leave_any: any agent leaves, with directory evictions too.
+    expect_pass(&[("MC_leave.cfg", 4_365, 30), ("MC_leave_any.cfg", 15_098, 30)]);
+}
+
+#[test]
 #[ignore = "about a minute: run with --ignored"]
 fn concord_strict_keeps_every_invariant_with_two_s_upgrades_at_once() {
     // A2: both sharers upgrade; the one serialized second is invalidated and goes on as a write
@@ -73,6 +82,45 @@ fn concord_calls_complete_under_fairness_through_a_home_crash() {
     let run = tlc("MC_liveness.cfg");
     assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
     assert_eq!(run.distinct_states, 2_992);
+}
+
+#[test]
+fn concord_calls_complete_under_fairness_through_a_departure() {
+    let run = tlc("MC_liveness_leave.cfg");
+    assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
+    assert_eq!(run.distinct_states, 2_418);
+}
+
+/// Agent 1 reads x (E at 1, homed at 3), then agent 3 leaves and the first barrier passes.
+const MISS_THEN_LEAVE: [&str; 7] = ["ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "Leave", "LeaveSync1"];
+
+#[test]
+fn concord_mutant_leave_without_migration_loses_the_entries_of_the_leavers_keys() {
+    // The successor installs nothing: agent 1's E copy is tracked by no entry.
+    expect_violation(
+        "MC_leave_without_migration.cfg",
+        "DirectoryCoversCopies",
+        &then(&MISS_THEN_LEAVE, &["LeaveHandOver", "LeaveInstall"]),
+    );
+    // Agent 2's write then misses at the new home, invalidates nothing, and agent 1 reads the
+    // initial value after it completed.
+    let seen = then(
+        &MISS_THEN_LEAVE,
+        &["WriteReq", "LeaveHandOver", "LeaveInstall", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"],
+    );
+    expect_violation("MC_leave_without_migration_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_mutant_serve_before_entries_makes_two_homes_at_once() {
+    // After the first barrier the successor serves agent 1's read miss with no entry, while
+    // the leaver's entries still track x: a split directory.
+    let split = ["Leave", "LeaveSync1", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"];
+    expect_violation("MC_serve_before_entries.cfg", "DirectoryCoversCopies", &split);
+    // Agent 1's copy came from the leaver; the successor lets agent 2's write through before
+    // the entries arrive, invalidating nothing, and agent 1 reads the initial value.
+    let seen = then(&MISS_THEN_LEAVE, &["WriteReq", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"]);
+    expect_violation("MC_serve_before_entries_history.cfg", "Linearizable", &seen);
 }
 
 #[test]
