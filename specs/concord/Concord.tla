@@ -43,7 +43,8 @@ CONSTANTS
     Keys,          \* keys (model values)
     KeyPos,        \* KeyPos[k] \in 1..N: the key's position on the ring
     Clients,       \* functions (model values)
-    ClientNode,    \* ClientNode[c]: the machine (agent) c runs on
+    ClientNode,    \* ClientNode[c]: the machine (agent) c runs on; DB: an external application's
+                   \* function, whose writes go to storage directly (section III-C3)
     Plan,          \* Plan[c]: its calls, [op |-> "R" or "W", key |-> k, val |-> v]
     CrashNodes,    \* agents that may crash (at most one crash per run)
     LeaveNodes,    \* agents that may leave the domain (at most one departure, no crash then)
@@ -58,8 +59,12 @@ CONSTANTS
 \*   owner_read_in_flight a read at the owner's machine sees the owner's
 \*                        direct write before storage acknowledges it;
 \*   dir_evict_no_recall  a home evicts a directory entry without first
-\*                        invalidating the copies it tracks.
-LiteralRules == {"upgrade_local_first", "owner_read_in_flight", "dir_evict_no_recall"}
+\*                        invalidating the copies it tracks;
+\*   external_at_storage  storage applies an external write at once and its
+\*                        listener tells the key's home, which then invalidates
+\*                        the copies (strictly, external_through_home: the home
+\*                        writes it like any write, invalidations first).
+LiteralRules == {"upgrade_local_first", "owner_read_in_flight", "dir_evict_no_recall", "external_at_storage"}
 Mutants == {"none", "no_owner_deferral", "inv_parallel_with_put", "non_blocking_directory",
             "no_failure_eviction", "no_storage_fencing",
             "leave_without_migration", "serve_before_entries"}
@@ -67,12 +72,18 @@ Mutants == {"none", "no_owner_deferral", "inv_parallel_with_put", "non_blocking_
 ASSUME N \in Nat /\ N >= 1
 ASSUME Literal \subseteq LiteralRules
 ASSUME Mutant \in Mutants
-ASSUME \A c \in Clients : ClientNode[c] \in 1..N
+ASSUME \A c \in Clients : ClientNode[c] \in 0..N
+\* One external function at most, writes only, in runs without a crash or a departure.
+ExtClients == {c \in Clients : ClientNode[c] = 0}
+ASSUME Cardinality(ExtClients) <= 1
+ASSUME \A c \in ExtClients : \A i \in 1..Len(Plan[c]) : Plan[c][i].op = "W"
+ASSUME ExtClients # {} => CrashNodes = {} /\ LeaveNodes = {}
 ASSUME \A k \in Keys : KeyPos[k] \in 1..N
 
 Nodes == 1..N
 DB == 0            \* storage, an endpoint like the agents
-Ends == 0..N
+CTL == N + 1       \* the controller: external writes reach homes through it
+Ends == 0..N + 1
 NoNode == 0        \* no failed agent (storage never fails)
 InitVal == 0
 Inf == 1000
@@ -198,7 +209,15 @@ Begin(h, k, r, ch) ==
         invs(S) == {<<<<h, s>>, Req("Inv", k, 0)>> : s \in S}
         countPut == wseq' = [wseq EXCEPT ![k] = @ + 1]
     IN
-    CASE r.kind = "R" /\ (d.st = "none" \/ (d.st = "E" /\ d.sh = {q})) ->
+    CASE r.kind = "X" /\ d.sh = {} ->
+            \* an external write already in storage, no copy to invalidate
+            chan' = ch /\ UNCHANGED <<dir, act, wseq>>
+      [] r.kind = "X" ->
+            \* an external write already in storage: invalidate every copy
+            /\ add([Txn(q, "X", FALSE, 0, r.v, d.sh, TRUE) EXCEPT !.stored = TRUE])
+            /\ chan' = Send(ch, invs(d.sh))
+            /\ UNCHANGED <<dir, wseq>>
+      [] r.kind = "R" /\ (d.st = "none" \/ (d.st = "E" /\ d.sh = {q})) ->
             \* read miss (or the owner re-reading a line it evicted): storage, then E
             /\ add(Txn(q, "F", TRUE, 0, 0, {}, FALSE)) /\ chan' = Send(ch, {get})
             /\ UNCHANGED <<dir, wseq>>
@@ -242,7 +261,7 @@ DirAfter(h, k, t) ==
         gone == Fenced(h) /\ t.q = failed
         others == IF d.st = "S" THEN d.sh ELSE {}
         S(sh) == IF sh = {} THEN NoDir ELSE [st |-> "S", sh |-> sh]
-    IN  CASE t.kind = "C" -> NoDir
+    IN  CASE t.kind \in {"C", "X"} \/ t.q = CTL -> NoDir
           [] t.kind = "Fwd" -> S({t.o} \cup (IF gone THEN {} ELSE {t.q}))
           [] t.kind = "F" /\ ~t.excl -> S(others \cup (IF gone THEN {} ELSE {t.q}))
           [] OTHER -> IF gone THEN NoDir ELSE [st |-> "E", sh |-> {t.q}]
@@ -252,8 +271,8 @@ DirAfter(h, k, t) ==
 Finish(h, k, t, v, ch) ==
     /\ act' = [act EXCEPT ![h][k] = @ \ {t}]
     /\ dir' = [dir EXCEPT ![h][k] = DirAfter(h, k, t)]
-    /\ chan' = CASE t.kind = "C" -> ch
-                 [] t.kind = "W" -> Send(ch, {<<<<h, t.q>>, Req("WrAck", k, t.v)>>})
+    /\ chan' = CASE t.kind \in {"C", "X"} -> ch
+                 [] t.kind = "W" -> Send(ch, {<<<<h, t.q>>, Req(IF t.q = CTL THEN "ExtAck" ELSE "WrAck", k, t.v)>>})
                  [] OTHER -> Send(ch, {<<<<h, t.q>>, [t |-> "Data", k |-> k, v |-> v, q |-> 0,
                                                       own |-> t.kind = "F" /\ t.excl, seq |-> 0]>>})
 
@@ -277,10 +296,13 @@ Blocking == Mutant # "non_blocking_directory"
 (* in flight (the blocking directory).                                       *)
 HomeRecv(q, h) ==
     /\ h \in alive /\ Has(q, h) /\ ~(Fenced(h) /\ q = failed)
-    /\ Msg(q, h).t \in {"RdReq", "WrReq"}
+    /\ Msg(q, h).t \in {"RdReq", "WrReq", "ExtReq"}
     /\ LET m == Msg(q, h)
+           kind == CASE m.t = "RdReq" -> "R"
+                     [] m.t = "ExtReq" /\ "external_at_storage" \in Literal -> "X"
+                     [] OTHER -> "W"
            \* a request handed on by a departing home names its requester
-           r == [q |-> IF m.q # 0 THEN m.q ELSE q, kind |-> IF m.t = "RdReq" THEN "R" ELSE "W", v |-> m.v]
+           r == [q |-> IF m.q # 0 THEN m.q ELSE q, kind |-> kind, v |-> m.v]
        IN  IF (Blocking /\ (act[h][m.k] # {} \/ queue[h][m.k] # <<>>)) \/ Holds(h, m.k)
            THEN /\ queue' = [queue EXCEPT ![h][m.k] = Append(@, r)]
                 /\ chan' = Recv(chan, <<q, h>>)
@@ -482,6 +504,42 @@ Evict(n, k) ==
     /\ Evictions /\ n \in alive /\ Valid(line[n][k]) /\ cpend[n][k] = None
     /\ line' = [line EXCEPT ![n][k] = LineI]
     /\ UNCHANGED <<cpend, homeVars, chan, store, failVars, ghostVars, clientVars>>
+
+-----------------------------------------------------------------------------
+(* External writes (section III-C3): an application outside the domain     *)
+(* writes storage; the listener function tells the controller, which tells *)
+(* the key's home (the link CTL -> home).  Paper-literal, storage applies  *)
+(* the write and acknowledges it at once, and the home then invalidates    *)
+(* every copy ("handles the external write as a local write").  Strictly  *)
+(* (external_through_home), storage hands the write on unapplied and the   *)
+(* home writes it like a function's write: invalidations, the storage      *)
+(* write, then the answer to the external application.                     *)
+ExtWrite(c) ==
+    /\ c \in ExtClients /\ ~waiting[c] /\ pc[c] < Len(Plan[c])
+    /\ LET k == Op(c).key  v == Op(c).val
+           notice == Send(chan, {<<<<CTL, Home(k)>>, Req("ExtReq", k, v)>>})
+       IN  IF "external_at_storage" \in Literal
+           THEN /\ store' = [store EXCEPT ![k] = v]
+                /\ wseq' = [wseq EXCEPT ![k] = @ + 1]
+                /\ stseq' = [stseq EXCEPT ![k] = wseq[k] + 1]
+                /\ chan' = notice
+                /\ hist' = [hist EXCEPT ![c] = Append(@, [kind |-> "W", key |-> k, val |-> v,
+                                                         inv |-> clock + 1, ret |-> clock + 2])]
+                /\ clock' = clock + 2
+                /\ pc' = [pc EXCEPT ![c] = @ + 1]
+                /\ UNCHANGED <<reordered, waiting>>
+           ELSE /\ chan' = notice
+                /\ Invoke(c, "W", k, v)
+                /\ waiting' = [waiting EXCEPT ![c] = TRUE]
+                /\ UNCHANGED <<store, ghostVars>>
+    /\ UNCHANGED <<cacheVars, homeVars, failVars, stopped>>
+
+\* The home's answer reaches the external application (strictly).
+ExtAck(h) ==
+    /\ Has(h, CTL) /\ Msg(h, CTL).t = "ExtAck"
+    /\ chan' = Recv(chan, <<h, CTL>>)
+    /\ \E c \in ExtClients : waiting[c] /\ Respond(c, 0)
+    /\ UNCHANGED <<cacheVars, homeVars, store, failVars, ghostVars>>
 
 -----------------------------------------------------------------------------
 (* Storage.                                                                 *)
@@ -715,14 +773,14 @@ Init ==
 
 \* The protocol's own steps (fair), and the environment's (not).
 Protocol ==
-    \/ \E c \in Clients : ReadHit(c) \/ ReadReq(c) \/ OwnerWrite(c) \/ WriteReq(c)
+    \/ \E c \in Clients : ReadHit(c) \/ ReadReq(c) \/ OwnerWrite(c) \/ WriteReq(c) \/ ExtWrite(c)
     \/ \E a \in Ends, b \in Nodes :
          HomeRecv(a, b) \/ HomeInvAck(a, b) \/ HomeFwdData(a, b) \/ CacheData(a, b)
          \/ CacheWrAck(a, b) \/ OwnerFwdRd(a, b) \/ CacheInv(a, b) \/ Drop(a, b)
     \/ \E n \in Nodes : HomeStData(n) \/ HomeStAck(n) \/ OwnerStAck(n) \/ StorageGet(n) \/ StoragePut(n)
     \/ \E h \in Nodes, k \in Keys : HomeDequeue(h, k) \/ HomeGiveUp(h, k) \/ Reissue(h, k)
     \/ Detect \/ EndRecovery
-    \/ \E m \in Nodes : Recover(m) \/ LeaveInstall(m) \/ LeaveAcked(m)
+    \/ \E m \in Nodes : Recover(m) \/ LeaveInstall(m) \/ LeaveAcked(m) \/ ExtAck(m)
     \/ LeaveSync1 \/ LeaveHandOver \/ LeaveSync2
     \/ \E k \in Keys : LeaveHandOn(k)
 

@@ -7,7 +7,8 @@
 //! call ends under weak fairness. Each mutant of the Rust model the spec expresses breaks the
 //! invariant we expect, and linearizability too, with a counterexample of the actions we
 //! expect; so do the paper-literal rules (A1 S-upgrades, A12 directory eviction without recall,
-//! and the owner's reads of its own in-flight write with a crash). One agent may leave the
+//! A11 external writes applied at storage before the home invalidates, and the owner's reads of
+//! its own in-flight write with a crash). One agent may leave the
 //! domain instead (§III-D): the strict protocol passes through it, and the Rust model's two
 //! domain-change mutants break directory coverage and linearizability. One TLC worker, so
 //! counterexamples are the same on every run. Figures: `specs/README.md`.
@@ -244,6 +245,26 @@ fn concord_paper_literal_directory_eviction_leaves_copies_untracked() {
         &["DirEvict", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"],
     );
     expect_violation("MC_dir_evict_paper_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_external_writes_through_the_home_keep_every_invariant() {
+    // A11 strict (`external_through_home`): an external application's write reaches x's home
+    // through storage's listener and the controller, and the home writes it like a function's
+    // write, beside an E owner's direct write and a reader at the home.
+    expect_pass(&[("MC_ext_write.cfg", 33_910, 30)]);
+}
+
+#[test]
+fn concord_paper_literal_external_write_leaves_a_stale_copy_after_it_completed() {
+    // A11 †: c1 owns x and writes 1 (stored); storage applies the external write of 2 and
+    // acknowledges it at once, and c1 still reads 1 from its line before the home's
+    // invalidation arrives.
+    let seen = then(&MISS_AT_1, &["OwnerWrite", "StoragePut", "OwnerStAck", "ExtWrite", "ReadHit"]);
+    expect_violation("MC_ext_write_paper_history.cfg", "Linearizable", &seen);
+    // Storage's order too: the external write lands while the owner's direct write is on the
+    // wire, which then lands after it.
+    expect_violation("MC_ext_write_paper.cfg", "WriteOrder", &then(&MISS_AT_1, &["OwnerWrite", "ExtWrite", "StoragePut"]));
 }
 
 #[test]
