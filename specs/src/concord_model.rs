@@ -47,6 +47,7 @@
 //! | always "storage applies writes in order" | `WriteOrder` | I8: storage's own invariant (`Storage::check_invariants`) |
 //! | always "no survivor holds a failed home's line" | `FailureFencing` | I7: an agent that has handled the failure notice, and not yet the end of recovery, holds no line of the crashed agent's keys but one its own direct write drains |
 //! | always "calls are linearizable" | `Linearizable` | the history checker at level `linearizable`, whenever no call of a live machine is in flight |
+//! | sometimes "every call is answered" | (deadlock freedom, in part) | some run answers every call of every function |
 //!
 //! `DirectoryCoversCopies` and `SWMR` range over the live agents, and a line's home is the
 //! one its holder's ring names (the spec's single `members` changes at once at the end of
@@ -73,6 +74,9 @@ pub const TRACKED: &str = "every copy is tracked";
 pub const WRITE_ORDER: &str = "storage applies writes in order";
 pub const FAILURE_FENCING: &str = "no survivor holds a failed home's line";
 pub const LINEARIZABLE: &str = "calls are linearizable";
+/// A `sometimes` property: a run in which every function's every call is answered (so the
+/// plan's paths, the external write's through the home included, are taken).
+pub const EVERY_CALL_ANSWERED: &str = "every call is answered";
 
 /// The TLA+ invariant of each property.
 pub const TLA_NAMES: [(&str, &str); 5] = [
@@ -108,6 +112,8 @@ pub enum Place {
     Home,
     Other(usize),
     After(usize),
+    /// The external application's machine (§III-C3): its calls go to storage directly.
+    External,
 }
 
 #[derive(Clone, Debug)]
@@ -216,6 +222,18 @@ impl ConcordConfig {
         ConcordConfig::new(3, vec![(After(1), vec![rd(X), rd(X)]), (After(2), vec![wr(X, 1)])]).leaving(&[Home])
     }
 
+    /// `ExtWritePlan` (A11): c1 at the other agent reads x (E), writes 1 directly and reads x;
+    /// c2 at the home reads x; e1, an external application's function, writes 2 to storage.
+    /// Strictly (`external_through_home`) storage hands the write to x's home through the
+    /// listener and the controller; paper-literal it applies it first.
+    pub fn ext_write() -> ConcordConfig {
+        use Place::*;
+        let mut cfg =
+            ConcordConfig::new(2, vec![(Other(0), vec![rd(X), wr(X, 1), rd(X)]), (Home, vec![rd(X)]), (External, vec![wr(X, 2)])]);
+        cfg.params = serde_json::json!({"external_app": true});
+        cfg
+    }
+
     /// The agents at `places` may leave the domain (at most one does).
     pub fn leaving(mut self, places: &[Place]) -> ConcordConfig {
         self.leaves = places.to_vec();
@@ -247,11 +265,26 @@ impl ConcordConfig {
         Concord::build(&self.params, &mutants, &topology).map_err(|e| format!("{}: {}", e.path, e.message))
     }
 
-    /// The agent index of a place.
+    /// An external application runs on its own machine (`params.external_app`).
+    fn external(&self) -> bool {
+        self.params.get("external_app").and_then(|v| v.as_bool()).unwrap_or(false)
+    }
+
+    /// The actor index of the first function: after the agents, storage, the controller and
+    /// the external application's machine.
+    fn first_client(&self) -> usize {
+        self.agents + 2 + usize::from(self.external())
+    }
+
+    /// The agent index of a place (the machine `ext` for `External`).
     fn agent(&self, protocol: &Concord, place: Place) -> usize {
         let ring = protocol.ring();
         let home = ring.home(X);
         match place {
+            Place::External => {
+                assert!(self.external(), "an external function needs params.external_app");
+                self.agents + 2
+            }
             Place::Home => home.index(),
             Place::Other(i) => (0..self.agents).filter(|&a| a != home.index()).nth(i).expect("enough agents for the plan"),
             Place::After(i) => {
@@ -273,11 +306,13 @@ impl ConcordConfig {
             self.params["leaves"] = serde_json::json!(schedule);
         }
         let protocol = Arc::new(self.protocol()?);
-        let mut nodes = protocol.fixed_nodes().into_iter().take(self.agents + 2).map(|n| n.node);
+        let mut nodes = protocol.fixed_nodes().into_iter().take(self.first_client()).map(|n| n.node);
         let mut actors: Vec<ConcordActor> = nodes.by_ref().take(self.agents + 1).map(ConcordActor::Node).collect();
         let controller = nodes.next().expect("the controller follows storage");
         let detect_at = protocol.params.heartbeat_timeout_ns + 1;
         actors.push(ConcordActor::Controller { node: controller, agents: self.agents, detect_at });
+        // The external application's machine `ext`, if any, follows the controller.
+        actors.extend(nodes.map(ConcordActor::Node));
         let mut client_agents = Vec::new();
         for (place, ops) in &self.functions {
             let agent = self.agent(&protocol, *place);
@@ -307,7 +342,7 @@ pub enum Event {
 /// Records calls as their agents receive them and answers as their functions do.
 #[allow(clippy::ptr_arg)] // the signature `ActorModel::record_msg_in` takes
 fn record_call(cfg: &ConcordConfig, history: &Vec<Event>, env: Envelope<&Msg>) -> Option<Vec<Event>> {
-    let first_client = cfg.agents + 2;
+    let first_client = cfg.first_client();
     let client = |id: Id| usize::from(id).checked_sub(first_client);
     let event = match *env.msg {
         Msg::Get { key } => Event::Invoke { client: client(env.src)?, key, write: None },
@@ -424,7 +459,7 @@ impl ConcordModel {
     }
 
     fn is_client(&self, id: Id) -> bool {
-        usize::from(id) >= self.cfg().agents + 2
+        usize::from(id) >= self.cfg().first_client()
     }
 
     fn controller(&self) -> usize {
@@ -533,6 +568,10 @@ impl Model for ConcordModel {
             Property::always(FAILURE_FENCING, |m: &ConcordModel, s: &ConcordModelState| failure_fencing(m, s)),
             Property::always(LINEARIZABLE, |m: &ConcordModel, s: &ConcordModelState| {
                 live_calls_in_flight(m, s) || check_history(m.cfg(), &s.history).ok
+            }),
+            Property::sometimes(EVERY_CALL_ANSWERED, |m: &ConcordModel, s: &ConcordModelState| {
+                let answers = s.history.iter().filter(|e| matches!(e, Event::Return { .. })).count();
+                answers == m.cfg().functions.iter().map(|(_, ops)| ops.len()).sum::<usize>()
             }),
         ]
     }
@@ -675,7 +714,7 @@ pub fn check_history(cfg: &ConcordConfig, history: &[Event]) -> Report {
     let buf = causim_sim::buffer::SharedBuffer::default();
     let mut writer = HistoryWriter::new(Box::new(buf.clone()));
     let mut node_names: Vec<String> = (0..cfg.agents).map(|i| format!("S{i}")).collect();
-    node_names.extend(["db".to_string(), "ctl".to_string()]);
+    node_names.extend(["db".to_string(), "ctl".to_string(), "ext".to_string()]);
     let names = Names::new(&node_names, &["x".to_string(), "y".to_string()]);
     let header = HistoryHeader::of_model_checker(Concord::ENTRY.name);
     writer.header(&header).expect("in memory");
