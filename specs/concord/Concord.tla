@@ -102,7 +102,8 @@ VARIABLES
     phase,     \* "none", "crashed" (not detected yet), "recovering", "done"
     recovered, \* endpoints (agents, and DB for storage) that handled the failure
     leaver,    \* the departing agent, or NoNode
-    lphase,    \* "none", "draining", "moving" (barrier 1 passed), "installed", "acked", "done"
+    lphase,    \* "none", "draining", "moving" (barrier 1 passed), "sent", "installed",
+               \* "acked", "done" (barrier 2 passed)
     wseq,      \* ghost: wseq[k], writes to k sent to storage so far (their order)
     stseq,     \* ghost: stseq[k], the order number of the write storage applied last
     reordered, \* ghost: storage applied a write after a later-serialized one (I8)
@@ -133,9 +134,9 @@ Home(k) == HomeFrom(KeyPos[k], members, N)
 \* The home before the departure (the leaver still in the ring).
 OldHome(k) == HomeFrom(KeyPos[k], (members \cup {leaver}) \ {NoNode}, N)
 
-\* The departing agent holds every request from its announcement to the first
-\* barrier; its successor holds those for the moved keys until their entries
-\* arrive (unless the mutant).
+\* The departing agent holds every request from its announcement on (it hands
+\* them to its successor after its entries); the successor holds those for the
+\* moved keys until their entries arrive (unless the mutant).
 Holds(h, k) ==
     \/ h = leaver
     \/ /\ lphase \in {"moving", "sent"} /\ OldHome(k) = leaver /\ h = Home(k)
