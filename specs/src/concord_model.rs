@@ -23,7 +23,9 @@
 //!   ordinary messages, so the recovery barrier runs as the engine runs it.
 //! - **One departure** (§III-D), in plans that name agents that may leave (the spec's
 //!   `LeaveNodes`; no crash then): at most one does, at any step at which none of its
-//!   functions has a call in flight (`ConcordStep::Leave`, the spec's `Leave`). The Rust
+//!   functions has a call in flight (`ConcordStep::Leave`, the spec's `Leave`; a call still on
+//!   its way to the agent is not yet in flight, and the leaving agent fails it, as the Rust
+//!   model does). The Rust
 //!   `Controller` runs it from its scheduled departure (`params.leaves`, fired by the step); its
 //!   `Leave`, the acknowledgments, `Transfer`, the leaver's `Sync` round, `DirXfer`, `Moved`,
 //!   `LeaveDone` and `Left` are ordinary messages. The Rust model refuses a schedule in which
