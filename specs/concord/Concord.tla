@@ -22,6 +22,13 @@
 (*     from their entries, cancel their writes to it and hold their reads; *)
 (*     when all have done so the ring without it is in force, homes treat  *)
 (*     its missing answers as received, and held reads are reissued.       *)
+(*   - At most one agent leaves the domain (section III-D), when none of   *)
+(*     its functions has a call in flight: it drops its lines and holds    *)
+(*     new requests, finishes its directory transactions, synchronizes     *)
+(*     with every other agent (the first barrier: all switch to the ring   *)
+(*     without it and drop it from their entries), sends its entries to   *)
+(*     its clockwise successor with the held requests, and once the       *)
+(*     successor acknowledges, the agents synchronize again.               *)
 (*   - Links are reliable and FIFO per pair (gRPC over TCP); storage is    *)
 (*     a linearizable register per key.                                     *)
 (*                                                                         *)
@@ -36,9 +43,11 @@ CONSTANTS
     Keys,          \* keys (model values)
     KeyPos,        \* KeyPos[k] \in 1..N: the key's position on the ring
     Clients,       \* functions (model values)
-    ClientNode,    \* ClientNode[c]: the machine (agent) c runs on
+    ClientNode,    \* ClientNode[c]: the machine (agent) c runs on; DB: an external application's
+                   \* function, whose writes go to storage directly (section III-C3)
     Plan,          \* Plan[c]: its calls, [op |-> "R" or "W", key |-> k, val |-> v]
     CrashNodes,    \* agents that may crash (at most one crash per run)
+    LeaveNodes,    \* agents that may leave the domain (at most one departure, no crash then)
     Evictions,     \* TRUE: idle lines may be evicted (silently) at any time
     DirEvictions,  \* TRUE: a home may evict an idle directory entry at any time
     Literal,       \* the paper-literal rules in force (the rest are strict)
@@ -50,20 +59,31 @@ CONSTANTS
 \*   owner_read_in_flight a read at the owner's machine sees the owner's
 \*                        direct write before storage acknowledges it;
 \*   dir_evict_no_recall  a home evicts a directory entry without first
-\*                        invalidating the copies it tracks.
-LiteralRules == {"upgrade_local_first", "owner_read_in_flight", "dir_evict_no_recall"}
+\*                        invalidating the copies it tracks;
+\*   external_at_storage  storage applies an external write at once and its
+\*                        listener tells the key's home, which then invalidates
+\*                        the copies (strictly, external_through_home: the home
+\*                        writes it like any write, invalidations first).
+LiteralRules == {"upgrade_local_first", "owner_read_in_flight", "dir_evict_no_recall", "external_at_storage"}
 Mutants == {"none", "no_owner_deferral", "inv_parallel_with_put", "non_blocking_directory",
-            "no_failure_eviction", "no_storage_fencing"}
+            "no_failure_eviction", "no_storage_fencing",
+            "leave_without_migration", "serve_before_entries"}
 
 ASSUME N \in Nat /\ N >= 1
 ASSUME Literal \subseteq LiteralRules
 ASSUME Mutant \in Mutants
-ASSUME \A c \in Clients : ClientNode[c] \in 1..N
+ASSUME \A c \in Clients : ClientNode[c] \in 0..N
+\* One external function at most, writes only, in runs without a crash or a departure.
+ExtClients == {c \in Clients : ClientNode[c] = 0}
+ASSUME Cardinality(ExtClients) <= 1
+ASSUME \A c \in ExtClients : \A i \in 1..Len(Plan[c]) : Plan[c][i].op = "W"
+ASSUME ExtClients # {} => CrashNodes = {} /\ LeaveNodes = {}
 ASSUME \A k \in Keys : KeyPos[k] \in 1..N
 
 Nodes == 1..N
 DB == 0            \* storage, an endpoint like the agents
-Ends == 0..N
+CTL == N + 1       \* the controller: external writes reach homes through it
+Ends == 0..N + 1
 NoNode == 0        \* no failed agent (storage never fails)
 InitVal == 0
 Inf == 1000
@@ -81,6 +101,9 @@ VARIABLES
     failed,    \* the crashed agent, or NoNode
     phase,     \* "none", "crashed" (not detected yet), "recovering", "done"
     recovered, \* endpoints (agents, and DB for storage) that handled the failure
+    leaver,    \* the departing agent, or NoNode
+    lphase,    \* "none", "draining", "moving" (barrier 1 passed), "sent", "installed",
+               \* "acked", "done" (barrier 2 passed)
     wseq,      \* ghost: wseq[k], writes to k sent to storage so far (their order)
     stseq,     \* ghost: stseq[k], the order number of the write storage applied last
     reordered, \* ghost: storage applied a write after a later-serialized one (I8)
@@ -91,10 +114,10 @@ VARIABLES
     clock      \* logical time of the history's events
 
 vars == <<line, cpend, dir, act, queue, chan, store, alive, members, failed, phase,
-          recovered, wseq, stseq, reordered, pc, waiting, stopped, hist, clock>>
+          recovered, leaver, lphase, wseq, stseq, reordered, pc, waiting, stopped, hist, clock>>
 cacheVars == <<line, cpend>>
 homeVars == <<dir, act, queue>>
-failVars == <<alive, members, failed, phase, recovered>>
+failVars == <<alive, members, failed, phase, recovered, leaver, lphase>>
 ghostVars == <<wseq, stseq, reordered>>
 clientVars == <<pc, waiting, stopped, hist, clock>>
 
@@ -108,6 +131,26 @@ RECURSIVE HomeFrom(_, _, _)
 HomeFrom(i, S, n) == IF i \in S \/ n = 0 THEN i ELSE HomeFrom(Succ(i), S, n - 1)
 \* Consistent hashing, one token per agent: the first member clockwise.
 Home(k) == HomeFrom(KeyPos[k], members, N)
+\* The home before the departure (the leaver still in the ring).
+OldHome(k) == HomeFrom(KeyPos[k], (members \cup {leaver}) \ {NoNode}, N)
+
+\* The departing agent holds every request from its announcement on (it hands
+\* them to its successor after its entries); the successor holds those for the
+\* moved keys until their entries arrive (unless the mutant).
+Holds(h, k) ==
+    \/ h = leaver
+    \/ /\ lphase \in {"moving", "sent"} /\ OldHome(k) = leaver /\ h = Home(k)
+       /\ Mutant # "serve_before_entries"
+
+\* The agent whose entry tracks k's copies: the departing agent until its
+\* successor has installed the entries it sent.
+Holder(k) == IF lphase \in {"moving", "sent"} /\ OldHome(k) = leaver THEN leaver ELSE Home(k)
+
+\* The departing agent's clockwise successor, the new home of all its keys.
+Successor == HomeFrom(Succ(leaver), members, N)
+
+\* Entry e without agent x.
+DropSharer(e, x) == LET sh == e.sh \ {x} IN IF sh = {} THEN NoDir ELSE [e EXCEPT !.sh = sh]
 
 \* The failed agent's messages to p are dropped once p handled the failure.
 Fenced(p) == failed # NoNode /\ p \in recovered
@@ -167,7 +210,15 @@ Begin(h, k, r, ch) ==
         invs(S) == {<<<<h, s>>, Req("Inv", k, 0)>> : s \in S}
         countPut == wseq' = [wseq EXCEPT ![k] = @ + 1]
     IN
-    CASE r.kind = "R" /\ (d.st = "none" \/ (d.st = "E" /\ d.sh = {q})) ->
+    CASE r.kind = "X" /\ d.sh = {} ->
+            \* an external write already in storage, no copy to invalidate
+            chan' = ch /\ UNCHANGED <<dir, act, wseq>>
+      [] r.kind = "X" ->
+            \* an external write already in storage: invalidate every copy
+            /\ add([Txn(q, "X", FALSE, 0, r.v, d.sh, TRUE) EXCEPT !.stored = TRUE])
+            /\ chan' = Send(ch, invs(d.sh))
+            /\ UNCHANGED <<dir, wseq>>
+      [] r.kind = "R" /\ (d.st = "none" \/ (d.st = "E" /\ d.sh = {q})) ->
             \* read miss (or the owner re-reading a line it evicted): storage, then E
             /\ add(Txn(q, "F", TRUE, 0, 0, {}, FALSE)) /\ chan' = Send(ch, {get})
             /\ UNCHANGED <<dir, wseq>>
@@ -211,7 +262,7 @@ DirAfter(h, k, t) ==
         gone == Fenced(h) /\ t.q = failed
         others == IF d.st = "S" THEN d.sh ELSE {}
         S(sh) == IF sh = {} THEN NoDir ELSE [st |-> "S", sh |-> sh]
-    IN  CASE t.kind = "C" -> NoDir
+    IN  CASE t.kind \in {"C", "X"} \/ t.q = CTL -> NoDir
           [] t.kind = "Fwd" -> S({t.o} \cup (IF gone THEN {} ELSE {t.q}))
           [] t.kind = "F" /\ ~t.excl -> S(others \cup (IF gone THEN {} ELSE {t.q}))
           [] OTHER -> IF gone THEN NoDir ELSE [st |-> "E", sh |-> {t.q}]
@@ -221,8 +272,8 @@ DirAfter(h, k, t) ==
 Finish(h, k, t, v, ch) ==
     /\ act' = [act EXCEPT ![h][k] = @ \ {t}]
     /\ dir' = [dir EXCEPT ![h][k] = DirAfter(h, k, t)]
-    /\ chan' = CASE t.kind = "C" -> ch
-                 [] t.kind = "W" -> Send(ch, {<<<<h, t.q>>, Req("WrAck", k, t.v)>>})
+    /\ chan' = CASE t.kind \in {"C", "X"} -> ch
+                 [] t.kind = "W" -> Send(ch, {<<<<h, t.q>>, Req(IF t.q = CTL THEN "ExtAck" ELSE "WrAck", k, t.v)>>})
                  [] OTHER -> Send(ch, {<<<<h, t.q>>, [t |-> "Data", k |-> k, v |-> v, q |-> 0,
                                                       own |-> t.kind = "F" /\ t.excl, seq |-> 0]>>})
 
@@ -246,10 +297,14 @@ Blocking == Mutant # "non_blocking_directory"
 (* in flight (the blocking directory).                                       *)
 HomeRecv(q, h) ==
     /\ h \in alive /\ Has(q, h) /\ ~(Fenced(h) /\ q = failed)
-    /\ Msg(q, h).t \in {"RdReq", "WrReq"}
+    /\ Msg(q, h).t \in {"RdReq", "WrReq", "ExtReq"}
     /\ LET m == Msg(q, h)
-           r == [q |-> q, kind |-> IF m.t = "RdReq" THEN "R" ELSE "W", v |-> m.v]
-       IN  IF Blocking /\ (act[h][m.k] # {} \/ queue[h][m.k] # <<>>)
+           kind == CASE m.t = "RdReq" -> "R"
+                     [] m.t = "ExtReq" /\ "external_at_storage" \in Literal -> "X"
+                     [] OTHER -> "W"
+           \* a request handed on by a departing home names its requester
+           r == [q |-> IF m.q # 0 THEN m.q ELSE q, kind |-> kind, v |-> m.v]
+       IN  IF (Blocking /\ (act[h][m.k] # {} \/ queue[h][m.k] # <<>>)) \/ Holds(h, m.k)
            THEN /\ queue' = [queue EXCEPT ![h][m.k] = Append(@, r)]
                 /\ chan' = Recv(chan, <<q, h>>)
                 /\ UNCHANGED <<dir, act, wseq>>
@@ -257,7 +312,7 @@ HomeRecv(q, h) ==
     /\ UNCHANGED <<cacheVars, store, failVars, stseq, reordered, clientVars>>
 
 HomeDequeue(h, k) ==
-    /\ h \in alive /\ act[h][k] = {} /\ queue[h][k] # <<>>
+    /\ h \in alive /\ act[h][k] = {} /\ queue[h][k] # <<>> /\ ~Holds(h, k)
     /\ Begin(h, k, Head(queue[h][k]), chan)
     /\ queue' = [queue EXCEPT ![h][k] = Tail(@)]
     /\ UNCHANGED <<cacheVars, store, failVars, stseq, reordered, clientVars>>
@@ -314,7 +369,7 @@ HomeFwdData(o, h) ==
 (* A home evicts an idle directory entry (cache shrink, section III-E):      *)
 (* strictly it recalls the copies first; paper-literal it just drops it.     *)
 DirEvict(h, k) ==
-    /\ DirEvictions /\ h \in alive /\ Home(k) = h
+    /\ DirEvictions /\ h \in alive /\ Home(k) = h /\ ~Holds(h, k)
     /\ dir[h][k] # NoDir /\ act[h][k] = {} /\ queue[h][k] = <<>>
     /\ IF "dir_evict_no_recall" \in Literal
        THEN dir' = [dir EXCEPT ![h][k] = NoDir] /\ UNCHANGED <<act, chan>>
@@ -328,6 +383,7 @@ DirEvict(h, k) ==
 
 Ready(c) ==
     /\ ~waiting[c] /\ ~stopped[c] /\ pc[c] < Len(Plan[c]) /\ ClientNode[c] \in alive
+    /\ ClientNode[c] # leaver
 
 \* The requester knows k's home: not while it recovers from the failure of
 \* k's home (the new home is in force only at the end of recovery).
@@ -451,6 +507,42 @@ Evict(n, k) ==
     /\ UNCHANGED <<cpend, homeVars, chan, store, failVars, ghostVars, clientVars>>
 
 -----------------------------------------------------------------------------
+(* External writes (section III-C3): an application outside the domain     *)
+(* writes storage; the listener function tells the controller, which tells *)
+(* the key's home (the link CTL -> home).  Paper-literal, storage applies  *)
+(* the write and acknowledges it at once, and the home then invalidates    *)
+(* every copy ("handles the external write as a local write").  Strictly  *)
+(* (external_through_home), storage hands the write on unapplied and the   *)
+(* home writes it like a function's write: invalidations, the storage      *)
+(* write, then the answer to the external application.                     *)
+ExtWrite(c) ==
+    /\ c \in ExtClients /\ ~waiting[c] /\ pc[c] < Len(Plan[c])
+    /\ LET k == Op(c).key  v == Op(c).val
+           notice == Send(chan, {<<<<CTL, Home(k)>>, Req("ExtReq", k, v)>>})
+       IN  IF "external_at_storage" \in Literal
+           THEN /\ store' = [store EXCEPT ![k] = v]
+                /\ wseq' = [wseq EXCEPT ![k] = @ + 1]
+                /\ stseq' = [stseq EXCEPT ![k] = wseq[k] + 1]
+                /\ chan' = notice
+                /\ hist' = [hist EXCEPT ![c] = Append(@, [kind |-> "W", key |-> k, val |-> v,
+                                                         inv |-> clock + 1, ret |-> clock + 2])]
+                /\ clock' = clock + 2
+                /\ pc' = [pc EXCEPT ![c] = @ + 1]
+                /\ UNCHANGED <<reordered, waiting>>
+           ELSE /\ chan' = notice
+                /\ Invoke(c, "W", k, v)
+                /\ waiting' = [waiting EXCEPT ![c] = TRUE]
+                /\ UNCHANGED <<store, ghostVars>>
+    /\ UNCHANGED <<cacheVars, homeVars, failVars, stopped>>
+
+\* The home's answer reaches the external application (strictly).
+ExtAck(h) ==
+    /\ Has(h, CTL) /\ Msg(h, CTL).t = "ExtAck"
+    /\ chan' = Recv(chan, <<h, CTL>>)
+    /\ \E c \in ExtClients : waiting[c] /\ Respond(c, 0)
+    /\ UNCHANGED <<cacheVars, homeVars, store, failVars, ghostVars>>
+
+-----------------------------------------------------------------------------
 (* Storage.                                                                 *)
 
 StorageGet(n) ==
@@ -476,7 +568,7 @@ StoragePut(n) ==
 (* Failure (section III-F, III-H).                                          *)
 
 Crash(f) ==
-    /\ f \in CrashNodes /\ failed = NoNode /\ f \in alive
+    /\ f \in CrashNodes /\ failed = NoNode /\ f \in alive /\ leaver = NoNode
     /\ alive' = alive \ {f}
     /\ failed' = f
     /\ phase' = "crashed"
@@ -488,7 +580,7 @@ Crash(f) ==
     /\ queue' = [queue EXCEPT ![f] = [k \in Keys |-> <<>>]]
     /\ chan' = [p \in DOMAIN chan |-> IF p[2] = f THEN <<>> ELSE chan[p]]
     /\ stopped' = [c \in Clients |-> stopped[c] \/ ClientNode[c] = f]
-    /\ UNCHANGED <<store, members, recovered, ghostVars, pc, waiting, hist, clock>>
+    /\ UNCHANGED <<store, members, recovered, leaver, lphase, ghostVars, pc, waiting, hist, clock>>
 
 \* The coordination service misses its heartbeats and tells the domain and
 \* storage; storage fences the failed agent's writes at once.
@@ -496,7 +588,7 @@ Detect ==
     /\ phase = "crashed"
     /\ phase' = "recovering"
     /\ recovered' = {DB}
-    /\ UNCHANGED <<cacheVars, homeVars, chan, store, alive, members, failed, ghostVars, clientVars>>
+    /\ UNCHANGED <<cacheVars, homeVars, chan, store, alive, members, failed, leaver, lphase, ghostVars, clientVars>>
 
 (* Survivor m handles the failure notice: it fences the failed agent,      *)
 (* evicts the lines it homed (after draining its own direct writes to them),*)
@@ -517,7 +609,7 @@ Recover(m) ==
            /\ stopped' = [c \in Clients |-> stopped[c] \/ c \in cancelled]
            /\ waiting' = [c \in Clients |-> waiting[c] /\ c \notin cancelled]
     /\ recovered' = recovered \cup {m}
-    /\ UNCHANGED <<dir, act, chan, store, alive, members, failed, phase, ghostVars, pc, hist, clock>>
+    /\ UNCHANGED <<dir, act, chan, store, alive, members, failed, phase, leaver, lphase, ghostVars, pc, hist, clock>>
 
 (* Every survivor and storage handled it: the new ring is in force, and   *)
 (* homes drop the failed agent from their entries (not before: an entry   *)
@@ -527,9 +619,8 @@ EndRecovery ==
     /\ phase = "recovering" /\ recovered = alive \cup {DB}
     /\ members' = members \ {failed}
     /\ phase' = "done"
-    /\ LET drop(d) == LET sh == d.sh \ {failed} IN IF sh = {} THEN NoDir ELSE [d EXCEPT !.sh = sh]
-       IN  dir' = [n \in Nodes |-> [k \in Keys |-> drop(dir[n][k])]]
-    /\ UNCHANGED <<cacheVars, act, queue, chan, store, alive, failed, recovered, ghostVars, clientVars>>
+    /\ dir' = [n \in Nodes |-> [k \in Keys |-> DropSharer(dir[n][k], failed)]]
+    /\ UNCHANGED <<cacheVars, act, queue, chan, store, alive, failed, recovered, leaver, lphase, ghostVars, clientVars>>
 
 (* After recovery, a home treats the failed agent's missing answers as     *)
 (* received: an invalidation as acknowledged, a forwarded read as "don't   *)
@@ -564,6 +655,86 @@ Drop(a, b) ==
     /\ UNCHANGED <<cacheVars, homeVars, store, failVars, ghostVars, clientVars>>
 
 -----------------------------------------------------------------------------
+(* Domain change (section III-D): agent d leaves, when none of its          *)
+(* functions has a call in flight (an instance is destroyed when its        *)
+(* functions are removed from the machine).  It drops its lines, holds new  *)
+(* requests and finishes the directory transactions it has started.         *)
+Leave(d) ==
+    /\ d \in LeaveNodes /\ leaver = NoNode /\ failed = NoNode /\ d \in alive
+    /\ \A k \in Keys : cpend[d][k] = None
+    /\ leaver' = d
+    /\ lphase' = "draining"
+    /\ line' = [line EXCEPT ![d] = [k \in Keys |-> LineI]]
+    /\ stopped' = [c \in Clients |-> stopped[c] \/ ClientNode[c] = d]
+    /\ UNCHANGED <<cpend, homeVars, chan, store, alive, members, failed, phase, recovered,
+                   ghostVars, pc, waiting, hist, clock>>
+
+(* The first barrier: the departing agent synchronizes with every other    *)
+(* one, a round trip on each FIFO link, so what either side sent before is *)
+(* delivered; each switches to the ring without it and removes it from its *)
+(* entries.  The departing agent has no transaction in flight any more.   *)
+LeaveSync1 ==
+    /\ lphase = "draining"
+    /\ \A k \in Keys : act[leaver][k] = {}
+    /\ \A a \in Nodes \ {leaver} : ~Has(a, leaver) /\ ~Has(leaver, a)
+    /\ members' = members \ {leaver}
+    /\ lphase' = "moving"
+    /\ dir' = [n \in Nodes |-> IF n = leaver THEN dir[n]
+                               ELSE [k \in Keys |-> DropSharer(dir[n][k], leaver)]]
+    /\ UNCHANGED <<cacheVars, act, queue, chan, store, alive, failed, phase, recovered, leaver,
+                   ghostVars, clientVars>>
+
+(* The departing agent sends the entries of the keys it homed (its own     *)
+(* copies gone) to its successor; it keeps them until the acknowledgment.  *)
+(* The mutant drops them instead.                                          *)
+LeaveHandOver ==
+    /\ lphase = "moving"
+    /\ LET entry(k) == IF OldHome(k) = leaver /\ Mutant # "leave_without_migration"
+                       THEN DropSharer(dir[leaver][k], leaver) ELSE NoDir
+       IN  chan' = Send(chan, {<<<<leaver, Successor>>, [t |-> "DirXfer", k |-> 0, v |-> [k \in Keys |-> entry(k)],
+                                                         q |-> 0, own |-> FALSE, seq |-> 0]>>})
+    /\ lphase' = "sent"
+    /\ UNCHANGED <<cacheVars, homeVars, store, alive, members, failed, phase, recovered, leaver,
+                   ghostVars, clientVars>>
+
+\* The departing agent hands its held requests on to the successor, behind
+\* the entries on the same link.
+LeaveHandOn(k) ==
+    /\ lphase \in {"sent", "installed", "acked"} /\ queue[leaver][k] # <<>>
+    /\ LET r == Head(queue[leaver][k])
+       IN  chan' = Send(chan, {<<<<leaver, Successor>>, [t |-> IF r.kind = "R" THEN "RdReq" ELSE "WrReq", k |-> k,
+                                                         v |-> r.v, q |-> r.q, own |-> FALSE, seq |-> 0]>>})
+    /\ queue' = [queue EXCEPT ![leaver][k] = Tail(@)]
+    /\ UNCHANGED <<cacheVars, dir, act, store, failVars, ghostVars, clientVars>>
+
+\* The successor installs the entries (under serve_before_entries, an entry it
+\* made meanwhile stays) and acknowledges.
+LeaveInstall(s) ==
+    /\ s \in alive /\ Has(leaver, s) /\ Msg(leaver, s).t = "DirXfer"
+    /\ LET e == Msg(leaver, s).v
+       IN  dir' = [dir EXCEPT ![s] = [k \in Keys |-> IF OldHome(k) = leaver /\ dir[s][k] = NoDir
+                                                    THEN e[k] ELSE dir[s][k]]]
+    /\ chan' = Send(Recv(chan, <<leaver, s>>), {<<<<s, leaver>>, Req("XferAck", 0, 0)>>})
+    /\ lphase' = "installed"
+    /\ UNCHANGED <<cacheVars, act, queue, store, alive, members, failed, phase, recovered, leaver,
+                   ghostVars, clientVars>>
+
+LeaveAcked(s) ==
+    /\ Has(s, leaver) /\ Msg(s, leaver).t = "XferAck"
+    /\ dir' = [dir EXCEPT ![leaver] = [k \in Keys |-> NoDir]]
+    /\ chan' = Recv(chan, <<s, leaver>>)
+    /\ lphase' = "acked"
+    /\ UNCHANGED <<cacheVars, act, queue, store, alive, members, failed, phase, recovered, leaver,
+                   ghostVars, clientVars>>
+
+(* The second barrier: every entry has moved, every held request too.      *)
+LeaveSync2 ==
+    /\ lphase = "acked" /\ \A k \in Keys : queue[leaver][k] = <<>>
+    /\ lphase' = "done"
+    /\ UNCHANGED <<cacheVars, homeVars, chan, store, alive, members, failed, phase, recovered, leaver,
+                   ghostVars, clientVars>>
+
+-----------------------------------------------------------------------------
 
 Finished(c) == stopped[c] \/ (pc[c] = Len(Plan[c]) /\ ~waiting[c])
 
@@ -571,6 +742,7 @@ Quiet ==
     /\ \A c \in Clients : Finished(c)
     /\ \A p \in DOMAIN chan : chan[p] = <<>>
     /\ phase \in {"none", "done"}
+    /\ lphase \in {"none", "done"}
     /\ \A n \in alive, k \in Keys : act[n][k] = {} /\ queue[n][k] = <<>> /\ cpend[n][k] = None
 
 \* Every call has ended and nothing is in flight: the run is over.
@@ -589,6 +761,8 @@ Init ==
     /\ failed = NoNode
     /\ phase = "none"
     /\ recovered = {}
+    /\ leaver = NoNode
+    /\ lphase = "none"
     /\ wseq = [k \in Keys |-> 0]
     /\ stseq = [k \in Keys |-> 0]
     /\ reordered = FALSE
@@ -600,18 +774,20 @@ Init ==
 
 \* The protocol's own steps (fair), and the environment's (not).
 Protocol ==
-    \/ \E c \in Clients : ReadHit(c) \/ ReadReq(c) \/ OwnerWrite(c) \/ WriteReq(c)
+    \/ \E c \in Clients : ReadHit(c) \/ ReadReq(c) \/ OwnerWrite(c) \/ WriteReq(c) \/ ExtWrite(c)
     \/ \E a \in Ends, b \in Nodes :
          HomeRecv(a, b) \/ HomeInvAck(a, b) \/ HomeFwdData(a, b) \/ CacheData(a, b)
          \/ CacheWrAck(a, b) \/ OwnerFwdRd(a, b) \/ CacheInv(a, b) \/ Drop(a, b)
     \/ \E n \in Nodes : HomeStData(n) \/ HomeStAck(n) \/ OwnerStAck(n) \/ StorageGet(n) \/ StoragePut(n)
     \/ \E h \in Nodes, k \in Keys : HomeDequeue(h, k) \/ HomeGiveUp(h, k) \/ Reissue(h, k)
     \/ Detect \/ EndRecovery
-    \/ \E m \in Nodes : Recover(m)
+    \/ \E m \in Nodes : Recover(m) \/ LeaveInstall(m) \/ LeaveAcked(m) \/ ExtAck(m)
+    \/ LeaveSync1 \/ LeaveHandOver \/ LeaveSync2
+    \/ \E k \in Keys : LeaveHandOn(k)
 
 Environment ==
     \/ \E n \in Nodes, k \in Keys : Evict(n, k) \/ DirEvict(n, k)
-    \/ \E f \in Nodes : Crash(f)
+    \/ \E f \in Nodes : Crash(f) \/ Leave(f)
 
 Next == Protocol \/ Environment \/ Terminated
 
@@ -624,6 +800,7 @@ FairSpec == Spec /\ WF_vars(Protocol)
 TypeOK ==
     /\ \A n \in Nodes, k \in Keys : line[n][k].st \in {"I", "S", "E"} /\ dir[n][k].st \in {"none", "S", "E"}
     /\ phase \in {"none", "crashed", "recovering", "done"}
+    /\ lphase \in {"none", "draining", "moving", "sent", "installed", "acked", "done"}
 
 \* I1, SWMR for stable lines: an E line is the only valid copy of its key.
 SWMR ==
@@ -632,12 +809,13 @@ SWMR ==
 
 \* I2/I3 (the paper's "coherence states in all the caches are correct"):
 \* every valid copy of a key whose home is alive is in the home's entry, and
-\* an E copy is the entry's owner: no untracked copies.
+\* an E copy is the entry's owner: no untracked copies.  While a departing
+\* agent's entries move, its own entries are the ones that count.
 DirectoryCoversCopies ==
     \A k \in Keys, n \in alive :
-        Valid(line[n][k]) /\ Home(k) \in alive =>
-            /\ n \in dir[Home(k)][k].sh
-            /\ line[n][k].st = "E" => dir[Home(k)][k] = [st |-> "E", sh |-> {n}]
+        Valid(line[n][k]) /\ Holder(k) \in alive =>
+            /\ n \in dir[Holder(k)][k].sh
+            /\ line[n][k].st = "E" => dir[Holder(k)][k] = [st |-> "E", sh |-> {n}]
 
 \* I7, failure fencing: a survivor that handled the failure holds no line of
 \* a key the failed agent homed while recovery lasts.

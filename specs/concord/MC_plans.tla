@@ -25,10 +25,16 @@
 (*   HomeCrashWrite c1 at 1 reads x and writes 1 (an S-upgrade once c3    *)
 (*             at 2, x's home, shares it); c2 at 1 reads x twice; x's     *)
 (*             home may crash.                                             *)
+(*   ExtWrite  c1 at 1 reads x, writes 1 (directly, in E) and reads x;    *)
+(*             c2 at 2 (x's home) reads x; e1, an external application's  *)
+(*             function, writes 2 to storage (A11).                        *)
+(*   Leave     the HomeCrash plan, with a departure instead of a crash:   *)
+(*             c1 at 1 reads x twice, c2 at 2 writes 1; x's home (3)     *)
+(*             may leave, or (MC_leave_any) any agent.                    *)
 (***************************************************************************)
 EXTENDS Concord
 
-CONSTANTS c1, c2, c3, c4, x, y
+CONSTANTS c1, c2, c3, c4, e1, x, y
 
 Rd(k) == [op |-> "R", key |-> k, val |-> 0]
 Wr(k, v) == [op |-> "W", key |-> k, val |-> v]
@@ -63,6 +69,12 @@ ConcUpgradePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Wr(x, 2)>> @@ c3 
 
 HomeCrashWriteNodes == c1 :> 1 @@ c2 :> 1 @@ c3 :> 2
 HomeCrashWritePlan == c1 :> <<Rd(x), Wr(x, 1)>> @@ c2 :> <<Rd(x), Rd(x)>> @@ c3 :> <<Rd(x)>>
+
+LeaveClientNodes == c1 :> 1 @@ c2 :> 2
+LeavePlan == c1 :> <<Rd(x), Rd(x)>> @@ c2 :> <<Wr(x, 1)>>
+
+ExtWriteNodes == c1 :> 1 @@ c2 :> 2 @@ e1 :> DB
+ExtWritePlan == c1 :> <<Rd(x), Wr(x, 1), Rd(x)>> @@ c2 :> <<Rd(x)>> @@ e1 :> <<Wr(x, 2)>>
 
 TwoKeysNodes == c1 :> 1 @@ c2 :> 2
 TwoKeysPlan == c1 :> <<Wr(x, 1), Rd(y)>> @@ c2 :> <<Wr(y, 2), Rd(x)>>

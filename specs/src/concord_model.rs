@@ -21,7 +21,16 @@
 //!   before (a perfect detector: no survivor is suspected, and heartbeat rounds are not
 //!   interleaved). Its `Fail`, the survivors' and storage's `FailAck`s and its `Recovered` are
 //!   ordinary messages, so the recovery barrier runs as the engine runs it.
-//! - **Not explored:** departures and joins, and timers other than the detection (a call's
+//! - **One departure** (§III-D), in plans that name agents that may leave (the spec's
+//!   `LeaveNodes`; no crash then): at most one does, at any step at which none of its
+//!   functions has a call in flight (`ConcordStep::Leave`, the spec's `Leave`; a call still on
+//!   its way to the agent is not yet in flight, and the leaving agent fails it, as the Rust
+//!   model does). The Rust
+//!   `Controller` runs it from its scheduled departure (`params.leaves`, fired by the step); its
+//!   `Leave`, the acknowledgments, `Transfer`, the leaver's `Sync` round, `DirXfer`, `Moved`,
+//!   `LeaveDone` and `Left` are ordinary messages. The Rust model refuses a schedule in which
+//!   every agent leaves, so a plan names at most all agents but one.
+//! - **Not explored:** joins, and timers other than the detection (a call's
 //!   timeout only aborts a workflow whose machine crashed: here its call stays pending).
 //!   Silent evictions and directory evictions happen by capacity (LRU, `lines_max`,
 //!   `directory_max`), not at will as in the spec.
@@ -40,11 +49,14 @@
 //! | always "storage applies writes in order" | `WriteOrder` | I8: storage's own invariant (`Storage::check_invariants`) |
 //! | always "no survivor holds a failed home's line" | `FailureFencing` | I7: an agent that has handled the failure notice, and not yet the end of recovery, holds no line of the crashed agent's keys but one its own direct write drains |
 //! | always "calls are linearizable" | `Linearizable` | the history checker at level `linearizable`, whenever no call of a live machine is in flight |
+//! | sometimes "every call is answered" | (deadlock freedom, in part) | some run answers every call of every function |
 //!
 //! `DirectoryCoversCopies` and `SWMR` range over the live agents, and a line's home is the
 //! one its holder's ring names (the spec's single `members` changes at once at the end of
 //! recovery; here each agent switches on its `Recovered`): a line whose home crashed is not
-//! judged, as in the spec.
+//! judged, as in the spec. A key the departing agent homed is tracked, as the spec's `Holder`
+//! says, by the departing agent's entry until it sends its entries, then by the entry on the
+//! wire (`DirXfer`), then by its new home's.
 
 use crate::actor::{Hosted, actor_id, forward_outbox};
 use causim_checkers::{Level, Report};
@@ -64,6 +76,9 @@ pub const TRACKED: &str = "every copy is tracked";
 pub const WRITE_ORDER: &str = "storage applies writes in order";
 pub const FAILURE_FENCING: &str = "no survivor holds a failed home's line";
 pub const LINEARIZABLE: &str = "calls are linearizable";
+/// A `sometimes` property: a run in which every function's every call is answered (so the
+/// plan's paths, the external write's through the home included, are taken).
+pub const EVERY_CALL_ANSWERED: &str = "every call is answered";
 
 /// The TLA+ invariant of each property.
 pub const TLA_NAMES: [(&str, &str); 5] = [
@@ -77,11 +92,13 @@ pub const TLA_NAMES: [(&str, &str); 5] = [
 pub type ConcordActorModel = ActorModel<ConcordActor, ConcordConfig, Vec<Event>>;
 pub type ConcordModelState = ActorModelState<ConcordActor, Vec<Event>>;
 
-/// A step: an actor's (a delivery, or the controller's detection), or an agent's crash.
+/// A step: an actor's (a delivery, or the controller's detection), an agent's crash, or the
+/// start of the i-th scheduled departure.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConcordStep {
     Actor(ActorModelAction<Msg, Timer, ()>),
     Crash(Id),
+    Leave(usize),
 }
 
 /// The keys of the plans.
@@ -97,6 +114,8 @@ pub enum Place {
     Home,
     Other(usize),
     After(usize),
+    /// The external application's machine (§III-C3): its calls go to storage directly.
+    External,
 }
 
 #[derive(Clone, Debug)]
@@ -105,6 +124,8 @@ pub struct ConcordConfig {
     pub functions: Vec<(Place, Vec<Op>)>,
     /// The agents that may crash (at most one does).
     pub crashes: Vec<Place>,
+    /// The agents that may leave the domain (at most one does, and then none crashes).
+    pub leaves: Vec<Place>,
     pub params: serde_json::Value,
     pub mutants: Vec<String>,
 }
@@ -119,7 +140,7 @@ fn wr(key: Key, value: Value) -> Op {
 
 impl ConcordConfig {
     fn new(agents: usize, functions: Vec<(Place, Vec<Op>)>) -> ConcordConfig {
-        ConcordConfig { agents, functions, crashes: Vec::new(), params: serde_json::json!({}), mutants: Vec::new() }
+        ConcordConfig { agents, functions, crashes: Vec::new(), leaves: Vec::new(), params: serde_json::json!({}), mutants: Vec::new() }
     }
 
     /// `UpgradePlan`: c1 (another agent) reads x and writes 1, c2 (same agent) reads x, c3 (the
@@ -196,6 +217,31 @@ impl ConcordConfig {
             .crashing(&[Home])
     }
 
+    /// `LeavePlan` (the HomeCrash plan with a departure instead of a crash): c1 at x's home's
+    /// successor reads x twice, c2 at the third agent writes 1; x's home may leave.
+    pub fn leave() -> ConcordConfig {
+        use Place::*;
+        ConcordConfig::new(3, vec![(After(1), vec![rd(X), rd(X)]), (After(2), vec![wr(X, 1)])]).leaving(&[Home])
+    }
+
+    /// `ExtWritePlan` (A11): c1 at the other agent reads x (E), writes 1 directly and reads x;
+    /// c2 at the home reads x; e1, an external application's function, writes 2 to storage.
+    /// Strictly (`external_through_home`) storage hands the write to x's home through the
+    /// listener and the controller; paper-literal it applies it first.
+    pub fn ext_write() -> ConcordConfig {
+        use Place::*;
+        let mut cfg =
+            ConcordConfig::new(2, vec![(Other(0), vec![rd(X), wr(X, 1), rd(X)]), (Home, vec![rd(X)]), (External, vec![wr(X, 2)])]);
+        cfg.params = serde_json::json!({"external_app": true});
+        cfg
+    }
+
+    /// The agents at `places` may leave the domain (at most one does).
+    pub fn leaving(mut self, places: &[Place]) -> ConcordConfig {
+        self.leaves = places.to_vec();
+        self
+    }
+
     /// The agents at `places` may crash (at most one does).
     pub fn crashing(mut self, places: &[Place]) -> ConcordConfig {
         self.crashes = places.to_vec();
@@ -221,11 +267,26 @@ impl ConcordConfig {
         Concord::build(&self.params, &mutants, &topology).map_err(|e| format!("{}: {}", e.path, e.message))
     }
 
-    /// The agent index of a place.
+    /// An external application runs on its own machine (`params.external_app`).
+    fn external(&self) -> bool {
+        self.params.get("external_app").and_then(|v| v.as_bool()).unwrap_or(false)
+    }
+
+    /// The actor index of the first function: after the agents, storage, the controller and
+    /// the external application's machine.
+    fn first_client(&self) -> usize {
+        self.agents + 2 + usize::from(self.external())
+    }
+
+    /// The agent index of a place (the machine `ext` for `External`).
     fn agent(&self, protocol: &Concord, place: Place) -> usize {
         let ring = protocol.ring();
         let home = ring.home(X);
         match place {
+            Place::External => {
+                assert!(self.external(), "an external function needs params.external_app");
+                self.agents + 2
+            }
             Place::Home => home.index(),
             Place::Other(i) => (0..self.agents).filter(|&a| a != home.index()).nth(i).expect("enough agents for the plan"),
             Place::After(i) => {
@@ -235,13 +296,25 @@ impl ConcordConfig {
         }
     }
 
-    pub fn into_model(self) -> Result<ConcordModel, String> {
+    pub fn into_model(mut self) -> Result<ConcordModel, String> {
+        // The departures the controller may run, in the order of `ConcordStep::Leave`'s index.
+        let leavers: Vec<usize> = {
+            let protocol = self.protocol()?;
+            self.leaves.iter().map(|&p| self.agent(&protocol, p)).collect()
+        };
+        if !leavers.is_empty() {
+            let schedule: Vec<_> =
+                leavers.iter().enumerate().map(|(i, a)| serde_json::json!({"node": format!("S{a}"), "at_ns": i + 1})).collect();
+            self.params["leaves"] = serde_json::json!(schedule);
+        }
         let protocol = Arc::new(self.protocol()?);
-        let mut nodes = protocol.fixed_nodes().into_iter().take(self.agents + 2).map(|n| n.node);
+        let mut nodes = protocol.fixed_nodes().into_iter().take(self.first_client()).map(|n| n.node);
         let mut actors: Vec<ConcordActor> = nodes.by_ref().take(self.agents + 1).map(ConcordActor::Node).collect();
         let controller = nodes.next().expect("the controller follows storage");
         let detect_at = protocol.params.heartbeat_timeout_ns + 1;
         actors.push(ConcordActor::Controller { node: controller, agents: self.agents, detect_at });
+        // The external application's machine `ext`, if any, follows the controller.
+        actors.extend(nodes.map(ConcordActor::Node));
         let mut client_agents = Vec::new();
         for (place, ops) in &self.functions {
             let agent = self.agent(&protocol, *place);
@@ -251,7 +324,8 @@ impl ConcordConfig {
         }
         let crashable = self.crashes.iter().map(|&p| id(self.agent(&protocol, p))).collect();
         let actors = ActorModel::new(self, Vec::new()).actors(actors).init_network(Network::new_ordered([])).record_msg_in(record_call);
-        Ok(ConcordModel { actors, protocol, client_agents, crashable })
+        let leavers = leavers.into_iter().map(id).collect();
+        Ok(ConcordModel { actors, protocol, client_agents, crashable, leavers })
     }
 }
 
@@ -270,7 +344,7 @@ pub enum Event {
 /// Records calls as their agents receive them and answers as their functions do.
 #[allow(clippy::ptr_arg)] // the signature `ActorModel::record_msg_in` takes
 fn record_call(cfg: &ConcordConfig, history: &Vec<Event>, env: Envelope<&Msg>) -> Option<Vec<Event>> {
-    let first_client = cfg.agents + 2;
+    let first_client = cfg.first_client();
     let client = |id: Id| usize::from(id).checked_sub(first_client);
     let event = match *env.msg {
         Msg::Get { key } => Event::Invoke { client: client(env.src)?, key, write: None },
@@ -300,9 +374,10 @@ pub enum ConcordActor {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConcordState {
     Node(Hosted<ConcordNode>),
-    /// The controller, and the agent that crashed (set by the crash step; its detection is
-    /// the controller's heartbeat timer, which the crash sets).
-    Controller(Hosted<ConcordNode>, Option<usize>),
+    /// The controller, the agent that crashed (set by the crash step; its detection is the
+    /// controller's heartbeat timer, which the crash sets), and the agent that leaves (set by
+    /// the departure step).
+    Controller(Hosted<ConcordNode>, Option<usize>, Option<usize>),
 }
 
 impl ConcordActor {
@@ -333,12 +408,12 @@ impl Actor for ConcordActor {
         Self::forward(&mut hosted, outbox, o);
         match self {
             ConcordActor::Node(_) => ConcordState::Node(hosted),
-            ConcordActor::Controller { .. } => ConcordState::Controller(hosted, None),
+            ConcordActor::Controller { .. } => ConcordState::Controller(hosted, None, None),
         }
     }
 
     fn on_msg(&self, _id: Id, state: &mut Cow<ConcordState>, src: Id, msg: Msg, o: &mut Out<Self>) {
-        let (ConcordState::Node(hosted) | ConcordState::Controller(hosted, _)) = state.to_mut();
+        let (ConcordState::Node(hosted) | ConcordState::Controller(hosted, ..)) = state.to_mut();
         let mut outbox = Outbox::new(false);
         hosted.node.on_message(0, crate::actor::node_id(src), msg, &mut outbox);
         Self::forward(hosted, outbox, o);
@@ -348,13 +423,13 @@ impl Actor for ConcordActor {
     /// heartbeat, the crashed agent has been silent since the start, and the heartbeat round
     /// runs past the timeout.
     fn on_timeout(&self, _id: Id, state: &mut Cow<ConcordState>, timer: &Timer, o: &mut Out<Self>) {
-        let (ConcordActor::Controller { agents, detect_at, .. }, ConcordState::Controller(_, Some(crashed)), Timer::Heartbeat) =
+        let (ConcordActor::Controller { agents, detect_at, .. }, ConcordState::Controller(_, Some(crashed), _), Timer::Heartbeat) =
             (self, &**state, timer)
         else {
             return;
         };
         let crashed = *crashed;
-        let ConcordState::Controller(hosted, _) = state.to_mut() else { unreachable!("matched above") };
+        let ConcordState::Controller(hosted, ..) = state.to_mut() else { unreachable!("matched above") };
         let mut outbox = Outbox::new(false);
         for agent in (0..*agents).filter(|&a| a != crashed) {
             hosted.node.on_message(*detect_at, NodeId::fixed(agent), Msg::Pong, &mut outbox);
@@ -376,6 +451,8 @@ pub struct ConcordModel {
     pub client_agents: Vec<usize>,
     /// The agents that may crash.
     pub crashable: Vec<Id>,
+    /// The agents that may leave, by the index of their scheduled departure.
+    pub leavers: Vec<Id>,
 }
 
 impl ConcordModel {
@@ -384,7 +461,7 @@ impl ConcordModel {
     }
 
     fn is_client(&self, id: Id) -> bool {
-        usize::from(id) >= self.cfg().agents + 2
+        usize::from(id) >= self.cfg().first_client()
     }
 
     fn controller(&self) -> usize {
@@ -398,10 +475,38 @@ impl ConcordModel {
         let f = usize::from(f);
         next.crashed[f] = true;
         let ctl = self.controller();
-        let ConcordState::Controller(hosted, _) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
-        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted.clone(), Some(f)));
+        let ConcordState::Controller(hosted, _, left) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
+        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted.clone(), Some(f), *left));
         next.timers_set[ctl].set(Timer::Heartbeat);
         drop_to_crashed(&mut next);
+        next
+    }
+
+    /// The crashed agent and the departing one, if any.
+    fn changes(&self, state: &ConcordModelState) -> (Option<usize>, Option<usize>) {
+        let ConcordState::Controller(_, crashed, left) = &*state.actor_states[self.controller()] else {
+            unreachable!("the controller's state")
+        };
+        (*crashed, *left)
+    }
+
+    /// The controller's i-th scheduled departure is due: it tells every agent (the first
+    /// barrier starts).
+    fn leave(&self, state: &ConcordModelState, i: usize) -> ConcordModelState {
+        let mut next = state.clone();
+        let ctl = self.controller();
+        let ConcordState::Controller(hosted, crashed, _) = &*next.actor_states[ctl] else { unreachable!("the controller's state") };
+        let (mut hosted, crashed) = (hosted.clone(), *crashed);
+        let mut outbox = Outbox::new(false);
+        hosted.node.on_timer(0, Timer::Leave(i), &mut outbox);
+        hosted.records.append(&mut outbox.records);
+        let Network::Ordered(flows) = &mut next.network else { unreachable!("an ordered network") };
+        for effect in outbox.effects {
+            if let Effect::Send { to, msg } = effect {
+                flows.entry((id(ctl), actor_id(to))).or_default().push_back(msg);
+            }
+        }
+        next.actor_states[ctl] = Arc::new(ConcordState::Controller(hosted, crashed, Some(usize::from(self.leavers[i]))));
         next
     }
 }
@@ -432,14 +537,23 @@ impl Model for ConcordModel {
         // Stateright offers a crashed actor's restart: a Concord agent comes back as a join,
         // which these bounds leave out.
         actions.extend(steps.into_iter().filter(|s| !matches!(s, ActorModelAction::Recover(_))).map(ConcordStep::Actor));
-        if !state.crashed.contains(&true) {
-            actions.extend(self.crashable.iter().map(|&f| ConcordStep::Crash(f)));
+        if self.changes(state) != (None, None) {
+            return;
+        }
+        actions.extend(self.crashable.iter().map(|&f| ConcordStep::Crash(f)));
+        // As the spec's `Leave`: none of the leaver's functions has a call in flight.
+        let open = open_calls(&state.history, self.client_agents.len());
+        for (i, &d) in self.leavers.iter().enumerate() {
+            if !open.iter().zip(&self.client_agents).any(|(&open, &agent)| open && id(agent) == d) {
+                actions.push(ConcordStep::Leave(i));
+            }
         }
     }
 
     fn next_state(&self, state: &ConcordModelState, step: ConcordStep) -> Option<ConcordModelState> {
         match step {
             ConcordStep::Crash(f) => Some(self.crash(state, f)),
+            ConcordStep::Leave(i) => Some(self.leave(state, i)),
             ConcordStep::Actor(step) => {
                 let mut next = crate::actor::settle(&self.actors, state, step, |id| self.is_client(id), None)?;
                 drop_to_crashed(&mut next);
@@ -457,12 +571,16 @@ impl Model for ConcordModel {
             Property::always(LINEARIZABLE, |m: &ConcordModel, s: &ConcordModelState| {
                 live_calls_in_flight(m, s) || check_history(m.cfg(), &s.history).ok
             }),
+            Property::sometimes(EVERY_CALL_ANSWERED, |m: &ConcordModel, s: &ConcordModelState| {
+                let answers = s.history.iter().filter(|e| matches!(e, Event::Return { .. })).count();
+                answers == m.cfg().functions.iter().map(|(_, ops)| ops.len()).sum::<usize>()
+            }),
         ]
     }
 }
 
 fn node(state: &ConcordModelState, index: usize) -> &ConcordNode {
-    let (ConcordState::Node(h) | ConcordState::Controller(h, _)) = &*state.actor_states[index];
+    let (ConcordState::Node(h) | ConcordState::Controller(h, ..)) = &*state.actor_states[index];
     &h.node
 }
 
@@ -482,16 +600,33 @@ fn swmr(m: &ConcordModel, state: &ConcordModelState) -> bool {
 }
 
 /// I2/I3: every valid line of a key whose home (in its holder's ring) is alive is in the
-/// home's entry, and an E line is the entry's owner.
+/// home's entry, and an E line is the entry's owner. A key the departing agent homed is
+/// tracked by its entry until it sends its entries, then by the one on the wire.
 fn copies_tracked(m: &ConcordModel, state: &ConcordModelState) -> bool {
     let all: Vec<_> = agents(m, state).collect();
+    let agent = |index: usize| all.iter().find(|(h, _)| *h == index).map(|(_, a)| *a);
+    let left = m.changes(state).1;
+    let Network::Ordered(flows) = &state.network else { unreachable!("an ordered network") };
     all.iter().all(|(i, a)| {
         a.lines().iter().all(|(&k, line)| {
-            let home = a.ring().home(k).index();
-            if state.crashed[home] {
-                return true;
-            }
-            let entry = all.iter().find(|(h, _)| *h == home).and_then(|(_, h)| h.directory().get(&k));
+            let leaver = left.filter(|&d| m.protocol.ring().home(k).index() == d).and_then(agent);
+            let in_transit = leaver.filter(|d| d.entries_sent()).and_then(|_| {
+                flows.iter().filter(|&(&(src, _), _)| Some(usize::from(src)) == left).flat_map(|(_, q)| q).find_map(|msg| match msg {
+                    Msg::DirXfer { entries, join: false, .. } => Some(entries.iter().find(|(key, _)| *key == k).map(|(_, d)| d)),
+                    _ => None,
+                })
+            });
+            let entry = match (leaver, in_transit) {
+                (Some(d), _) if !d.entries_sent() => d.directory().get(&k),
+                (_, Some(entry)) => entry,
+                _ => {
+                    let home = a.ring().home(k).index();
+                    if state.crashed[home] {
+                        return true;
+                    }
+                    agent(home).and_then(|h| h.directory().get(&k))
+                }
+            };
             let me = NodeId::fixed(*i);
             match entry {
                 Some(Dir::Exclusive(o)) => *o == me,
@@ -523,16 +658,22 @@ fn failure_fencing(m: &ConcordModel, state: &ConcordModelState) -> bool {
         })
 }
 
-/// Some function on a live machine has invoked a call and not had its answer (a call of a
-/// crashed machine stays pending for good).
-pub fn live_calls_in_flight(m: &ConcordModel, state: &ConcordModelState) -> bool {
-    let mut open = vec![false; m.client_agents.len()];
-    for event in &state.history {
+/// Which functions have invoked a call and not had its answer.
+fn open_calls(history: &[Event], functions: usize) -> Vec<bool> {
+    let mut open = vec![false; functions];
+    for event in history {
         match *event {
             Event::Invoke { client, .. } => open[client] = true,
             Event::Return { client, .. } | Event::Failed { client } => open[client] = false,
         }
     }
+    open
+}
+
+/// Some function on a live machine has invoked a call and not had its answer (a call of a
+/// crashed machine stays pending for good).
+pub fn live_calls_in_flight(m: &ConcordModel, state: &ConcordModelState) -> bool {
+    let open = open_calls(&state.history, m.client_agents.len());
     open.iter().zip(&m.client_agents).any(|(&open, &agent)| open && !state.crashed[agent])
 }
 
@@ -575,7 +716,7 @@ pub fn check_history(cfg: &ConcordConfig, history: &[Event]) -> Report {
     let buf = causim_sim::buffer::SharedBuffer::default();
     let mut writer = HistoryWriter::new(Box::new(buf.clone()));
     let mut node_names: Vec<String> = (0..cfg.agents).map(|i| format!("S{i}")).collect();
-    node_names.extend(["db".to_string(), "ctl".to_string()]);
+    node_names.extend(["db".to_string(), "ctl".to_string(), "ext".to_string()]);
     let names = Names::new(&node_names, &["x".to_string(), "y".to_string()]);
     let header = HistoryHeader::of_model_checker(Concord::ENTRY.name);
     writer.header(&header).expect("in memory");

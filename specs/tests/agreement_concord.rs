@@ -12,8 +12,14 @@
 //! both; and reads of an owner's in-flight write (paper-literal: the Rust model's
 //! `params.strict: false`, the spec's `owner_read_in_flight`) break linearizability through the
 //! owner's crash in both, while the strict rule (such a read waits for storage) passes in both.
+//! One agent may leave instead of crashing: the strict protocol passes both, and the domain-change
+//! mutants (`leave_without_migration`, `serve_before_entries`) break directory coverage and
+//! linearizability in both. External writes (A11 †): paper-literal (storage applies them first)
+//! breaks linearizability in both, strict (`external_through_home`) passes both.
 
-use causim_specs::concord_model::{ConcordConfig, ConcordModel, FAILURE_FENCING, LINEARIZABLE, Place, TLA_NAMES, TRACKED, WRITE_ORDER};
+use causim_specs::concord_model::{
+    ConcordConfig, ConcordModel, EVERY_CALL_ANSWERED, FAILURE_FENCING, LINEARIZABLE, Place, TLA_NAMES, TRACKED, WRITE_ORDER,
+};
 use causim_specs::stateright::{Checker, Model};
 use causim_specs::tlc::testing;
 
@@ -21,12 +27,18 @@ struct Stateright {
     /// `always` properties with a counterexample.
     broken: Vec<&'static str>,
     unique_states: usize,
+    /// Some run answers every call.
+    all_answered: bool,
 }
 
 fn stateright(cfg: ConcordConfig) -> Stateright {
     let model: ConcordModel = cfg.into_model().expect("a valid model");
     let checker = model.checker().threads(2).spawn_bfs().join();
-    Stateright { broken: testing::broken_always_properties(&checker), unique_states: checker.unique_state_count() }
+    Stateright {
+        broken: testing::broken_always_properties(&checker),
+        unique_states: checker.unique_state_count(),
+        all_answered: checker.discovery(EVERY_CALL_ANSWERED).is_some(),
+    }
 }
 
 /// TLC's verdict on a config: `None` when every invariant holds, else the one it reports.
@@ -80,6 +92,54 @@ fn no_failure_eviction_breaks_failure_fencing_and_linearizability_in_both() {
     assert!(sr.broken.contains(&FAILURE_FENCING) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
     assert_eq!(tlc("MC_no_failure_eviction.cfg").as_deref(), Some(tla_name(FAILURE_FENCING)));
     assert_eq!(tlc("MC_no_failure_eviction_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn the_strict_protocol_passes_stateright_through_a_departure() {
+    // The Leave plan of `tlc_concord.rs` (MC_leave: x's home leaves; MC_leave_any: any agent),
+    // with the controller's two barriers, the leaver's synchronization and the migration of
+    // its entries to its successor. The Rust model refuses a schedule where every agent
+    // leaves, so here x's home or its successor (c1's machine) may.
+    for (cfg, name, states) in [
+        (ConcordConfig::leave(), "leave", 9_557),
+        (ConcordConfig::leave().leaving(&[Place::Home, Place::After(1)]), "leave_home_or_successor", 18_728),
+    ] {
+        let sr = stateright(cfg);
+        assert_eq!(sr.broken, Vec::<&str>::new(), "{name}: Stateright");
+        assert!(sr.all_answered, "{name}: Stateright: some run answers every call");
+        assert_eq!(sr.unique_states, states, "{name}: Stateright");
+    }
+}
+
+#[test]
+fn leave_without_migration_breaks_tracking_and_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::leave().mutant("leave_without_migration"));
+    assert!(sr.broken.contains(&TRACKED) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_leave_without_migration.cfg").as_deref(), Some(tla_name(TRACKED)));
+    assert_eq!(tlc("MC_leave_without_migration_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn serve_before_entries_breaks_tracking_and_linearizability_in_both() {
+    let sr = stateright(ConcordConfig::leave().mutant("serve_before_entries"));
+    assert!(sr.broken.contains(&TRACKED) && sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_serve_before_entries.cfg").as_deref(), Some(tla_name(TRACKED)));
+    assert_eq!(tlc("MC_serve_before_entries_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+}
+
+#[test]
+fn external_writes_break_linearizability_paper_literal_and_pass_through_the_home_in_both() {
+    // A11 †: paper-literal, storage applies the external write and acknowledges it before the
+    // home's invalidations reach the copies; strictly (`external_through_home`) the home writes
+    // it like a function's write.
+    let sr = stateright(ConcordConfig::ext_write().paper_literal());
+    assert!(sr.broken.contains(&LINEARIZABLE), "Stateright: {:?}", sr.broken);
+    assert_eq!(tlc("MC_ext_write_paper_history.cfg").as_deref(), Some(tla_name(LINEARIZABLE)));
+    let sr = stateright(ConcordConfig::ext_write());
+    assert_eq!(sr.broken, Vec::<&str>::new(), "Stateright, strict");
+    assert!(sr.all_answered, "Stateright, strict: the external write is answered in some run");
+    assert_eq!(sr.unique_states, 13_722, "Stateright, strict");
+    assert_eq!(tlc("MC_ext_write.cfg"), None);
 }
 
 #[test]

@@ -7,7 +7,10 @@
 //! call ends under weak fairness. Each mutant of the Rust model the spec expresses breaks the
 //! invariant we expect, and linearizability too, with a counterexample of the actions we
 //! expect; so do the paper-literal rules (A1 S-upgrades, A12 directory eviction without recall,
-//! and the owner's reads of its own in-flight write with a crash). One TLC worker, so
+//! A11 external writes applied at storage before the home invalidates, and the owner's reads of
+//! its own in-flight write with a crash). One agent may leave the
+//! domain instead (§III-D): the strict protocol passes through it, and the Rust model's two
+//! domain-change mutants break directory coverage and linearizability. One TLC worker, so
 //! counterexamples are the same on every run. Figures: `specs/README.md`.
 
 use causim_specs::tlc::{TlcRun, Verdict, testing};
@@ -61,6 +64,13 @@ fn concord_strict_keeps_every_invariant_through_a_crash() {
 }
 
 #[test]
+fn concord_strict_keeps_every_invariant_through_a_departure() {
+    // MC_leave: x's home leaves (its entries move to its successor, c1's machine, which holds
+    // c1's copy); MC_leave_any: any agent leaves, with directory evictions too.
+    expect_pass(&[("MC_leave.cfg", 4_365, 30), ("MC_leave_any.cfg", 15_098, 30)]);
+}
+
+#[test]
 #[ignore = "about a minute: run with --ignored"]
 fn concord_strict_keeps_every_invariant_with_two_s_upgrades_at_once() {
     // A2: both sharers upgrade; the one serialized second is invalidated and goes on as a write
@@ -73,6 +83,45 @@ fn concord_calls_complete_under_fairness_through_a_home_crash() {
     let run = tlc("MC_liveness.cfg");
     assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
     assert_eq!(run.distinct_states, 2_992);
+}
+
+#[test]
+fn concord_calls_complete_under_fairness_through_a_departure() {
+    let run = tlc("MC_liveness_leave.cfg");
+    assert_eq!(run.verdict, Verdict::Ok, "{}", run.output);
+    assert_eq!(run.distinct_states, 2_418);
+}
+
+/// Agent 1 reads x (E at 1, homed at 3), then agent 3 leaves and the first barrier passes.
+const MISS_THEN_LEAVE: [&str; 7] = ["ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData", "Leave", "LeaveSync1"];
+
+#[test]
+fn concord_mutant_leave_without_migration_loses_the_entries_of_the_leavers_keys() {
+    // The successor installs nothing: agent 1's E copy is tracked by no entry.
+    expect_violation(
+        "MC_leave_without_migration.cfg",
+        "DirectoryCoversCopies",
+        &then(&MISS_THEN_LEAVE, &["LeaveHandOver", "LeaveInstall"]),
+    );
+    // Agent 2's write then misses at the new home, invalidates nothing, and agent 1 reads the
+    // initial value after it completed.
+    let seen = then(
+        &MISS_THEN_LEAVE,
+        &["WriteReq", "LeaveHandOver", "LeaveInstall", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"],
+    );
+    expect_violation("MC_leave_without_migration_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_mutant_serve_before_entries_makes_two_homes_at_once() {
+    // After the first barrier the successor serves agent 1's read miss with no entry, while
+    // the leaver's entries still track x: a split directory.
+    let split = ["Leave", "LeaveSync1", "ReadReq", "HomeRecv", "StorageGet", "HomeStData", "CacheData"];
+    expect_violation("MC_serve_before_entries.cfg", "DirectoryCoversCopies", &split);
+    // Agent 1's copy came from the leaver; the successor lets agent 2's write through before
+    // the entries arrive, invalidating nothing, and agent 1 reads the initial value.
+    let seen = then(&MISS_THEN_LEAVE, &["WriteReq", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"]);
+    expect_violation("MC_serve_before_entries_history.cfg", "Linearizable", &seen);
 }
 
 #[test]
@@ -196,6 +245,26 @@ fn concord_paper_literal_directory_eviction_leaves_copies_untracked() {
         &["DirEvict", "HomeRecv", "StoragePut", "HomeStAck", "CacheWrAck", "ReadHit"],
     );
     expect_violation("MC_dir_evict_paper_history.cfg", "Linearizable", &seen);
+}
+
+#[test]
+fn concord_external_writes_through_the_home_keep_every_invariant() {
+    // A11 strict (`external_through_home`): an external application's write reaches x's home
+    // through storage's listener and the controller, and the home writes it like a function's
+    // write, beside an E owner's direct write and a reader at the home.
+    expect_pass(&[("MC_ext_write.cfg", 33_910, 30)]);
+}
+
+#[test]
+fn concord_paper_literal_external_write_leaves_a_stale_copy_after_it_completed() {
+    // A11 †: c1 owns x and writes 1 (stored); storage applies the external write of 2 and
+    // acknowledges it at once, and c1 still reads 1 from its line before the home's
+    // invalidation arrives.
+    let seen = then(&MISS_AT_1, &["OwnerWrite", "StoragePut", "OwnerStAck", "ExtWrite", "ReadHit"]);
+    expect_violation("MC_ext_write_paper_history.cfg", "Linearizable", &seen);
+    // Storage's order too: the external write lands while the owner's direct write is on the
+    // wire, which then lands after it.
+    expect_violation("MC_ext_write_paper.cfg", "WriteOrder", &then(&MISS_AT_1, &["OwnerWrite", "ExtWrite", "StoragePut"]));
 }
 
 #[test]

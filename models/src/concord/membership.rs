@@ -114,6 +114,12 @@ impl Agent {
         self.leaving.is_some()
     }
 
+    /// True once this departing agent has sent its directory entries to its successor (they
+    /// are on the wire, or installed there). For checkers that judge which entry tracks a copy.
+    pub fn entries_sent(&self) -> bool {
+        self.leaving.as_ref().is_some_and(|l| l.sent)
+    }
+
     /// `Transfer(d)`: every agent has switched rings.
     pub(super) fn on_transfer(&mut self, out: &mut Outbox<Msg, Timer>) {
         if let Some(l) = &mut self.leaving {
