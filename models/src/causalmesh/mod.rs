@@ -200,6 +200,11 @@ pub struct CausalMeshParams {
     /// CausalMesh-TCC: versions kept per key in the C-cache. Default 1 (the evaluation's).
     #[serde(default = "one")]
     pub ring_size: usize,
+    /// CausalMesh-TCC: which version of the ring a read takes among those that form a cut with
+    /// the read set: `oldest` (default; Fig. 11 line 18 as written) or `newest` (§7's intent,
+    /// a larger ring giving a read more chances to find a cut; docs/fidelity.md).
+    #[serde(default)]
+    pub ring_read: RingRead,
     /// Keys each C-cache may hold before it evicts; default unlimited.
     #[serde(default)]
     pub c_cache_keys_max: Option<usize>,
@@ -221,6 +226,14 @@ fn default_read_txn_attempts_max() -> u32 {
 
 fn one() -> usize {
     1
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum RingRead {
+    #[default]
+    Oldest,
+    Newest,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
@@ -308,6 +321,9 @@ impl CausalMesh {
         if params.ring_size > 1 && !tcc {
             return Err(err("params.ring_size", "only CausalMesh-TCC keeps several versions (use causalmesh_tcc)".into()));
         }
+        if params.ring_read != RingRead::Oldest && !tcc {
+            return Err(err("params.ring_read", "only CausalMesh-TCC reads from a ring of versions (use causalmesh_tcc)".into()));
+        }
         if let Some(max) = params.c_cache_keys_max {
             if max < 4 {
                 return Err(err("params.c_cache_keys_max", format!("must be at least 4, got {max}")));
@@ -334,6 +350,7 @@ impl CausalMesh {
             disseminate: self.params.disseminate,
             sync_flush: self.params.db_flush == DbFlush::Sync,
             tcc: self.tcc,
+            ring_read: self.params.ring_read,
             reveal_at_head: self.has("reveal_at_head"),
             read_without_integration: self.has("read_without_integration"),
             tcc_ignores_cut: self.has("tcc_ignores_cut"),
@@ -502,6 +519,12 @@ fn fuzz_params(tcc: bool) -> BoxedStrategy<serde_json::Value> {
             }
             if tcc {
                 p["ring_size"] = serde_json::json!(ring);
+                // Both read rules, without a draw of their own (which would regenerate every
+                // committed regression differently): a ring of 2 reads the newest version that
+                // forms a cut, a ring of 3 the oldest (with one version they agree).
+                if ring == 2 {
+                    p["ring_read"] = serde_json::json!("newest");
+                }
             }
             p
         })

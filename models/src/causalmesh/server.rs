@@ -29,6 +29,8 @@ pub struct ServerRules {
     pub disseminate: bool,
     pub sync_flush: bool,
     pub tcc: bool,
+    /// CausalMesh-TCC: the oldest or the newest version that forms a cut (`params.ring_read`).
+    pub ring_read: super::RingRead,
     /// Mutant `reveal_at_head`.
     pub reveal_at_head: bool,
     /// Mutant `read_without_integration`.
@@ -395,8 +397,9 @@ impl Server {
         self.tcc_choose_among(key, read_set, versions)
     }
 
-    /// The oldest of `versions` that forms a cut with the read set; when none does, the read
-    /// key whose version read is too old for the newest of them (a floor for a retry).
+    /// The oldest (or, with `params.ring_read: newest`, the newest) of `versions` that forms a
+    /// cut with the read set; when none does, the read key whose version read is too old for
+    /// the newest of them (a floor for a retry).
     fn tcc_choose_among<'a>(&self, key: Key, read_set: &Deps, versions: Vec<&'a Version>) -> Result<&'a Version, Option<(Key, Vc)>> {
         if self.rules.tcc_ignores_cut {
             return versions.last().copied().ok_or(None);
@@ -419,12 +422,16 @@ impl Server {
                 known_read.iter().find_map(|(k, r, known)| self.newer_in_past(*k, r, known, key, w, Unknown::InPast).map(|u| (*k, u)))
             })
         };
-        let chosen = versions.iter().find(|v| {
+        let forms_cut = |v: &&&Version| {
             let w = &v.winner;
             needs.iter().all(|n| !newer(n, w))
                 && too_old_read(w).is_none()
                 && known_read.iter().all(|(k, r, _)| self.newer_in_past(key, w, &known_here, *k, r, Unknown::InPast).is_none())
-        });
+        };
+        let chosen = match self.rules.ring_read {
+            super::RingRead::Oldest => versions.iter().find(forms_cut),
+            super::RingRead::Newest => versions.iter().rev().find(forms_cut),
+        };
         match chosen {
             Some(v) => Ok(v),
             None => Err(versions.last().and_then(|v| too_old_read(&v.winner))),
