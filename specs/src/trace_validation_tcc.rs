@@ -24,16 +24,20 @@
 //! | a read-only attempt ends (`workflow` event) | `ChainDone(t)`/`JoinLocal(t)` then `Commit(t, 0)` (empty batch) | — |
 //! | a server receives `ServerWrite` | `Forward(s)` or `TailIntegrate(s)` | the batch carried |
 //! | a server receives `Integrate` (dissemination) | `Disseminated(s, D)` (trace module) | — |
+//! | a branch's first read carries reads done before a fan-out | `Fork(t, from, to)` (trace module) | — |
 //!
 //! A workflow's branches are found from the read sets its requests carry: a read whose read set
-//! is empty starts a branch, one whose read set is a branch's continues it. The spec's
-//! workflows read only in parallel branches that start together; a read after a join or after
-//! reads that fan out is refused as outside its scope.
+//! is empty starts a branch, one whose read set is a branch's continues it, and one whose read
+//! set a branch held earlier forks a new branch from that point. A read after a join (its read
+//! set no branch ever held) is refused as outside the spec's workflows, which join once and
+//! then commit. Steps marked "trace module" are defined in the generated module, not the spec;
+//! specs/README.md ("Trace validation") says why each is needed and the two relaxations
+//! (`Judge::Superset`, `ring_skips_unchanged`) the Rust model needs on longer runs.
 //!
 //! # Limits
 //!
-//! One-round chains, asynchronous flushes, no eviction, no faults. The converter names what a run breaks rather
-//! than report a false rejection.
+//! One-round chains, asynchronous flushes, no eviction, no faults. The converter names what a
+//! run breaks rather than report a false rejection.
 
 use crate::tlc::{TlcOptions, TlcRun, Verdict, run_tlc_with_files, spec_dir};
 use crate::trace_validation::parse_lines;
