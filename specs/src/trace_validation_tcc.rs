@@ -854,6 +854,17 @@ fn run(b: &Behaviour, relax: Option<usize>, options: &TlcOptions) -> Result<TlcR
         .map_err(|e| e.to_string())
 }
 
+/// The scenario a run's `summary.json` says ran.
+pub fn scenario_of_summary(summary: &str) -> Result<Scenario, String> {
+    let summary: serde_json::Value = serde_json::from_str(summary).map_err(|e| format!("summary.json: {e}"))?;
+    serde_json::from_value(summary["resolved_scenario"].clone()).map_err(|e| format!("summary.json: resolved_scenario: {e}"))
+}
+
+/// Validates a run's trace (`causim run --out DIR`; `summary` is its `summary.json`).
+pub fn validate(trace: &str, summary: &str, options: &TlcOptions) -> Result<Outcome, String> {
+    validate_behaviour(&behaviour_of_scenario(trace, &scenario_of_summary(summary)?)?, options)
+}
+
 /// Validates a behaviour against the spec with TLC.
 pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome, String> {
     let steps: Vec<String> = b.steps.iter().map(|s| s.to_string()).collect();
