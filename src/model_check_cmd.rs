@@ -29,7 +29,7 @@
 //! unexplored).
 
 use causim::model_budget::{MemoryWatch, Stoppable};
-use causim_models::causalmesh::{CausalMesh, Chain};
+use causim_models::causalmesh::{CausalMesh, CausalMeshTcc, Chain};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
 use causim_specs::causalmesh_model::{self as cm, ActorStep, MeshConfig, MeshModel, MeshModelState};
@@ -568,7 +568,8 @@ fn validate_trace(dir: &Path, timeout_s: u64) -> Result<ExitCode, String> {
     let mut options = tlc::TlcOptions::with_workers(1);
     options.timeout = Some(std::time::Duration::from_secs(timeout_s));
     // CausalMesh-TCC runs are checked against their own spec.
-    let tcc = causim_specs::trace_validation_tcc::scenario_of_summary(&summary)?.protocol.name == "causalmesh_tcc";
+    let tcc = causim_specs::trace_validation_tcc::scenario_of_summary(&summary)?.protocol.name
+        == <CausalMeshTcc as causim_models::Model>::ENTRY.name;
     let (steps, rejected_at, why, spec) = if tcc {
         let o = causim_specs::trace_validation_tcc::validate(&trace, &summary, &options)?;
         (o.steps, o.rejected_at, o.why, "CausalMeshTCC.tla")

@@ -850,8 +850,14 @@ TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
 
 fn run(b: &Behaviour, relax: Option<usize>, options: &TlcOptions) -> Result<TlcRun, String> {
     let (module, cfg) = tla(b, relax);
-    run_tlc_with_files(&spec_dir("causalmesh_tcc"), "CausalMeshTCCTrace", &cfg, &[("CausalMeshTCCTrace.tla".into(), module)], options)
-        .map_err(|e| e.to_string())
+    run_tlc_with_files(
+        &spec_dir(CausalMeshTcc::ENTRY.name),
+        "CausalMeshTCCTrace",
+        &cfg,
+        &[("CausalMeshTCCTrace.tla".into(), module)],
+        options,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// The scenario a run's `summary.json` says ran.
