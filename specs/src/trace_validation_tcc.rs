@@ -235,7 +235,7 @@ fn bad(kind: &str, detail: &str) -> String {
 enum Request {
     Read { key: u64, read_set: Vec<(u64, Vec<u64>)>, floor: Option<Vec<u64>> },
     Validate { read_set: Vec<(u64, Vec<u64>)> },
-    Commit,
+    Commit { keys: Vec<u64> },
 }
 
 /// An event of the trace that can make a step.
@@ -344,7 +344,7 @@ pub fn behaviour_of_scenario(trace: &str, scenario: &Scenario) -> Result<Behavio
                             Request::Read { key, read_set, floor }
                         }
                         "ClientValidateTcc" => Request::Validate { read_set: key_vcs(detail).ok_or_else(|| bad(kind, detail))? },
-                        "ClientCommit" => Request::Commit,
+                        "ClientCommit" => Request::Commit { keys: batch_keys(detail).ok_or_else(|| bad(kind, detail))? },
                         "ServerWrite" => {
                             let head = number(detail, "head").ok_or_else(|| bad(kind, detail))? as usize;
                             let winner = detail.find("winner: ").ok_or_else(|| bad(kind, detail))?;
@@ -514,11 +514,11 @@ pub fn behaviour_of_scenario(trace: &str, scenario: &Scenario) -> Result<Behavio
                         }
                         push(&mut steps, Step::ValidateJoin { txn, server, ok });
                     }
-                    Request::Commit => {
+                    Request::Commit { keys: batch } => {
                         let Some(Reply::Commit(vc)) = reply else {
                             return Err(format!("{function}'s commit at S{server} has no reply in the trace"));
                         };
-                        for k in batch_keys(&function, trace)? {
+                        for k in batch {
                             keys.insert(k);
                             a.writes.insert(k);
                         }
@@ -574,24 +574,10 @@ pub fn behaviour_of_scenario(trace: &str, scenario: &Scenario) -> Result<Behavio
     Ok(Behaviour { judge: Judge::Exact, ring_skips_unchanged: false, servers, ring: params.ring_size, keys, txns, steps })
 }
 
-/// The keys `function`'s commit wrote (its `ClientCommit`'s `writes`).
-fn batch_keys(function: &str, trace: &str) -> Result<Vec<u64>, String> {
-    let needle = format!("\"from\":\"{function}\"");
-    let line = trace
-        .lines()
-        .find(|l| l.contains("\"ev\":\"deliver\"") && l.contains(&needle) && l.contains("\"msg\":\"ClientCommit\""))
-        .ok_or_else(|| format!("{function}'s commit is not in the trace"))?;
-    let ev: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("trace.jsonl: {e}"))?;
-    let detail = ev["detail"].as_str().unwrap_or("");
-    let list = detail
-        .split_once("writes: [")
-        .and_then(|(_, r)| r.split_once("], deps"))
-        .map(|(l, _)| l)
-        .ok_or_else(|| bad("ClientCommit", detail))?;
-    list.split("), (")
-        .map(|pair| pair.trim_matches(|c| c == '(' || c == ')').split(',').next().and_then(|k| k.trim().parse().ok()))
-        .collect::<Option<Vec<u64>>>()
-        .ok_or_else(|| bad("ClientCommit", detail))
+/// The keys a `ClientCommit { writes: [(key, value), ..], deps: .. }` writes.
+fn batch_keys(detail: &str) -> Option<Vec<u64>> {
+    let (list, _) = detail.split_once("writes: [")?.1.split_once("], deps")?;
+    list.split("), (").map(|pair| pair.trim_matches(|c| c == '(' || c == ')').split(',').next()?.trim().parse().ok()).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -921,12 +907,15 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
 
 #[cfg(test)]
 mod tests {
-    use super::{key_vcs, vc_at};
+    use super::{batch_keys, key_vcs, vc_at};
 
     #[test]
     fn clocks_and_read_sets_parse_from_the_messages_debug_form() {
         let d = "ClientReadTcc { key: 1, read_set: {(0, Vc { c: [0, 0, 0], len: 2 }), (3, Vc { c: [1, 2, 0], len: 2 })}, floor: None }";
         assert_eq!(key_vcs(d), Some(vec![(0, vec![0, 0]), (3, vec![1, 2])]));
         assert_eq!(vc_at("CommitReply { vc: Vc { c: [2, 1, 0, 0], len: 3 } }", 0).map(|v| v.0), Some(vec![2, 1, 0]));
+        let commit = "ClientCommit { writes: [(2, 1), (13, 4)], deps: {(3, Vc { c: [1, 0], len: 2 })} }";
+        assert_eq!(batch_keys(commit), Some(vec![2, 13]));
+        assert_eq!(batch_keys("ClientCommit { writes: [(7, 1)], deps: {} }"), Some(vec![7]));
     }
 }
