@@ -29,7 +29,7 @@
 //! unexplored).
 
 use causim::model_budget::{MemoryWatch, Stoppable};
-use causim_models::causalmesh::{CausalMesh, Chain};
+use causim_models::causalmesh::{CausalMesh, CausalMeshTcc, Chain};
 use causim_pipeline::run::{self, RunOptions};
 use causim_pipeline::scenario::LoadedScenario;
 use causim_specs::causalmesh_model::{self as cm, ActorStep, MeshConfig, MeshModel, MeshModelState};
@@ -85,7 +85,8 @@ pub struct Cmd {
     #[arg(long, num_args = 0..=1, default_missing_value = "localhost:3000", value_name = "ADDR")]
     pub serve: Option<String>,
     /// Check a simulator run's trace (a `causim run --out` directory with trace.jsonl and
-    /// history.jsonl) against the TLA+ spec instead.
+    /// history.jsonl) against the TLA+ spec instead (CausalMesh.tla, or CausalMeshTCC.tla for a
+    /// causalmesh_tcc run).
     #[arg(long, value_name = "DIR")]
     pub validate_trace: Option<PathBuf>,
     /// How long TLC may take over `--validate-trace` before it is stopped (seconds).
@@ -566,16 +567,25 @@ fn validate_trace(dir: &Path, timeout_s: u64) -> Result<ExitCode, String> {
     let (trace, history, summary) = (read("trace.jsonl")?, read("history.jsonl")?, read("summary.json")?);
     let mut options = tlc::TlcOptions::with_workers(1);
     options.timeout = Some(std::time::Duration::from_secs(timeout_s));
-    let outcome = trace_validation::validate(&trace, &history, &summary, &options)?;
-    println!("trace validation of {}: {} steps", dir.display(), outcome.steps.len());
-    match &outcome.rejected_at {
+    // CausalMesh-TCC runs are checked against their own spec.
+    let tcc = causim_specs::trace_validation_tcc::scenario_of_summary(&summary)?.protocol.name
+        == <CausalMeshTcc as causim_models::Model>::ENTRY.name;
+    let (steps, rejected_at, why, spec) = if tcc {
+        let o = causim_specs::trace_validation_tcc::validate(&trace, &summary, &options)?;
+        (o.steps, o.rejected_at, o.why, "CausalMeshTCC.tla")
+    } else {
+        let o = trace_validation::validate(&trace, &history, &summary, &options)?;
+        (o.steps, o.rejected_at, o.why, "CausalMesh.tla")
+    };
+    println!("trace validation of {}: {} steps", dir.display(), steps.len());
+    match &rejected_at {
         None => {
-            println!("  TLC accepts the whole trace as a behaviour of CausalMesh.tla ({} states)", outcome.steps.len() + 1);
+            println!("  TLC accepts the whole trace as a behaviour of {spec} ({} states)", steps.len() + 1);
             Ok(ExitCode::SUCCESS)
         }
         Some(i) => {
-            println!("  TLC rejects step {} of {}: {}", i + 1, outcome.steps.len(), outcome.steps[*i]);
-            if let Some(why) = &outcome.why {
+            println!("  TLC rejects step {} of {}: {}", i + 1, steps.len(), steps[*i]);
+            if let Some(why) = &why {
                 println!("  {why}");
             }
             Ok(ExitCode::from(1))

@@ -140,6 +140,29 @@ fn a_runs_trace_validates_against_the_spec() {
 }
 
 #[test]
+fn a_causalmesh_tcc_runs_trace_validates_against_its_own_spec() {
+    // tcc-join-fracture.json is a behaviour of CausalMeshTCC.tla; its join_checks_direct_deps
+    // mutant is rejected at the join it accepts.
+    let dir = temp_dir("model-check", "trace-tcc");
+    for (scenario, expect_ok) in [("tcc-join-fracture.json", true), ("tcc-join-fracture-direct-deps.json", false)] {
+        let run_dir = dir.join(scenario);
+        let path = format!("{}/scenarios/causalmesh/{scenario}", env!("CARGO_MANIFEST_DIR"));
+        let o = causim(&["run", &path, "--out", &run_dir.display().to_string()]);
+        assert!(o.status.success() || !expect_ok, "{}\n{}", stdout(&o), stderr(&o));
+        let o = causim(&["model-check", "causalmesh", "--validate-trace", &run_dir.display().to_string()]);
+        let out = stdout(&o);
+        if expect_ok {
+            assert!(o.status.success(), "{out}\n{}", stderr(&o));
+            assert!(out.contains("TLC accepts the whole trace as a behaviour of CausalMeshTCC.tla"), "{out}");
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+            assert!(out.contains("ValidateJoin: S0 accepts c1's join") && out.contains("ok |-> FALSE"), "{out}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_input_gets_a_clear_error_not_a_panic() {
     let cases: [(&[&str], &str); 12] = [
         (&["model-check", "causalmesh", "--ops", "0"], "--ops must be between 1 and 8, got 0"),

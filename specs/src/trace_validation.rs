@@ -151,7 +151,7 @@ pub struct Outcome {
     pub verdict: Verdict,
 }
 
-fn parse_lines(text: &str, what: &str) -> Result<Vec<Json>, String> {
+pub(crate) fn parse_lines(text: &str, what: &str) -> Result<Vec<Json>, String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
