@@ -90,6 +90,12 @@ pub const FIGURES: &[FigureDef] = &[
         build: causalmesh::visibility,
     },
     FigureDef {
+        name: "tcc-ring",
+        sweep: "causalmesh-tcc-ring",
+        about: "CausalMesh-TCC §7: aborts and memory vs ring size, for the oldest and the newest version that forms a cut",
+        build: causalmesh::tcc_ring,
+    },
+    FigureDef {
         name: "delay-sweep",
         sweep: "delay-mutants",
         about: "Anomaly rate of each CausalMesh mutant vs network delay",
