@@ -245,7 +245,15 @@ const FIG14_PAPER_CPU: [(&str, f64); 5] =
 /// paper's absolute percentages include runtime and RPC costs no model charges on the server,
 /// so only the ratios are compared: "57 % lower than HydroCache-Con, 23 % lower than
 /// HydroCache-Opt, 26 % lower than FaaSTCC".
-fn cpu_claims(results: &Results, sys: &[String]) -> Result<(Vec<Pt>, Vec<Pt>, Vec<Claim>), String> {
+#[derive(Default)]
+struct CpuComparison {
+    /// Per system (x = index): busy time over CausalMesh's, simulated and the paper's.
+    simulated: Vec<Pt>,
+    paper: Vec<Pt>,
+    claims: Vec<Claim>,
+}
+
+fn cpu_claims(results: &Results, sys: &[String]) -> Result<CpuComparison, String> {
     const CPU: &str = "utilisation_colocated_mean";
     let busy = |l: &str| nearest(results, l, RATE, 1000.0).and_then(|r| r.mean(CPU));
     let paper = |l: &str| FIG14_PAPER_CPU.iter().find(|(n, _)| *n == l).map(|p| p.1);
@@ -274,7 +282,7 @@ fn cpu_claims(results: &Results, sys: &[String]) -> Result<(Vec<Pt>, Vec<Pt>, Ve
                 )?,
         );
     }
-    Ok((sim, pap, claims))
+    Ok(CpuComparison { simulated: sim, paper: pap, claims })
 }
 
 pub(super) fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
@@ -282,7 +290,7 @@ pub(super) fn metadata(results: &Results) -> Result<(Figure, Vec<Claim>), String
     let mut med = Vec::new();
     let mut srv = Vec::new();
     let mut pap = Vec::new();
-    let (cpu_sim, cpu_pap, mut claims) = cpu_claims(results, &sys)?;
+    let CpuComparison { simulated: cpu_sim, paper: cpu_pap, mut claims } = cpu_claims(results, &sys)?;
     for (i, l) in sys.iter().enumerate() {
         let Some(r) = nearest(results, l, RATE, 1000.0) else { continue };
         let m = hop_metric(results, l).expect("systems carry metadata");
