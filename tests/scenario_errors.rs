@@ -56,7 +56,7 @@ fn a_misspelt_field_lists_the_expected_ones() {
     assert_eq!(
         e,
         "bad.json:4:26: field `topology.server`: unknown field `server`, expected one of `servers`, `workers_per_machine`, \
-         `cores_per_node`, `service`, `service_by_kind`, `nodes`, `delay`, `local_delay`, `bandwidth_bytes_per_s`, `links`"
+         `cores_per_node`, `service`, `service_by_kind`, `nodes`, `delay`, `local_delay`, `bandwidth_bytes_per_s`, `cost`, `links`"
     );
 }
 
@@ -161,4 +161,11 @@ fn a_fault_outside_the_protocols_model_is_refused() {
     let register = with(r#"}},"#, r#"}}, "faults": {"crashes": [{"node": "S1", "at_ns": 5, "restart_ns": 9}]},"#);
     let loaded = LoadedScenario::from_text(Path::new("ok.json"), register).unwrap();
     assert!(run::run(&loaded, &RunOptions::default()).is_ok());
+}
+
+#[test]
+fn an_unknown_cost_model_names_the_field_and_the_choices() {
+    let e = error_of(&with(r#""servers": 2"#, r#""servers": 2, "cost": "fast""#));
+    assert!(e.starts_with("bad.json:4:"), "{e}");
+    assert!(e.contains("field `topology.cost`") && e.contains("unknown cost model `fast`"), "{e}");
 }
