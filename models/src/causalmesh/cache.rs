@@ -14,6 +14,7 @@
 //!   depends on it. The entry stays, cold, with its VC and deps, so the cut never changes; a
 //!   read of a cold key fetches that exact version's value from the database first.
 
+use super::icache::ICache;
 use super::vc::{Deps, Vc, Version};
 use causim_sim::history::{Key, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -53,11 +54,9 @@ pub struct DualCache {
     rules: CacheRules,
     // C-cache: per key, versions oldest → newest.
     c: BTreeMap<Key, VecDeque<Version>>,
-    // I-cache: per key, versions waiting to be integrated, and their size in bytes.
-    i: BTreeMap<Key, Vec<Version>>,
-    i_bytes: u64,
-    /// The I-cache's size as the authors' artifact counts it (see [`bytes_as_authors_count`]).
-    i_bytes_as_authors_count: u64,
+    /// I-cache: per key, versions waiting to be integrated, with their size in bytes (also as
+    /// the authors' artifact counts it).
+    i: ICache,
     /// Per key, the last versions that left the I-cache (merged into the C-cache, or dropped
     /// as covered), so a copy that arrives again (a carried write re-sent with each of its
     /// writer's writes) is not kept twice.
@@ -97,9 +96,7 @@ impl DualCache {
             initial: Version::initial(servers),
             rules,
             c: BTreeMap::new(),
-            i: BTreeMap::new(),
-            i_bytes: 0,
-            i_bytes_as_authors_count: 0,
+            i: ICache::default(),
             merged: BTreeMap::new(),
             write_deps: BTreeMap::new(),
             ghost_waiting: BTreeMap::new(),
@@ -170,7 +167,7 @@ impl DualCache {
 
     /// True when version `vc` of `key` is in the I-cache.
     fn in_icache(&self, key: Key, vc: &Vc) -> bool {
-        self.i.get(&key).is_some_and(|list| list.iter().any(|v| v.vc == *vc))
+        self.i.contains(key, vc)
     }
 
     fn recently_merged(&self, key: Key, vc: &Vc) -> bool {
@@ -189,12 +186,7 @@ impl DualCache {
         if version.vc.is_zero() || self.in_icache(key, &version.vc) || self.recently_merged(key, &version.vc) {
             return false;
         }
-        self.i_bytes += version.bytes();
-        let list = self.i.entry(key).or_default();
-        if !list.is_empty() {
-            self.i_bytes_as_authors_count += bytes_as_authors_count(std::slice::from_ref(&version));
-        }
-        list.push(version);
+        self.i.push(key, version);
         true
     }
 
@@ -212,9 +204,7 @@ impl DualCache {
                 // Every I-cache version of the key up to the dependency, whatever its relation.
                 let dominated: Vec<(Vc, Deps)> = self
                     .i
-                    .get(&key)
-                    .into_iter()
-                    .flatten()
+                    .versions(key)
                     .filter(|v| v.vc.le(&vc) && !wanted.contains(&(key, v.vc)))
                     .map(|v| (v.vc, v.deps.clone()))
                     .collect();
@@ -230,7 +220,7 @@ impl DualCache {
                 }
                 continue;
             }
-            match self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == vc)) {
+            match self.i.get(key, &vc) {
                 Some(v) => {
                     if self.rules.transitive {
                         stack.extend(v.deps.iter().cloned());
@@ -247,31 +237,16 @@ impl DualCache {
             by_key.entry(k).or_default().push(vc);
         }
         for (key, vcs) in by_key {
-            let list = self.i.get_mut(&key).expect("wanted versions are in the I-cache");
-            let mut uncounted = UncountedByRetain::default();
             let mut merged: Option<Version> = None;
-            let mut freed = 0;
             let mut own_deps = Vec::new();
-            list.retain(|v| {
-                let keep = !vcs.contains(&v.vc);
-                uncounted.step(v, keep);
-                if keep {
-                    return true;
-                }
+            for v in self.i.remove(key, &vcs) {
                 if self.rules.keep_write_deps {
                     own_deps.push((v.vc, v.deps.clone()));
                 }
-                freed += v.bytes();
                 match &mut merged {
-                    Some(m) => m.merge(v),
-                    None => merged = Some(v.clone()),
+                    Some(m) => m.merge(&v),
+                    None => merged = Some(v),
                 }
-                false
-            });
-            self.i_bytes -= freed;
-            self.i_bytes_as_authors_count -= uncounted.bytes;
-            if list.is_empty() {
-                self.i.remove(&key);
             }
             self.remember(key, &vcs, own_deps);
             result.moved.extend(vcs.into_iter().map(|vc| (key, vc)));
@@ -288,37 +263,14 @@ impl DualCache {
     /// C-cache's, and none of their dependencies still waits in the I-cache. (The authors' "integrate every version ≤ the dependency" drains such
     /// versions as a side effect; exact integration needs this to keep the I-cache bounded.)
     fn collect(&mut self, key: Key) {
-        let Some(list) = self.i.get(&key) else { return };
         let winner = self.c.get(&key).and_then(|r| r.back()).map(|v| v.winner);
-        let droppable: Vec<bool> = list.iter().map(|u| self.droppable(key, u, winner)).collect();
-        if !droppable.contains(&true) {
+        let verdicts = self.i.to_examine(key).into_iter().map(|(a, u)| (a, self.blocker(key, u, winner))).collect();
+        let dropped = self.i.examined(key, verdicts);
+        if dropped.is_empty() {
             return;
         }
-        let list = self.i.get_mut(&key).expect("checked above");
-        let mut uncounted = UncountedByRetain::default();
-        let mut freed = 0;
-        let mut i = 0;
-        let mut dropped = Vec::new();
-        let mut dropped_deps = Vec::new();
-        let keep_deps = self.rules.keep_write_deps;
-        list.retain(|u| {
-            let keep = !droppable[i];
-            i += 1;
-            uncounted.step(u, keep);
-            if !keep {
-                freed += u.bytes();
-                dropped.push(u.vc);
-                if keep_deps {
-                    dropped_deps.push((u.vc, u.deps.clone()));
-                }
-            }
-            keep
-        });
-        self.i_bytes_as_authors_count -= uncounted.bytes;
-        if list.is_empty() {
-            self.i.remove(&key);
-        }
-        self.i_bytes -= freed;
+        let removed = self.i.remove(key, &dropped);
+        let dropped_deps = if self.rules.keep_write_deps { removed.into_iter().map(|u| (u.vc, u.deps)).collect() } else { Vec::new() };
         // A write dropped here was never shown, but it happened: CausalMesh-TCC's read
         // validation must still find it among the writes this server knows.
         self.remember(key, &dropped, dropped_deps);
@@ -326,11 +278,13 @@ impl DualCache {
 
     /// Whether I-cache version `u` of `key` can go: merging it would change neither the VC nor
     /// the winning write `winner` (a merged VC can cover a version whose write still wins), nor
-    /// pull any dependency.
-    fn droppable(&self, key: Key, u: &Version, winner: Option<Vc>) -> bool {
-        self.covers(key, &u.vc)
-            && winner.is_some_and(|w| u.winner <= w)
-            && u.deps.iter().all(|(dk, dv)| self.covers(*dk, dv) && !self.in_icache(*dk, dv))
+    /// pull any dependency. `None` when it can; else the key whose change could make it
+    /// droppable (its own, or that of the first dependency that holds it back).
+    fn blocker(&self, key: Key, u: &Version, winner: Option<Vc>) -> Option<Key> {
+        if !(self.covers(key, &u.vc) && winner.is_some_and(|w| u.winner <= w)) {
+            return Some(key);
+        }
+        u.deps.iter().find(|(dk, dv)| !self.covers(*dk, dv) || self.in_icache(*dk, dv)).map(|(dk, _)| *dk)
     }
 
     /// Records writes of `key` that left the I-cache (merged, or dropped as covered), with
@@ -361,6 +315,9 @@ impl DualCache {
     /// Merges `version` into the C-cache's newest version of `key`: in place for CausalMesh,
     /// as a new ring entry for CausalMesh-TCC.
     fn install(&mut self, key: Key, version: &Version, _result: &mut Integrated) {
+        // Whatever changes here, I-cache versions waiting on this key's C-cache version are
+        // examined again.
+        self.i.wake(key);
         let servers = self.servers;
         let ring_size = self.rules.ring_size;
         let ring = self.c.entry(key).or_default();
@@ -442,7 +399,7 @@ impl DualCache {
         if vc.is_zero() {
             return None;
         }
-        if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
+        if let Some(v) = self.i.get(key, vc) {
             return Some(&v.deps);
         }
         self.c.get(&key).and_then(|ring| ring.iter().find(|v| vc.le(&v.vc))).map(|v| &v.deps)
@@ -455,7 +412,7 @@ impl DualCache {
         if vc.is_zero() {
             return Some(&NO_DEPS);
         }
-        if let Some(v) = self.i.get(&key).and_then(|l| l.iter().find(|v| v.vc == *vc)) {
+        if let Some(v) = self.i.get(key, vc) {
             return Some(&v.deps);
         }
         self.write_deps.get(&key)?.iter().find(|(w, _)| w == vc).map(|(_, d)| d)
@@ -492,7 +449,7 @@ impl DualCache {
             vcs.push(v.vc);
             vcs.push(v.winner);
         }
-        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc));
+        vcs.extend(self.i.versions(key).map(|v| v.vc));
         vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
         vcs.retain(|vc| !vc.is_zero());
         vcs
@@ -503,7 +460,7 @@ impl DualCache {
     /// carries).
     pub fn known_writes(&self, key: Key) -> Vec<Vc> {
         let mut vcs: Vec<Vc> = self.c.get(&key).into_iter().flatten().map(|v| v.winner).collect();
-        vcs.extend(self.i.get(&key).into_iter().flatten().map(|v| v.vc));
+        vcs.extend(self.i.versions(key).map(|v| v.vc));
         vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
         vcs.retain(|vc| !vc.is_zero());
         vcs.sort_unstable();
@@ -550,6 +507,7 @@ impl DualCache {
                 stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.iter().any(|(dk, _)| *dk == k)));
             } else {
                 self.c.remove(&k);
+                self.i.wake(k);
             }
         }
     }
@@ -557,7 +515,7 @@ impl DualCache {
     /// Renames every cached value (see `Msg::map_values`).
     pub fn map_values(&mut self, f: &impl Fn(Value) -> Value) {
         self.c.values_mut().flatten().for_each(|v| v.map_value(f));
-        self.i.values_mut().flatten().for_each(|v| v.map_value(f));
+        self.i.map_versions(|v| v.map_value(f));
     }
 
     /// Definition 1: every dependency of a visible version is covered by the visible version
@@ -582,7 +540,7 @@ impl DualCache {
     /// Metadata bytes: the I-cache (versions with their deps), plus the C-cache's deps when it
     /// keeps several versions (CausalMesh-TCC), as the paper counts them (§9.3).
     pub fn metadata_bytes(&self) -> u64 {
-        let i = self.i_bytes;
+        let i = self.i.bytes();
         if self.rules.ring_size > 1 {
             let c: u64 = self.c.values().flatten().map(|v| super::vc::deps_bytes(&v.deps)).sum();
             i + c
@@ -592,16 +550,16 @@ impl DualCache {
     }
 
     pub fn i_cache_bytes(&self) -> u64 {
-        self.i_bytes
+        self.i.bytes()
     }
 
-    /// The I-cache's bytes as the authors' artifact counts them (see [`bytes_as_authors_count`]).
+    /// The I-cache's bytes as the authors' artifact counts them (see `icache.rs`).
     pub fn i_cache_bytes_as_authors_count(&self) -> u64 {
-        self.i_bytes_as_authors_count
+        self.i.bytes_as_authors_count()
     }
 
     pub fn i_cache_len(&self) -> usize {
-        self.i.values().map(|l| l.len()).sum()
+        self.i.len()
     }
 
     pub fn c_cache_keys(&self) -> usize {
@@ -611,34 +569,6 @@ impl DualCache {
     /// Forgets everything (a crash: caches are volatile; the database keeps the data).
     pub fn clear(&mut self) {
         *self = DualCache::new(self.servers, self.rules);
-    }
-}
-
-/// The bytes of I-cache versions as the only metadata measurement in the authors' artifact
-/// counts them (eniac/causalmesh 65a192d, `ccmesh/ccmesh/src/service.rs`, commented out in
-/// `client_write`): 12 B per version plus 11 B per dependency, and only for a key's versions
-/// after its first (the caller passes those). A key with one waiting version counts nothing.
-fn bytes_as_authors_count(versions: &[Version]) -> u64 {
-    versions.iter().map(|v| 12 + 11 * v.deps.len() as u64).sum()
-}
-
-/// The bytes one `retain` over a key's I-cache list takes out of the authors' count: the
-/// removed versions that were counted (not the key's first), and the version that becomes the
-/// key's first.
-#[derive(Default)]
-struct UncountedByRetain {
-    seen: bool,
-    kept: bool,
-    bytes: u64,
-}
-
-impl UncountedByRetain {
-    fn step(&mut self, v: &Version, keep: bool) {
-        let counted_before = std::mem::replace(&mut self.seen, true);
-        let counted_after = keep && std::mem::replace(&mut self.kept, true);
-        if counted_before && !counted_after {
-            self.bytes += bytes_as_authors_count(std::slice::from_ref(v));
-        }
     }
 }
 
@@ -780,6 +710,24 @@ mod tests {
         assert!(late.add_inconsistent(Z, v(1, &[0, 2], &[(Y, &[0, 1])])));
         late.integrate(&deps(&[(Z, &[0, 2])]));
         assert_eq!(late.visible(Y).value, Some(1));
+    }
+
+    /// A hot key's version held back by a cold key's waiting write is dropped at the hot key's
+    /// next integration once that write has left the I-cache: the cold key's change wakes it.
+    #[test]
+    fn a_version_held_back_by_another_key_is_collected_once_that_key_changes() {
+        let mut cache = DualCache::new(2, rules());
+        cache.add_inconsistent(X, v(1, &[1, 0], &[]));
+        cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])]));
+        cache.add_inconsistent(Y, v(2, &[3, 0], &[]));
+        cache.integrate(&deps(&[(Y, &[3, 0])]));
+        assert_eq!(cache.i_cache_len(), 2, "y1 is covered, but x1 still waits");
+        cache.integrate(&deps(&[(X, &[1, 0])]));
+        assert_eq!(cache.i_cache_len(), 1, "y1 is collected only when y is integrated again");
+        cache.add_inconsistent(Y, v(3, &[4, 0], &[]));
+        cache.integrate(&deps(&[(Y, &[4, 0])]));
+        assert_eq!(cache.i_cache_len(), 0);
+        assert!(!cache.add_inconsistent(Y, v(1, &[2, 0], &[(X, &[1, 0])])), "y1 left as covered");
     }
 
     #[test]

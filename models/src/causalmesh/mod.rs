@@ -78,6 +78,7 @@
 mod cache;
 mod client;
 mod db;
+mod icache;
 mod msg;
 mod server;
 pub mod vc;
