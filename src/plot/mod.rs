@@ -174,6 +174,12 @@ pub const FIGURES: &[FigureDef] = &[
         build: faastcc::faastcc_latency,
     },
     FigureDef {
+        name: "faastcc-storage-bytes",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 7: bytes moved per read that went to storage vs Zipf",
+        build: faastcc::faastcc_storage_bytes,
+    },
+    FigureDef {
         name: "faastcc-cache-footprint",
         sweep: "faastcc-zipf",
         about: "FaaSTCC Fig. 8: keys and consistency metadata the caches hold vs Zipf",
