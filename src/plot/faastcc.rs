@@ -665,7 +665,7 @@ pub(super) fn faastcc_storage_bytes(results: &Results) -> Result<(Figure, Vec<Cl
                 if grows {
                     "More rounds per chase at higher skew fetch more versions."
                 } else {
-                    "Not reproduced: our chases do not lengthen with skew (Fig. 6), and each fetched version's dependency list shrinks with skew, so the bytes fall."
+                    "Not reproduced: our chases do not lengthen with skew (Fig. 6), while each fetched version's dependency list shrinks with skew, so the bytes do not rise with it."
                 },
             )?,
     );
