@@ -39,6 +39,10 @@ metrics! {
     FUNCTION_CACHE_ONLY = "function_cache_only";
     /// Storage rounds one read needed (0: served by the cache).
     STORAGE_ROUNDS_PER_READ = "storage_rounds_per_read";
+    /// Bytes a read that went to storage moved there and back, payload and metadata, over all
+    /// its rounds (FaaSTCC: its share of the batched request and reply; HydroCache: every fetch
+    /// of its dependency chase).
+    STORAGE_BYTES_PER_READ = "storage_bytes_per_read";
     /// Nanoseconds a workflow's commit took (two-phase commit).
     COMMIT_NS = "commit_ns";
     /// A FaaSTCC cache push that arrived after a gap in the push sequence.

@@ -213,23 +213,36 @@ impl StoreMsg {
     /// A one-byte tag, 8 bytes per integer, one byte per flag.
     pub fn size_bytes(&self) -> u64 {
         1 + match self {
-            StoreMsg::Read { keys, .. } => 17 + 9 * keys.len() as u64,
-            StoreMsg::ReadReply { entries, .. } => {
-                16 + entries
-                    .iter()
-                    .map(|(_, f)| match f {
-                        Some(f) if f.same_as_cached => 8 + 16,
-                        Some(_) => 8 + 24,
-                        None => 9,
-                    })
-                    .sum::<u64>()
-            }
+            StoreMsg::Read { keys, .. } => read_request_body(keys.len()),
+            StoreMsg::ReadReply { entries, .. } => read_reply_body(entries),
             StoreMsg::Prepare { writes, .. } => 16 + 16 * writes.len() as u64,
             StoreMsg::Prepared { .. } | StoreMsg::Commit { .. } => 16,
             StoreMsg::Stabilize { .. } => 8,
             StoreMsg::Notify { entries, .. } => 16 + 32 * entries.len() as u64,
         }
     }
+}
+
+fn read_request_body(keys: usize) -> u64 {
+    17 + 9 * keys as u64
+}
+
+/// A reply carries each key's value only when the cache does not hold that version already.
+fn read_reply_body(entries: &[(Key, Option<Found>)]) -> u64 {
+    16 + entries
+        .iter()
+        .map(|(_, f)| match f {
+            Some(f) if f.same_as_cached => 8 + 16,
+            Some(_) => 8 + 24,
+            None => 9,
+        })
+        .sum::<u64>()
+}
+
+/// Bytes one storage read moved, its request and its reply (`entries`), as `size_bytes`
+/// counts them.
+pub fn read_bytes(entries: &[(Key, Option<Found>)]) -> u64 {
+    2 + read_request_body(entries.len()) + read_reply_body(entries)
 }
 
 /// A partition's timers.

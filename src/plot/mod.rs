@@ -180,6 +180,24 @@ pub const FIGURES: &[FigureDef] = &[
         build: faastcc::faastcc_latency,
     },
     FigureDef {
+        name: "faastcc-storage-bytes",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 7: bytes moved per read that went to storage vs Zipf",
+        build: faastcc::faastcc_storage_bytes,
+    },
+    FigureDef {
+        name: "faastcc-cache-footprint",
+        sweep: "faastcc-zipf",
+        about: "FaaSTCC Fig. 8: keys and consistency metadata the caches hold vs Zipf",
+        build: faastcc::faastcc_cache_footprint,
+    },
+    FigureDef {
+        name: "faastcc-dag-length",
+        sweep: "faastcc-dag-length",
+        about: "FaaSTCC Fig. 10: median latency per function vs the chain's length, static and dynamic",
+        build: faastcc::faastcc_dag_length,
+    },
+    FigureDef {
         name: "concord-sharers",
         sweep: "concord-sharers",
         about: "Concord Fig. 11: write latency to an item every node shares, and local read-hit latency, vs nodes, against Faa$T",

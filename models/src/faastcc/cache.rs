@@ -188,6 +188,11 @@ impl Cache {
     pub(super) fn on_store_reply(&mut self, now: Time, req: u64, lst: Ts, entries: Vec<(Key, Option<Found>)>, out: &mut Out) {
         self.known_stable = self.known_stable.max(lst);
         let w = self.waiting.get_mut(&req).expect("a reply to a pending read");
+        // Each key fetched shares its request's and reply's bytes (Fig. 7).
+        let per_key = tcc_store::read_bytes(&entries).div_ceil(entries.len().max(1) as u64);
+        for _ in &entries {
+            out.observe(metrics::STORAGE_BYTES_PER_READ, per_key);
+        }
         let mut installs = Vec::new();
         for (key, found) in entries {
             let slot = w.answers.iter_mut().find(|a| a.0 == key && a.2.is_none()).expect("a requested key");

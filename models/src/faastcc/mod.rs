@@ -424,6 +424,7 @@ impl Model for Faastcc {
                 metrics::METADATA_BYTES_HOP,
                 metrics::FUNCTION_CACHE_ONLY,
                 metrics::STORAGE_ROUNDS_PER_READ,
+                metrics::STORAGE_BYTES_PER_READ,
                 metrics::COMMIT_NS,
                 metrics::PUSH_GAPS,
                 metrics::VISIBILITY_NS,

@@ -17,6 +17,8 @@ use std::sync::Arc;
 struct Integration {
     pending: BTreeMap<Key, HVersion>,
     rounds: u32,
+    /// Bytes the fetches and their replies moved (Fig. 7).
+    bytes: u64,
     /// A read waiting for this merge, or a refresh.
     read: Option<(u64, usize)>,
 }
@@ -250,7 +252,7 @@ impl Cache {
     fn integrate(&mut self, now: Time, pending: BTreeMap<Key, HVersion>, fetch: Vec<Key>, read: Option<(u64, usize)>, out: &mut Out) {
         let req = self.next_req;
         self.next_req += 1;
-        self.integrations.insert(req, Integration { pending, rounds: 0, read });
+        self.integrations.insert(req, Integration { pending, rounds: 0, bytes: 0, read });
         if fetch.is_empty() {
             self.step(now, req, out);
         } else {
@@ -262,11 +264,14 @@ impl Cache {
         let i = self.integrations.get_mut(&req).expect("integration");
         i.rounds += 1;
         assert!(i.rounds <= INTEGRATION_ROUNDS_MAX, "dependency chase did not settle");
-        out.send(self.db, Msg::Fetch { req, keys, subscribe: !self.prewarm });
+        let fetch = Msg::Fetch { req, keys, subscribe: !self.prewarm };
+        i.bytes += fetch.size_bytes();
+        out.send(self.db, fetch);
     }
 
     fn on_fetch_reply(&mut self, now: Time, req: u64, versions: Vec<(Key, HVersion)>, out: &mut Out) {
         let i = self.integrations.get_mut(&req).expect("a fetch of a running integration");
+        i.bytes += 1 + super::msg::fetch_reply_body(&versions);
         for (k, v) in versions {
             let newer = i.pending.get(&k).is_none_or(|p| v.seq > p.seq);
             if newer {
@@ -303,6 +308,9 @@ impl Cache {
                 let v = self.in_cut(key).expect("just merged");
                 if let Need::AtLeast(s) = need {
                     assert!(v.seq >= s, "the database holds every version anything depends on");
+                }
+                if i.rounds > 0 {
+                    out.observe(metrics::STORAGE_BYTES_PER_READ, i.bytes);
                 }
                 self.serve(read, item, v, i.rounds, out);
             }

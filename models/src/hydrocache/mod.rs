@@ -418,6 +418,7 @@ impl Model for HydroCache {
                 metrics::METADATA_BYTES_HOP,
                 metrics::BATCH_REREADS,
                 metrics::STORAGE_ROUNDS_PER_READ,
+                metrics::STORAGE_BYTES_PER_READ,
                 metrics::FUNCTION_CACHE_ONLY,
                 metrics::CON_PREPARE_NS,
             ],

@@ -109,10 +109,10 @@ impl Message for Msg {
     }
 
     fn size_bytes(&self) -> u64 {
-        let versions = |v: &[(Key, HVersion)]| v.iter().map(|(_, v)| 8 + v.wire_bytes()).sum::<u64>();
+        let versions = versions_bytes;
         1 + match self {
             Msg::Fetch { keys, .. } => 9 + 8 * keys.len() as u64,
-            Msg::FetchReply { versions: v, .. } => 8 + versions(v),
+            Msg::FetchReply { versions: v, .. } => fetch_reply_body(v),
             Msg::Pull => 0,
             Msg::Notify { versions: v } => versions(v),
             Msg::WriteTx { deps, writes, .. } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
@@ -138,3 +138,13 @@ pub enum Timer {
 }
 
 pub(super) type Out = Outbox<Msg, Timer>;
+
+/// Bytes of versions on the wire, each with its key.
+fn versions_bytes(v: &[(Key, HVersion)]) -> u64 {
+    v.iter().map(|(_, v)| 8 + v.wire_bytes()).sum()
+}
+
+/// Bytes of a `FetchReply` carrying `v`, after its one-byte tag.
+pub(super) fn fetch_reply_body(v: &[(Key, HVersion)]) -> u64 {
+    8 + versions_bytes(v)
+}
