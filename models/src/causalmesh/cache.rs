@@ -455,14 +455,15 @@ impl DualCache {
         vcs
     }
 
-    /// The VCs of the *writes* of `key` this server knows: its ring's winning writes, its
-    /// I-cache, and the last versions merged into its C-cache (no merged VCs, which no write
-    /// carries).
-    pub fn known_writes(&self, key: Key) -> Vec<Vc> {
-        let mut vcs: Vec<Vc> = self.c.get(&key).into_iter().flatten().map(|v| v.winner).collect();
-        vcs.extend(self.i.versions(key).map(|v| v.vc));
-        vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
-        vcs.retain(|vc| !vc.is_zero());
+    /// The VCs of the *writes* of `key` this server knows that are newer than `floor` in the
+    /// arbitration order, sorted and without repeats: its ring's winning writes, its I-cache,
+    /// and the last versions merged into its C-cache (no merged VCs, which no write carries).
+    /// Callers only look for writes newer than a read, so the rest is left out before sorting.
+    pub fn known_writes_newer_than(&self, key: Key, floor: &Vc) -> Vec<Vc> {
+        let newer = |vc: &Vc| vc > floor && !vc.is_zero();
+        let mut vcs: Vec<Vc> = self.c.get(&key).into_iter().flatten().map(|v| v.winner).filter(newer).collect();
+        vcs.extend(self.i.vcs(key).filter(newer));
+        vcs.extend(self.merged.get(&key).into_iter().flatten().copied().filter(newer));
         vcs.sort_unstable();
         vcs.dedup();
         vcs

@@ -89,6 +89,11 @@ impl ICache {
         self.keys.get(&key).map(|w| w.in_arrival_order()).unwrap_or_default().into_iter().map(|e| &e.version)
     }
 
+    /// The VCs of the waiting versions of `key`, in VC order (no arrival sort).
+    pub fn vcs(&self, key: Key) -> impl Iterator<Item = Vc> + '_ {
+        self.keys.get(&key).into_iter().flat_map(|w| w.by_vc.iter().map(|e| e.version.vc))
+    }
+
     /// Adds a version of `key` not already waiting; it will be examined at the next collection.
     pub fn push(&mut self, key: Key, version: Version) {
         let w = self.keys.entry(key).or_default();

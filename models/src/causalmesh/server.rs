@@ -410,8 +410,11 @@ impl Server {
         for (k, winner) in read_set {
             needs.extend(self.cache.deps_of(*k, winner).into_iter().flat_map(|deps| deps_on(deps, key)).copied());
         }
-        let known_here = self.cache.known_writes(key);
-        let known_read: Vec<(Key, Vc, Vec<Vc>)> = read_set.iter().map(|(k, r)| (*k, *r, self.cache.known_writes(*k))).collect();
+        // Writes of `key` newer than the oldest candidate: all `newer_in_past` can return.
+        let oldest_winner = versions.iter().map(|v| v.winner).min().unwrap_or_default();
+        let known_here = self.cache.known_writes_newer_than(key, &oldest_winner);
+        let known_read: Vec<(Key, Vc, Vec<Vc>)> =
+            read_set.iter().map(|(k, r)| (*k, *r, self.cache.known_writes_newer_than(*k, r))).collect();
         let too_old_read = |w: &Vc| -> Option<(Key, Vc)> {
             // The first dependency (in key order) newer than the read of its key.
             let direct = self
@@ -440,10 +443,14 @@ impl Server {
 
     /// A write of `b_key` newer (in the arbitration order) than `b_read` that lies in the
     /// causal past of write `a` of `a_key`: reading both `a` and `b_read` is then fractured.
-    /// `known_b`: the writes of `b_key` this server knows. A write's VC dominates its past, so
-    /// only writes below `a` are walked from.
+    /// `known_b`: the writes of `b_key` this server knows that are newer than some floor,
+    /// sorted (at least those newer than `b_read`). A write's VC dominates its past, so only
+    /// writes below `a` are walked from; these come before any write above `a` in the
+    /// arbitration order, so the search stops there.
     fn newer_in_past(&self, b_key: Key, b_read: &Vc, known_b: &[Vc], a_key: Key, a: &Vc, unknown: Unknown) -> Option<Vc> {
-        known_b.iter().copied().find(|u| {
+        let from = known_b.partition_point(|u| u <= b_read);
+        let to = from + known_b[from..].partition_point(|u| u <= a);
+        known_b[from..to].iter().copied().find(|u| {
             u.le(a)
                 && u.cmp(b_read) == Ordering::Greater
                 && match self.cache.in_causal_past(b_key, u, a_key, a) {
@@ -492,7 +499,7 @@ impl Server {
             return None;
         }
         for (b_key, b_read) in &read {
-            let known_b = self.cache.known_writes(*b_key);
+            let known_b = self.cache.known_writes_newer_than(*b_key, b_read);
             for (a_key, a) in read.iter().filter(|(k, _)| *k != b_key) {
                 if let Some(u) = self.newer_in_past(*b_key, b_read, &known_b, *a_key, a, unknown) {
                     let why = format!("key {a_key}@{a} causally follows key {b_key}@{u}, newer than {b_key}@{b_read} read");
