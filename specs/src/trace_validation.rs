@@ -36,7 +36,7 @@
 //! Runs must have no eviction, no faults, and no retries (of read transactions or workflows).
 //! The converter says which limit a trace breaks rather than report a false rejection.
 
-use crate::tlc::{TlcOptions, Verdict, run_tlc_with_files, spec_dir};
+use crate::tlc::{TlcOptions, TlcRun, Verdict, run_tlc_with_files, spec_dir};
 use causim_models::Model;
 use causim_models::causalmesh::{CausalMesh, CausalMeshParams, Chain, DbFlush};
 use causim_pipeline::Scenario;
@@ -149,6 +149,57 @@ pub struct Outcome {
     /// The verdict on the full trace: `Ok` (every step taken, every invariant held),
     /// `Deadlock` (the spec stopped before `rejected_at`'s step) or the invariant violated.
     pub verdict: Verdict,
+    /// TLC's own time for the full run.
+    pub tlc_time: Option<std::time::Duration>,
+}
+
+/// What TLC's run over a whole trace of `steps` says: accepted, rejected at a step (asking
+/// `relaxed(n)`, a run that lets step `n` show what the spec would have, why), or an invariant
+/// broken after a step. `seen` renders the spec's view of a relaxed step.
+pub(crate) fn interpret(
+    steps: Vec<String>,
+    full: &TlcRun,
+    relaxed: impl FnOnce(usize) -> Result<TlcRun, String>,
+    seen: impl Fn(&str) -> String,
+) -> Result<Outcome, String> {
+    let tlc_time = full.tlc_time;
+    match &full.verdict {
+        Verdict::Ok => {
+            let depth = full.depth.ok_or("TLC reported no depth")? as usize;
+            // Every step, no trace printed: an accepted trace reaches depth steps + 1.
+            if depth == steps.len() + 1 {
+                return Ok(Outcome { steps, rejected_at: None, why: None, verdict: Verdict::Ok, tlc_time });
+            }
+            // The spec stopped after depth - 1 steps: what would it have shown at the next?
+            let done = depth.saturating_sub(1);
+            let relaxed = relaxed(done + 1)?;
+            let why = match &relaxed.verdict {
+                Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
+                    let view = relaxed.trace.last().and_then(|s| s.vars.get("seen")).cloned().unwrap_or_default();
+                    format!("the spec can take this step, but shows {}", seen(&view.split_whitespace().collect::<Vec<_>>().join(" ")))
+                }
+                Verdict::Deadlock => "the spec cannot take this step at all in the state the earlier steps lead to".to_string(),
+                other => format!("relaxing the step, TLC reports {other:?}"),
+            };
+            Ok(Outcome { steps, rejected_at: Some(done), why: Some(why), verdict: Verdict::Deadlock, tlc_time })
+        }
+        Verdict::InvariantViolated { name } => {
+            let done: usize = full
+                .trace
+                .last()
+                .and_then(|s| s.vars.get("step"))
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or("TLC's trace has no step counter")?;
+            Ok(Outcome {
+                steps,
+                rejected_at: Some(done.saturating_sub(1)),
+                why: Some(format!("the spec takes the steps, but its invariant {name} fails after this one")),
+                verdict: full.verdict.clone(),
+                tlc_time,
+            })
+        }
+        other => Err(format!("unexpected TLC verdict {other:?}:\n{}", full.output)),
+    }
 }
 
 pub(crate) fn parse_lines(text: &str, what: &str) -> Result<Vec<Json>, String> {
@@ -601,44 +652,7 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
         &to_the_end,
     )
     .map_err(|e| e.to_string())?;
-    let last_step = |run: &crate::tlc::TlcRun| -> Result<usize, String> {
-        run.trace
-            .last()
-            .and_then(|s| s.vars.get("step"))
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| "TLC's trace has no step counter".to_string())
-    };
-    match &run.verdict {
-        Verdict::Ok => {
-            let depth = run.depth.ok_or("TLC reported no depth")? as usize;
-            if depth == b.steps.len() + 1 {
-                return Ok(Outcome { steps, rejected_at: None, why: None, verdict: run.verdict.clone() });
-            }
-            // The spec stopped after depth - 1 steps: what would it have shown at the next?
-            let done = depth.saturating_sub(1);
-            let relaxed = run_once(Some(done + 1))?;
-            let why = match &relaxed.verdict {
-                Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
-                    let seen = relaxed.trace.last().and_then(|s| s.vars.get("seen")).cloned().unwrap_or_default();
-                    let seen = seen.split_whitespace().collect::<Vec<_>>().join(" ");
-                    format!("the spec can take this step, but shows {}", vectors_as_lists(&seen))
-                }
-                Verdict::Deadlock => "the spec cannot take this step at all in the state the earlier steps lead to".to_string(),
-                other => format!("relaxing the step, TLC reports {other:?}"),
-            };
-            Ok(Outcome { steps, rejected_at: Some(done), why: Some(why), verdict: Verdict::Deadlock })
-        }
-        Verdict::InvariantViolated { name } => {
-            let done = last_step(&run)?;
-            Ok(Outcome {
-                steps,
-                rejected_at: Some(done.saturating_sub(1)),
-                why: Some(format!("the spec takes the steps, but its invariant {name} fails after this one")),
-                verdict: run.verdict.clone(),
-            })
-        }
-        other => Err(format!("unexpected TLC verdict {other:?}:\n{}", run.output)),
-    }
+    interpret(steps, &run, |n| run_once(Some(n)), vectors_as_lists)
 }
 
 #[cfg(test)]

@@ -39,8 +39,9 @@
 //! One-round chains, asynchronous flushes, no eviction, no faults. The converter names what a
 //! run breaks rather than report a false rejection.
 
-use crate::tlc::{TlcOptions, TlcRun, Verdict, run_tlc_with_files, spec_dir};
-use crate::trace_validation::parse_lines;
+use crate::tlc::{TlcOptions, TlcRun, run_tlc_with_files, spec_dir};
+pub use crate::trace_validation::Outcome;
+use crate::trace_validation::{interpret, parse_lines};
 use causim_models::Model;
 use causim_models::causalmesh::{CausalMeshParams, CausalMeshTcc, Chain, DbFlush};
 use causim_pipeline::Scenario;
@@ -174,18 +175,6 @@ pub struct Behaviour {
 pub enum Judge {
     Exact,
     Superset,
-}
-
-/// What TLC made of a trace (as in `trace_validation::Outcome`).
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    pub steps: Vec<String>,
-    /// The first step (0-based) the spec does not allow; `None`: the whole trace is a behaviour.
-    pub rejected_at: Option<usize>,
-    pub why: Option<String>,
-    pub verdict: Verdict,
-    /// TLC's own time for the full run.
-    pub tlc_time: Option<std::time::Duration>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -866,43 +855,7 @@ pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome
     let mut to_the_end = options.clone();
     to_the_end.check_deadlock = false;
     let full = run(b, None, &to_the_end)?;
-    let tlc_time = full.tlc_time;
-    match &full.verdict {
-        Verdict::Ok => {
-            let depth = full.depth.ok_or("TLC reported no depth")? as usize;
-            if depth == b.steps.len() + 1 {
-                return Ok(Outcome { steps, rejected_at: None, why: None, verdict: Verdict::Ok, tlc_time });
-            }
-            // The spec stopped after depth - 1 steps: what would it have shown at the next?
-            let done = depth.saturating_sub(1);
-            let relaxed = run(b, Some(done + 1), options)?;
-            let why = match &relaxed.verdict {
-                Verdict::InvariantViolated { name } if name == "TraceIncomplete" => {
-                    let seen = relaxed.trace.last().and_then(|s| s.vars.get("seen")).cloned().unwrap_or_default();
-                    format!("the spec can take this step, but shows {}", seen.split_whitespace().collect::<Vec<_>>().join(" "))
-                }
-                Verdict::Deadlock => "the spec cannot take this step at all in the state the earlier steps lead to".to_string(),
-                other => format!("relaxing the step, TLC reports {other:?}"),
-            };
-            Ok(Outcome { steps, rejected_at: Some(done), why: Some(why), verdict: Verdict::Deadlock, tlc_time })
-        }
-        Verdict::InvariantViolated { name } => {
-            let done: usize = full
-                .trace
-                .last()
-                .and_then(|s| s.vars.get("step"))
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or("TLC's trace has no step counter")?;
-            Ok(Outcome {
-                steps,
-                rejected_at: Some(done.saturating_sub(1)),
-                why: Some(format!("the spec takes the steps, but its invariant {name} fails after this one")),
-                verdict: full.verdict.clone(),
-                tlc_time,
-            })
-        }
-        other => Err(format!("unexpected TLC verdict {other:?}:\n{}", full.output)),
-    }
+    interpret(steps, &full, |n| run(b, Some(n), options), |seen| seen.to_string())
 }
 
 #[cfg(test)]
