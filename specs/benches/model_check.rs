@@ -15,7 +15,8 @@
 //!
 //! To time one run per process (for `/usr/bin/time -v`): `-- --bound N` (1–3 the shared bounds,
 //! 4 the beyond one) with `--stateright` (symmetry on every core only) or `--tlc` (`SYMMETRY`
-//! only).
+//! only); add `--no-symmetry` to run either tool without any reduction (Stateright on every
+//! core), the comparison in which both explore the whole space.
 
 use causim_models::causalmesh::Chain;
 use causim_specs::causalmesh_model::{MeshConfig, REMOTE_VISIBLE, check};
@@ -58,6 +59,7 @@ fn main() {
     let only_bound: Option<usize> = args.iter().position(|a| a == "--bound").and_then(|i| args.get(i + 1)?.parse().ok());
     let only_stateright = args.iter().any(|a| a == "--stateright");
     let only_tlc = args.iter().any(|a| a == "--tlc");
+    let no_symmetry = args.iter().any(|a| a == "--no-symmetry");
     let mut bounds = vec![MeshConfig::free(2, 1, 2, 2, Chain::TwoRound)];
     if !quick {
         bounds.push(MeshConfig::free(2, 2, 2, 2, Chain::OneRound));
@@ -80,7 +82,7 @@ fn main() {
         // space is about twice as large, and memory, not time, bounds it).
         let mut runs = vec![(1, false), (1, true), (cores, true)];
         if is_beyond || only_stateright {
-            runs = vec![(cores, true)];
+            runs = vec![(cores, !no_symmetry)];
         }
         if only_tlc {
             runs.clear();
@@ -103,7 +105,13 @@ fn main() {
         }
         let tlc_runs: &[bool] = match (only_stateright, only_tlc) {
             (true, _) => &[],
-            (false, true) => &[true],
+            (false, true) => {
+                if no_symmetry {
+                    &[false]
+                } else {
+                    &[true]
+                }
+            }
             (false, false) => &[false, true],
         };
         for &symmetry in tlc_runs {

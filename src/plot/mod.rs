@@ -78,6 +78,12 @@ pub const FIGURES: &[FigureDef] = &[
         build: causalmesh::metadata,
     },
     FigureDef {
+        name: "metadata-length",
+        sweep: "causalmesh-metadata-length",
+        about: "CausalMesh Fig. 14's \"low and stable\": cache-server metadata against run length, with and without the tail's dissemination",
+        build: causalmesh::metadata_length,
+    },
+    FigureDef {
         name: "aborts",
         sweep: "micro-load",
         about: "Aborts of every kind vs offered load, every system",
