@@ -93,11 +93,16 @@ Sync == "sync"
 \*   TxnAbort: "lex" (a read transaction aborts when the client's own write of a key
 \*     would win against the version returned) or "covered" (Fig. 8 line 7: when the
 \*     returned merged clock does not cover the client's own write).
+\*   ChainCarries: "local" (a chain message carries the client's writes, as Fig. 7
+\*     lines 29-30 read `local` in ServerWrite) or "none" (Fig. 4's ServerWrite
+\*     carries the write alone; the head still adds `local` to its own I-cache).
 WriteClock == "join"
 Resolution == "winner"
 TxnAbort == "lex"
+ChainCarries == "local"
 Increment == "increment"
 Merged == "merged"
+NoCarry == "none"
 Covered == "covered"
 
 Servers == 0..(N - 1)
@@ -284,7 +289,8 @@ ClientWrite(c, s, k) ==
                       ELSE [gvc[s] EXCEPT ![s] = own]
            w       == [key |-> k, val |-> <<c, i>>, vc |-> vc, deps |-> wdeps]
            icS     == [AddUnseen(s, ic[s], carried) EXCEPT ![k] = @ \cup {w}]  \* lines 9-11
-           msg     == [w |-> w, head |-> s, round |-> 1, carried |-> carried]
+           msg     == [w |-> w, head |-> s, round |-> 1,
+                           carried |-> IF ChainCarries = "local" THEN carried ELSE {}]
            \* Mutant reveal_at_head: the head reveals the write at once.
            H       == IF Mutant = "reveal_at_head"
                       THEN IntegrateAt(s, icS, {DepOn(w)})

@@ -31,4 +31,11 @@ TxnAbortScript ==
     (c1 :> << [op |-> "w", s |-> 0, k |-> k1], [op |-> "w", s |-> 1, k |-> k1],
                [op |-> "rt", s |-> 1, k |-> {k1, k2}] >>) @@
     (c2 :> << [op |-> "w", s |-> 1, k |-> k1], [op |-> "w", s |-> 0, k |-> k2] >>)
+\* Fig. 4's ServerWrite literally (point 9): c1's write of k2 at S1 depends on its
+\* write of k1 at S0, but y's chain message (S1, S2, S0) does not carry it; the tail
+\* S0 (k1's head) reveals y, c2 reads k1 there, then reads k1 at S2, which k1's own
+\* chain has not reached yet: the dependency is missing and c2 reads the initial value.
+ChainCarriesScript ==
+    (c1 :> << [op |-> "w", s |-> 0, k |-> k1], [op |-> "w", s |-> 1, k |-> k2] >>) @@
+    (c2 :> << [op |-> "r", s |-> 0, k |-> k1], [op |-> "r", s |-> 2, k |-> k1] >>)
 =============================================================================

@@ -211,6 +211,17 @@ fn section_3_2_resolution_read_literally_loses_read_your_writes() {
 }
 
 #[test]
+fn fig4_server_write_read_literally_loses_causality_at_three_servers() {
+    // A chain message carries the write alone (Fig. 4's ServerWrite), not the client's earlier
+    // writes: c1's write of k2 at S1 depends on its k1 at S0, the tail S0 reveals it, and c2,
+    // having read c1's k1 there, reads k1 at S2, which k1's own chain has not reached.
+    let run = literal("MC_literal_chain_carries_script.cfg");
+    assert_eq!(run.verdict, Verdict::InvariantViolated { name: "ReadsAreCausallyConsistent".into() }, "{}", run.output);
+    assert_eq!(&run.trace_actions()[1..], ["ClientWrite", "ClientWrite", "Forward", "TailIntegrate", "ClientRead", "ClientRead"]);
+    assert_eq!(literal("MC_ours_chain_carries_script.cfg").verdict, Verdict::Ok);
+}
+
+#[test]
 fn fig8_abort_test_read_literally_loses_read_your_writes() {
     // The read transaction aborts only when the merged clock returned does not cover the
     // client's own write (Fig. 8 line 7): on the resolution script's state, S1's merged clock
