@@ -46,7 +46,7 @@ fn each_mutant_becomes_a_scenario_that_causim_run_replays_with_the_same_anomaly(
         let out = stdout(&o);
         assert_eq!(o.status.code(), Some(1), "{mutant}: a violation exits 1\n{out}\n{}", stderr(&o));
         assert!(verdict_of(&out, "reads are causally consistent").starts_with("VIOLATED"), "{mutant}:\n{out}");
-        assert!(out.contains("ReadsAreCausallyConsistent violated"), "{mutant}: TLC\n{out}");
+        assert!(out.contains("HistoryIsCausalPlus violated"), "{mutant}: TLC\n{out}");
         assert!(out.contains("agreement: Stateright and TLC both find a violation"), "{mutant}:\n{out}");
         let model = names_after(&out, "the history checker names it: ");
         assert_eq!(model, ["WriteCOInitRead"], "{mutant}");

@@ -517,6 +517,28 @@ BadRead(o, k) ==
 ReadsAreCausallyConsistent ==
     \A o \in OpIds : IsReadOp(o) => \A k \in Op(o).keys : ~BadRead(o, k)
 
+\* "reads are causal+" (CCv; the paper's causal+ without its convergence clause,
+\* which is the liveness property CachesConverge), with the paper's arbitration
+\* order (section 3.2: the lexicographic order of write clocks): a read returns,
+\* of the writes of its key in its causal past, one that no other write there
+\* causally follows (ReadsAreCausallyConsistent) and that is the last in
+\* arbitration order, so a concurrent write that arbitration puts later may not
+\* be skipped either.  Judged on what reads observe: a pair of writes that no
+\* read sees together cannot contradict it.  ReadIsCausalPlus below is its
+\* step-local form, for trace validation.
+BadReadPlus(o, k) ==
+    LET v == Op(o).val[k]
+    IN  \E p \in CausalPast(o) :
+           /\ IsWriteOp(p)
+           /\ Op(p).w.key = k
+           /\ p /= WriterOf(v)
+           /\ \/ v = InitVal
+              \/ WriterOf(v) \in CausalPast(p)
+              \/ LexLess(Op(WriterOf(v)).w.vc, Op(p).w.vc)
+
+HistoryIsCausalPlus ==
+    \A o \in OpIds : IsReadOp(o) => \A k \in Op(o).keys : ~BadReadPlus(o, k)
+
 -----------------------------------------------------------------------------
 (* Witnesses against vacuity ("sometimes" properties).  Each Not... operator  *)
 (* is checked as an invariant by a config that expects TLC to violate it:    *)

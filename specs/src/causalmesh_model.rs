@@ -28,7 +28,7 @@
 //! | always "the C-cache is a causal cut" | `CCacheIsCausalCut` | every server's `check_invariants` (Definition 1) |
 //! | always "a revealed write is everywhere" | `CoverageLemma` | a C-cache clock is covered, on every server, by that server's C-cache and I-cache clocks of the key |
 //! | always "reads cover deps" | `ReadsCoverDeps` | the client library's own check (§5.5): no read returned a version older than a dependency |
-//! | always "reads are causally consistent" | `ReadsAreCausallyConsistent` | the history checker (`ccv`) on the history of every state where no session is mid-operation, once per distinct history |
+//! | always "reads are causally consistent" | `HistoryIsCausalPlus` | the history checker (`ccv`, causal+) on the history of every state where no session is mid-operation, once per distinct history |
 //! | sometimes "a remote write becomes visible" | `NotRemoteWriteVisible` (violated) | some read returns another session's write |
 //!
 //! The history check runs on the same history lines the simulator writes (`HistoryWriter`), so a

@@ -82,7 +82,7 @@ fn correct_protocol_tlc_and_stateright_both_pass_on_the_same_bounds() {
 #[test]
 fn each_mutant_breaks_the_same_property_under_tlc_and_stateright() {
     for (mutant, tla_invariant) in [
-        ("no_carry_local_writes", "ReadsAreCausallyConsistent"),
+        ("no_carry_local_writes", "HistoryIsCausalPlus"),
         ("reveal_at_head", "CoverageLemma"),
         ("nearest_deps_only", "CCacheIsCausalCut"),
         ("read_without_integration", "ReadsCoverDeps"),
@@ -103,8 +103,11 @@ fn each_mutant_breaks_the_same_property_under_tlc_and_stateright() {
 fn history_agreement(cfg: MeshConfig) -> Vec<String> {
     let label = format!("{:?}", cfg.mutants);
     let run = tlc(&cfg);
-    assert_eq!(run.verdict, Verdict::InvariantViolated { name: "ReadsAreCausallyConsistent".into() }, "TLC, {label}");
-    assert!(run.trace.last().unwrap().vars["hist"].contains("InitVal"), "TLC, {label}: a read of an initial value");
+    assert_eq!(run.verdict, Verdict::InvariantViolated { name: "HistoryIsCausalPlus".into() }, "TLC, {label}");
+    // The spec judges reads with the paper's arbitration order (clocks), which a history does not
+    // carry, so its counterexample may end one read earlier than the history checker's: under
+    // `no_carry_local_writes`, c2 reads c1's second write of a key, stamped below its first.
+    assert!(run.trace.last().unwrap().vars["hist"].contains("op |-> \"r"), "TLC, {label}: ends at a read");
 
     let (_, failing, checker) = stateright(&cfg);
     assert_eq!(failing, [CAUSAL], "Stateright, {label}");

@@ -109,6 +109,23 @@ fn causalmesh_mutant_no_carry_local_writes_is_caught_by_the_history() {
 }
 
 #[test]
+fn causal_plus_with_the_papers_arbitration_is_stronger_than_causal_consistency() {
+    // Goal: the history property is causal+ with §3.2's arbitration order (the lexicographic
+    // order of write clocks), not only causal consistency. Without carrying its writes, c1's
+    // second write of k1 (at S1, [0,1]) is stamped below its first (at S0, [1,0]); c2 reads the
+    // second, which causal consistency accepts (nothing in its past follows it) but causal+
+    // does not: arbitration puts the first write last, against causality.
+    let run = expect_violation(
+        "MC_no_carry_local_writes_causal_plus.cfg",
+        "HistoryIsCausalPlus",
+        &["ClientWrite", "ClientWrite", "TailIntegrate", "ClientRead"],
+    );
+    let hist = final_history(&run);
+    assert!(!hist.contains("InitVal"), "{hist}");
+    assert!(hist.contains("val |-> (k1 :> <<c1, 2>>)") || hist.contains("val |-> (k2 :> <<c1, 2>>)"), "{hist}");
+}
+
+#[test]
 fn causalmesh_mutant_reveal_at_head_is_caught() {
     // Goal: revealing at the head breaks the coverage lemma at the first write ...
     expect_violation("MC_reveal_at_head.cfg", "CoverageLemma", &["ClientWrite"]);
