@@ -15,6 +15,7 @@
 //!   read of a cold key fetches that exact version's value from the database first.
 
 use super::icache::ICache;
+use super::recent::RecentWrites;
 use super::vc::{Deps, Vc, Version};
 use causim_sim::history::{Key, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -60,10 +61,10 @@ pub struct DualCache {
     /// Per key, the last versions that left the I-cache (merged into the C-cache, or dropped
     /// as covered), so a copy that arrives again (a carried write re-sent with each of its
     /// writer's writes) is not kept twice.
-    merged: BTreeMap<Key, VecDeque<Vc>>,
+    merged: BTreeMap<Key, RecentWrites<Vc>>,
     /// With `keep_write_deps`: per key, the own dependencies of the last writes that left the
     /// I-cache (as many as `merged` remembers).
-    write_deps: BTreeMap<Key, VecDeque<(Vc, Deps)>>,
+    write_deps: BTreeMap<Key, RecentWrites<(Vc, Deps)>>,
     /// CausalMesh without eviction: per key, the keys whose visible version still has an
     /// uncovered (ghost) dependency on it (see `settle_ghost_deps`).
     ghost_waiting: BTreeMap<Key, BTreeSet<Key>>,
@@ -290,17 +291,9 @@ impl DualCache {
     /// Records writes of `key` that left the I-cache (merged, or dropped as covered), with
     /// their own dependencies when `keep_write_deps`; the last `RECENTLY_MERGED_MAX` stay.
     fn remember(&mut self, key: Key, vcs: &[Vc], deps: Vec<(Vc, Deps)>) {
-        let recent = self.merged.entry(key).or_default();
-        recent.extend(vcs.iter().copied());
-        while recent.len() > RECENTLY_MERGED_MAX {
-            recent.pop_front();
-        }
+        self.merged.entry(key).or_default().extend_bounded(vcs.iter().copied(), RECENTLY_MERGED_MAX);
         if !deps.is_empty() {
-            let log = self.write_deps.entry(key).or_default();
-            log.extend(deps);
-            while log.len() > RECENTLY_MERGED_MAX {
-                log.pop_front();
-            }
+            self.write_deps.entry(key).or_default().extend_bounded(deps, RECENTLY_MERGED_MAX);
         }
     }
 
@@ -415,7 +408,7 @@ impl DualCache {
         if let Some(v) = self.i.get(key, vc) {
             return Some(&v.deps);
         }
-        self.write_deps.get(&key)?.iter().find(|(w, _)| w == vc).map(|(_, d)| d)
+        self.write_deps.get(&key)?.find(vc).map(|(_, d)| d)
     }
 
     /// Whether write `u` of `u_key` lies in the causal past of write `w` of `w_key`, following
@@ -450,7 +443,7 @@ impl DualCache {
             vcs.push(v.winner);
         }
         vcs.extend(self.i.versions(key).map(|v| v.vc));
-        vcs.extend(self.merged.get(&key).into_iter().flatten().copied());
+        vcs.extend(self.merged.get(&key).into_iter().flat_map(|m| m.iter()).copied());
         vcs.retain(|vc| !vc.is_zero());
         vcs
     }
@@ -463,7 +456,10 @@ impl DualCache {
         let newer = |vc: &Vc| vc > floor && !vc.is_zero();
         let mut vcs: Vec<Vc> = self.c.get(&key).into_iter().flatten().map(|v| v.winner).filter(newer).collect();
         vcs.extend(self.i.vcs(key).filter(newer));
-        vcs.extend(self.merged.get(&key).into_iter().flatten().copied().filter(newer));
+        if let Some(merged) = self.merged.get(&key) {
+            merged.extend_above(floor, &mut vcs);
+            vcs.retain(|vc| !vc.is_zero());
+        }
         vcs.sort_unstable();
         vcs.dedup();
         vcs

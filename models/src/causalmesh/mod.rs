@@ -80,6 +80,7 @@ mod client;
 mod db;
 mod icache;
 mod msg;
+mod recent;
 mod server;
 pub mod vc;
 
