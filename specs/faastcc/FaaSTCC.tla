@@ -95,6 +95,21 @@ Joined(t) ==
     IF Len(Plan[t]) = 1 \/ Mutant = "no_fanin_merge" THEN si[t][1]
     ELSE <<MaxOf({Lo(si[t][b]) : b \in Branches(t)}), MinOf({Hi(si[t][b]) : b \in Branches(t)})>>
 
+\* The snapshot a cache reads the store at for a reader in interval i: hi, or,
+\* when hi is unbounded, the stable time it knows, but not below lo.
+CacheSnapshot(w, i) == IF Hi(i) = Inf THEN Max(known[w], Lo(i)) ELSE Hi(i)
+
+\* Read's choices, one each here: the snapshot and the promise of the store's
+\* answer.  Sets so that trace validation can widen them (the Rust store is
+\* partitioned, and its stable time lags; specs/README.md, "Trace validation").
+Snapshots(w, i) == {CacheSnapshot(w, i)}
+Promises(k, sn) == {Promise(k, sn)}
+
+\* Every cache's entry for every key at the start: pre-warmed, the initial
+\* version promised up to 0 (trace validation replaces it for caches that
+\* start empty).
+InitEntry == [t |-> 0, p |-> 0, val |-> InitVal]
+
 TypeOK ==
     /\ clock \in Nat
     /\ \A w \in Workers : \A k \in Keys : cache[w][k].t <= cache[w][k].p
@@ -103,7 +118,7 @@ TypeOK ==
 Init ==
     /\ store = [k \in Keys |-> {[ts |-> 0, val |-> InitVal]}]
     /\ clock = 0
-    /\ cache = [w \in Workers |-> [k \in Keys |-> [t |-> 0, p |-> 0, val |-> InitVal]]]
+    /\ cache = [w \in Workers |-> [k \in Keys |-> InitEntry]]
     /\ known = [w \in Workers |-> 0]
     /\ si    = [t \in Txns |-> [b \in Branches(t) |-> <<0, Inf>>]]
     /\ pc    = [t \in Txns |-> [b \in Branches(t) |-> 0]]
@@ -125,14 +140,14 @@ Read(t, b, w) ==
            i  == si[t][b]
            e  == cache[w][k]
            hit == e.p >= Lo(i) /\ e.t <= Hi(i)
-           sn == IF Hi(i) = Inf THEN Max(known[w], Lo(i)) ELSE Hi(i)
-           v  == At(k, sn)
-           f  == [t |-> v.ts, p |-> Promise(k, sn), val |-> v.val]
-           got == IF hit THEN e ELSE f
-       IN  /\ cache' = IF hit \/ Hi(i) < e.t THEN cache ELSE [cache EXCEPT ![w][k] = f]
-           /\ si' = [si EXCEPT ![t][b] = Narrow(i, got.t, got.p)]
-           /\ rs' = [rs EXCEPT ![t][b] = @ \cup {[key |-> k, ts |-> got.t, val |-> got.val]}]
-           /\ pc' = [pc EXCEPT ![t][b] = @ + 1]
+       IN  \E sn \in Snapshots(w, i) : \E pr \in Promises(k, sn) :
+           LET v   == At(k, sn)
+               f   == [t |-> v.ts, p |-> pr, val |-> v.val]
+               got == IF hit THEN e ELSE f
+           IN  /\ cache' = IF hit \/ Hi(i) < e.t THEN cache ELSE [cache EXCEPT ![w][k] = f]
+               /\ si' = [si EXCEPT ![t][b] = Narrow(i, got.t, got.p)]
+               /\ rs' = [rs EXCEPT ![t][b] = @ \cup {[key |-> k, ts |-> got.t, val |-> got.val]}]
+               /\ pc' = [pc EXCEPT ![t][b] = @ + 1]
     /\ UNCHANGED <<store, clock, known, phase>>
 
 (* The function after the branches starts from their merged interval       *)
