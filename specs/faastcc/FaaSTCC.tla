@@ -99,9 +99,20 @@ Joined(t) ==
 \* when hi is unbounded, the stable time it knows, but not below lo.
 CacheSnapshot(w, i) == IF Hi(i) = Inf THEN Max(known[w], Lo(i)) ELSE Hi(i)
 
-\* Read's choices, one each here: the snapshot and the promise of the store's
-\* answer.  Sets so that trace validation can widen them (the Rust store is
-\* partitioned, and its stable time lags; specs/README.md, "Trace validation").
+\* Eq. 1: entry e may be read in interval i.
+Consistent(e, i) == e.p >= Lo(i) /\ e.t <= Hi(i)
+
+\* A store answer f is fresher than entry e: a newer version, or the same one
+\* promised longer.  (Every answer Read installs is: a stale entry's promise
+\* lies below the snapshot.)
+Fresher(f, e) == f.t > e.t \/ (f.t = e.t /\ f.p > e.p)
+
+\* Read's choices, one each here: whether the cache serves its entry, the
+\* snapshot of the store's answer and its promise.  Sets so that trace
+\* validation can widen them (the Rust store is partitioned, its stable time
+\* lags, and its cache answers concurrent requests; specs/README.md, "Trace
+\* validation").
+Serves(e, i) == {Consistent(e, i)}
 Snapshots(w, i) == {CacheSnapshot(w, i)}
 Promises(k, sn) == {Promise(k, sn)}
 
@@ -139,12 +150,11 @@ Read(t, b, w) ==
     /\ LET k  == Plan[t][b][pc[t][b] + 1]
            i  == si[t][b]
            e  == cache[w][k]
-           hit == e.p >= Lo(i) /\ e.t <= Hi(i)
-       IN  \E sn \in Snapshots(w, i) : \E pr \in Promises(k, sn) :
+       IN  \E hit \in Serves(e, i) : \E sn \in Snapshots(w, i) : \E pr \in Promises(k, sn) :
            LET v   == At(k, sn)
                f   == [t |-> v.ts, p |-> pr, val |-> v.val]
                got == IF hit THEN e ELSE f
-           IN  /\ cache' = IF hit \/ Hi(i) < e.t THEN cache ELSE [cache EXCEPT ![w][k] = f]
+           IN  /\ cache' = IF hit \/ Hi(i) < e.t \/ ~Fresher(f, e) THEN cache ELSE [cache EXCEPT ![w][k] = f]
                /\ si' = [si EXCEPT ![t][b] = Narrow(i, got.t, got.p)]
                /\ rs' = [rs EXCEPT ![t][b] = @ \cup {[key |-> k, ts |-> got.t, val |-> got.val]}]
                /\ pc' = [pc EXCEPT ![t][b] = @ + 1]

@@ -84,8 +84,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub enum Step {
     /// Branch `branch` (from 1) of `txn` reads `key` at cache `worker` and gets the version
     /// `ts` written by `writer` (`None`: the initial version), promised up to `promise`;
-    /// `installed`: the cache installed it; `start`: the interval the function carried into
-    /// its batch (on the batch's first read).
+    /// `served`: from the cache's entry (else from the store's answer, which the cache installs
+    /// if it is fresher than its entry); `start`: the interval the function carried into its
+    /// batch (on the batch's first read).
     Read {
         txn: String,
         branch: usize,
@@ -94,7 +95,7 @@ pub enum Step {
         ts: u64,
         promise: u64,
         writer: Option<String>,
-        installed: bool,
+        served: bool,
         start: Option<(u64, u64)>,
     },
     /// A fan-out: branch `to` of `txn` starts from branch `from`'s interval and reads.
@@ -125,13 +126,13 @@ fn show_writer(w: &Option<String>) -> String {
 impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Step::Read { txn, branch, worker, key, ts, promise, writer, installed, start } => {
+            Step::Read { txn, branch, worker, key, ts, promise, writer, served, start } => {
                 write!(f, "Read: {txn} (branch {branch}) reads k{key} at S{worker}")?;
                 if let Some((lo, hi)) = start {
                     write!(f, " in [{}, {}]", show_ts(*lo), show_ts(*hi))?;
                 }
-                write!(f, " and gets {} (ts {ts}, promise {promise})", show_writer(writer))?;
-                if *installed { write!(f, ", which the cache installs") } else { Ok(()) }
+                let from = if *served { "its cache" } else { "the store" };
+                write!(f, " and gets {} (ts {ts}, promise {promise}) from {from}", show_writer(writer))
             }
             Step::Fork { txn, from, to } => write!(f, "Fork: {txn}'s branch {to} starts from branch {from}"),
             Step::Restart { txn, lo } => write!(f, "Restart: {txn} starts from lo = {lo}"),
@@ -165,8 +166,9 @@ pub struct Behaviour {
     pub servers: usize,
     /// Caches start holding every key's initial version (`params.prewarm`).
     pub prewarm: bool,
-    /// Widen the store's snapshot and promise (module docs, "Where the model departs").
-    pub lagging_store: bool,
+    /// Widen `Read`'s choices: the cache may fetch an entry it could serve, the store answer
+    /// at any snapshot of the interval and promise less (module docs, "Where the model departs").
+    pub relaxed: bool,
     pub keys: BTreeSet<u64>,
     pub txns: Vec<Txn>,
     pub steps: Vec<Step>,
@@ -279,12 +281,14 @@ struct Batch {
     interval: (Ts, Ts),
     /// The cache's storage request: `(cache req, each fetched key's cached timestamp)`.
     fetch: Option<(u64, BTreeMap<u64, Option<Ts>>)>,
-    /// Where the cache answered (the `CacheReply` send).
-    answered_at: Option<usize>,
+    /// Where the cache received it (and decided what to serve and what to fetch).
+    asked_at: usize,
+    /// Whether the function received the answer.
+    answered: bool,
+    /// Where each fetched key's answer reached the cache (and was installed).
+    fetched_at: BTreeMap<u64, usize>,
     /// `(key, value, t, p)` per key, from the `CacheReply`.
     answers: Vec<(u64, Option<u64>, Ts, Ts)>,
-    /// Stable times the cache learned from its storage replies.
-    learned: Vec<Ts>,
 }
 
 /// A workflow attempt, as the run shows it.
@@ -327,7 +331,6 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     let events = parse_lines(trace, "trace.jsonl")?;
     let mut batches: Vec<Batch> = Vec::new();
     let mut open: BTreeMap<String, VecDeque<usize>> = BTreeMap::new(); // function → its batches awaiting an answer
-    let mut unsent: BTreeMap<String, VecDeque<usize>> = BTreeMap::new(); // function → batches whose reply is not yet sent
     let mut last_read_at: BTreeMap<usize, usize> = BTreeMap::new(); // cache → its latest batch
     let mut by_fetch: BTreeMap<(usize, u64), usize> = BTreeMap::new(); // (cache, req) → batch
     let mut pushes: Vec<(usize, usize, Ts, Vec<(u64, Option<u64>, Ts)>)> = Vec::new();
@@ -365,10 +368,6 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                     attempt(attempt_of(function), i, &mut attempts);
                     attempts.get_mut(attempt_of(function)).expect("added").done_at.insert(f, i);
                 }
-            }
-            Some("send") if kind == "CacheReply" && worker_of(from).is_some() => {
-                let b = unsent.get_mut(to).and_then(|q| q.pop_front()).ok_or_else(|| format!("{from} answers {to}, which asked nothing"))?;
-                batches[b].answered_at = Some(i);
             }
             Some("action") => {
                 let node = ev["node"].as_str().unwrap_or("");
@@ -412,14 +411,14 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                         keys: ks,
                         interval,
                         fetch: None,
-                        answered_at: None,
+                        asked_at: i,
+                        answered: false,
+                        fetched_at: BTreeMap::new(),
                         answers: Vec::new(),
-                        learned: Vec::new(),
                     });
                     let b = batches.len() - 1;
                     last_read_at.insert(w, b);
                     open.entry(from.to_string()).or_default().push_back(b);
-                    unsent.entry(from.to_string()).or_default().push_back(b);
                 }
                 "StoreRead" if is_partition(to) => {
                     let w = worker_of(from).ok_or_else(|| bad(kind, detail))?;
@@ -441,10 +440,14 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                         return Err("out of scope: the store had collected a version a read needed (the spec keeps every version)".into());
                     }
                     let b = *by_fetch.get(&(w, req)).ok_or_else(|| format!("a store reply to {to}'s read {req}, which it did not send"))?;
-                    batches[b].learned.push(number(detail, "lst").ok_or_else(|| bad(kind, detail))?);
+                    for item in items(detail, "entries").ok_or_else(|| bad(kind, detail))? {
+                        batches[b].fetched_at.insert(item_key(item).ok_or_else(|| bad(kind, detail))?, i);
+                    }
+                    pushes.push((i, w, number(detail, "lst").ok_or_else(|| bad(kind, detail))?, Vec::new()));
                 }
                 "CacheReply" => {
                     let b = open.get_mut(to).and_then(|q| q.pop_front()).ok_or_else(|| format!("a cache reply to {to}, which asked nothing"))?;
+                    batches[b].answered = true;
                     for item in items(detail, "answers").ok_or_else(|| bad(kind, detail))? {
                         if item.contains("Collected") {
                             return Err("out of scope: a read found its version collected (the spec keeps every version)".into());
@@ -586,9 +589,12 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             }
         }
     }
-    // Reads: at the handler that answered the function, then what the cache learned.
+    // Reads: where the cache decided (its stable times learned from the store come later).
     for b in &batches {
-        let Some(at) = b.answered_at else { continue };
+        if !b.answered {
+            continue;
+        }
+
         let name = attempt_of(&b.function).to_string();
         let f = function_index(&b.function).ok_or_else(|| format!("a function named {}", b.function))?;
         let branch = branch_of
@@ -601,14 +607,15 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
         let mut served: Vec<u64> = b.keys.iter().copied().filter(|k| !fetched.contains_key(k)).collect();
         served.sort_by_key(|k| std::cmp::Reverse(answer(*k).map_or(0, |a| a.2)));
         let in_order: Vec<u64> = served.into_iter().chain(b.keys.iter().copied().filter(|k| fetched.contains_key(k))).collect();
+        // A served key where the cache decided; a fetched one where its answer arrived.
+        let at_of = |key: &u64| match fetched.get(key) {
+            None => Ok(b.asked_at),
+            Some(_) => b.fetched_at.get(key).copied().ok_or_else(|| format!("{}'s fetch of key {key} has no answer", b.function)),
+        };
+        let first = in_order.iter().map(at_of).collect::<Result<Vec<_>, _>>()?.into_iter().enumerate().min_by_key(|(_, at)| *at).map(|(n, _)| n);
         for (n, key) in in_order.into_iter().enumerate() {
             let (_, value, t, p) = answer(key)?;
-            let installed = match fetched.get(&key) {
-                None => false,
-                Some(None) => true,
-                Some(Some(cached)) => t >= *cached,
-            };
-            plans.get_mut(&name).expect("planned")[branch].push(key);
+            let at = at_of(&key)?;
             let step = Step::Read {
                 txn: name.clone(),
                 branch: branch + 1,
@@ -617,13 +624,10 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                 ts: phi(t),
                 promise: phi(p),
                 writer: write_of(key, value)?,
-                installed,
-                start: (n == 0).then(|| (phi(b.interval.0), phi(b.interval.1))),
+                served: !fetched.contains_key(&key),
+                start: (Some(n) == first).then(|| (phi(b.interval.0), phi(b.interval.1))),
             };
             push(&mut steps, at, step);
-        }
-        for lst in &b.learned {
-            push(&mut steps, at, Step::Push { worker: b.worker, stable: phi(*lst), versions: Vec::new() });
         }
     }
     for (at, worker, lst, versions) in pushes {
@@ -635,6 +639,12 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
         steps.push(((at, usize::MAX / 2 + n), Step::Commit { ts: Some(phi(commits[n].0)), txn: name }));
     }
     steps.sort_by_key(|(at, _)| *at);
+    // Each branch's plan: the keys it reads, in the order of its steps.
+    for (_, step) in &steps {
+        if let Step::Read { txn, branch, key, .. } = step {
+            plans.get_mut(txn).expect("planned")[branch - 1].push(*key);
+        }
+    }
     let txns = order
         .into_iter()
         .map(|name| Txn { branches: plans.remove(&name).expect("planned"), writes: attempts[&name].writes.clone(), name })
@@ -642,7 +652,7 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     Ok(Behaviour {
         servers,
         prewarm: params.prewarm,
-        lagging_store: true,
+        relaxed: true,
         keys,
         txns,
         steps: steps.into_iter().map(|(_, s)| s).collect(),
@@ -675,14 +685,14 @@ fn tla_bool(b: bool) -> &'static str {
 
 fn tla_record(step: &Step) -> String {
     match step {
-        Step::Read { txn, branch, worker, key, ts, promise, writer, installed, start } => format!(
-            "[a |-> \"Read\", t |-> {}, b |-> {branch}, w |-> {worker}, k |-> {}, ts |-> {ts}, p |-> {}, val |-> {}, inst |-> {}, \
+        Step::Read { txn, branch, worker, key, ts, promise, writer, served, start } => format!(
+            "[a |-> \"Read\", t |-> {}, b |-> {branch}, w |-> {worker}, k |-> {}, ts |-> {ts}, p |-> {}, val |-> {}, hit |-> {}, \
              first |-> {}, lo |-> {}, hi |-> {}]",
             tla_txn(txn),
             tla_key(*key),
             tla_ts(*promise),
             tla_val(writer),
-            tla_bool(*installed),
+            tla_bool(*served),
             tla_bool(start.is_some()),
             start.map_or("0".into(), |s| tla_ts(s.0)),
             start.map_or("0".into(), |s| tla_ts(s.1)),
@@ -755,6 +765,11 @@ Held(e) == e.t >= 0
 LaggingSnapshots(w, i) == {{CacheSnapshot(w, i)}} \cup (Lo(i)..Min(Hi(i), clock))
 LaggingPromises(k, sn) == sn..Promise(k, sn)
 
+\* The Rust cache answers requests concurrently: a request for a key another request is
+\* still fetching finds the entry without that answer and fetches it too, so a cache may
+\* fetch an entry it could serve (and installs the answer only if it is fresher).
+MayFetch(e, i) == {{FALSE}} \cup {{Consistent(e, i)}}
+
 \* A partition's push to w at its stable time x (ks: the keys it pushes; none: a store
 \* reply's stable time): each entry w holds is replaced by the store's version at x,
 \* promised up to x, when that is newer or promised longer.
@@ -792,9 +807,12 @@ Act(e) ==
 
 \* What the spec shows at step e (evaluated after Act(e)).
 Observation(e) ==
-    CASE e.a = "Read"   -> [before |-> si[e.t][e.b], after |-> si'[e.t][e.b],
-                            got |-> {{<<r.ts, r.val>> : r \in {{r \in rs'[e.t][e.b] : r.key = e.k}}}},
-                            old |-> cache[e.w][e.k], entry |-> cache'[e.w][e.k]]
+    CASE e.a = "Read"   -> LET i == si[e.t][e.b]
+                               o == cache[e.w][e.k]
+                           IN  [serves |-> Serves(o, i),
+                                answers |-> UNION {{{{<<At(e.k, sn).ts, pr>> : pr \in Promises(e.k, sn)}} : sn \in Snapshots(e.w, i)}},
+                                before |-> i, after |-> si'[e.t][e.b], entry |-> o, post |-> cache'[e.w][e.k],
+                                got |-> {{<<r.ts, r.val>> : r \in {{r \in rs'[e.t][e.b] : r.key = e.k}}}}]
       [] e.a = "Join"   -> [phase |-> phase'[e.t], si |-> Joined(e.t)]
       [] e.a = "Commit" -> [ts |-> clock']
       [] e.a = "Push"   -> [vs |-> [k \in DOMAIN e.vs |-> <<At(k, e.x).ts, At(k, e.x).val>>]]
@@ -803,9 +821,12 @@ Observation(e) ==
 \* ... and whether it is what the simulator showed.
 Matches(e, o) ==
     CASE e.a = "Read"   -> /\ e.first => o.before = <<e.lo, e.hi>>
+                           /\ e.hit \in o.serves
+                           /\ IF e.hit THEN <<o.entry.t, o.entry.p>> = <<e.ts, e.p>> ELSE <<e.ts, e.p>> \in o.answers
                            /\ <<e.ts, e.val>> \in o.got
                            /\ o.after = <<Max(Lo(o.before), e.ts), Min(Hi(o.before), e.p)>>
-                           /\ o.entry = IF e.inst THEN [t |-> e.ts, p |-> e.p, val |-> e.val] ELSE o.old
+                           /\ o.post = IF Fresher([t |-> e.ts, p |-> e.p], o.entry)
+                                       THEN [t |-> e.ts, p |-> e.p, val |-> e.val] ELSE o.entry
       [] e.a = "Join"   -> o.phase = (IF e.ok THEN "joined" ELSE "aborted") /\ o.si = <<e.lo, e.hi>>
       [] e.a = "Commit" -> e.ts = 0 \/ o.ts = e.ts
       [] e.a = "Push"   -> o.vs = e.vs
@@ -825,7 +846,7 @@ Matches(e, o) ==
         b.servers,
         relax.map_or(b.steps.len() + 1, |r| r),
         if b.prewarm { "" } else { "    InitEntry <- Missing\n" },
-        if b.lagging_store { "    Snapshots <- LaggingSnapshots\n    Promises <- LaggingPromises\n" } else { "" },
+        if b.relaxed { "    Serves <- MayFetch\n    Snapshots <- LaggingSnapshots\n    Promises <- LaggingPromises\n" } else { "" },
         if relax.is_some() { "    TraceIncomplete\n" } else { "" },
     );
     (module, cfg)
