@@ -143,7 +143,10 @@ Init ==
 (* installs the answer, unless the entry is newer than hi (it is "replaced": *)
 (* an older version is served and the cache keeps its newer one).  Either    *)
 (* way the interval narrows (Eq. 2).  The store keeps every version, so a   *)
-(* read never aborts.                                                        *)
+(* read never aborts.  Serves, Snapshots and Promises give one choice each   *)
+(* here; the answer installed is always fresher than a stale entry, so the  *)
+(* Fresher test matters only where trace validation lets a cache fetch an    *)
+(* entry it could serve.                                                     *)
 Read(t, b, w) ==
     /\ phase[t] = "read"
     /\ ~Finished(t, b)

@@ -27,21 +27,25 @@
 //!   only above its clock). The sink's decision (`Commit` action, history record) is the spec's
 //!   `Join` of the workflow; the commit follows when the store has it.
 //! - **Reads.** A function's batch of reads (one `CacheRead`) becomes one spec `Read` per key
-//!   at the cache's worker, taken where the cache answers the function (the handler that sends
-//!   the `CacheReply`): first the entries the cache served, newest version first (so the first
-//!   raises `lo` as the batch's pass 1 does, and an entry promised below it is not served, as
-//!   pass 2 refreshes it), then the keys it fetched, in request order. Each step must show
-//!   what the model observed: the version read and its promise (through the interval, narrowed
-//!   by Eq. 2), the entry installed (a miss or a stale entry installs the store's answer; a
-//!   replaced one does not), and at a batch's first read the interval the function carried in.
-//!   A read served locally (the workflow's own write, or a key it read before) is no protocol
-//!   step.
+//!   at the cache's worker. A key the cache serves from its entry is read where the cache
+//!   decides (the `CacheRead` delivery); the served keys come first, newest version first, so
+//!   the first raises `lo` as the batch's pass 1 does and an entry promised below it is not
+//!   served, as pass 2 refreshes it. A key the cache fetches is read where the store's answer
+//!   reaches the cache and is installed (the `StoreReadReply` delivery): the spec's `Read`
+//!   installs at once, so an earlier place would let a concurrent request find the answer
+//!   before the model's cache has it. Each step must show what the model observed: served or
+//!   fetched, the version and its promise (a fetched one must be an answer of the spec's store,
+//!   the entry the cache then holds the fresher of the two), the interval narrowed by Eq. 2,
+//!   and, at a batch's first read, the interval the function carried in. A read served
+//!   locally (the workflow's own write, or a key it read before) is no protocol step.
 //! - **Pushes and stable times.** A partition's push to a cache is `PushFrom(w, ks, x)`
 //!   (generated module): the cache installs, for each key pushed that it holds, the store's
 //!   version at the push's stable time `x`, promised up to `x`, if it is newer (or the same
 //!   version with a longer promise), and learns `x`. A store reply's stable time is the same
-//!   step with no keys, after the batch's reads. The spec's own `Push(w)` is the special case
-//!   `ks = Keys`, `x = clock`.
+//!   step with no keys, after the reply's reads. The spec's own `Push(w)` is the special case
+//!   `ks = Keys`, `x = clock`, except that it never lengthens the promise of a version a cache
+//!   already holds, which the Rust cache does (the same version with a longer promise is
+//!   fresher, §4.3).
 //! - **Workflow shapes.** A chain of functions is one spec branch. A fan-out starts new
 //!   branches (`Fork`, generated module: a branch starts from another's interval and reads),
 //!   and the function with several parents is the spec's `Join` (Eq. 3). A retried attempt is
@@ -53,15 +57,19 @@
 //!
 //! # Where the model departs from the spec's letter
 //!
-//! With `Behaviour::lagging_store` (on by default), two choices of the spec's `Read` are
-//! widened (`Snapshots <- LaggingSnapshots`, `Promises <- LaggingPromises`): the store may
-//! answer at any snapshot inside the reader's interval up to the clock (a batch reads all its
-//! missing keys at one snapshot, where the spec reads key by key at the narrowed `hi`), and
-//! may promise less than the spec's largest sound promise (a partition's stable time lags the
-//! global one). Both are safe weakenings; TLC checks every invariant of the spec in every
-//! state. Without it, the spec's own choices are required (tests measure which runs need it).
+//! With `Behaviour::relaxed` (the default), three choices of the spec's `Read` are widened by
+//! the config (`Serves <- MayFetch`, `Snapshots <- LaggingSnapshots`, `Promises <-
+//! LaggingPromises`): a cache may fetch an entry it could serve (the Rust cache answers
+//! requests concurrently, and a request for a key another request is still fetching finds the
+//! entry without the answer), the store may answer at any snapshot inside the reader's
+//! interval up to the clock (a batch reads all its missing keys at one snapshot, where the
+//! spec reads key by key at the narrowed `hi`), and may promise less than the spec's largest
+//! sound promise (a partition's stable time lags the global one). Each is a safe weakening,
+//! and TLC checks every invariant of the spec in every state. With `relaxed` off the spec's
+//! own choices are required: the shipped scenarios pass that way; generated workloads leave
+//! it at a read (specs/README.md, "Trace validation").
 //! A cache that is not pre-warmed starts with no entry (`InitEntry <- Missing`): never
-//! consistent, never replaced, so a read misses and installs, as §4.6's miss.
+//! consistent, never fresher than an answer, so a read misses and installs, as §4.6's miss.
 //!
 //! # Limits
 //!
@@ -69,6 +77,7 @@
 //! pushes, which the spec leaves out), garbage-collection aborts (the spec keeps every
 //! version), reads after a join, several joins or several sinks. A trace that ends before a
 //! commit is installed everywhere leaves that commit (and later ones) out of the spec's store.
+//! `causim model-check … --validate-trace DIR` routes a `faastcc` run here.
 
 use crate::tlc::{TlcOptions, TlcRun, run_tlc_with_files, spec_dir};
 pub use crate::trace_validation::Outcome;
@@ -179,11 +188,7 @@ pub struct Behaviour {
 /// Why a run is outside what the spec covers, if it is.
 pub fn out_of_scope(scenario: &Scenario) -> Option<String> {
     if scenario.protocol.name != Faastcc::ENTRY.name {
-        return Some(format!(
-            "trace validation against FaaSTCC.tla is for {} runs, not {}",
-            Faastcc::ENTRY.name,
-            scenario.protocol.name
-        ));
+        return Some(format!("trace validation against FaaSTCC.tla is for {} runs, not {}", Faastcc::ENTRY.name, scenario.protocol.name));
     }
     let params: Params = match causim_models::parse_params(&scenario.protocol.params) {
         Ok(p) => p,
@@ -320,8 +325,7 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     for line in parse_lines(history, "history.jsonl")? {
         let Some(session) = line["session"].as_str() else { continue };
         let pairs = line["fn_after"].as_array().into_iter().flatten();
-        let pairs: Vec<(u32, u32)> =
-            pairs.filter_map(|p| Some((p[0].as_u64()? as u32, p[1].as_u64()? as u32))).collect();
+        let pairs: Vec<(u32, u32)> = pairs.filter_map(|p| Some((p[0].as_u64()? as u32, p[1].as_u64()? as u32))).collect();
         if !pairs.is_empty() {
             edges.insert(attempt_of(session).to_string(), pairs);
         }
@@ -401,9 +405,14 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             Some("deliver") => match kind {
                 "CacheRead" => {
                     let w = worker_of(to).ok_or_else(|| bad(kind, detail))?;
-                    let ks: Vec<u64> =
-                        items(detail, "keys").ok_or_else(|| bad(kind, detail))?.iter().map(|k| k.parse().ok()).collect::<Option<_>>().ok_or_else(|| bad(kind, detail))?;
-                    let interval = (number(detail, "lo").ok_or_else(|| bad(kind, detail))?, number(detail, "hi").ok_or_else(|| bad(kind, detail))?);
+                    let ks: Vec<u64> = items(detail, "keys")
+                        .ok_or_else(|| bad(kind, detail))?
+                        .iter()
+                        .map(|k| k.parse().ok())
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| bad(kind, detail))?;
+                    let interval =
+                        (number(detail, "lo").ok_or_else(|| bad(kind, detail))?, number(detail, "hi").ok_or_else(|| bad(kind, detail))?);
                     keys.extend(ks.iter().copied());
                     batches.push(Batch {
                         function: from.to_string(),
@@ -446,7 +455,10 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                     pushes.push((i, w, number(detail, "lst").ok_or_else(|| bad(kind, detail))?, Vec::new()));
                 }
                 "CacheReply" => {
-                    let b = open.get_mut(to).and_then(|q| q.pop_front()).ok_or_else(|| format!("a cache reply to {to}, which asked nothing"))?;
+                    let b = open
+                        .get_mut(to)
+                        .and_then(|q| q.pop_front())
+                        .ok_or_else(|| format!("a cache reply to {to}, which asked nothing"))?;
                     batches[b].answered = true;
                     for item in items(detail, "answers").ok_or_else(|| bad(kind, detail))? {
                         if item.contains("Collected") {
@@ -454,7 +466,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                         }
                         let key = item_key(item).ok_or_else(|| bad(kind, detail))?;
                         let value = optional(item, "value").ok_or_else(|| bad(kind, detail))?;
-                        let (t, p) = (number(item, "t").ok_or_else(|| bad(kind, detail))?, number(item, "p").ok_or_else(|| bad(kind, detail))?);
+                        let (t, p) =
+                            (number(item, "t").ok_or_else(|| bad(kind, detail))?, number(item, "p").ok_or_else(|| bad(kind, detail))?);
                         batches[b].answers.push((key, value, t, p));
                     }
                 }
@@ -475,7 +488,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                     attempt(&name, i, &mut attempts);
                     for item in items(detail, "writes").ok_or_else(|| bad(kind, detail))? {
                         let (k, v) = item.trim_matches(|c| c == '(' || c == ')').split_once(',').ok_or_else(|| bad(kind, detail))?;
-                        let (k, v): (u64, u64) = (k.trim().parse().map_err(|_| bad(kind, detail))?, v.trim().parse().map_err(|_| bad(kind, detail))?);
+                        let (k, v): (u64, u64) =
+                            (k.trim().parse().map_err(|_| bad(kind, detail))?, v.trim().parse().map_err(|_| bad(kind, detail))?);
                         writer.insert((k, v), name.clone());
                         keys.insert(k);
                         attempts.get_mut(&name).expect("added").writes.insert(k);
@@ -514,7 +528,9 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     let write_of = |key: u64, value: Option<u64>| -> Result<Option<String>, String> {
         match value {
             None => Ok(None),
-            Some(v) => writer.get(&(key, v)).cloned().map(Some).ok_or_else(|| format!("a version of key {key} = {v}, which no commit wrote")),
+            Some(v) => {
+                writer.get(&(key, v)).cloned().map(Some).ok_or_else(|| format!("a version of key {key} = {v}, which no commit wrote"))
+            }
         }
     };
 
@@ -529,8 +545,10 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     let mut branch_of: BTreeMap<(String, u32), Option<usize>> = BTreeMap::new();
     for name in &order {
         let a = &attempts[name];
-        let functions: BTreeSet<u32> = a.functions.iter().copied().chain(edges.get(name).into_iter().flatten().flat_map(|(x, y)| [*x, *y])).collect();
-        let dag = edges.get(name).cloned().unwrap_or_else(|| functions.iter().zip(functions.iter().skip(1)).map(|(x, y)| (*x, *y)).collect());
+        let functions: BTreeSet<u32> =
+            a.functions.iter().copied().chain(edges.get(name).into_iter().flatten().flat_map(|(x, y)| [*x, *y])).collect();
+        let dag =
+            edges.get(name).cloned().unwrap_or_else(|| functions.iter().zip(functions.iter().skip(1)).map(|(x, y)| (*x, *y)).collect());
         let parents = |f: u32| -> Vec<u32> { dag.iter().filter(|(_, y)| *y == f).map(|(x, _)| *x).collect() };
         let children = |f: u32| -> Vec<u32> { dag.iter().filter(|(x, _)| *x == f).map(|(_, y)| *y).collect() };
         let mut branches: Vec<Vec<u64>> = Vec::new();
@@ -543,7 +561,11 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                     Some(branches.len() - 1)
                 }
                 [g] => {
-                    let from = branch_of.get(&(name.clone(), *g)).copied().flatten().ok_or_else(|| format!("out of scope: {name}/f{f} follows its join (reads after a join)"))?;
+                    let from = branch_of
+                        .get(&(name.clone(), *g))
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| format!("out of scope: {name}/f{f} follows its join (reads after a join)"))?;
                     if children(*g).iter().min() == Some(&f) {
                         Some(from)
                     } else {
@@ -557,7 +579,9 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                 _ => {
                     joins += 1;
                     if !children(f).is_empty() || joins > 1 {
-                        return Err(format!("out of scope: {name} joins at f{f}, which is not its only join and sink (the spec's workflows join once, at the sink)"));
+                        return Err(format!(
+                            "out of scope: {name} joins at f{f}, which is not its only join and sink (the spec's workflows join once, at the sink)"
+                        ));
                     }
                     None
                 }
@@ -589,7 +613,7 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             }
         }
     }
-    // Reads: where the cache decided (its stable times learned from the store come later).
+    // Reads: a served key where the cache decided, a fetched one where its answer arrived.
     for b in &batches {
         if !b.answered {
             continue;
@@ -603,7 +627,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             .ok_or_else(|| format!("{} reads outside its workflow", b.function))?
             .ok_or_else(|| format!("out of scope: {} reads after its join (the spec's workflows join, then commit)", b.function))?;
         let fetched = b.fetch.as_ref().map(|f| f.1.clone()).unwrap_or_default();
-        let answer = |k: u64| b.answers.iter().find(|a| a.0 == k).copied().ok_or_else(|| format!("{}'s read of key {k} has no answer", b.function));
+        let answer =
+            |k: u64| b.answers.iter().find(|a| a.0 == k).copied().ok_or_else(|| format!("{}'s read of key {k} has no answer", b.function));
         let mut served: Vec<u64> = b.keys.iter().copied().filter(|k| !fetched.contains_key(k)).collect();
         served.sort_by_key(|k| std::cmp::Reverse(answer(*k).map_or(0, |a| a.2)));
         let in_order: Vec<u64> = served.into_iter().chain(b.keys.iter().copied().filter(|k| fetched.contains_key(k))).collect();
@@ -612,7 +637,8 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             None => Ok(b.asked_at),
             Some(_) => b.fetched_at.get(key).copied().ok_or_else(|| format!("{}'s fetch of key {key} has no answer", b.function)),
         };
-        let first = in_order.iter().map(at_of).collect::<Result<Vec<_>, _>>()?.into_iter().enumerate().min_by_key(|(_, at)| *at).map(|(n, _)| n);
+        let first =
+            in_order.iter().map(at_of).collect::<Result<Vec<_>, _>>()?.into_iter().enumerate().min_by_key(|(_, at)| *at).map(|(n, _)| n);
         for (n, key) in in_order.into_iter().enumerate() {
             let (_, value, t, p) = answer(key)?;
             let at = at_of(&key)?;
@@ -882,7 +908,10 @@ mod tests {
         let reply = "CacheReply { req: 0, answers: [(2, Version { value: None, t: 0, p: 30 }), (0, Version { value: Some(1), t: 11, p: 35 })], storage: true }";
         let answers = items(reply, "answers").expect("a list");
         assert_eq!(answers.len(), 2);
-        assert_eq!((item_key(answers[1]), optional(answers[1], "value"), number(answers[1], "t"), number(answers[1], "p")), (Some(0), Some(Some(1)), Some(11), Some(35)));
+        assert_eq!(
+            (item_key(answers[1]), optional(answers[1], "value"), number(answers[1], "t"), number(answers[1], "p")),
+            (Some(0), Some(Some(1)), Some(11), Some(35))
+        );
         assert_eq!(optional(answers[0], "value"), Some(None));
         let store = "Store(Read { req: 1, snapshot: 30720000000, keys: [(1, Some(35942401024)), (4, None)], subscribe: false })";
         assert_eq!(number(store, "t"), None, "`snapshot: ` is not the field t");
