@@ -296,6 +296,15 @@ struct Batch {
     answers: Vec<(u64, Option<u64>, Ts, Ts)>,
 }
 
+/// A stable time a cache heard from a partition (a push, or a store reply: no versions), and
+/// the versions pushed, `(key, value, ts)`.
+struct Heard {
+    at: usize,
+    worker: usize,
+    stable: Ts,
+    versions: Vec<(u64, Option<u64>, Ts)>,
+}
+
 /// A workflow attempt, as the run shows it.
 #[derive(Default)]
 struct Attempt {
@@ -337,7 +346,7 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
     let mut open: BTreeMap<String, VecDeque<usize>> = BTreeMap::new(); // function → its batches awaiting an answer
     let mut last_read_at: BTreeMap<usize, usize> = BTreeMap::new(); // cache → its latest batch
     let mut by_fetch: BTreeMap<(usize, u64), usize> = BTreeMap::new(); // (cache, req) → batch
-    let mut pushes: Vec<(usize, usize, Ts, Vec<(u64, Option<u64>, Ts)>)> = Vec::new();
+    let mut pushes: Vec<Heard> = Vec::new();
     let mut attempts: BTreeMap<String, Attempt> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut writer: BTreeMap<(u64, u64), String> = BTreeMap::new();
@@ -452,7 +461,12 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                     for item in items(detail, "entries").ok_or_else(|| bad(kind, detail))? {
                         batches[b].fetched_at.insert(item_key(item).ok_or_else(|| bad(kind, detail))?, i);
                     }
-                    pushes.push((i, w, number(detail, "lst").ok_or_else(|| bad(kind, detail))?, Vec::new()));
+                    pushes.push(Heard {
+                        at: i,
+                        worker: w,
+                        stable: number(detail, "lst").ok_or_else(|| bad(kind, detail))?,
+                        versions: Vec::new(),
+                    });
                 }
                 "CacheReply" => {
                     let b = open
@@ -480,7 +494,7 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
                         versions.push((key, value, number(item, "ts").ok_or_else(|| bad(kind, detail))?));
                         keys.insert(key);
                     }
-                    pushes.push((i, w, number(detail, "lst").ok_or_else(|| bad(kind, detail))?, versions));
+                    pushes.push(Heard { at: i, worker: w, stable: number(detail, "lst").ok_or_else(|| bad(kind, detail))?, versions });
                 }
                 "Prepare" => {
                     let tx = number(detail, "tx").ok_or_else(|| bad(kind, detail))?;
@@ -656,9 +670,9 @@ pub fn behaviour_of_scenario(trace: &str, history: &str, scenario: &Scenario) ->
             push(&mut steps, at, step);
         }
     }
-    for (at, worker, lst, versions) in pushes {
+    for Heard { at, worker, stable, versions } in pushes {
         let versions = versions.into_iter().map(|(k, v, ts)| Ok((k, phi(ts), write_of(k, v)?))).collect::<Result<_, String>>()?;
-        push(&mut steps, at, Step::Push { worker, stable: phi(lst), versions });
+        push(&mut steps, at, Step::Push { worker, stable: phi(stable), versions });
     }
     for (n, (at, name)) in stable_at.into_iter().enumerate() {
         // After every other step at that point (the sink's join among them).
