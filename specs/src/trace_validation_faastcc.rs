@@ -124,6 +124,7 @@ pub enum Step {
 /// The spec's "no upper bound" in a behaviour (`TraceInf` in the generated module).
 pub const INF: u64 = u64::MAX;
 
+/// A timestamp of the behaviour as the step texts and the trace module print it.
 fn show_ts(x: u64) -> String {
     if x == INF { "Inf".into() } else { x.to_string() }
 }
@@ -711,10 +712,6 @@ fn tla_key(k: u64) -> String {
     format!("\"k{k}\"")
 }
 
-fn tla_ts(x: u64) -> String {
-    if x == INF { "Inf".into() } else { x.to_string() }
-}
-
 fn tla_val(w: &Option<String>) -> String {
     w.as_deref().map_or("InitVal".to_string(), tla_txn)
 }
@@ -730,24 +727,24 @@ fn tla_record(step: &Step) -> String {
              first |-> {}, lo |-> {}, hi |-> {}]",
             tla_txn(txn),
             tla_key(*key),
-            tla_ts(*promise),
+            show_ts(*promise),
             tla_val(writer),
             tla_bool(*served),
             tla_bool(start.is_some()),
-            start.map_or("0".into(), |s| tla_ts(s.0)),
-            start.map_or("0".into(), |s| tla_ts(s.1)),
+            start.map_or("0".into(), |s| show_ts(s.0)),
+            start.map_or("0".into(), |s| show_ts(s.1)),
         ),
         Step::Fork { txn, from, to } => format!("[a |-> \"Fork\", t |-> {}, from |-> {from}, to |-> {to}]", tla_txn(txn)),
         Step::Restart { txn, lo } => format!("[a |-> \"Restart\", t |-> {}, lo |-> {lo}]", tla_txn(txn)),
         Step::Join { txn, ok, lo, hi } => {
-            format!("[a |-> \"Join\", t |-> {}, ok |-> {}, lo |-> {}, hi |-> {}]", tla_txn(txn), tla_bool(*ok), tla_ts(*lo), tla_ts(*hi))
+            format!("[a |-> \"Join\", t |-> {}, ok |-> {}, lo |-> {}, hi |-> {}]", tla_txn(txn), tla_bool(*ok), show_ts(*lo), show_ts(*hi))
         }
         Step::Commit { txn, ts } => format!("[a |-> \"Commit\", t |-> {}, ts |-> {}]", tla_txn(txn), ts.unwrap_or(0)),
         Step::Push { worker, stable, versions } => {
             let vs: Vec<String> = versions.iter().map(|(k, ts, w)| format!("{} :> <<{ts}, {}>>", tla_key(*k), tla_val(w))).collect();
             format!(
                 "[a |-> \"Push\", w |-> {worker}, x |-> {}, vs |-> {}]",
-                tla_ts(*stable),
+                show_ts(*stable),
                 if vs.is_empty() { "<<>>".to_string() } else { format!("({})", vs.join(" @@ ")) }
             )
         }
