@@ -567,12 +567,14 @@ fn validate_trace(dir: &Path, timeout_s: u64) -> Result<ExitCode, String> {
     let (trace, history, summary) = (read("trace.jsonl")?, read("history.jsonl")?, read("summary.json")?);
     let mut options = tlc::TlcOptions::with_workers(1);
     options.timeout = Some(std::time::Duration::from_secs(timeout_s));
-    // CausalMesh-TCC runs are checked against their own spec.
-    let tcc = causim_specs::trace_validation_tcc::scenario_of_summary(&summary)?.protocol.name
-        == <CausalMeshTcc as causim_models::Model>::ENTRY.name;
-    let (steps, rejected_at, why, spec) = if tcc {
+    // CausalMesh-TCC and FaaSTCC runs are checked against their own specs.
+    let protocol = causim_specs::trace_validation_tcc::scenario_of_summary(&summary)?.protocol.name;
+    let (steps, rejected_at, why, spec) = if protocol == <CausalMeshTcc as causim_models::Model>::ENTRY.name {
         let o = causim_specs::trace_validation_tcc::validate(&trace, &summary, &options)?;
         (o.steps, o.rejected_at, o.why, "CausalMeshTCC.tla")
+    } else if protocol == <causim_models::faastcc::Faastcc as causim_models::Model>::ENTRY.name {
+        let o = causim_specs::trace_validation_faastcc::validate(&trace, &history, &summary, &options)?;
+        (o.steps, o.rejected_at, o.why, "FaaSTCC.tla")
     } else {
         let o = trace_validation::validate(&trace, &history, &summary, &options)?;
         (o.steps, o.rejected_at, o.why, "CausalMesh.tla")

@@ -95,6 +95,32 @@ Joined(t) ==
     IF Len(Plan[t]) = 1 \/ Mutant = "no_fanin_merge" THEN si[t][1]
     ELSE <<MaxOf({Lo(si[t][b]) : b \in Branches(t)}), MinOf({Hi(si[t][b]) : b \in Branches(t)})>>
 
+\* The snapshot a cache reads the store at for a reader in interval i: hi, or,
+\* when hi is unbounded, the stable time it knows, but not below lo.
+CacheSnapshot(w, i) == IF Hi(i) = Inf THEN Max(known[w], Lo(i)) ELSE Hi(i)
+
+\* Eq. 1: entry e may be read in interval i.
+Consistent(e, i) == e.p >= Lo(i) /\ e.t <= Hi(i)
+
+\* A store answer f is fresher than entry e: a newer version, or the same one
+\* promised longer.  (Every answer Read installs is: a stale entry's promise
+\* lies below the snapshot.)
+Fresher(f, e) == f.t > e.t \/ (f.t = e.t /\ f.p > e.p)
+
+\* Read's choices, one each here: whether the cache serves its entry, the
+\* snapshot of the store's answer and its promise.  Sets so that trace
+\* validation can widen them (the Rust store is partitioned, its stable time
+\* lags, and its cache answers concurrent requests; specs/README.md, "Trace
+\* validation").
+Serves(e, i) == {Consistent(e, i)}
+Snapshots(w, i) == {CacheSnapshot(w, i)}
+Promises(k, sn) == {Promise(k, sn)}
+
+\* Every cache's entry for every key at the start: pre-warmed, the initial
+\* version promised up to 0 (trace validation replaces it for caches that
+\* start empty).
+InitEntry == [t |-> 0, p |-> 0, val |-> InitVal]
+
 TypeOK ==
     /\ clock \in Nat
     /\ \A w \in Workers : \A k \in Keys : cache[w][k].t <= cache[w][k].p
@@ -103,7 +129,7 @@ TypeOK ==
 Init ==
     /\ store = [k \in Keys |-> {[ts |-> 0, val |-> InitVal]}]
     /\ clock = 0
-    /\ cache = [w \in Workers |-> [k \in Keys |-> [t |-> 0, p |-> 0, val |-> InitVal]]]
+    /\ cache = [w \in Workers |-> [k \in Keys |-> InitEntry]]
     /\ known = [w \in Workers |-> 0]
     /\ si    = [t \in Txns |-> [b \in Branches(t) |-> <<0, Inf>>]]
     /\ pc    = [t \in Txns |-> [b \in Branches(t) |-> 0]]
@@ -117,22 +143,24 @@ Init ==
 (* installs the answer, unless the entry is newer than hi (it is "replaced": *)
 (* an older version is served and the cache keeps its newer one).  Either    *)
 (* way the interval narrows (Eq. 2).  The store keeps every version, so a   *)
-(* read never aborts.                                                        *)
+(* read never aborts.  Serves, Snapshots and Promises give one choice each   *)
+(* here; the answer installed is always fresher than a stale entry, so the  *)
+(* Fresher test matters only where trace validation lets a cache fetch an    *)
+(* entry it could serve.                                                     *)
 Read(t, b, w) ==
     /\ phase[t] = "read"
     /\ ~Finished(t, b)
     /\ LET k  == Plan[t][b][pc[t][b] + 1]
            i  == si[t][b]
            e  == cache[w][k]
-           hit == e.p >= Lo(i) /\ e.t <= Hi(i)
-           sn == IF Hi(i) = Inf THEN Max(known[w], Lo(i)) ELSE Hi(i)
-           v  == At(k, sn)
-           f  == [t |-> v.ts, p |-> Promise(k, sn), val |-> v.val]
-           got == IF hit THEN e ELSE f
-       IN  /\ cache' = IF hit \/ Hi(i) < e.t THEN cache ELSE [cache EXCEPT ![w][k] = f]
-           /\ si' = [si EXCEPT ![t][b] = Narrow(i, got.t, got.p)]
-           /\ rs' = [rs EXCEPT ![t][b] = @ \cup {[key |-> k, ts |-> got.t, val |-> got.val]}]
-           /\ pc' = [pc EXCEPT ![t][b] = @ + 1]
+       IN  \E hit \in Serves(e, i) : \E sn \in Snapshots(w, i) : \E pr \in Promises(k, sn) :
+           LET v   == At(k, sn)
+               f   == [t |-> v.ts, p |-> pr, val |-> v.val]
+               got == IF hit THEN e ELSE f
+           IN  /\ cache' = IF hit \/ Hi(i) < e.t \/ ~Fresher(f, e) THEN cache ELSE [cache EXCEPT ![w][k] = f]
+               /\ si' = [si EXCEPT ![t][b] = Narrow(i, got.t, got.p)]
+               /\ rs' = [rs EXCEPT ![t][b] = @ \cup {[key |-> k, ts |-> got.t, val |-> got.val]}]
+               /\ pc' = [pc EXCEPT ![t][b] = @ + 1]
     /\ UNCHANGED <<store, clock, known, phase>>
 
 (* The function after the branches starts from their merged interval       *)

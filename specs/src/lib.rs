@@ -13,6 +13,7 @@ pub mod faastcc_model;
 pub mod mucache_model;
 pub mod tlc;
 pub mod trace_validation;
+pub mod trace_validation_faastcc;
 pub mod trace_validation_tcc;
 pub mod workflow;
 

@@ -202,6 +202,48 @@ pub(crate) fn interpret(
     }
 }
 
+/// The definitions every generated trace module ends with: `TraceInit` (the spec's `Init`,
+/// the step counter, and `init`'s extra conjuncts), `TraceNext` (take step `step + 1` with the
+/// module's `Act(e)`, record `Observation(e)` in `seen`, require `Matches(e, seen')` unless the
+/// step is the relaxed one, and `check`'s extra conjuncts) and `TraceIncomplete`. The module
+/// defines `TraceSteps`, `Act`, `Observation`, `Matches` and the constant `Relax`.
+pub(crate) fn replay(init: &str, check: &str) -> String {
+    format!(
+        r#"TraceInit ==
+    /\ Init /\ step = 0 /\ seen = [none |-> TRUE]
+{init}TraceNext ==
+    /\ step < Len(TraceSteps)
+    /\ step + 1 <= Relax
+    /\ LET e == TraceSteps[step + 1]
+       IN  /\ Act(e)
+           /\ seen' = Observation(e)
+           /\ step + 1 < Relax => Matches(e, seen')
+{check}    /\ step' = step + 1
+
+\* Violated once TLC has taken every step (or the relaxed one): the trace is a behaviour.
+TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
+"#
+    )
+}
+
+/// Checks a trace of `steps` with TLC: `run(relax, options)` runs the generated module (all
+/// steps when `relax` is `None`), and [`interpret`] reads the verdict.
+pub(crate) fn check_trace(
+    steps: Vec<String>,
+    options: &TlcOptions,
+    run: impl Fn(Option<usize>, &TlcOptions) -> Result<TlcRun, String>,
+    seen: impl Fn(&str) -> String,
+) -> Result<Outcome, String> {
+    if steps.is_empty() {
+        return Err("the trace has no protocol step (was the run traced?)".into());
+    }
+    // Every step, no trace printed: an accepted trace reaches depth steps + 1.
+    let mut to_the_end = options.clone();
+    to_the_end.check_deadlock = false;
+    let full = run(None, &to_the_end)?;
+    interpret(steps, &full, |n| run(Some(n), options), seen)
+}
+
 pub(crate) fn parse_lines(text: &str, what: &str) -> Result<Vec<Json>, String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -531,24 +573,7 @@ Check(e) ==
                   deps     |-> ReadsCoverDepsStep(cs),
                   history  |-> new = {{}} \/ HistoryOK(o, op, P)]
 
-TraceInit ==
-    /\ Init /\ step = 0 /\ seen = [none |-> TRUE]
-    /\ cpast = [c \in Clients |-> NoPast] /\ wpast = NoPast
-    /\ writesOf = [k \in Keys |-> {{}}] /\ maxSeen = [c \in Clients |-> Zero]
-    /\ ok = [types |-> TRUE, grows |-> TRUE, cut |-> TRUE, coverage |-> TRUE, deps |-> TRUE, history |-> TRUE]
-TraceNext ==
-    /\ step < Len(TraceSteps)
-    /\ step + 1 <= Relax
-    /\ LET e == TraceSteps[step + 1]
-       IN  /\ Act(e)
-           /\ seen' = Observation(e)
-           /\ step + 1 < Relax => Matches(e, seen')
-           /\ Check(e)
-    /\ step' = step + 1
-
-\* Violated once TLC has taken every step (or the relaxed one): the trace is a behaviour.
-TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
-
+{replay}
 \* TLC evaluates every constant definition at start-up, the spec's Symmetry too:
 \* Permutations over a trace's hundreds of keys would take minutes. The config
 \* replaces it with this.
@@ -565,6 +590,12 @@ ReadsAreCausalPlus == ok.history
 "#,
         names = names.join(", "),
         steps = steps.join(",\n    "),
+        replay = replay(
+            "    /\\ cpast = [c \\in Clients |-> NoPast] /\\ wpast = NoPast\n    \
+             /\\ writesOf = [k \\in Keys |-> {}] /\\ maxSeen = [c \\in Clients |-> Zero]\n    \
+             /\\ ok = [types |-> TRUE, grows |-> TRUE, cut |-> TRUE, coverage |-> TRUE, deps |-> TRUE, history |-> TRUE]\n",
+            "           /\\ Check(e)\n"
+        ),
     );
     let max_ops = b.clients.iter().map(|(_, n)| *n).max().unwrap_or(0);
     let mut cfg = String::from("CONSTANTS\n");
@@ -632,27 +663,12 @@ pub fn validate(trace: &str, history: &str, summary: &str, options: &TlcOptions)
 /// Validates a behaviour against the spec with TLC.
 pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome, String> {
     let steps: Vec<String> = b.steps.iter().map(|s| s.to_string()).collect();
-    if b.steps.is_empty() {
-        return Err("the trace has no protocol step (was the run traced?)".into());
-    }
-    let run_once = |relax: Option<usize>| {
+    let run = |relax: Option<usize>, options: &TlcOptions| {
         let (module, cfg) = tla(b, relax);
         run_tlc_with_files(&spec_dir(CausalMesh::ENTRY.name), "CausalMeshTrace", &cfg, &[("CausalMeshTrace.tla".into(), module)], options)
             .map_err(|e| e.to_string())
     };
-    // Every step, no trace printed: an accepted trace reaches depth steps + 1.
-    let mut to_the_end = options.clone();
-    to_the_end.check_deadlock = false;
-    let (module, cfg) = tla(b, None);
-    let run = run_tlc_with_files(
-        &spec_dir(CausalMesh::ENTRY.name),
-        "CausalMeshTrace",
-        &cfg,
-        &[("CausalMeshTrace.tla".into(), module)],
-        &to_the_end,
-    )
-    .map_err(|e| e.to_string())?;
-    interpret(steps, &run, |n| run_once(Some(n)), vectors_as_lists)
+    check_trace(steps, options, run, vectors_as_lists)
 }
 
 #[cfg(test)]

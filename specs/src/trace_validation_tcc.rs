@@ -41,7 +41,7 @@
 
 use crate::tlc::{TlcOptions, TlcRun, run_tlc_with_files, spec_dir};
 pub use crate::trace_validation::Outcome;
-use crate::trace_validation::{interpret, parse_lines};
+use crate::trace_validation::{check_trace, parse_lines, replay};
 use causim_models::Model;
 use causim_models::causalmesh::{CausalMeshParams, CausalMeshTcc, Chain, DbFlush};
 use causim_pipeline::Scenario;
@@ -787,23 +787,12 @@ Matches(e, o) ==
       [] e.a \in {{"Forward", "TailIntegrate"}} -> o.ids = Batch(e.batch)
       [] OTHER                -> TRUE
 
-TraceInit == Init /\ step = 0 /\ seen = [none |-> TRUE]
-TraceNext ==
-    /\ step < Len(TraceSteps)
-    /\ step + 1 <= Relax
-    /\ LET e == TraceSteps[step + 1]
-       IN  /\ Act(e)
-           /\ seen' = Observation(e)
-           /\ step + 1 < Relax => Matches(e, seen')
-    /\ step' = step + 1
-
-\* Violated once TLC has taken every step (or the relaxed one): the trace is a behaviour.
-TraceIncomplete == step < Len(TraceSteps) /\ step < Relax
-====
+{replay}====
 "#,
         keys = tla_set(&b.keys, |k| tla_key(*k)),
         txns = tla_set(&b.txns, |t| tla_txn(&t.name)),
         steps = steps.join(",\n    "),
+        replay = replay("", ""),
     );
     let cfg = format!(
         "CONSTANTS\n    N = {}\n    Keys <- TraceKeys\n    Txns <- TraceTxns\n    InitVal = \"init\"\n    Ring = {}\n    \
@@ -849,13 +838,7 @@ pub fn validate(trace: &str, summary: &str, options: &TlcOptions) -> Result<Outc
 /// Validates a behaviour against the spec with TLC.
 pub fn validate_behaviour(b: &Behaviour, options: &TlcOptions) -> Result<Outcome, String> {
     let steps: Vec<String> = b.steps.iter().map(|s| s.to_string()).collect();
-    if b.steps.is_empty() {
-        return Err("the trace has no protocol step (was the run traced?)".into());
-    }
-    let mut to_the_end = options.clone();
-    to_the_end.check_deadlock = false;
-    let full = run(b, None, &to_the_end)?;
-    interpret(steps, &full, |n| run(b, Some(n), options), |seen| seen.to_string())
+    check_trace(steps, options, |relax, options| run(b, relax, options), |seen| seen.to_string())
 }
 
 #[cfg(test)]
