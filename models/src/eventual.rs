@@ -106,6 +106,7 @@ impl Message for Msg {
 /// A replication waiting for its lag to pass.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Replication {
+    /// The replica; the storage's own id for its push to every cache (`write_path = storage`).
     to: NodeId,
     key: Key,
     value: Value,
@@ -240,9 +241,10 @@ impl Node for EventualNode {
                 let version = d.next_version;
                 d.items.insert(key, (value, version));
                 out.send(from, Msg::WriteAck { key, version });
-                for &to in &d.caches {
-                    out.set_timer_sampled(Replication { to, key, value, version }, d.lag.clone());
-                }
+                // One push to every cache after the lag: one timer per write, not per cache, so
+                // the storage node does not spend a service time per cache on each write.
+                let to = NodeId::fixed(d.caches.len());
+                out.set_timer_sampled(Replication { to, key, value, version }, d.lag.clone());
             }
             (EventualNode::Database(d), Msg::DbWrite { id, key, value, version }) => {
                 if d.items.get(&key).is_none_or(|&(_, v)| v < version) {
@@ -268,7 +270,12 @@ impl Node for EventualNode {
     }
 
     fn on_timer(&mut self, _now: Time, r: Replication, out: &mut Outbox<Msg, Replication>) {
-        out.send(r.to, Msg::Replicate { key: r.key, value: r.value, version: r.version });
+        let msg = Msg::Replicate { key: r.key, value: r.value, version: r.version };
+        match self {
+            // The storage's push goes to every cache.
+            EventualNode::Database(d) => d.caches.iter().for_each(|&to| out.send(to, msg.clone())),
+            _ => out.send(r.to, msg),
+        }
     }
 }
 
@@ -378,9 +385,12 @@ mod tests {
         nodes[3].node.on_message(0, client, Msg::Write { key: 7, value: 70 }, &mut out);
         let acks: Vec<_> = out.effects.iter().filter_map(|e| if let Effect::Send { to, msg, .. } = e { Some((*to, msg.clone())) } else { None }).collect();
         assert_eq!(acks, vec![(client, Msg::WriteAck { key: 7, version: 1 })]);
-        let pushed: Vec<NodeId> =
-            out.effects.iter().filter_map(|e| if let Effect::SetTimerSampled { timer, .. } = e { Some(timer.to) } else { None }).collect();
+        let timers: Vec<Replication> =
+            out.effects.iter().filter_map(|e| if let Effect::SetTimerSampled { timer, .. } = e { Some(timer.clone()) } else { None }).collect();
+        assert_eq!(timers.len(), 1, "one push per write");
+        out.clear();
+        nodes[3].node.on_timer(1, timers[0].clone(), &mut out);
+        let pushed: Vec<NodeId> = out.effects.iter().filter_map(|e| if let Effect::Send { to, .. } = e { Some(*to) } else { None }).collect();
         assert_eq!(pushed, (0..3).map(NodeId::fixed).collect::<Vec<_>>());
-        assert_eq!(nodes[3].name, "db");
     }
 }
