@@ -383,14 +383,19 @@ mod tests {
         let mut out = Outbox::default();
         let client = NodeId(1 << 63);
         nodes[3].node.on_message(0, client, Msg::Write { key: 7, value: 70 }, &mut out);
-        let acks: Vec<_> = out.effects.iter().filter_map(|e| if let Effect::Send { to, msg, .. } = e { Some((*to, msg.clone())) } else { None }).collect();
+        let acks: Vec<_> =
+            out.effects.iter().filter_map(|e| if let Effect::Send { to, msg, .. } = e { Some((*to, msg.clone())) } else { None }).collect();
         assert_eq!(acks, vec![(client, Msg::WriteAck { key: 7, version: 1 })]);
-        let timers: Vec<Replication> =
-            out.effects.iter().filter_map(|e| if let Effect::SetTimerSampled { timer, .. } = e { Some(timer.clone()) } else { None }).collect();
+        let timers: Vec<Replication> = out
+            .effects
+            .iter()
+            .filter_map(|e| if let Effect::SetTimerSampled { timer, .. } = e { Some(timer.clone()) } else { None })
+            .collect();
         assert_eq!(timers.len(), 1, "one push per write");
         out.clear();
         nodes[3].node.on_timer(1, timers[0].clone(), &mut out);
-        let pushed: Vec<NodeId> = out.effects.iter().filter_map(|e| if let Effect::Send { to, .. } = e { Some(*to) } else { None }).collect();
+        let pushed: Vec<NodeId> =
+            out.effects.iter().filter_map(|e| if let Effect::Send { to, .. } = e { Some(*to) } else { None }).collect();
         assert_eq!(pushed, (0..3).map(NodeId::fixed).collect::<Vec<_>>());
     }
 }

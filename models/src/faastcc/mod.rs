@@ -350,13 +350,10 @@ impl Protocol for Faastcc {
                 name: format!("S{}", c.index()),
                 machine: format!("S{}", c.index()),
                 hosts_workers: true,
-                node: FaastccNode::Cache(Cache::new(
-                    partitions.clone(),
-                    self.params.prewarm,
-                    self.no_interval_narrowing,
-                    self.params.promise_bumps,
-                )
-                .with_read_policy(self.params.read_policy)),
+                node: FaastccNode::Cache(
+                    Cache::new(partitions.clone(), self.params.prewarm, self.no_interval_narrowing, self.params.promise_bumps)
+                        .with_read_policy(self.params.read_policy),
+                ),
             })
             .collect();
         for j in 0..self.params.partitions {
