@@ -130,6 +130,30 @@ mod tests {
         assert_eq!(ReadPolicy::Interval.known_from_push(250, 400), 400);
     }
 
+    /// A read at snapshot 300 returns version 100 promised to 500: A caches it as known up to
+    /// 300 only, so a later reader at 400 must go to the store; B and C serve it.
+    #[test]
+    fn a_cache_without_promises_serves_a_version_only_up_to_the_snapshot_it_was_read_at() {
+        use crate::faastcc::{Cache, Msg};
+        use crate::tcc_store::{Found, StoreMsg};
+        use causim_sim::Effect;
+        use causim_sim::node::NodeId;
+        let client = NodeId(1 << 63);
+        for policy in ReadPolicy::ALL {
+            let mut cache = Cache::new(vec![NodeId::fixed(1)], false, false, false).with_read_policy(policy);
+            let mut out = Default::default();
+            cache.on_read(0, client, 0, vec![5], (300, 300), &mut out);
+            let found = Found { value: Some(50), ts: 100, promise: 500, same_as_cached: false, latest: false, committed_ns: 0 };
+            cache.on_store_reply(1, 0, 400, vec![(5, Some(found))], &mut out);
+            let horizon = if policy == ReadPolicy::FixedExact { 300 } else { 500 };
+            assert_eq!(cache.entry_view(5), Some((100, horizon)), "{policy:?}");
+            let mut out = Default::default();
+            cache.on_read(2, client, 1, vec![5], (400, 400), &mut out);
+            let to_store = out.effects.iter().any(|e| matches!(e, Effect::Send { msg: Msg::Store(StoreMsg::Read { .. }), .. }));
+            assert_eq!(to_store, policy == ReadPolicy::FixedExact, "{policy:?}");
+        }
+    }
+
     #[test]
     fn the_names_are_the_parameter_values() {
         for p in ReadPolicy::ALL {
