@@ -5,6 +5,7 @@
 use super::*;
 use crate::chart::{HLine, palette_at};
 use crate::claim::METADATA_NS_PER_KB;
+use causim_models::eventual::Eventual;
 use causim_models::faastcc::Faastcc;
 
 // ---------------------------------------------------------------------------------------------
@@ -677,19 +678,21 @@ pub(super) fn faastcc_storage_bytes(results: &Results) -> Result<(Figure, Vec<Cl
 // FaaSTCC Fig. 3 (the ablation of promises and snapshot intervals) and Fig. 11 (the latency
 // overhead over Cloudburst without consistency)
 
-/// Each series' `metric` at every skew, divided by the `base` series' at the same skew.
+/// `(skew, num's metric / den's)` at every skew where both ran.
+fn ratio_by_zipf(results: &Results, num: &str, den: &str, metric: &str) -> Vec<(f64, f64)> {
+    zipf_cats(results)
+        .into_iter()
+        .filter_map(|z| Some((z, value_at(results, num, z, metric)? / value_at(results, den, z, metric)?)))
+        .collect()
+}
+
+/// Bars of each series' `metric` at every skew, divided by the `base` series' at the same skew.
 fn normalised_by_zipf(results: &Results, metric: &str, base: &str, shown: &[String]) -> (Vec<String>, Vec<Series>) {
     let z = zipf_cats(results);
+    let x = |zv: f64| z.iter().position(|v| *v == zv).unwrap_or(0) as f64;
     let s = shown
         .iter()
-        .map(|l| {
-            let pts = z
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &zv)| Some(Pt::new(i as f64, value_at(results, l, zv, metric)? / value_at(results, base, zv, metric)?)))
-                .collect();
-            series(l, Style::Bars, pts)
-        })
+        .map(|l| series(l, Style::Bars, ratio_by_zipf(results, l, base, metric).into_iter().map(|(zv, r)| Pt::new(x(zv), r)).collect()))
         .collect();
     (z.iter().map(|v| format!("Zipf {v}")).collect(), s)
 }
@@ -813,7 +816,7 @@ pub(super) fn faastcc_ablation(results: &Results) -> Result<(Figure, Vec<Claim>)
 }
 
 pub(super) fn faastcc_ec_overhead(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
-    let ec = labels(results).into_iter().find(|l| entry_of(results, l).is_some_and(|e| e.name == "eventual"));
+    let ec = labels(results).into_iter().find(|l| entry_of(results, l).is_some_and(|e| e.name == Eventual::ENTRY.name));
     let (Some(ec), Some(f), Some(d), Some(st)) = (ec, faastcc_label(results), dynamic_label(results), static_label(results)) else {
         return Err("faastcc-ec-overhead needs FaaSTCC, HydroCache static and dynamic and the eventual baseline".into());
     };
@@ -848,13 +851,7 @@ pub(super) fn faastcc_ec_overhead(results: &Results) -> Result<(Figure, Vec<Clai
         ],
         notes: vec!["FaaSTCC §6.1 workload (shortened to 8000 workflows), the faastcc-zipf costs. FaaSTCC runs once: it does not use a static read set, so its static and dynamic modes are one system.".into()],
     };
-    let ratios = |l: &str| -> Vec<(f64, f64)> {
-        zipf_cats(results)
-            .into_iter()
-            .filter_map(|z| Some((z, value_at(results, l, z, "latency_mean_ms")? / value_at(results, &ec, z, "latency_mean_ms")?)))
-            .collect()
-    };
-    let (fr, dr) = (ratios(&f), ratios(&d));
+    let (fr, dr) = (ratio_by_zipf(results, &f, &ec, "latency_mean_ms"), ratio_by_zipf(results, &d, &ec, "latency_mean_ms"));
     let mut claims = Vec::new();
     if !fr.is_empty() {
         let holds = fr.iter().all(|&(_, r)| in_range(r, 1.2, 2.0));
@@ -872,10 +869,7 @@ pub(super) fn faastcc_ec_overhead(results: &Results) -> Result<(Figure, Vec<Clai
                 )?,
         );
     }
-    let on_par: Vec<(f64, f64)> = zipf_cats(results)
-        .into_iter()
-        .filter_map(|z| Some((z, value_at(results, &st, z, "latency_mean_ms")? / value_at(results, &f, z, "latency_mean_ms")?)))
-        .collect();
+    let on_par = ratio_by_zipf(results, &st, &f, "latency_mean_ms");
     if !on_par.is_empty() {
         let holds = on_par.iter().all(|&(_, r)| near(r, 1.0));
         claims.push(
