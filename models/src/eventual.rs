@@ -12,6 +12,11 @@
 //! workflow (write, then read the same key) reads its own write only if the read lands on the
 //! primary or the replication has arrived — a read-your-writes violation otherwise, at a rate
 //! that grows with the number of nodes (Fig. 1: 0 % with one node, 14.2 % with eight).
+//!
+//! **Cloudburst's write path** (`params.write_path = "storage"`, FaaSTCC §6.9's baseline): a
+//! function writes straight to the storage (Anna), which acknowledges it and pushes the new
+//! version to every cache after the replication lag (Cloudburst's caches subscribe to what they
+//! hold); reads are served by the local cache as before. No cache is on the write path.
 
 use crate::catalogue::{Entry, Profile, SeriesStyle};
 use crate::{FaultModel, Model, parse_params};
@@ -39,6 +44,20 @@ pub struct EventualParams {
     /// 20 ms, sigma 1.5, capped at 1 s.
     #[serde(default = "default_lag")]
     pub replication_lag: DurationDist,
+    /// Where a function's write goes: `primary` (default: the DAX-like primary cache, which
+    /// writes through) or `storage` (Cloudburst: the storage itself, which then replicates to
+    /// every cache).
+    #[serde(default)]
+    pub write_path: WritePath,
+}
+
+/// `params.write_path`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum WritePath {
+    #[default]
+    Primary,
+    Storage,
 }
 
 fn default_lag() -> DurationDist {
@@ -87,6 +106,7 @@ impl Message for Msg {
 /// A replication waiting for its lag to pass.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Replication {
+    /// The replica; the storage's own id for its push to every cache (`write_path = storage`).
     to: NodeId,
     key: Key,
     value: Value,
@@ -121,7 +141,8 @@ impl CacheNode {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Client {
     node: NodeId,
-    primary: NodeId,
+    /// Where writes go: the primary cache or the storage (`params.write_path`).
+    writes_to: NodeId,
     ops: Vec<Op>,
     next: usize,
     invoked: Time,
@@ -137,7 +158,7 @@ impl Client {
         match op {
             Op::Read { key } => out.send(self.node, Msg::Read { key: *key }),
             Op::ReadTxn { keys } => out.send(self.node, Msg::ReadMany { keys: keys.clone() }),
-            Op::Write { key, value } => out.send(self.primary, Msg::Write { key: *key, value: *value }),
+            Op::Write { key, value } => out.send(self.writes_to, Msg::Write { key: *key, value: *value }),
             Op::Log(_) => unreachable!("log calls go to log protocols only (the scenario loader checks)"),
         }
     }
@@ -158,10 +179,14 @@ impl Client {
     }
 }
 
-/// The database: a versioned store (the primary orders writes, so versions only grow).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// The database: a versioned store (the primary orders writes, so versions only grow). With
+/// `write_path = storage` it orders the writes itself and replicates them to the caches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Database {
     items: BTreeMap<Key, (Value, Version)>,
+    caches: Vec<NodeId>,
+    lag: DurationDist,
+    next_version: Version,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -211,6 +236,16 @@ impl Node for EventualNode {
                 }
             }
             (EventualNode::Cache(n), Msg::Replicate { key, value, version }) => n.apply(key, value, version),
+            (EventualNode::Database(d), Msg::Write { key, value }) => {
+                d.next_version += 1;
+                let version = d.next_version;
+                d.items.insert(key, (value, version));
+                out.send(from, Msg::WriteAck { key, version });
+                // One push to every cache after the lag: one timer per write, not per cache, so
+                // the storage node does not spend a service time per cache on each write.
+                let to = NodeId::fixed(d.caches.len());
+                out.set_timer_sampled(Replication { to, key, value, version }, d.lag.clone());
+            }
             (EventualNode::Database(d), Msg::DbWrite { id, key, value, version }) => {
                 if d.items.get(&key).is_none_or(|&(_, v)| v < version) {
                     d.items.insert(key, (value, version));
@@ -235,7 +270,12 @@ impl Node for EventualNode {
     }
 
     fn on_timer(&mut self, _now: Time, r: Replication, out: &mut Outbox<Msg, Replication>) {
-        out.send(r.to, Msg::Replicate { key: r.key, value: r.value, version: r.version });
+        let msg = Msg::Replicate { key: r.key, value: r.value, version: r.version };
+        match self {
+            // The storage's push goes to every cache.
+            EventualNode::Database(d) => d.caches.iter().for_each(|&to| out.send(to, msg.clone())),
+            _ => out.send(r.to, msg),
+        }
     }
 }
 
@@ -276,7 +316,7 @@ impl Protocol for Eventual {
             name: "db".into(),
             machine: "db".into(),
             hosts_workers: false,
-            node: EventualNode::Database(Database::default()),
+            node: EventualNode::Database(Database { items: BTreeMap::new(), caches: ids.clone(), lag, next_version: 0 }),
         });
         nodes
     }
@@ -284,7 +324,11 @@ impl Protocol for Eventual {
     fn new_context(&self) {}
 
     fn spawn_function(&self, start: FunctionStart<'_, ()>) -> EventualNode {
-        EventualNode::Client(Client { node: start.colocated[0], primary: NodeId::fixed(0), ops: start.ops, next: 0, invoked: start.now })
+        let writes_to = match self.params.write_path {
+            WritePath::Primary => NodeId::fixed(0),
+            WritePath::Storage => NodeId::fixed(self.nodes),
+        };
+        EventualNode::Client(Client { node: start.colocated[0], writes_to, ops: start.ops, next: 0, invoked: start.now })
     }
 
     fn finish_function(&self, _node: EventualNode) {}
@@ -312,6 +356,46 @@ impl Model for Eventual {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (100_000u64..20_000_000).prop_map(|m| serde_json::json!({"replication_lag": {"dist": "exponential", "mean_ns": m}})).boxed()
+        (100_000u64..20_000_000, any::<bool>())
+            .prop_map(|(m, storage)| {
+                let mut p = serde_json::json!({"replication_lag": {"dist": "exponential", "mean_ns": m}});
+                if storage {
+                    p["write_path"] = serde_json::json!("storage");
+                }
+                p
+            })
+            .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use causim_sim::Effect;
+
+    /// Cloudburst's write path: the storage orders and acknowledges the write itself, then
+    /// replicates it to every cache; no cache is on the way.
+    #[test]
+    fn a_write_to_storage_is_acknowledged_there_and_pushed_to_every_cache() {
+        let params: EventualParams = parse_params(&serde_json::json!({"write_path": "storage"})).unwrap();
+        let ec = Eventual { nodes: 3, params };
+        let mut nodes = ec.fixed_nodes();
+        let mut out = Outbox::default();
+        let client = NodeId(1 << 63);
+        nodes[3].node.on_message(0, client, Msg::Write { key: 7, value: 70 }, &mut out);
+        let acks: Vec<_> =
+            out.effects.iter().filter_map(|e| if let Effect::Send { to, msg, .. } = e { Some((*to, msg.clone())) } else { None }).collect();
+        assert_eq!(acks, vec![(client, Msg::WriteAck { key: 7, version: 1 })]);
+        let timers: Vec<Replication> = out
+            .effects
+            .iter()
+            .filter_map(|e| if let Effect::SetTimerSampled { timer, .. } = e { Some(timer.clone()) } else { None })
+            .collect();
+        assert_eq!(timers.len(), 1, "one push per write");
+        out.clear();
+        nodes[3].node.on_timer(1, timers[0].clone(), &mut out);
+        let pushed: Vec<NodeId> =
+            out.effects.iter().filter_map(|e| if let Effect::Send { to, .. } = e { Some(*to) } else { None }).collect();
+        assert_eq!(pushed, (0..3).map(NodeId::fixed).collect::<Vec<_>>());
     }
 }

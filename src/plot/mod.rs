@@ -204,6 +204,18 @@ pub const FIGURES: &[FigureDef] = &[
         build: faastcc::faastcc_dag_length,
     },
     FigureDef {
+        name: "faastcc-ablation",
+        sweep: "faastcc-ablation",
+        about: "FaaSTCC Fig. 3: latency and storage accesses without promises, with a fixed snapshot, and of the full system",
+        build: faastcc::faastcc_ablation,
+    },
+    FigureDef {
+        name: "faastcc-ec-overhead",
+        sweep: "faastcc-ec-overhead",
+        about: "FaaSTCC Fig. 11: latency of FaaSTCC and HydroCache normalised to Cloudburst without consistency",
+        build: faastcc::faastcc_ec_overhead,
+    },
+    FigureDef {
         name: "concord-sharers",
         sweep: "concord-sharers",
         about: "Concord Fig. 11: write latency to an item every node shares, and local read-hit latency, vs nodes, against Faa$T",

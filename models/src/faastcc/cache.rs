@@ -5,6 +5,7 @@
 
 use super::interval::{Interval, ReadCase, classify};
 use super::msg::{Answer, Msg, Out};
+use super::read_policy::ReadPolicy;
 use crate::metrics;
 use crate::tcc_store::{self, Found, StoreMsg, TS_INF, Ts};
 use causim_sim::history::{Key, Value};
@@ -31,6 +32,8 @@ struct Waiting {
     /// Per requested key, in order: the answer once known, and how the cache classified it.
     answers: Vec<(Key, ReadCase, Option<Answer>)>,
     partitions_left: usize,
+    /// The snapshot the store reads at (`read_policy` fixed_exact knows a version there).
+    snapshot: Ts,
 }
 
 /// One cache per worker machine.
@@ -42,6 +45,8 @@ pub struct Cache {
     no_narrowing: bool,
     /// Extend the promise of a `latest` entry to each push's stable time.
     promise_bumps: bool,
+    /// What the cache may know of a version (`params.read_policy`).
+    read_policy: ReadPolicy,
     /// Per partition, the stable time of its last push (promise bumps).
     bumped: Vec<Ts>,
     /// Per partition, the `seq` of the next push we expect.
@@ -67,6 +72,7 @@ impl Cache {
             prewarm,
             no_narrowing,
             promise_bumps,
+            read_policy: ReadPolicy::Interval,
             bumped: vec![0; n],
             pushes_next: vec![0; n],
             frozen: vec![Vec::new(); n],
@@ -75,6 +81,12 @@ impl Cache {
             next_req: 0,
             waiting: BTreeMap::new(),
         }
+    }
+
+    /// The cache of a read policy other than the full system's (`params.read_policy`).
+    pub fn with_read_policy(mut self, policy: ReadPolicy) -> Cache {
+        self.read_policy = policy;
+        self
     }
 
     /// The entry for `key`, with its promise extended by the pushes since (lazily: bumps only
@@ -112,6 +124,7 @@ impl Cache {
         // the newest of them raises s_low. Pass 2: accepted entries promised below that are
         // refreshed instead (they would pin the snapshot to an old point), and the others lower
         // s_high to their promise. This is the authors' batched algorithm (digest §2.11).
+        let interval = self.read_policy.reading_interval(interval);
         let entries: Vec<(Key, Option<Entry>)> = keys.iter().map(|&k| (k, self.entry(k))).collect();
         let mut outcomes: Vec<ReadCase> = entries
             .iter()
@@ -182,12 +195,14 @@ impl Cache {
             let keys = keys.into_iter().map(|(k, cached, _)| (k, cached)).collect();
             out.send(self.partitions[partition], StoreMsg::Read { req, snapshot, keys, subscribe }.into());
         }
-        self.waiting.insert(req, Waiting { client, client_req, answers, partitions_left });
+        self.waiting.insert(req, Waiting { client, client_req, answers, partitions_left, snapshot });
     }
 
     pub(super) fn on_store_reply(&mut self, now: Time, req: u64, lst: Ts, entries: Vec<(Key, Option<Found>)>, out: &mut Out) {
         self.known_stable = self.known_stable.max(lst);
         let w = self.waiting.get_mut(&req).expect("a reply to a pending read");
+        let (policy, snapshot) = (self.read_policy, w.snapshot);
+        let known = |f: &Found| policy.known_from_read(f.promise, snapshot);
         // Each key fetched shares its request's and reply's bytes (Fig. 7).
         let per_key = tcc_store::read_bytes(&entries).div_ceil(entries.len().max(1) as u64);
         for _ in &entries {
@@ -197,13 +212,13 @@ impl Cache {
         for (key, found) in entries {
             let slot = w.answers.iter_mut().find(|a| a.0 == key && a.2.is_none()).expect("a requested key");
             slot.2 = Some(match &found {
-                Some(f) => Answer::Version { value: f.value, t: f.ts, p: f.promise },
+                Some(f) => Answer::Version { value: f.value, t: f.ts, p: known(f) },
                 None => Answer::Collected { stable: lst },
             });
             if let Some(f) = found
                 && matches!(slot.1, ReadCase::Miss | ReadCase::Stale)
             {
-                installs.push((key, f));
+                installs.push((key, Found { promise: known(&f), ..f }));
             }
         }
         w.partitions_left -= 1;
@@ -237,7 +252,8 @@ impl Cache {
         self.pushes_next[j] = seq + 1;
         for e in entries {
             if self.prewarm || self.entries.contains_key(&e.key) {
-                let entry = Entry { value: e.value, t: e.ts, p: e.promise, latest: e.latest, epoch: 0 };
+                let p = self.read_policy.known_from_push(e.ts, e.promise);
+                let entry = Entry { value: e.value, t: e.ts, p, latest: e.latest, epoch: 0 };
                 self.install(now, e.key, entry, e.committed_ns, out);
             }
         }
@@ -289,6 +305,7 @@ mod tests {
             prewarm: false,
             no_narrowing: false,
             promise_bumps: false,
+            read_policy: ReadPolicy::Interval,
             bumped: vec![0],
             pushes_next: vec![0],
             frozen: vec![Vec::new()],

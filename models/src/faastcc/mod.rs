@@ -69,6 +69,9 @@
 //!   The store never collects a key's newest stable version (`tcc_store.rs`): otherwise a push
 //!   could have nothing to carry for a changed key and `promise_bumps` would extend the promise
 //!   of the version it replaced (`regression-promise-bumps-gc.json`, a fuzzer finding).
+//! - **The ablation of Fig. 3** (`params.read_policy`, default `interval`, the full system):
+//!   `fixed_promise` reads every batch after the first at one point, the first batch's
+//!   promise; `fixed_exact` also goes without promises (`read_policy.rs`).
 //! - **Unbounded caches** (no LRU eviction): the evaluations we reproduce use unbounded caches.
 //! - **The promise off-by-one** is settled in the store (`t_next − 1`), see `tcc_store.rs`.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
@@ -105,12 +108,14 @@ mod client;
 mod context;
 mod interval;
 mod msg;
+mod read_policy;
 
 pub use cache::Cache;
 pub use client::Client;
 pub use context::Context;
 pub use interval::{Interval, ROOT_INTERVAL, ReadCase, classify, merge, narrow};
 pub use msg::{Answer, Msg, Timer};
+pub use read_policy::ReadPolicy;
 
 use crate::catalogue::{self, Mutant, Profile, SeriesStyle};
 use crate::tcc_store::{self, Partition, StoreConfig, StoreMsg};
@@ -187,6 +192,10 @@ pub struct Params {
     /// write. Default false.
     #[serde(default)]
     pub one_read_per_call: bool,
+    /// Which cached versions a workflow may read: `interval` (the full system, default),
+    /// `fixed_promise` or `fixed_exact`, the ablation of Fig. 3 (see `read_policy.rs`).
+    #[serde(default)]
+    pub read_policy: ReadPolicy,
 }
 
 fn default_partitions() -> u32 {
@@ -225,6 +234,9 @@ impl Params {
         }
         if self.clock_skew_ns > 60_000 * MS {
             return Err(FieldError::new("clock_skew_ns", format!("at most 60 s, got {}", self.clock_skew_ns)));
+        }
+        if self.read_policy == ReadPolicy::FixedExact && self.promise_bumps {
+            return Err(FieldError::new("promise_bumps", "must be false with read_policy fixed_exact (bumps are promises)"));
         }
         Ok(())
     }
@@ -338,12 +350,10 @@ impl Protocol for Faastcc {
                 name: format!("S{}", c.index()),
                 machine: format!("S{}", c.index()),
                 hosts_workers: true,
-                node: FaastccNode::Cache(Cache::new(
-                    partitions.clone(),
-                    self.params.prewarm,
-                    self.no_interval_narrowing,
-                    self.params.promise_bumps,
-                )),
+                node: FaastccNode::Cache(
+                    Cache::new(partitions.clone(), self.params.prewarm, self.no_interval_narrowing, self.params.promise_bumps)
+                        .with_read_policy(self.params.read_policy),
+                ),
             })
             .collect();
         for j in 0..self.params.partitions {
@@ -448,8 +458,11 @@ impl Model for Faastcc {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>())
-            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call)| {
+        let policy = prop::sample::select(ReadPolicy::ALL.to_vec());
+        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>(), policy)
+            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call, policy)| {
+                // Promise bumps are promises, which the ablation's policy A goes without.
+                let bumps = bumps && policy != ReadPolicy::FixedExact;
                 let mut p = serde_json::json!({
                     "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
                     "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
@@ -460,6 +473,9 @@ impl Model for Faastcc {
                 }
                 if skew_ms > 0 {
                     p["clock_skew_ns"] = serde_json::json!(skew_ms * 1_000_000);
+                }
+                if policy != ReadPolicy::Interval {
+                    p["read_policy"] = serde_json::json!(policy.name());
                 }
                 p
             })
