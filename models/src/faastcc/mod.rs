@@ -69,7 +69,15 @@
 //!   The store never collects a key's newest stable version (`tcc_store.rs`): otherwise a push
 //!   could have nothing to carry for a changed key and `promise_bumps` would extend the promise
 //!   of the version it replaced (`regression-promise-bumps-gc.json`, a fuzzer finding).
-//! - **Unbounded caches** (no LRU eviction): the evaluations we reproduce use unbounded caches.
+//! - **Bounded caches** (`params.cache_capacity_keys`, default unbounded, §6.7, Fig. 9): each
+//!   cache holds at most that many entries and evicts the least recently read or installed one
+//!   (`lru.rs`). Eviction needs no care for consistency: an entry is a fact the store stated
+//!   (`t`, promised to `p`), and a read of an evicted key is a miss, served by the store at
+//!   `s_high` like any other. Pushes update only keys the cache holds, so an evicted key stays out
+//!   until a read brings it back. Capacity 0 disables the cache: nothing is installed or
+//!   subscribed, every read goes to storage (Fig. 9's 0 %). The paper does not say whether its
+//!   bounded caches start warm; a bounded cache here starts **cold** (pre-warming means holding
+//!   every key, more than any bound), so `prewarm` must be false, and it fills as functions read.
 //! - **The promise off-by-one** is settled in the store (`t_next − 1`), see `tcc_store.rs`.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
 //!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
@@ -187,6 +195,11 @@ pub struct Params {
     /// write. Default false.
     #[serde(default)]
     pub one_read_per_call: bool,
+    /// Entries each cache holds at most, the least recently used evicted first (§6.7, Fig. 9);
+    /// 0 disables the cache (every read goes to storage). Requires `prewarm: false`. Default
+    /// unbounded.
+    #[serde(default)]
+    pub cache_capacity_keys: Option<u32>,
 }
 
 fn default_partitions() -> u32 {
@@ -226,6 +239,7 @@ impl Params {
         if self.clock_skew_ns > 60_000 * MS {
             return Err(FieldError::new("clock_skew_ns", format!("at most 60 s, got {}", self.clock_skew_ns)));
         }
+        crate::lru::check_cold(self.cache_capacity_keys, self.prewarm)?;
         Ok(())
     }
 }
@@ -343,7 +357,8 @@ impl Protocol for Faastcc {
                     self.params.prewarm,
                     self.no_interval_narrowing,
                     self.params.promise_bumps,
-                )),
+                )
+                .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize))),
             })
             .collect();
         for j in 0..self.params.partitions {
@@ -432,6 +447,7 @@ impl Model for Faastcc {
                 metrics::CACHE_MISS,
                 metrics::CACHE_STALE,
                 metrics::CACHE_REPLACED,
+                metrics::CACHE_EVICTIONS,
             ],
             final_metrics: &[metrics::CACHE_ENTRIES, metrics::STORE_VERSIONS],
             hop_metadata: Some(metrics::METADATA_BYTES_HOP),
@@ -448,8 +464,9 @@ impl Model for Faastcc {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>())
-            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call)| {
+        let draws = (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>());
+        (draws, crate::lru::fuzz_capacity())
+            .prop_map(|((partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call), capacity)| {
                 let mut p = serde_json::json!({
                     "partitions": partitions, "prewarm": !no_prewarm, "push_period_ns": push_ms * 1_000_000,
                     "stabilization_period_ns": stab_ms * 1_000_000, "promise_bumps": bumps,
@@ -461,6 +478,7 @@ impl Model for Faastcc {
                 if skew_ms > 0 {
                     p["clock_skew_ns"] = serde_json::json!(skew_ms * 1_000_000);
                 }
+                crate::lru::set_fuzz_capacity(&mut p, capacity);
                 p
             })
             .boxed()
