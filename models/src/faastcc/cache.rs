@@ -386,7 +386,14 @@ mod tests {
         assert_eq!(cache.entries.keys().copied().collect::<Vec<_>>(), vec![1, 3]);
         assert!(out.observations.contains(&(metrics::CACHE_EVICTIONS, 1)));
         // A push of an evicted key does not bring it back.
-        cache.on_notify(5, p, 0, 200, vec![tcc_store::Pushed { key: 2, value: Some(1), ts: 30, promise: 40, latest: false, committed_ns: 0 }], &mut out);
+        cache.on_notify(
+            5,
+            p,
+            0,
+            200,
+            vec![tcc_store::Pushed { key: 2, value: Some(1), ts: 30, promise: 40, latest: false, committed_ns: 0 }],
+            &mut out,
+        );
         assert_eq!(cache.entry_count(), 2);
         // Capacity 0: every read goes to the store, unsubscribed, and nothing is installed.
         let mut off = cache_with(&[]).with_capacity(Some(0));

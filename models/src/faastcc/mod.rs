@@ -352,13 +352,10 @@ impl Protocol for Faastcc {
                 name: format!("S{}", c.index()),
                 machine: format!("S{}", c.index()),
                 hosts_workers: true,
-                node: FaastccNode::Cache(Cache::new(
-                    partitions.clone(),
-                    self.params.prewarm,
-                    self.no_interval_narrowing,
-                    self.params.promise_bumps,
-                )
-                .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize))),
+                node: FaastccNode::Cache(
+                    Cache::new(partitions.clone(), self.params.prewarm, self.no_interval_narrowing, self.params.promise_bumps)
+                        .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize)),
+                ),
             })
             .collect();
         for j in 0..self.params.partitions {
@@ -464,7 +461,8 @@ impl Model for Faastcc {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        let draws = (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>());
+        let draws =
+            (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>());
         (draws, crate::lru::fuzz_capacity())
             .prop_map(|((partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call), capacity)| {
                 let mut p = serde_json::json!({

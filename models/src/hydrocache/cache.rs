@@ -163,10 +163,8 @@ impl Cache {
                 // A bounded cache refreshes only the keys it holds: an evicted key stays out until
                 // a read (or a dependency) brings it back.
                 let bounded = self.capacity.is_some();
-                let pending: BTreeMap<Key, HVersion> = versions
-                    .into_iter()
-                    .filter(|(k, v)| v.seq > self.have_seq(*k) && (!bounded || self.cut.0.contains_key(k)))
-                    .collect();
+                let pending: BTreeMap<Key, HVersion> =
+                    versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k) && (!bounded || self.cut.0.contains_key(k))).collect();
                 // Subscribed to every key, a pull returns every key changed since the last one:
                 // with what we merged before, that is the database's whole state at the pull,
                 // which is causally closed, unless an earlier pull's reply was lost (message
@@ -502,11 +500,17 @@ mod tests {
         let mut c = cache(false).with_capacity(Some(1));
         let mut out = Out::default();
         let db = NodeId::fixed(9);
-        // kb@2 depends on ka@1: both merge, then ka (merged first, so used least recently) is
-        // evicted, leaving the floor ka@1 that still covers kb's dependency.
+        let client = NodeId(1 << 63);
+        // A read of kb fetches kb@2, which depends on ka@1: the chase fetches ka, both merge, kb
+        // is served, and ka (used least recently) is evicted, leaving the floor ka@1 that still
+        // covers kb's dependency.
         let ka = HVersion { seq: 1, value: Some(1), deps: deps(&[(1, 1)]), written_ns: 0 };
         let kb = HVersion { seq: 2, value: Some(2), deps: deps(&[(1, 1), (2, 2)]), written_ns: 0 };
-        c.on_message(10, db, Msg::Notify { versions: vec![(1, ka.clone()), (2, kb)] }, &mut out);
+        c.on_message(0, client, Msg::Read { req: 1, wf: (1, 1), keys: vec![(2, Need::AtLeast(0))] }, &mut out);
+        c.on_message(5, db, Msg::FetchReply { req: 1, versions: vec![(2, kb)] }, &mut out);
+        c.on_message(10, db, Msg::FetchReply { req: 1, versions: vec![(1, ka)] }, &mut out);
+        assert_eq!(fetches(&out), vec![vec![2], vec![1]]);
+        assert_eq!(replies(&out), vec![(1, vec![(2, 2)])]);
         assert_eq!(c.cut.0.keys().copied().collect::<Vec<_>>(), vec![2]);
         assert_eq!(c.floors, BTreeMap::from([(1, 1)]));
         assert_eq!(c.check_invariants(), Ok(()));
@@ -519,12 +523,11 @@ mod tests {
         c.merge(20, BTreeMap::from([(1, HVersion::initial())]), &mut out);
         assert!(!c.cut.0.contains_key(&1), "below the floor");
         // Its next read misses and fetches the database's latest, merged like any other.
-        let client = NodeId(1 << 63);
-        c.on_message(30, client, Msg::Read { req: 1, wf: (1, 1), keys: vec![(1, Need::AtLeast(0))] }, &mut out);
+        c.on_message(30, client, Msg::Read { req: 2, wf: (1, 1), keys: vec![(1, Need::AtLeast(0))] }, &mut out);
         assert_eq!(fetches(&out), vec![vec![1]]);
         out.clear();
-        c.on_message(40, db, Msg::FetchReply { req: 2, versions: vec![(1, ka2)] }, &mut out);
-        assert_eq!(replies(&out), vec![(1, vec![(1, 3)])]);
+        c.on_message(40, db, Msg::FetchReply { req: 3, versions: vec![(1, ka2)] }, &mut out);
+        assert_eq!(replies(&out), vec![(2, vec![(1, 3)])]);
         assert_eq!(c.cut.0.keys().copied().collect::<Vec<_>>(), vec![1], "kb@2 evicted in turn");
         assert_eq!(c.floors, BTreeMap::from([(2, 2)]));
         assert_eq!(c.check_invariants(), Ok(()));

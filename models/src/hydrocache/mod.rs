@@ -344,16 +344,18 @@ impl Protocol for HydroCache {
                 name: format!("S{}", id.index()),
                 machine: format!("S{}", id.index()),
                 hosts_workers: true,
-                node: HydroNode::Cache(Cache::new(
-                    id,
-                    self.db(),
-                    self.params.refresh_period_ns,
-                    // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
-                    self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
-                    self.params.mode,
-                    self.params.prewarm,
-                )
-                .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize))),
+                node: HydroNode::Cache(
+                    Cache::new(
+                        id,
+                        self.db(),
+                        self.params.refresh_period_ns,
+                        // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
+                        self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
+                        self.params.mode,
+                        self.params.prewarm,
+                    )
+                    .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize)),
+                ),
             })
             .collect();
         nodes.push(FixedNode {
