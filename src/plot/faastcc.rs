@@ -578,7 +578,7 @@ pub(super) fn faastcc_cache_size(results: &Results) -> Result<(Figure, Vec<Claim
                         "above 1× and at least the static ratio",
                     )
                     .scored(
-                        "HydroCache dynamic is slower than static at every size",
+                        "slower than static (static gets optimisations dynamic cannot, §6.7)",
                         format!("{rd:.2}× (static {rs:.2}×)"),
                         Some(holds),
                         if holds {
