@@ -20,6 +20,7 @@ pub mod eventual;
 pub mod faastcc;
 pub mod fault_model;
 pub mod hydrocache;
+pub mod lru;
 pub mod metrics;
 pub mod mucache;
 pub mod register;

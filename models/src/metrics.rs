@@ -62,6 +62,8 @@ metrics! {
     REMOTE_READS = "remote_reads";
     /// HydroCache: a read batch asked again because an earlier key needed a newer version.
     BATCH_REREADS = "batch_rereads";
+    /// FaaSTCC and HydroCache with a bounded cache: an entry the LRU policy evicted.
+    CACHE_EVICTIONS = "cache_evictions";
     /// HydroCache-Con: nanoseconds to gather and install a workflow's snapshot.
     CON_PREPARE_NS = "con_prepare_ns";
     /// Concord and its baselines: nanoseconds a read served by the function's own machine's

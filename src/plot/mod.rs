@@ -198,6 +198,12 @@ pub const FIGURES: &[FigureDef] = &[
         build: faastcc::faastcc_cache_footprint,
     },
     FigureDef {
+        name: "faastcc-cache-size",
+        sweep: "faastcc-cache-size",
+        about: "FaaSTCC Fig. 9: median and p99 latency vs cache size (LRU, share of the unbounded size), static and dynamic",
+        build: faastcc::faastcc_cache_size,
+    },
+    FigureDef {
         name: "faastcc-dag-length",
         sweep: "faastcc-dag-length",
         about: "FaaSTCC Fig. 10: median latency per function vs the chain's length, static and dynamic",

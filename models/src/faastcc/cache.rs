@@ -6,6 +6,7 @@
 use super::interval::{Interval, ReadCase, classify};
 use super::msg::{Answer, Msg, Out};
 use super::read_policy::ReadPolicy;
+use crate::lru::Lru;
 use crate::metrics;
 use crate::tcc_store::{self, Found, StoreMsg, TS_INF, Ts};
 use causim_sim::history::{Key, Value};
@@ -57,6 +58,10 @@ pub struct Cache {
     /// epoch is `frozen[j].len()`.
     frozen: Vec<Vec<Ts>>,
     entries: BTreeMap<Key, Entry>,
+    /// At most this many entries (`params.cache_capacity_keys`), the least recently used
+    /// evicted first; `None` is unbounded.
+    capacity: Option<usize>,
+    lru: Lru,
     /// The largest stable time any partition reported: a snapshot every partition can serve.
     known_stable: Ts,
     next_req: u64,
@@ -77,6 +82,8 @@ impl Cache {
             pushes_next: vec![0; n],
             frozen: vec![Vec::new(); n],
             entries: BTreeMap::new(),
+            capacity: None,
+            lru: Lru::default(),
             known_stable: 0,
             next_req: 0,
             waiting: BTreeMap::new(),
@@ -86,6 +93,14 @@ impl Cache {
     /// The cache of a read policy other than the full system's (`params.read_policy`).
     pub fn with_read_policy(mut self, policy: ReadPolicy) -> Cache {
         self.read_policy = policy;
+        self
+    }
+
+    /// Bounds the cache to `capacity` entries with LRU replacement (FaaSTCC §6.7); 0 disables
+    /// it. A bounded cache is never pre-warmed (`Params::validate` refuses both).
+    pub fn with_capacity(mut self, capacity: Option<usize>) -> Cache {
+        assert!(capacity.is_none() || !self.prewarm, "a bounded cache starts cold");
+        self.capacity = capacity;
         self
     }
 
@@ -168,11 +183,15 @@ impl Cache {
             out.observe(metrics::STORAGE_ROUNDS_PER_READ, u64::from(outcome != ReadCase::Consistent));
             if outcome == ReadCase::Consistent {
                 let e = entry.expect("a hit has an entry");
+                if self.capacity.is_some() {
+                    self.lru.touch(key);
+                }
                 answers.push((key, outcome, Some(Answer::Version { value: e.value, t: e.t, p: e.p })));
             } else {
                 let partition = tcc_store::partition_of(key, self.partitions.len() as u32);
-                // Subscribe to keys we install (a replaced reply is not installed).
-                let subscribe = outcome != ReadCase::Replaced;
+                // Subscribe to keys we install (a replaced reply is not installed; a disabled
+                // cache installs nothing).
+                let subscribe = outcome != ReadCase::Replaced && self.capacity != Some(0);
                 fetch.entry(partition).or_default().push((key, entry.map(|e| e.t), subscribe));
                 answers.push((key, outcome, None));
             }
@@ -275,6 +294,14 @@ impl Cache {
                 out.observe(metrics::VISIBILITY_NS, now.saturating_sub(committed_ns));
             }
             self.entries.insert(key, new);
+            if let Some(capacity) = self.capacity {
+                self.lru.touch(key);
+                while self.entries.len() > capacity {
+                    let victim = self.lru.pop_oldest().expect("every entry is in the use order");
+                    self.entries.remove(&victim);
+                    out.observe(metrics::CACHE_EVICTIONS, 1);
+                }
+            }
         }
     }
 
@@ -310,6 +337,8 @@ mod tests {
             pushes_next: vec![0],
             frozen: vec![Vec::new()],
             entries: entries.iter().map(|&(k, t, p)| (k, Entry { value: Some(k * 10), t, p, latest: false, epoch: 0 })).collect(),
+            capacity: None,
+            lru: Lru::default(),
             known_stable: 0,
             next_req: 0,
             waiting: BTreeMap::new(),
@@ -357,6 +386,39 @@ mod tests {
         assert_eq!(cache.entries[&5].t, 0);
         assert_eq!(cache.entries[&4].t, 130);
         assert_eq!(cache.known_stable, 100);
+    }
+
+    #[test]
+    fn a_bounded_cache_evicts_the_least_recently_used_entry_and_a_disabled_one_installs_nothing() {
+        let mut cache = cache_with(&[]).with_capacity(Some(2));
+        let mut out = Out::default();
+        let p = NodeId::fixed(1);
+        let found = |ts| Some(Found { value: Some(ts), ts, promise: ts + 10, same_as_cached: false, latest: false, committed_ns: 0 });
+        cache.on_read(0, CLIENT, 1, vec![1, 2], ROOT_INTERVAL, &mut out);
+        cache.on_store_reply(1, 0, 100, vec![(1, found(10)), (2, found(20))], &mut out);
+        // A hit on key 1 makes key 2 the least recently used; installing key 3 evicts it.
+        cache.on_read(2, CLIENT, 2, vec![1], (10, 15), &mut out);
+        cache.on_read(3, CLIENT, 3, vec![3], (10, 15), &mut out);
+        cache.on_store_reply(4, 1, 100, vec![(3, found(12))], &mut out);
+        assert_eq!(cache.entries.keys().copied().collect::<Vec<_>>(), vec![1, 3]);
+        assert!(out.observations.contains(&(metrics::CACHE_EVICTIONS, 1)));
+        // A push of an evicted key does not bring it back.
+        cache.on_notify(
+            5,
+            p,
+            0,
+            200,
+            vec![tcc_store::Pushed { key: 2, value: Some(1), ts: 30, promise: 40, latest: false, committed_ns: 0 }],
+            &mut out,
+        );
+        assert_eq!(cache.entry_count(), 2);
+        // Capacity 0: every read goes to the store, unsubscribed, and nothing is installed.
+        let mut off = cache_with(&[]).with_capacity(Some(0));
+        out.clear();
+        off.on_read(0, CLIENT, 1, vec![7], ROOT_INTERVAL, &mut out);
+        assert!(matches!(out.effects.as_slice(), [Effect::Send { msg: Msg::Store(StoreMsg::Read { subscribe: false, .. }), .. }]));
+        off.on_store_reply(1, 0, 100, vec![(7, found(5))], &mut out);
+        assert_eq!(off.entry_count(), 0);
     }
 
     #[test]

@@ -72,7 +72,15 @@
 //! - **The ablation of Fig. 3** (`params.read_policy`, default `interval`, the full system):
 //!   `fixed_promise` reads every batch after the first at one point, the first batch's
 //!   promise; `fixed_exact` also goes without promises (`read_policy.rs`).
-//! - **Unbounded caches** (no LRU eviction): the evaluations we reproduce use unbounded caches.
+//! - **Bounded caches** (`params.cache_capacity_keys`, default unbounded, §6.7, Fig. 9): each
+//!   cache holds at most that many entries and evicts the least recently read or installed one
+//!   (`lru.rs`). Eviction needs no care for consistency: an entry is a fact the store stated
+//!   (`t`, promised to `p`), and a read of an evicted key is a miss, served by the store at
+//!   `s_high` like any other. Pushes update only keys the cache holds, so an evicted key stays out
+//!   until a read brings it back. Capacity 0 disables the cache: nothing is installed or
+//!   subscribed, every read goes to storage (Fig. 9's 0 %). The paper does not say whether its
+//!   bounded caches start warm; a bounded cache here starts **cold** (pre-warming means holding
+//!   every key, more than any bound), so `prewarm` must be false, and it fills as functions read.
 //! - **The promise off-by-one** is settled in the store (`t_next − 1`), see `tcc_store.rs`.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
 //!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
@@ -196,6 +204,11 @@ pub struct Params {
     /// `fixed_promise` or `fixed_exact`, the ablation of Fig. 3 (see `read_policy.rs`).
     #[serde(default)]
     pub read_policy: ReadPolicy,
+    /// Entries each cache holds at most, the least recently used evicted first (§6.7, Fig. 9);
+    /// 0 disables the cache (every read goes to storage). Requires `prewarm: false`. Default
+    /// unbounded.
+    #[serde(default)]
+    pub cache_capacity_keys: Option<u32>,
 }
 
 fn default_partitions() -> u32 {
@@ -238,6 +251,7 @@ impl Params {
         if self.read_policy == ReadPolicy::FixedExact && self.promise_bumps {
             return Err(FieldError::new("promise_bumps", "must be false with read_policy fixed_exact (bumps are promises)"));
         }
+        crate::lru::check_cold(self.cache_capacity_keys, self.prewarm)?;
         Ok(())
     }
 }
@@ -352,7 +366,8 @@ impl Protocol for Faastcc {
                 hosts_workers: true,
                 node: FaastccNode::Cache(
                     Cache::new(partitions.clone(), self.params.prewarm, self.no_interval_narrowing, self.params.promise_bumps)
-                        .with_read_policy(self.params.read_policy),
+                        .with_read_policy(self.params.read_policy)
+                        .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize)),
                 ),
             })
             .collect();
@@ -442,6 +457,7 @@ impl Model for Faastcc {
                 metrics::CACHE_MISS,
                 metrics::CACHE_STALE,
                 metrics::CACHE_REPLACED,
+                metrics::CACHE_EVICTIONS,
             ],
             final_metrics: &[metrics::CACHE_ENTRIES, metrics::STORE_VERSIONS],
             hop_metadata: Some(metrics::METADATA_BYTES_HOP),
@@ -459,8 +475,9 @@ impl Model for Faastcc {
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         let policy = prop::sample::select(ReadPolicy::ALL.to_vec());
-        (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>(), policy)
-            .prop_map(|(partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call, policy)| {
+        let draws = (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>(), policy);
+        (draws, crate::lru::fuzz_capacity())
+            .prop_map(|((partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call, policy), capacity)| {
                 // Promise bumps are promises, which the ablation's policy A goes without.
                 let bumps = bumps && policy != ReadPolicy::FixedExact;
                 let mut p = serde_json::json!({
@@ -477,6 +494,7 @@ impl Model for Faastcc {
                 if policy != ReadPolicy::Interval {
                     p["read_policy"] = serde_json::json!(policy.name());
                 }
+                crate::lru::set_fuzz_capacity(&mut p, capacity);
                 p
             })
             .boxed()

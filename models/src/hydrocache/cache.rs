@@ -5,6 +5,7 @@
 use super::msg::{Msg, Need, Out, Timer};
 use super::version::{Cut, Deps, HVersion};
 use super::{INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
+use crate::lru::Lru;
 use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{Message, NodeId};
@@ -57,6 +58,13 @@ pub struct Cache {
     snapshots: BTreeMap<WfKey, Vec<Cut>>,
     /// Pulls sent whose reply has not arrived (lost, or overtaken by a later one's).
     pulls_unanswered: u64,
+    /// At most this many versions in the cut (`params.cache_capacity_keys`), the least
+    /// recently used evicted first; `None` is unbounded.
+    capacity: Option<usize>,
+    lru: Lru,
+    /// The version number each evicted key had: the cut still covers dependencies up to it, and
+    /// takes in no older version of the key (see the module docs, "Bounded caches").
+    floors: BTreeMap<Key, Seq>,
 }
 
 impl Cache {
@@ -78,7 +86,18 @@ impl Cache {
             retired: BTreeSet::new(),
             snapshots: BTreeMap::new(),
             pulls_unanswered: 0,
+            capacity: None,
+            lru: Lru::default(),
+            floors: BTreeMap::new(),
         }
+    }
+
+    /// Bounds the cut to `capacity` versions with LRU replacement (FaaSTCC §6.7); 0 disables
+    /// the cache. A bounded cache is never pre-warmed (`Params::validate` refuses both).
+    pub fn with_capacity(mut self, capacity: Option<usize>) -> Cache {
+        assert!(capacity.is_none() || !self.prewarm, "a bounded cache starts cold");
+        self.capacity = capacity;
+        self
     }
 
     pub(super) fn on_start(&self, out: &mut Out) {
@@ -101,8 +120,10 @@ impl Cache {
         }
     }
 
+    /// The version of `key` the cut covers: the one it holds, or the one it evicted.
     fn have_seq(&self, key: Key) -> Seq {
-        self.cut.0.get(&key).map_or(0, |v| v.seq)
+        let held = self.cut.0.get(&key).map_or(0, |v| v.seq);
+        held.max(self.floors.get(&key).copied().unwrap_or(0))
     }
 
     /// Where a read looks first: Con's installed snapshot (the join of every cache's cut), or
@@ -127,11 +148,23 @@ impl Cache {
     }
 
     pub(super) fn on_message(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Out) {
+        self.handle(now, from, msg, out);
+        // Evict once the message is handled: a merge's reader is served from the cut first.
+        if self.capacity.is_some() {
+            self.evict_to_capacity(out);
+        }
+    }
+
+    fn handle(&mut self, now: Time, from: NodeId, msg: Msg, out: &mut Out) {
         match msg {
             Msg::Read { req, wf, keys } => self.on_read(now, from, req, wf, keys, out),
             Msg::FetchReply { req, versions } => self.on_fetch_reply(now, req, versions, out),
             Msg::Notify { versions } => {
-                let pending: BTreeMap<Key, HVersion> = versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k)).collect();
+                // A bounded cache refreshes only the keys it holds: an evicted key stays out until
+                // a read (or a dependency) brings it back.
+                let bounded = self.capacity.is_some();
+                let pending: BTreeMap<Key, HVersion> =
+                    versions.into_iter().filter(|(k, v)| v.seq > self.have_seq(*k) && (!bounded || self.cut.0.contains_key(k))).collect();
                 // Subscribed to every key, a pull returns every key changed since the last one:
                 // with what we merged before, that is the database's whole state at the pull,
                 // which is causally closed, unless an earlier pull's reply was lost (message
@@ -240,6 +273,9 @@ impl Cache {
         r.waiting -= 1;
         let done = r.waiting == 0;
         let wf = r.wf;
+        if self.capacity.is_some() && self.cut.0.get(&key).is_some_and(|v| v.seq == version.seq) {
+            self.lru.touch(key);
+        }
         self.pins.entry(wf).or_default().insert((key, version.seq), version);
         if done {
             let r = self.reads.remove(&read).expect("present");
@@ -264,7 +300,7 @@ impl Cache {
         let i = self.integrations.get_mut(&req).expect("integration");
         i.rounds += 1;
         assert!(i.rounds <= INTEGRATION_ROUNDS_MAX, "dependency chase did not settle");
-        let fetch = Msg::Fetch { req, keys, subscribe: !self.prewarm };
+        let fetch = Msg::Fetch { req, keys, subscribe: !self.prewarm && self.capacity != Some(0) };
         i.bytes += fetch.size_bytes();
         out.send(self.db, fetch);
     }
@@ -297,6 +333,9 @@ impl Cache {
             return;
         }
         let mut i = self.integrations.remove(&req).expect("present");
+        // The read's own version, in case the cut keeps a newer one it evicted since (a bounded
+        // cache takes in no version older than what it covers).
+        let fetched = i.read.and_then(|(read, item)| i.pending.get(&self.reads.get(&read)?.items[item].0).cloned());
         // Every pending version's dependencies are covered by the cut plus the others: merge.
         self.merge(now, std::mem::take(&mut i.pending), out);
         match i.read {
@@ -305,7 +344,7 @@ impl Cache {
             Some((read, item)) => {
                 let r = &self.reads[&read];
                 let (key, need) = (r.items[item].0, r.items[item].1);
-                let v = self.in_cut(key).expect("just merged");
+                let v = self.in_cut(key).or(fetched).expect("just merged");
                 if let Need::AtLeast(s) = need {
                     assert!(v.seq >= s, "the database holds every version anything depends on");
                 }
@@ -327,7 +366,10 @@ impl Cache {
         let mut cut = self.cut.0.range(first..=last).peekable();
         for &(k, s) in deps.iter() {
             while cut.next_if(|&(&c, _)| c < k).is_some() {}
-            let have = cut.peek().filter(|&&(&c, _)| c == k).map_or(0, |(_, v)| v.seq);
+            let mut have = cut.peek().filter(|&&(&c, _)| c == k).map_or(0, |(_, v)| v.seq);
+            if !self.floors.is_empty() {
+                have = have.max(self.floors.get(&k).copied().unwrap_or(0));
+            }
             if have < s {
                 f(k, s);
             }
@@ -341,12 +383,34 @@ impl Cache {
         }
         let cut = Arc::make_mut(&mut self.cut.0);
         for (k, v) in versions {
-            if cut.get(&k).is_none_or(|old| v.seq > old.seq) {
+            let floor = self.floors.get(&k).copied().unwrap_or(0);
+            if cut.get(&k).is_none_or(|old| v.seq > old.seq) && v.seq >= floor {
                 if v.seq > 0 {
                     out.observe(metrics::VISIBILITY_NS, now.saturating_sub(v.written_ns));
                 }
                 cut.insert(k, v);
+                if self.capacity.is_some() {
+                    self.floors.remove(&k);
+                    self.lru.touch(k);
+                }
             }
+        }
+    }
+
+    /// Evicts least recently used versions until the cut fits its capacity. Each leaves its
+    /// version number behind as a floor, so the versions that depend on it stay covered and
+    /// the cut stays closed.
+    fn evict_to_capacity(&mut self, out: &mut Out) {
+        let Some(capacity) = self.capacity else { return };
+        if self.cut.0.len() <= capacity {
+            return;
+        }
+        let cut = Arc::make_mut(&mut self.cut.0);
+        while cut.len() > capacity {
+            let victim = self.lru.pop_oldest().expect("every cut version is in the use order");
+            let v = cut.remove(&victim).expect("the use order lists held keys");
+            self.floors.insert(victim, v.seq);
+            out.observe(metrics::CACHE_EVICTIONS, 1);
         }
     }
 
@@ -393,6 +457,9 @@ mod tests {
             retired: BTreeSet::new(),
             snapshots: BTreeMap::new(),
             pulls_unanswered: 0,
+            capacity: None,
+            lru: Lru::default(),
+            floors: BTreeMap::new(),
         }
     }
 
@@ -426,6 +493,44 @@ mod tests {
         assert_eq!(c.cut.0.len(), 3);
         assert_eq!(c.check_invariants(), Ok(()));
         assert!(out.observations.contains(&("refresh_rounds", 2)));
+    }
+
+    #[test]
+    fn an_evicted_version_leaves_a_floor_that_keeps_the_cut_closed_and_its_next_read_goes_to_the_database() {
+        let mut c = cache(false).with_capacity(Some(1));
+        let mut out = Out::default();
+        let db = NodeId::fixed(9);
+        let client = NodeId(1 << 63);
+        // A read of kb fetches kb@2, which depends on ka@1: the chase fetches ka, both merge, kb
+        // is served, and ka (used least recently) is evicted, leaving the floor ka@1 that still
+        // covers kb's dependency.
+        let ka = HVersion { seq: 1, value: Some(1), deps: deps(&[(1, 1)]), written_ns: 0 };
+        let kb = HVersion { seq: 2, value: Some(2), deps: deps(&[(1, 1), (2, 2)]), written_ns: 0 };
+        c.on_message(0, client, Msg::Read { req: 1, wf: (1, 1), keys: vec![(2, Need::AtLeast(0))] }, &mut out);
+        c.on_message(5, db, Msg::FetchReply { req: 1, versions: vec![(2, kb)] }, &mut out);
+        c.on_message(10, db, Msg::FetchReply { req: 1, versions: vec![(1, ka)] }, &mut out);
+        assert_eq!(fetches(&out), vec![vec![2], vec![1]]);
+        assert_eq!(replies(&out), vec![(1, vec![(2, 2)])]);
+        assert_eq!(c.cut.0.keys().copied().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(c.floors, BTreeMap::from([(1, 1)]));
+        assert_eq!(c.check_invariants(), Ok(()));
+        assert!(out.observations.contains(&(metrics::CACHE_EVICTIONS, 1)));
+        // A refresh of the evicted key is dropped, and nothing older than the floor merges.
+        out.clear();
+        let ka2 = HVersion { seq: 3, value: Some(3), deps: deps(&[(1, 3)]), written_ns: 0 };
+        c.on_message(20, db, Msg::Notify { versions: vec![(1, ka2.clone())] }, &mut out);
+        assert_eq!(c.cut.0.keys().copied().collect::<Vec<_>>(), vec![2]);
+        c.merge(20, BTreeMap::from([(1, HVersion::initial())]), &mut out);
+        assert!(!c.cut.0.contains_key(&1), "below the floor");
+        // Its next read misses and fetches the database's latest, merged like any other.
+        c.on_message(30, client, Msg::Read { req: 2, wf: (1, 1), keys: vec![(1, Need::AtLeast(0))] }, &mut out);
+        assert_eq!(fetches(&out), vec![vec![1]]);
+        out.clear();
+        c.on_message(40, db, Msg::FetchReply { req: 3, versions: vec![(1, ka2)] }, &mut out);
+        assert_eq!(replies(&out), vec![(2, vec![(1, 3)])]);
+        assert_eq!(c.cut.0.keys().copied().collect::<Vec<_>>(), vec![1], "kb@2 evicted in turn");
+        assert_eq!(c.floors, BTreeMap::from([(2, 2)]));
+        assert_eq!(c.check_invariants(), Ok(()));
     }
 
     #[test]

@@ -121,8 +121,25 @@
 //!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
 //!   calibration knob; FaaSTCC §6.3 attributes much of HydroCache's dynamic-mode latency to
 //!   its metadata).
-//! - **Online invariants** (`checks.invariants`): a cache's cut is closed under dependencies;
-//!   a workflow's validated reads form a causal snapshot.
+//! - **Bounded caches** (`params.cache_capacity_keys`, default unbounded; FaaSTCC §6.7, Fig. 9,
+//!   which bounds HydroCache's cache too but says nothing of how eviction keeps it causal): a
+//!   cut holds at most that many versions and evicts the least recently read or merged one
+//!   (`lru.rs`) after each message. Dropping a version that others in the cut depend on would
+//!   break the cut's closure, and evicting its dependents too would empty the cache (flattened
+//!   dependency maps name every hot key). So an evicted key leaves its version number behind
+//!   (a *floor*, 16 bytes, not counted as a cached key): the cut covers dependencies up to
+//!   the floor and takes in no older version of the key, so it stays a causal cut. The
+//!   evicted key's next read misses and goes to the database for its latest version (at least
+//!   the floor), merged through the normal dependency check (the chase). Refreshes update only
+//!   keys the cut holds. Con's snapshot carries the cuts' versions, not their floors: the join
+//!   of bounded cuts can pair a version with an older version of a key it depends on, and the
+//!   reader's validation then aborts the workflow (`con_outside_snapshot`), as the paper's
+//!   bounded HydroCache aborts when storage no longer holds the version it needs. Capacity 0
+//!   disables the cache: every read goes to the database and nothing is subscribed. The paper
+//!   does not say whether bounded caches start warm; ours start **cold** (pre-warming means
+//!   holding every key), so `prewarm` must be false.
+//! - **Online invariants** (`checks.invariants`): a cache's cut is closed under dependencies
+//!   (counting floors); a workflow's validated reads form a causal snapshot.
 //!
 //! # Metrics (`out.observe`)
 //!
@@ -219,6 +236,11 @@ pub struct Params {
     /// write. Default false.
     #[serde(default)]
     pub one_read_per_call: bool,
+    /// Versions each cache's cut holds at most, the least recently used evicted first
+    /// (FaaSTCC §6.7, Fig. 9); 0 disables the cache. Requires `prewarm: false`. Default
+    /// unbounded.
+    #[serde(default)]
+    pub cache_capacity_keys: Option<u32>,
 }
 
 fn default_refresh_period() -> Time {
@@ -233,6 +255,7 @@ impl Params {
         if self.refresh_period_ns == 0 {
             return Err(FieldError::new("refresh_period_ns", "must be positive"));
         }
+        crate::lru::check_cold(self.cache_capacity_keys, self.prewarm)?;
         Ok(())
     }
 }
@@ -321,15 +344,18 @@ impl Protocol for HydroCache {
                 name: format!("S{}", id.index()),
                 machine: format!("S{}", id.index()),
                 hosts_workers: true,
-                node: HydroNode::Cache(Cache::new(
-                    id,
-                    self.db(),
-                    self.params.refresh_period_ns,
-                    // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
-                    self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
-                    self.params.mode,
-                    self.params.prewarm,
-                )),
+                node: HydroNode::Cache(
+                    Cache::new(
+                        id,
+                        self.db(),
+                        self.params.refresh_period_ns,
+                        // Staggered phases: cache i first refreshes (i + 1)/N of a period in.
+                        self.params.refresh_period_ns * (id.index() as Time + 1) / self.servers as Time,
+                        self.params.mode,
+                        self.params.prewarm,
+                    )
+                    .with_capacity(self.params.cache_capacity_keys.map(|c| c as usize)),
+                ),
             })
             .collect();
         nodes.push(FixedNode {
@@ -421,6 +447,7 @@ impl Model for HydroCache {
                 metrics::STORAGE_BYTES_PER_READ,
                 metrics::FUNCTION_CACHE_ONLY,
                 metrics::CON_PREPARE_NS,
+                metrics::CACHE_EVICTIONS,
             ],
             final_metrics: &[metrics::CACHE_ENTRIES, metrics::CACHE_METADATA_BYTES],
             hop_metadata: Some(metrics::METADATA_BYTES_HOP),
@@ -440,15 +467,17 @@ impl Model for HydroCache {
     }
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
-        (any::<bool>(), 1u64..120, any::<bool>(), any::<bool>(), any::<bool>())
-            .prop_map(|(opt, refresh_ms, no_prewarm, write_behind, one_read_per_call)| {
-                serde_json::json!({
+        (any::<bool>(), 1u64..120, any::<bool>(), any::<bool>(), any::<bool>(), crate::lru::fuzz_capacity())
+            .prop_map(|(opt, refresh_ms, no_prewarm, write_behind, one_read_per_call, capacity)| {
+                let mut p = serde_json::json!({
                     "mode": if opt { "opt" } else { "con" },
                     "refresh_period_ns": refresh_ms * 1_000_000,
                     "prewarm": !no_prewarm,
                     "write_behind": write_behind,
                     "one_read_per_call": one_read_per_call,
-                })
+                });
+                crate::lru::set_fuzz_capacity(&mut p, capacity);
+                p
             })
             .boxed()
     }
