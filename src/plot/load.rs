@@ -245,6 +245,11 @@ pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), St
     let mut claims = Vec::new();
     let Some(cm) = knee(results, "CausalMesh") else { return Ok((fig, claims)) };
     let knees: Vec<(&str, f64)> = MOVIE_BASELINES.iter().filter_map(|b| Some((*b, knee(results, b)?))).collect();
+    // A knee at the highest load a series ran is a lower bound: its tail never rose.
+    let shown = |label: &str, x: f64| {
+        let top = at_load(results, label, "latency_p99_ms").keys().last().map_or(0.0, |&t| t as f64);
+        if x >= top { format!("≥ {x:.0} workflows/s (no rise up to the highest load run)") } else { format!("{x:.0} workflows/s") }
+    };
     let rule_knee = "the highest load before the tail rises (p99 ≤ 2× the series' own p99 at the lowest load, ≥ 90 % completed)";
     for &(b, x) in &knees {
         let holds = near(x, 1500.0);
@@ -252,7 +257,7 @@ pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), St
             claim(FIG, &format!("{b}: load where its tail latency rises"), Kind::Predicted, format!("{rule_knee} within 1500 ± 10 %"))
                 .scored(
                     "about 1500 req/s",
-                    format!("{x:.0} workflows/s"),
+                    shown(b, x),
                     Some(holds),
                     if holds { "Its worker slots or storage fill at the paper's load." } else { why_movie(b) },
                 )?,
@@ -275,7 +280,7 @@ pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), St
             )
             .scored(
                 "2×",
-                format!("{text} ({cm:.0} workflows/s)"),
+                format!("{text} (CausalMesh {})", shown("CausalMesh", cm)),
                 Some(holds),
                 if holds { "The baselines' tails rise first." } else { why_movie("CausalMesh") },
             )?,
@@ -293,7 +298,7 @@ pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), St
                 )
                 .scored(
                     "up to 1.35×",
-                    format!("{text} ({tcc:.0} workflows/s)"),
+                    format!("{text} (CausalMesh-TCC {})", shown("CausalMesh-TCC", tcc)),
                     Some(holds),
                     if holds {
                         "Its reads never wait for storage, but its cut checks and aborts cost it part of CausalMesh's lead."
@@ -359,10 +364,21 @@ pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), St
     Ok((fig, claims))
 }
 
-/// Why a Fig. 16 claim misses, as measured (docs/fidelity.md, "Movie review service").
+/// Why a Fig. 16 claim misses, as measured (docs/fidelity.md, movie-review).
 fn why_movie(what: &str) -> &'static str {
     match what {
-        _ => "Not reproduced: see docs/fidelity.md, \"Movie review service (Fig. 16)\", for the measured reason.",
+        "HydroCache-Opt" => {
+            "Not reproduced: in the model Opt's reads need no extra round (its median is below CausalMesh's at every load, as in the micro-benchmark), so nothing makes its tail rise before the 48 worker slots fill; the authors' re-implementation has the scheduler call a one-phase Prepare at a cache before each tail and each reading function (scheduler/src/opt.rs, opt_service2/3), calls the HydroCache paper's protocol, which the model follows, does not make."
+        }
+        "FaaSTCC" => {
+            "Near but below: its p99 is about 60 ms from the lowest load because 16–32 % of ComposeReview attempts abort at the join (`empty_interval`: the two branches read their review lists at different caches, and their snapshot intervals do not meet) and run again; the authors' scheduler awaits the two branches without joining their snapshots (each tail commits on its own), which the scenario's join function cannot express."
+        }
+        "CausalMesh-TCC latency" => {
+            "Not reproduced: HydroCache-Opt's median is below both CausalMesh variants' (its reads need no extra round in the model), and FaaSTCC's is far above (its aborted joins run again); CausalMesh-TCC lands on CausalMesh's latency, as in the micro-benchmark."
+        }
+        _ => {
+            "Not reproduced: CausalMesh and CausalMesh-TCC do not saturate before the highest load run (48 worker slots; a mean ComposeReview holds about 9 slots for a few ms each), HydroCache-Opt rises with them (its reads make no extra round in the model), and FaaSTCC rises early on its aborted joins; so the ratios are censored lower bounds against Opt and far above 2× against FaaSTCC."
+        }
     }
 }
 
