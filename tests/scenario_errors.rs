@@ -167,7 +167,7 @@ fn a_bad_workflow_mix_names_the_field() {
     let e = error_of(&generator(&ok, r#"{"movies": {"count": 0}}"#));
     assert!(e.contains("field `workload.generator.key_classes.movies.count`"), "{e}");
     let e = error_of(&generator(r#"[{"weight": 1, "workflow": {"shape": "chain", "functions": 1}, "functions": [], "typo": 1}]"#, "{}"));
-    assert!(e.contains("field `workload.generator.mix[0]`: unknown field `typo`"), "{e}");
+    assert!(e.contains("field `workload.generator.mix[0].typo`: unknown field `typo`, expected one of `name`, `weight`"), "{e}");
 }
 
 #[test]
