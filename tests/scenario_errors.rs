@@ -135,6 +135,42 @@ fn a_generator_without_an_end_is_refused() {
 }
 
 #[test]
+fn a_bad_workflow_mix_names_the_field() {
+    let script = r#"{"script": [{"session": "c1", "functions": [{"on": "S0", "ops": [{"write": "x"}]}]}]}"#;
+    let generator = |mix: &str, classes: &str| {
+        let g = format!(
+            r#"{{"generator": {{"mix": {mix}, "keys": {{"count": 10}}, "key_classes": {classes},
+            "arrival": {{"kind": "poisson", "rate_per_s": 100}}, "workflows_max": 5}}}}"#
+        );
+        VALID.replace(script, &g)
+    };
+    let kind = |weight: &str, keys: &str| {
+        format!(
+            r#"{{"name": "a", "weight": {weight}, "workflow": {{"shape": "chain", "functions": 1}}, "functions": [{{"reads": 1, "keys": {keys}}}]}}"#
+        )
+    };
+    let ok = format!("[{}, {}]", kind("1", "null"), kind("3", r#""movies""#));
+    assert!(
+        run::run(
+            &LoadedScenario::from_text(Path::new("ok.json"), generator(&ok, r#"{"movies": {"count": 4}}"#)).unwrap(),
+            &RunOptions::default()
+        )
+        .is_ok()
+    );
+    let e = error_of(&generator(&format!("[{}, {}]", kind("1", "null"), kind("3", r#""users""#)), r#"{"movies": {"count": 4}}"#));
+    assert!(
+        e.ends_with("field `workload.generator.mix[1].functions[0].keys`: no key class named \"users\"; key classes are movies"),
+        "{e}"
+    );
+    let e = error_of(&generator(&format!("[{}]", kind("0", "null")), "{}"));
+    assert!(e.ends_with("field `workload.generator.mix[0].weight`: must be a positive number, got 0"), "{e}");
+    let e = error_of(&generator(&ok, r#"{"movies": {"count": 0}}"#));
+    assert!(e.contains("field `workload.generator.key_classes.movies.count`"), "{e}");
+    let e = error_of(&generator(r#"[{"weight": 1, "workflow": {"shape": "chain", "functions": 1}, "functions": [], "typo": 1}]"#, "{}"));
+    assert!(e.contains("field `workload.generator.mix[0].typo`: unknown field `typo`, expected one of `name`, `weight`"), "{e}");
+}
+
+#[test]
 fn an_unreadable_file_is_named() {
     let e = LoadedScenario::from_file(Path::new("no/such/file.json")).unwrap_err().to_string();
     assert!(e.starts_with("no/such/file.json: cannot read the scenario:"), "{e}");

@@ -177,21 +177,36 @@ fn check_faults(f: &FaultsConfig) -> Result<(), FieldError> {
 }
 
 fn check_generator(g: &GeneratorConfig, limits: &LimitsConfig) -> Result<Vec<String>, FieldError> {
-    if g.keys.count > KEYS_MAX {
-        return Err(FieldError::new("keys.count", format!("must be at most {KEYS_MAX}, got {}", g.keys.count)));
+    let classes = g.key_classes.iter().map(|(name, k)| (format!("key_classes.{name}.count"), k.count));
+    let mut total_keys = 0u64;
+    for (field, count) in std::iter::once(("keys.count".to_string(), g.keys.count)).chain(classes) {
+        total_keys = total_keys.saturating_add(count);
+        if count > KEYS_MAX || total_keys > KEYS_MAX {
+            return Err(FieldError::new(field, format!("must be at most {KEYS_MAX} (with the key classes before it), got {total_keys}")));
+        }
     }
-    let functions: u64 = match &g.workflow {
-        WorkflowShape::Chain { functions } | WorkflowShape::Dag { functions, .. } => *functions as u64,
-        WorkflowShape::FanOut { width, join } => 1 + *width as u64 + u64::from(*join),
-    };
-    if functions > FUNCTIONS_PER_WORKFLOW_MAX as u64 {
-        return Err(FieldError::new(
-            "workflow",
-            format!("a workflow may have at most {FUNCTIONS_PER_WORKFLOW_MAX} functions, this shape has {functions}"),
-        ));
-    }
-    for (i, f) in g.functions.iter().enumerate() {
-        check_function(f).map_err(|e| e.within(&format!("functions[{i}]")))?;
+    let kinds = g.kinds();
+    let total_weight: f64 = kinds.iter().map(|k| k.1).sum();
+    // Operations per workflow, averaged over the kinds by weight.
+    let mut ops_per_workflow = 0.0;
+    for (at, weight, shape, functions) in &kinds {
+        let n: u64 = match shape {
+            WorkflowShape::Chain { functions } | WorkflowShape::Dag { functions, .. } => *functions as u64,
+            WorkflowShape::FanOut { width, join } => 1 + *width as u64 + u64::from(*join),
+        };
+        if n > FUNCTIONS_PER_WORKFLOW_MAX as u64 {
+            return Err(FieldError::new(
+                format!("{at}workflow"),
+                format!("a workflow may have at most {FUNCTIONS_PER_WORKFLOW_MAX} functions, this shape has {n}"),
+            ));
+        }
+        for (i, f) in functions.iter().enumerate() {
+            check_function(f).map_err(|e| e.within(&format!("{at}functions[{i}]")))?;
+        }
+        let ops: f64 = if functions.len() == 1 { n as f64 * ops_of(&functions[0]) } else { functions.iter().map(ops_of).sum() };
+        if total_weight > 0.0 && total_weight.is_finite() {
+            ops_per_workflow += ops * weight / total_weight;
+        }
     }
     if let Arrival::Closed { clients, .. } = g.arrival
         && clients > CLIENTS_MAX
@@ -204,8 +219,6 @@ fn check_generator(g: &GeneratorConfig, limits: &LimitsConfig) -> Result<Vec<Str
     if g.duration_ns == Some(0) {
         return Err(FieldError::new("duration_ns", "must be positive (0 starts no workflow)"));
     }
-    let ops_per_workflow: f64 =
-        if g.functions.len() == 1 { functions as f64 * ops_of(&g.functions[0]) } else { g.functions.iter().map(ops_of).sum() };
     let Some(workflows) = expected_workflows(g, limits) else { return Ok(Vec::new()) };
     let ops = workflows * ops_per_workflow.max(1.0);
     let field = if g.workflows_max.is_some() { "workflows_max" } else { "duration_ns" };
@@ -234,6 +247,7 @@ fn check_function(f: &FunctionGen) -> Result<(), FieldError> {
         ("reads", f.reads),
         ("writes", f.writes),
         ("read_txns", f.read_txns),
+        ("updates", f.updates),
         ("read_written", f.read_written),
         ("read_txn_keys", f.read_txn_keys),
         ("ops", f.ops.unwrap_or(0)),
@@ -243,19 +257,15 @@ fn check_function(f: &FunctionGen) -> Result<(), FieldError> {
             return Err(FieldError::new(field, format!("must be at most {OPS_PER_FUNCTION_MAX}, got {n}")));
         }
     }
-    if f.reads as u64 + f.writes as u64 + f.read_txns as u64 > OPS_PER_FUNCTION_MAX as u64 {
-        return Err(FieldError::new("reads", format!("reads, writes and read_txns add up to more than {OPS_PER_FUNCTION_MAX}")));
+    if f.op_count() > OPS_PER_FUNCTION_MAX as u64 {
+        return Err(FieldError::new("reads", format!("reads, writes, read_txns and updates add up to more than {OPS_PER_FUNCTION_MAX}")));
     }
     Ok(())
 }
 
 /// Operations one generated function records (a read transaction counts once).
 fn ops_of(f: &FunctionGen) -> f64 {
-    let drawn = match (f.ops, &f.mix) {
-        (Some(n), Some(_)) => n as f64,
-        _ => f.reads as f64 + f.writes as f64 + f.read_txns as f64,
-    };
-    drawn + f.read_written as f64
+    f.op_count() as f64 + f.read_written as f64
 }
 
 /// How many workflows a generator will start at most: `workflows_max`, or its arrival rate over

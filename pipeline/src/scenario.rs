@@ -312,9 +312,9 @@ fn check_calls(entry: &causim_models::Entry, workload: &WorkloadConfig) -> Resul
             }
         }
         WorkloadConfig::Generator(g) => {
-            for (i, f) in g.functions.iter().enumerate() {
-                let path = format!("workload.generator.functions[{i}]");
-                let kv = f.reads + f.writes + f.read_txns + f.read_written > 0
+            for (at, f) in g.function_gens() {
+                let path = format!("workload.generator.{at}");
+                let kv = f.reads + f.writes + f.read_txns + f.read_written + f.updates > 0
                     || f.mix.as_ref().is_some_and(|m| m.read + m.write + m.read_txn > 0.0);
                 let calls = f.mix.as_ref().is_some_and(|m| m.append + m.read_next + m.check_tail > 0.0);
                 if log && kv {

@@ -3,6 +3,10 @@
 //! A workload is either a *script* (explicit sessions, functions, placements and operations: a
 //! replayable anomaly scenario such as CausalMesh's Fig. 6) or a *generator* (workflow shape,
 //! per-function operation counts or mix, keys uniform or Zipf, open- or closed-loop arrivals).
+//! A generator may draw each arrival from a weighted `mix` of workflow kinds (each with its own
+//! shape and functions, as an application's request types: CausalMesh §9.5's ComposeReview and
+//! ReadReview), and its functions may draw keys from named `key_classes` (users, movies,
+//! reviews), each a range of its own after the default `keys`.
 //! Operations name keys; the engine fills in written values when a function starts, drawing
 //! from one counter per key so every written value is unique per key.
 
@@ -223,7 +227,8 @@ pub struct KeysConfig {
 
 /// The operation mix of one generated function.
 ///
-/// Either counts — `{"reads":3}`, `{"reads":2,"writes":1,"order":"shuffled"}` — or a number of
+/// Either counts — `{"reads":3}`, `{"reads":2,"writes":1,"order":"shuffled"}`,
+/// `{"updates":1,"keys":"movies"}` — or a number of
 /// operations drawn from a mix: `{"ops":4,"mix":{"read":0.5,"write":0.4,"read_txn":0.1}}`.
 /// For a shared log the mix draws log calls over books (the keys) with tags `1..=tags`:
 /// `{"ops":4,"tags":4,"mix":{"append":0.5,"read_next":0.25,"check_tail":0.25}}`.
@@ -236,6 +241,15 @@ pub struct FunctionGen {
     pub writes: u32,
     #[serde(default)]
     pub read_txns: u32,
+    /// Read-modify-writes: a read of a drawn key, then a write of the same key (an application
+    /// appending to a stored list). They come after the function's other counted operations.
+    /// Default 0.
+    #[serde(default)]
+    pub updates: u32,
+    /// The key class (a name in the generator's `key_classes`) this function's drawn operations
+    /// use. Default: the generator's `keys`.
+    #[serde(default)]
+    pub keys: Option<String>,
     /// Keys per read transaction (distinct). Default 2.
     #[serde(default = "default_read_txn_keys")]
     pub read_txn_keys: u32,
@@ -263,10 +277,10 @@ fn default_log_tags() -> u32 {
 
 impl FunctionGen {
     /// How many operations a function draws (besides `read_written`).
-    fn op_count(&self) -> u64 {
+    pub fn op_count(&self) -> u64 {
         match (self.ops, &self.mix) {
             (Some(count), Some(_)) => count as u64,
-            _ => self.reads as u64 + self.read_txns as u64 + self.writes as u64,
+            _ => self.reads as u64 + self.read_txns as u64 + self.writes as u64 + 2 * self.updates as u64,
         }
     }
 }
@@ -335,14 +349,43 @@ fn zero_dist() -> DurationDist {
     DurationDist::ZERO
 }
 
-/// A generated workload.
+/// One kind of workflow in a generator's `mix`, drawn for an arrival with probability
+/// `weight` / the sum of the weights:
+/// `{"name":"read_review","weight":1,"workflow":{"shape":"chain","functions":2},"functions":[...]}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GeneratorConfig {
+pub struct WorkflowKind {
+    /// A label for the reader (and for error messages); not used by the run.
+    #[serde(default)]
+    pub name: String,
+    pub weight: f64,
     pub workflow: WorkflowShape,
     /// One entry per function of the workflow, or a single entry used for every function.
     pub functions: Vec<FunctionGen>,
+}
+
+/// A generated workload.
+///
+/// Either one kind of workflow (`workflow` and `functions`) or a weighted `mix` of kinds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<WorkflowShape>,
+    /// One entry per function of the workflow, or a single entry used for every function.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<FunctionGen>,
+    /// Kinds of workflow, one drawn per arrival by weight (instead of `workflow` and
+    /// `functions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<WorkflowKind>,
+    /// The default key class: keys `0..count`.
     pub keys: KeysConfig,
+    /// Named key classes, each a range of its own: the classes follow the default keys in name
+    /// order (`{"movies":{"count":1000},"users":{"count":1000}}` puts movies at
+    /// `keys.count..keys.count+1000`, users after them). A function draws from one with `keys`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub key_classes: BTreeMap<String, KeysConfig>,
     pub arrival: Arrival,
     /// Stop starting workflows after this many (counting first attempts only).
     #[serde(default)]
@@ -353,6 +396,27 @@ pub struct GeneratorConfig {
     /// Workflows that start before this time are run but left out of latency and throughput.
     #[serde(default)]
     pub warmup_ns: Time,
+}
+
+impl GeneratorConfig {
+    /// The workflow kinds with the JSON path of each (`""` for the single `workflow` and
+    /// `functions`, `"mix[i]."` for a mix entry), its weight, shape and functions. Empty when
+    /// neither is given (an error `Generator::new` reports).
+    pub fn kinds(&self) -> Vec<(String, f64, &WorkflowShape, &[FunctionGen])> {
+        match &self.workflow {
+            Some(shape) if self.mix.is_empty() => vec![(String::new(), 1.0, shape, &self.functions[..])],
+            _ => self.mix.iter().enumerate().map(|(i, k)| (format!("mix[{i}]."), k.weight, &k.workflow, &k.functions[..])).collect(),
+        }
+    }
+
+    /// Every function generator with its JSON path relative to the generator
+    /// (`functions[0]`, `mix[1].functions[0]`).
+    pub fn function_gens(&self) -> Vec<(String, &FunctionGen)> {
+        self.kinds()
+            .into_iter()
+            .flat_map(|(at, _, _, functions)| functions.iter().enumerate().map(move |(i, f)| (format!("{at}functions[{i}]"), f)))
+            .collect()
+    }
 }
 
 /// A workload: a script or a generator.
@@ -507,27 +571,82 @@ pub fn compile_script(sessions: &[ScriptSession]) -> Result<CompiledScript, Fiel
 #[derive(Clone, Debug)]
 pub struct Generator {
     pub config: GeneratorConfig,
+    kinds: Vec<CompiledKind>,
+    /// The sum of the kinds' weights.
+    total_weight: f64,
+    /// Key classes: the default (`keys`) first, then `key_classes` in name order, each with the
+    /// first key of its range.
+    classes: Vec<(Key, Zipf)>,
+}
+
+/// A workflow kind ready to draw: its graph, weight, functions and each function's key class.
+#[derive(Clone, Debug)]
+struct CompiledKind {
     dag: std::sync::Arc<Dag>,
-    zipf: Zipf,
+    weight: f64,
+    functions: Vec<FunctionGen>,
+    /// Index into `Generator::classes` per entry of `functions`.
+    class_of: Vec<usize>,
 }
 
 impl Generator {
     /// Validates the configuration. Errors carry a path relative to the generator object.
     pub fn new(config: GeneratorConfig) -> Result<Generator, FieldError> {
-        let dag = Dag::from_shape(&config.workflow).map_err(|e| FieldError::new("workflow", e))?;
-        if config.functions.len() != 1 && config.functions.len() != dag.len() {
-            return Err(FieldError::new(
-                "functions",
-                format!("expected 1 entry (used for every function) or {} (one per function), got {}", dag.len(), config.functions.len()),
-            ));
+        match (&config.workflow, config.mix.is_empty()) {
+            (None, true) => {
+                return Err(FieldError::new("workflow", "a generator needs a workflow (with its functions) or a mix of workflow kinds"));
+            }
+            (Some(_), false) => return Err(FieldError::new("mix", "give either workflow and functions or a mix, not both")),
+            (None, false) if !config.functions.is_empty() => {
+                return Err(FieldError::new("functions", "with a mix, each kind lists its own functions"));
+            }
+            _ => {}
         }
-        for (i, f) in config.functions.iter().enumerate() {
-            validate_function_gen(f, config.keys.count).map_err(|e| e.within(&format!("functions[{i}]")))?;
+        let mut classes = vec![(0, Zipf::new(config.keys.count, config.keys.zipf_theta).map_err(|e| zipf_error(&config.keys, "keys", e))?)];
+        let mut class_index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut next = config.keys.count;
+        for (name, keys) in &config.key_classes {
+            let at = format!("key_classes.{name}");
+            classes.push((next, Zipf::new(keys.count, keys.zipf_theta).map_err(|e| zipf_error(keys, &at, e))?));
+            next = next
+                .checked_add(keys.count)
+                .ok_or_else(|| FieldError::new(format!("{at}.count"), "the key classes overflow the key space"))?;
+            class_index.insert(name, classes.len() - 1);
         }
-        let zipf = Zipf::new(config.keys.count, config.keys.zipf_theta).map_err(|e| {
-            let field = if config.keys.count == 0 { "keys.count" } else { "keys.zipf_theta" };
-            FieldError::new(field, e)
-        })?;
+        let mut kinds = Vec::new();
+        for (at, weight, shape, functions) in config.kinds() {
+            if !(weight.is_finite() && weight > 0.0) {
+                return Err(FieldError::new(format!("{at}weight"), format!("must be a positive number, got {weight}")));
+            }
+            let dag = Dag::from_shape(shape).map_err(|e| FieldError::new(format!("{at}workflow"), e))?;
+            if functions.len() != 1 && functions.len() != dag.len() {
+                return Err(FieldError::new(
+                    format!("{at}functions"),
+                    format!("expected 1 entry (used for every function) or {} (one per function), got {}", dag.len(), functions.len()),
+                ));
+            }
+            let mut class_of = Vec::with_capacity(functions.len());
+            for (i, f) in functions.iter().enumerate() {
+                let fpath = format!("{at}functions[{i}]");
+                let class = match &f.keys {
+                    None => 0,
+                    Some(name) => *class_index.get(name.as_str()).ok_or_else(|| {
+                        let known: Vec<&str> = class_index.keys().copied().collect();
+                        FieldError::new(
+                            format!("{fpath}.keys"),
+                            if known.is_empty() {
+                                format!("no key class named {name:?}: the generator has no key_classes")
+                            } else {
+                                format!("no key class named {name:?}; key classes are {}", known.join(", "))
+                            },
+                        )
+                    })?,
+                };
+                validate_function_gen(f, classes[class].1.len()).map_err(|e| e.within(&fpath))?;
+                class_of.push(class);
+            }
+            kinds.push(CompiledKind { dag: std::sync::Arc::new(dag), weight, functions: functions.to_vec(), class_of });
+        }
         match config.arrival {
             Arrival::Closed { clients, ref think } => {
                 if clients == 0 {
@@ -544,28 +663,40 @@ impl Generator {
         if config.workflows_max.is_none() && config.duration_ns.is_none() {
             return Err(FieldError::new("workflows_max", "a generator needs workflows_max or duration_ns, or it would never stop"));
         }
-        Ok(Generator { dag: std::sync::Arc::new(dag), zipf, config })
+        let total_weight = kinds.iter().map(|k| k.weight).sum();
+        Ok(Generator { kinds, total_weight, classes, config })
     }
 
-    pub fn dag(&self) -> &std::sync::Arc<Dag> {
-        &self.dag
-    }
-
-    /// A new workflow's operations (keys only; values are assigned at run time).
+    /// A new workflow's operations (keys only; values are assigned at run time). With a mix,
+    /// the kind is drawn first (one draw); a single kind draws nothing for it, so a generator
+    /// without a mix draws what it always drew.
     pub fn plan(&self, rng: &mut RngStream) -> WorkflowPlan {
-        let n = self.dag.len();
+        let kind = if self.kinds.len() == 1 {
+            &self.kinds[0]
+        } else {
+            let mut u = rng.unit() * self.total_weight;
+            self.kinds
+                .iter()
+                .find(|k| {
+                    u -= k.weight;
+                    u < 0.0
+                })
+                .unwrap_or(self.kinds.last().expect("a generator has a kind"))
+        };
+        let n = kind.dag.len();
         // Keys written by earlier functions, newest last (only kept when some function reads
         // them back).
-        let track_written = self.config.functions.iter().any(|f| f.read_written > 0);
+        let track_written = kind.functions.iter().any(|f| f.read_written > 0);
         let mut written: Vec<Key> = Vec::new();
         let ops = (0..n)
             .map(|f| {
-                let spec = if self.config.functions.len() == 1 { &self.config.functions[0] } else { &self.config.functions[f] };
+                let entry = if kind.functions.len() == 1 { 0 } else { f };
+                let spec = &kind.functions[entry];
                 let capacity = (spec.read_written as u64 + spec.op_count()).min(1024) as usize;
                 let mut ops: Vec<OpSpec> = Vec::with_capacity(capacity);
                 ops.extend(written.iter().rev().take(spec.read_written as usize).map(|k| OpSpec::Read(*k)));
                 let drawn = ops.len();
-                self.push_function_ops(spec, rng, &mut ops);
+                self.push_function_ops(spec, &self.classes[kind.class_of[entry]], rng, &mut ops);
                 if track_written {
                     written.extend(ops[drawn..].iter().filter_map(|op| match op {
                         OpSpec::Write(k) => Some(*k),
@@ -575,7 +706,7 @@ impl Generator {
                 ops
             })
             .collect();
-        WorkflowPlan { name: None, dag: self.dag.clone(), ops, pinned: Vec::new(), not_before_ns: Vec::new() }
+        WorkflowPlan { name: None, dag: kind.dag.clone(), ops, pinned: Vec::new(), not_before_ns: Vec::new() }
     }
 
     /// The time until the next open-loop arrival.
@@ -590,12 +721,9 @@ impl Generator {
         }
     }
 
-    fn key(&self, rng: &mut RngStream) -> Key {
-        self.zipf.sample(rng)
-    }
-
-    /// Draws one function's operations onto the end of `ops`.
-    fn push_function_ops(&self, spec: &FunctionGen, rng: &mut RngStream, ops: &mut Vec<OpSpec>) {
+    /// Draws one function's operations onto the end of `ops`, its keys from `class`.
+    fn push_function_ops(&self, spec: &FunctionGen, class: &KeyClass, rng: &mut RngStream, ops: &mut Vec<OpSpec>) {
+        let key = |rng: &mut RngStream| class.0 + class.1.sample(rng);
         if let (Some(count), Some(mix)) = (spec.ops, &spec.mix) {
             let kv_total = mix.read + mix.write + mix.read_txn;
             let log_total = mix.log_total();
@@ -603,13 +731,13 @@ impl Generator {
             ops.extend((0..count).map(|_| {
                 let u = rng.unit() * total;
                 if u < mix.read {
-                    OpSpec::Read(self.key(rng))
+                    OpSpec::Read(key(rng))
                 } else if u < mix.read + mix.write {
-                    OpSpec::Write(self.key(rng))
+                    OpSpec::Write(key(rng))
                 } else if log_total == 0.0 || u < kv_total {
-                    OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))
+                    OpSpec::ReadTxn(distinct_keys(class, spec.read_txn_keys, rng))
                 } else {
-                    self.log_op(u - kv_total, mix, spec.tags, rng)
+                    log_op(key(rng), u - kv_total, mix, spec.tags, rng)
                 }
             }));
             return;
@@ -617,9 +745,9 @@ impl Generator {
         // Drawn in the order reads, transactions, writes whatever the order they run in, so a
         // seed draws the same keys under every order.
         let start = ops.len();
-        ops.extend((0..spec.reads).map(|_| OpSpec::Read(self.key(rng))));
-        ops.extend((0..spec.read_txns).map(|_| OpSpec::ReadTxn(self.distinct_keys(spec.read_txn_keys, rng))));
-        ops.extend((0..spec.writes).map(|_| OpSpec::Write(self.key(rng))));
+        ops.extend((0..spec.reads).map(|_| OpSpec::Read(key(rng))));
+        ops.extend((0..spec.read_txns).map(|_| OpSpec::ReadTxn(distinct_keys(class, spec.read_txn_keys, rng))));
+        ops.extend((0..spec.writes).map(|_| OpSpec::Write(key(rng))));
         let drawn = &mut ops[start..];
         match spec.order {
             OpOrder::ReadsFirst => {}
@@ -631,45 +759,55 @@ impl Generator {
                 }
             }
         }
+        for _ in 0..spec.updates {
+            let k = key(rng);
+            ops.extend([OpSpec::Read(k), OpSpec::Write(k)]);
+        }
     }
+}
 
-    /// The log call at `u` (in `[0, log total)`) of the mix: a book drawn like a key, a tag
-    /// drawn uniformly (an append's from `1..=tags`, a read's from `0..=tags`).
-    fn log_op(&self, u: f64, mix: &OpMix, tags: u32, rng: &mut RngStream) -> OpSpec {
-        let book = self.key(rng);
-        let tags = tags.max(1) as u64;
-        if u < mix.append {
-            return OpSpec::Log(LogOp::Append { book, tags: vec![1 + rng.below(tags)], data: 0 });
-        }
-        let tag = rng.below(tags + 1);
-        OpSpec::Log(if u < mix.append + mix.read_next {
-            LogOp::ReadNext { book, tag, min: 0 }
-        } else {
-            LogOp::ReadPrev { book, tag, max: u64::MAX }
-        })
-    }
+/// A key class: the first key of its range and the distribution over the range.
+type KeyClass = (Key, Zipf);
 
-    /// `n` distinct keys (n ≤ key count, checked at construction). Rejection keeps the Zipf
-    /// weights; after a bounded number of tries the remaining keys are taken in rank order.
-    fn distinct_keys(&self, n: u32, rng: &mut RngStream) -> Vec<Key> {
-        let mut keys: Vec<Key> = Vec::with_capacity(n as usize);
-        let mut tries = 0;
-        while keys.len() < n as usize && tries < 64 * n {
-            let k = self.key(rng);
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-            tries += 1;
-        }
-        let mut next = 0;
-        while keys.len() < n as usize {
-            if !keys.contains(&next) {
-                keys.push(next);
-            }
-            next += 1;
-        }
-        keys
+fn zipf_error(keys: &KeysConfig, at: &str, e: String) -> FieldError {
+    FieldError::new(if keys.count == 0 { format!("{at}.count") } else { format!("{at}.zipf_theta") }, e)
+}
+
+/// The log call at `u` (in `[0, log total)`) of the mix on `book` (drawn like a key), a tag
+/// drawn uniformly (an append's from `1..=tags`, a read's from `0..=tags`).
+fn log_op(book: Key, u: f64, mix: &OpMix, tags: u32, rng: &mut RngStream) -> OpSpec {
+    let tags = tags.max(1) as u64;
+    if u < mix.append {
+        return OpSpec::Log(LogOp::Append { book, tags: vec![1 + rng.below(tags)], data: 0 });
     }
+    let tag = rng.below(tags + 1);
+    OpSpec::Log(if u < mix.append + mix.read_next {
+        LogOp::ReadNext { book, tag, min: 0 }
+    } else {
+        LogOp::ReadPrev { book, tag, max: u64::MAX }
+    })
+}
+
+/// `n` distinct keys of `class` (n ≤ its key count, checked at construction). Rejection keeps
+/// the Zipf weights; after a bounded number of tries the remaining keys are taken in rank order.
+fn distinct_keys(class: &KeyClass, n: u32, rng: &mut RngStream) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::with_capacity(n as usize);
+    let mut tries = 0;
+    while keys.len() < n as usize && tries < 64 * n {
+        let k = class.0 + class.1.sample(rng);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+        tries += 1;
+    }
+    let mut next = class.0;
+    while keys.len() < n as usize {
+        if !keys.contains(&next) {
+            keys.push(next);
+        }
+        next += 1;
+    }
+    keys
 }
 
 fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), FieldError> {
@@ -677,8 +815,8 @@ fn validate_function_gen(f: &FunctionGen, key_count: u64) -> Result<(), FieldErr
         (Some(_), None) => return Err(FieldError::new("mix", "`ops` needs a `mix`")),
         (None, Some(_)) => return Err(FieldError::new("ops", "`mix` needs a number of `ops`")),
         (Some(_), Some(mix)) => {
-            if f.reads + f.writes + f.read_txns > 0 {
-                return Err(FieldError::new("ops", "give either counts (reads/writes/read_txns) or ops with a mix, not both"));
+            if f.reads + f.writes + f.read_txns + f.updates > 0 {
+                return Err(FieldError::new("ops", "give either counts (reads/writes/read_txns/updates) or ops with a mix, not both"));
             }
             let weights = [
                 ("mix.read", mix.read),
@@ -828,6 +966,56 @@ mod tests {
         let mut c = micro_benchmark();
         c.keys.zipf_theta = -1.0;
         assert_eq!(Generator::new(c).unwrap_err().path, "keys.zipf_theta");
+    }
+
+    #[test]
+    fn a_mix_draws_kinds_by_weight_and_classes_get_their_own_ranges() {
+        let c: GeneratorConfig = serde_json::from_str(
+            r#"{"mix":[{"name":"compose","weight":1,"workflow":{"shape":"fan_out","width":2},
+                        "functions":[{"writes":1},{"updates":1,"keys":"users"},{"updates":1,"keys":"movies"}]},
+                       {"name":"read","weight":3,"workflow":{"shape":"chain","functions":2},
+                        "functions":[{"reads":1,"keys":"movies"},{"reads":4}]}],
+                "keys":{"count":100},
+                "key_classes":{"users":{"count":10},"movies":{"count":20}},
+                "arrival":{"kind":"poisson","rate_per_s":1000},
+                "workflows_max":10}"#,
+        )
+        .unwrap();
+        let g = Generator::new(c).unwrap();
+        let mut rng = RngStream::new(7, StreamId::Workload);
+        let (mut composes, mut reads) = (0, 0);
+        // Classes follow the default keys in name order: movies 100..120, users 120..130.
+        let (movies, users, reviews) = (100..120, 120..130, 0..100);
+        for _ in 0..4000 {
+            let plan = g.plan(&mut rng);
+            if plan.dag.len() == 3 {
+                composes += 1;
+                let [OpSpec::Write(r)] = plan.ops[0][..] else { panic!("{:?}", plan.ops) };
+                let [OpSpec::Read(u), OpSpec::Write(u2)] = plan.ops[1][..] else { panic!("{:?}", plan.ops) };
+                let [OpSpec::Read(m), OpSpec::Write(m2)] = plan.ops[2][..] else { panic!("{:?}", plan.ops) };
+                assert!(reviews.contains(&r) && users.contains(&u) && movies.contains(&m));
+                assert_eq!((u, m), (u2, m2), "an update writes the key it read");
+            } else {
+                reads += 1;
+                assert!(plan.dag.is_chain());
+                let [OpSpec::Read(m)] = plan.ops[0][..] else { panic!("{:?}", plan.ops) };
+                assert!(movies.contains(&m));
+                assert!(plan.ops[1].iter().all(|op| matches!(op, OpSpec::Read(k) if reviews.contains(k))));
+            }
+        }
+        assert!((2800..3200).contains(&reads) && composes + reads == 4000, "{composes} composes, {reads} reads");
+    }
+
+    #[test]
+    fn a_generator_is_one_kind_or_a_mix() {
+        let mut c = micro_benchmark();
+        c.workflow = None;
+        assert_eq!(Generator::new(c.clone()).unwrap_err().path, "workflow");
+        c.mix =
+            vec![WorkflowKind { name: String::new(), weight: 1.0, workflow: WorkflowShape::Chain { functions: 1 }, functions: Vec::new() }];
+        assert_eq!(Generator::new(c.clone()).unwrap_err().path, "functions", "a mix with top-level functions");
+        c.functions.clear();
+        assert_eq!(Generator::new(c).unwrap_err().path, "mix[0].functions");
     }
 
     #[test]

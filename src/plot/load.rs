@@ -22,7 +22,9 @@ const SHORT_CSV: [(&str, &[CsvPoint]); 4] = [
     ("HydroCache-Opt", &[(1000.0, 7.6, 11.2), (3000.0, 8.5, 346.0)]),
 ];
 
-pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+/// Median and 99th-percentile latency against offered load, one line per series (the
+/// no-cache series as its unloaded floor), with the paper's points as hollow markers.
+fn latency_panels(results: &Results, paper_points: &[(&str, &[CsvPoint])]) -> Vec<Panel> {
     let mut panels = Vec::new();
     // One legend, beside the second panel: inside either, it would cover data or the floor line.
     for (metric, title, p99, legend) in [
@@ -44,7 +46,7 @@ pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), St
             }
             s.push(series(&label, Style::Line, line(results, &label, RATE, metric, 1.0)));
         }
-        for (system, points) in SHORT_CSV {
+        for (system, points) in paper_points {
             s.push(Series {
                 label: format!("paper: {system}"),
                 color: color_of(system),
@@ -63,6 +65,16 @@ pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), St
             ..Default::default()
         });
     }
+    panels
+}
+
+/// A series' mean `metric` per offered load.
+fn at_load(results: &Results, label: &str, metric: &str) -> BTreeMap<u64, f64> {
+    rows_of(results, label).iter().filter_map(|r| Some((param(r, RATE)? as u64, r.mean(metric)?))).collect()
+}
+
+pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    let panels = latency_panels(results, &SHORT_CSV);
     let fig = Figure {
         name: "latency-load".into(),
         title: "CausalMesh Fig. 13 — micro-benchmark latency vs offered load".into(),
@@ -135,14 +147,11 @@ pub(super) fn latency_load(results: &Results) -> Result<(Figure, Vec<Claim>), St
         );
     }
     // Median and tail reductions vs each baseline over the loads both ran (Fig. 13's ranges).
-    let at_load = |label: &str, metric: &str| -> BTreeMap<u64, f64> {
-        rows_of(results, label).iter().filter_map(|r| Some((param(r, RATE)? as u64, r.mean(metric)?))).collect()
-    };
     for (b, med_lo, med_hi, tail_up_to) in
         [("HydroCache-Con", 7.0, 59.0, 85.0), ("HydroCache-Opt", 15.0, 44.0, 97.0), ("FaaSTCC", 5.0, 38.0, 54.0)]
     {
-        let (cm50, b50) = (at_load("CausalMesh", "latency_p50_ms"), at_load(b, "latency_p50_ms"));
-        let (cm99, b99) = (at_load("CausalMesh", "latency_p99_ms"), at_load(b, "latency_p99_ms"));
+        let (cm50, b50) = (at_load(results, "CausalMesh", "latency_p50_ms"), at_load(results, b, "latency_p50_ms"));
+        let (cm99, b99) = (at_load(results, "CausalMesh", "latency_p99_ms"), at_load(results, b, "latency_p99_ms"));
         let red = |a: &BTreeMap<u64, f64>, c: &BTreeMap<u64, f64>| -> Vec<f64> {
             a.iter().filter_map(|(x, v)| c.get(x).map(|w| (w - v) / w * 100.0)).collect()
         };
@@ -195,6 +204,186 @@ fn why_latency_at_1k(system: &str) -> &'static str {
         }
         _ => {
             "Con's two coordination rounds at every cache before the workflow (prepare, install) add their function-side calls to the reads and write every system makes."
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CausalMesh Fig. 16: the movie review service
+
+/// The baselines of Fig. 16 (HydroCache-Con cannot run the workload: it needs the keys up front).
+const MOVIE_BASELINES: [&str; 2] = ["HydroCache-Opt", "FaaSTCC"];
+
+/// The highest offered load before a series' tail rises: walking up the loads, the last whose
+/// p99 is at most twice the series' p99 at its lowest load with ≥ 90 % of the load completed.
+/// `Some(0.0)` when even the lowest load fails; `None` without rows.
+fn knee(results: &Results, label: &str) -> Option<f64> {
+    let p99 = at_load(results, label, "latency_p99_ms");
+    let done = at_load(results, label, "throughput_per_s");
+    let floor = *p99.values().next()?;
+    let ok = |x: u64, p: f64| p <= 2.0 * floor && done.get(&x).is_some_and(|t| *t >= 0.9 * x as f64);
+    Some(p99.iter().take_while(|&(&x, &p)| ok(x, p)).last().map_or(0.0, |(&x, _)| x as f64))
+}
+
+/// Reductions of `metric` (%) of `a` against `b` at the loads both ran up to `until`.
+fn reductions(results: &Results, a: &str, b: &str, metric: &str, until: f64) -> Vec<(u64, f64)> {
+    let (va, vb) = (at_load(results, a, metric), at_load(results, b, metric));
+    va.iter().filter(|(x, _)| **x as f64 <= until).filter_map(|(x, v)| vb.get(x).map(|w| (*x, (w - v) / w * 100.0))).collect()
+}
+
+pub(super) fn movie_review(results: &Results) -> Result<(Figure, Vec<Claim>), String> {
+    const FIG: &str = "movie-review";
+    let fig = Figure {
+        name: FIG.into(),
+        title: "CausalMesh Fig. 16 — movie review service, latency vs offered load".into(),
+        panels: latency_panels(results, &[]),
+        notes: vec![
+            "Mean over seeds with 95 % CI; a series stops one load past saturation. Half the requests compose a review (9 functions: four uploads in parallel, compose, store, the user's and the movie's review lists in parallel, a join), half read one (a movie's review list, then 10 reviews). The two kinds' latencies are two modes and the median falls between them, so it jumps with the draw (wide CIs at 2 seeds). The paper prints no numbers for this figure, only the ratios scored below.".into(),
+            "Same costs as the micro-benchmark's comparison (calibrated preset, nothing fitted here); 3 servers × 16 workers (§9.1 for this experiment), 5 ms RTT to storage. HydroCache-Con cannot run it (it needs every key before the workflow starts).".into(),
+        ],
+    };
+    let mut claims = Vec::new();
+    let Some(cm) = knee(results, "CausalMesh") else { return Ok((fig, claims)) };
+    let knees: Vec<(&str, f64)> = MOVIE_BASELINES.iter().filter_map(|b| Some((*b, knee(results, b)?))).collect();
+    // A knee at the highest load a series ran is a lower bound: its tail never rose.
+    let shown = |label: &str, x: f64| {
+        let top = at_load(results, label, "latency_p99_ms").keys().last().map_or(0.0, |&t| t as f64);
+        if x >= top { format!("≥ {x:.0} workflows/s (no rise up to the highest load run)") } else { format!("{x:.0} workflows/s") }
+    };
+    let rule_knee = "the highest load before the tail rises (p99 ≤ 2× the series' own p99 at the lowest load, ≥ 90 % completed)";
+    for &(b, x) in &knees {
+        let holds = near(x, 1500.0);
+        claims.push(
+            claim(FIG, &format!("{b}: load where its tail latency rises"), Kind::Predicted, format!("{rule_knee} within 1500 ± 10 %"))
+                .scored(
+                    "about 1500 req/s",
+                    shown(b, x),
+                    Some(holds),
+                    if holds { "Its worker slots or storage fill at the paper's load." } else { why_movie(b) },
+                )?,
+        );
+    }
+    let ratio_parts = |of: f64| -> (Vec<f64>, String) {
+        let r: Vec<f64> = knees.iter().map(|(_, x)| of / x.max(1.0)).collect();
+        let text = knees.iter().zip(&r).map(|((b, _), r)| format!("{b} {r:.2}×")).collect::<Vec<_>>().join(", ");
+        (r, text)
+    };
+    if !knees.is_empty() {
+        let (r, text) = ratio_parts(cm);
+        let holds = r.iter().all(|r| near(*r, 2.0));
+        claims.push(
+            claim(
+                FIG,
+                "CausalMesh throughput / HydroCache-Opt's and FaaSTCC's",
+                Kind::Predicted,
+                format!("each ratio of {rule_knee} within 2× ± 10 % (1.8–2.2×)"),
+            )
+            .scored(
+                "2×",
+                format!("{text} (CausalMesh {})", shown("CausalMesh", cm)),
+                Some(holds),
+                if holds { "The baselines' tails rise first." } else { why_movie("CausalMesh") },
+            )?,
+        );
+        if let Some(tcc) = knee(results, "CausalMesh-TCC") {
+            let (r, text) = ratio_parts(tcc);
+            let hi = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let holds = near(hi, 1.35) && r.iter().all(|r| *r >= 1.0);
+            claims.push(
+                claim(
+                    FIG,
+                    "CausalMesh-TCC throughput / HydroCache-Opt's and FaaSTCC's",
+                    Kind::Predicted,
+                    "the larger ratio within 1.35× ± 10 % (1.22–1.49×), neither below 1",
+                )
+                .scored(
+                    "up to 1.35×",
+                    format!("{text} (CausalMesh-TCC {})", shown("CausalMesh-TCC", tcc)),
+                    Some(holds),
+                    if holds {
+                        "Its reads never wait for storage, but its cut checks and aborts cost it part of CausalMesh's lead."
+                    } else {
+                        why_movie("CausalMesh-TCC")
+                    },
+                )?,
+            );
+            let mut worst: Option<(f64, u64, &str)> = None;
+            for &(b, x) in &knees {
+                for (load, red) in reductions(results, "CausalMesh-TCC", b, "latency_p50_ms", x) {
+                    if worst.is_none_or(|w| red.abs() > w.0.abs()) {
+                        worst = Some((red, load, b));
+                    }
+                }
+            }
+            if let Some((red, load, b)) = worst {
+                let holds = red.abs() <= 10.0;
+                claims.push(
+                    claim(
+                        FIG,
+                        "CausalMesh-TCC median latency beside HydroCache-Opt's and FaaSTCC's",
+                        Kind::Predicted,
+                        "at every load up to each baseline's rise, the median within ± 10 % of the baseline's",
+                    )
+                    .scored(
+                        "similar",
+                        format!("largest gap {:.0} % {} {b}'s at {load}/s", red.abs(), if red >= 0.0 { "below" } else { "above" }),
+                        Some(holds),
+                        if holds {
+                            "Both make the same calls per function; only their metadata differs."
+                        } else {
+                            why_movie("CausalMesh-TCC latency")
+                        },
+                    )?,
+                );
+            }
+        }
+    }
+    for &(b, x) in &knees {
+        let (m, t) = (reductions(results, "CausalMesh", b, "latency_p50_ms", x), reductions(results, "CausalMesh", b, "latency_p99_ms", x));
+        if m.is_empty() {
+            continue;
+        }
+        let top = |v: &[(u64, f64)]| v.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        let (mhi, thi) = (top(&m), top(&t));
+        let holds = (0.0..=20.0).contains(&mhi) && (54.0..=74.0).contains(&thi);
+        claims.push(
+            claim(
+                FIG,
+                &format!("CausalMesh vs {b}: median / tail latency lower by, before {b}'s tail rises"),
+                Kind::Predicted,
+                "over the loads up to the baseline's rise, the largest median reduction within 0–20 % and the largest tail reduction within 54–74 % (the paper's ± 10 points)",
+            )
+            .scored(
+                "median up to 10 %, tail up to 64 %",
+                format!("median up to {mhi:.0} %, tail up to {thi:.0} % (loads up to {x:.0}/s)"),
+                Some(holds),
+                if holds { "Below the baselines' saturation the systems make similar calls; the gap opens as their queues build." } else { why_movie("CausalMesh latency") },
+            )?,
+        );
+    }
+    Ok((fig, claims))
+}
+
+/// Why a Fig. 16 claim misses, as measured (docs/fidelity.md, movie-review).
+fn why_movie(what: &str) -> &'static str {
+    match what {
+        "HydroCache-Opt" => {
+            "Its tail does rise before CausalMesh's (p99 11 ms at 1800/s, 20 ms at 3000/s, 45 ms at 3600/s in the default run), but at twice the paper's load: in the model its reads need no extra round (its median is below CausalMesh's at low load), while the authors' re-implementation has the scheduler call a one-phase Prepare at a cache before each reading function and each tail (scheduler/src/opt.rs, opt_service2/3), calls the HydroCache paper's protocol, which the model follows, does not make."
+        }
+        "FaaSTCC" => {
+            "Near, for another reason than the paper's: its p99 is about 60 ms from the lowest load because of 16–39 aborts per 100 workflows, all at ComposeReview's join (empty_interval: the two branches read their review lists at different caches and their snapshot intervals do not meet) and run again; the authors' scheduler awaits the two branches without joining their snapshots (each tail commits on its own), which the scenario's join function cannot express."
+        }
+        "CausalMesh" => {
+            "The ordering holds against HydroCache-Opt (its tail rises first) but the ratio falls short of 2× (the Prepare calls the model's Opt does not make; see its claim above), and against FaaSTCC it is far above 2× (its aborted joins run again). With quick's loads no CausalMesh tail rises before the highest load, so its knee there is a lower bound."
+        }
+        "CausalMesh-TCC" => {
+            "Not reproduced: in the model CausalMesh-TCC makes CausalMesh's calls and almost never aborts here (0–0.1 per 100 workflows: a join's cut check rarely fails over 100 000 reviews and 1000 lists), so its ratios are CausalMesh's, above the paper's 1.35×; as in latency-load, the authors' CausalMesh-TCC pays for work that neither the paper nor the model spells out."
+        }
+        "CausalMesh-TCC latency" => {
+            "Not reproduced: HydroCache-Opt's median is below both CausalMesh variants' at low load (its reads need no extra round in the model) and FaaSTCC's far above (aborted joins run again); CausalMesh-TCC lands on CausalMesh's latency, as in the micro-benchmark."
+        }
+        _ => {
+            "Not reproduced: against FaaSTCC both reductions are far larger (its aborted joins); against HydroCache-Opt the median reduction swings widely because the overall median falls between the two request kinds' latencies (ReadReview 3–5 ms, ComposeReview about 10 ms), and the tail reduction peaks where Opt's tail starts rising, below the paper's 64 %."
         }
     }
 }

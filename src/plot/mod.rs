@@ -66,6 +66,12 @@ pub const FIGURES: &[FigureDef] = &[
         build: load::latency_load,
     },
     FigureDef {
+        name: "movie-review",
+        sweep: "movie-review-load",
+        about: "CausalMesh Fig. 16: the movie review service, p50 and p99 latency vs offered load",
+        build: load::movie_review,
+    },
+    FigureDef {
         name: "throughput-servers",
         sweep: "scale-servers",
         about: "CausalMesh Fig. 15: throughput (highest load with p99 ≤ 10 ms) vs servers",

@@ -156,6 +156,8 @@ pub struct Client {
     ctx: MeshContext,
     /// This is the workflow's last function (CausalMesh-TCC commits here).
     last: bool,
+    /// CausalMesh-TCC: this last function sent its commit (an abort before it sent nothing).
+    commit_sent: bool,
     invoked_at: Time,
     /// Attempts of the current read transaction so far.
     read_txn_attempts: u32,
@@ -185,6 +187,7 @@ impl Client {
             next: 0,
             ctx,
             last,
+            commit_sent: false,
             invoked_at: now,
             read_txn_attempts: 0,
             violation: None,
@@ -198,9 +201,10 @@ impl Client {
         if !self.rules.tcc {
             return None;
         }
-        let committing = self.last && self.next >= self.ops.len() && !self.ctx.buffer.is_empty();
+        // Not "the last function ran out of operations": a join without operations of its own
+        // has none from the start, and aborts at a fractured cut before it sends anything.
         let mut writes: BTreeMap<Key, Value> = BTreeMap::new();
-        if committing {
+        if self.commit_sent {
             writes.extend(self.ctx.buffer.iter().copied());
         }
         Some(writes.into_iter().collect())
@@ -320,6 +324,7 @@ impl Client {
                 }
                 let deps = self.ctx.read_set.iter().filter(|(_, v)| v.value.is_some()).map(|(k, v)| (*k, v.winner)).collect();
                 out.send(self.server, Msg::ClientCommit { writes: writes.into_iter().collect(), deps });
+                self.commit_sent = true;
             }
             return;
         }
@@ -513,6 +518,21 @@ mod tests {
         assert_eq!(joined.buffer, vec![(0, 1), (0, 2), (1, 1)]);
         let writes: Vec<(Key, Option<Value>)> = joined.txn_ops.iter().map(|o| (o.key, o.value)).collect();
         assert_eq!(writes, vec![(0, Some(1)), (0, Some(2)), (1, Some(1))]);
+    }
+
+    /// A join without operations of its own (the engine's dummy sink for a workflow with two
+    /// leaves) that aborts at a fractured cut sent no commit: the writes it carried are in its
+    /// aborted record only, not also reported as possibly applied (a value written twice).
+    #[test]
+    fn an_aborted_join_without_operations_has_nothing_in_flight() {
+        let f0 = run(0, vec![Op::Write { key: 0, value: 1 }], MeshContext::default());
+        let ctx = MeshContext { invalid: Some("the read sets of parallel functions do not form a cut"), ..f0.clone() };
+        let mut sink = Client::new(NodeId::fixed(0), 1, tcc_rules(), vec![], ctx, true, 0);
+        sink.on_start(0, &mut Outbox::new(false));
+        assert_eq!(sink.in_flight_writes(), Some(vec![]));
+        let mut committing = Client::new(NodeId::fixed(0), 1, tcc_rules(), vec![], f0, true, 0);
+        committing.on_start(0, &mut Outbox::new(false));
+        assert_eq!(committing.in_flight_writes(), Some(vec![(0, 1)]), "a sent commit may take effect");
     }
 
     #[test]

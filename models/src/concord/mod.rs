@@ -852,9 +852,9 @@ fn refuse_read_txns(config: &SimConfig, why: &str) -> Result<(), FieldError> {
             }
         }
         WorkloadConfig::Generator(g) => {
-            for (i, f) in g.functions.iter().enumerate() {
+            for (at, f) in g.function_gens() {
                 if f.read_txns > 0 || f.mix.as_ref().is_some_and(|m| m.read_txn > 0.0) {
-                    return Err(FieldError::new(format!("workload.generator.functions[{i}]"), why));
+                    return Err(FieldError::new(format!("workload.generator.{at}"), why));
                 }
             }
         }
