@@ -475,7 +475,17 @@ impl Model for Faastcc {
 
     fn fuzz_params() -> BoxedStrategy<serde_json::Value> {
         let policy = prop::sample::select(ReadPolicy::ALL.to_vec());
-        let draws = (1u32..4, any::<bool>(), 1u64..60, 1u64..8, prop::option::weighted(0.2, 2u32..8), any::<bool>(), 0u64..3, any::<bool>(), policy);
+        let draws = (
+            1u32..4,
+            any::<bool>(),
+            1u64..60,
+            1u64..8,
+            prop::option::weighted(0.2, 2u32..8),
+            any::<bool>(),
+            0u64..3,
+            any::<bool>(),
+            policy,
+        );
         (draws, crate::lru::fuzz_capacity())
             .prop_map(|((partitions, no_prewarm, push_ms, stab_ms, gc, bumps, skew_ms, one_read_per_call, policy), capacity)| {
                 // Promise bumps are promises, which the ablation's policy A goes without.
