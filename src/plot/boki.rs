@@ -504,7 +504,8 @@ pub(super) fn boki_reconfiguration_frequency(results: &Results) -> Result<(Figur
                     Series { label: "p99.9".into(), color: RGBColor(150, 60, 20), style: Style::Line, points: w999.clone() },
                 ],
                 hlines: vec![HLine { y: w99_base, label: "p99 without reconfigurations".into(), color: grey }],
-                legend_at: Some(Corner::UpperRight),
+                // Below the median line: the p99.9 falls from the top left to the top right.
+                legend_at: Some(Corner::LowerLeft),
                 ..Default::default()
             },
             Panel {
