@@ -43,6 +43,15 @@ use causim_pipeline::Scenario;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
+/// A transaction of a TCC behaviour (a workflow attempt): its branches' keys, in the order read,
+/// and the keys it writes (CausalMesh-TCC's and FaaSTCC's validators).
+#[derive(Clone, Debug)]
+pub struct Txn {
+    pub name: String,
+    pub branches: Vec<Vec<u64>>,
+    pub writes: std::collections::BTreeSet<u64>,
+}
+
 /// One step of the behaviour.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {

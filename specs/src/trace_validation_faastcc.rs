@@ -161,14 +161,7 @@ impl std::fmt::Display for Step {
     }
 }
 
-/// A transaction of the behaviour (a workflow attempt): its branches' keys, in the order read,
-/// and the keys it writes.
-#[derive(Clone, Debug)]
-pub struct Txn {
-    pub name: String,
-    pub branches: Vec<Vec<u64>>,
-    pub writes: BTreeSet<u64>,
-}
+pub use crate::trace_validation::Txn;
 
 /// The behaviour a run's trace describes.
 #[derive(Clone, Debug)]
