@@ -591,7 +591,7 @@ pub(super) fn faastcc_cache_size(results: &Results) -> Result<(Figure, Vec<Claim
                 claims.push(
                     claim(
                         "faastcc-cache-size",
-                        &format!("HydroCache dynamic / FaaSTCC median latency, smallest bounded cache"),
+                        "HydroCache dynamic / FaaSTCC median latency, smallest bounded cache",
                         Kind::Predicted,
                         "above 1× and at least the static ratio",
                     )
