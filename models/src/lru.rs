@@ -8,18 +8,25 @@ use causim_sim::history::Key;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
-/// The use order of the keys a cache holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Lru {
+/// The use order of the keys a cache holds (FaaSTCC's and HydroCache's bounded caches, and
+/// MuCache's caches and dependency index).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Lru<K: Ord = Key> {
     next_use: u64,
     /// Use number → key; the first entry is the least recently used.
-    by_use: BTreeMap<u64, Key>,
-    last_use: BTreeMap<Key, u64>,
+    by_use: BTreeMap<u64, K>,
+    last_use: BTreeMap<K, u64>,
 }
 
-impl Lru {
+impl<K: Ord> Default for Lru<K> {
+    fn default() -> Self {
+        Lru { next_use: 0, by_use: BTreeMap::new(), last_use: BTreeMap::new() }
+    }
+}
+
+impl<K: Ord + Copy> Lru<K> {
     /// `key` was just read or installed.
-    pub fn touch(&mut self, key: Key) {
+    pub fn touch(&mut self, key: K) {
         if let Some(old) = self.last_use.insert(key, self.next_use) {
             self.by_use.remove(&old);
         }
@@ -28,21 +35,22 @@ impl Lru {
     }
 
     /// `key` left the cache.
-    pub fn remove(&mut self, key: Key) {
-        if let Some(old) = self.last_use.remove(&key) {
+    pub fn remove(&mut self, key: &K) {
+        if let Some(old) = self.last_use.remove(key) {
             self.by_use.remove(&old);
         }
     }
 
+    /// The least recently used key.
+    pub fn oldest(&self) -> Option<K> {
+        self.by_use.values().next().copied()
+    }
+
     /// Removes and returns the least recently used key.
-    pub fn pop_oldest(&mut self) -> Option<Key> {
+    pub fn pop_oldest(&mut self) -> Option<K> {
         let (_, key) = self.by_use.pop_first()?;
         self.last_use.remove(&key);
         Some(key)
-    }
-
-    pub fn len(&self) -> usize {
-        self.last_use.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -82,13 +90,14 @@ mod tests {
 
     #[test]
     fn the_victim_is_the_key_used_longest_ago() {
-        let mut lru = Lru::default();
+        let mut lru: Lru = Lru::default();
         for k in [1, 2, 3] {
             lru.touch(k);
         }
         lru.touch(1);
         assert_eq!(lru.pop_oldest(), Some(2));
-        lru.remove(3);
+        lru.remove(&3);
+        assert_eq!(lru.oldest(), Some(1));
         assert_eq!(lru.pop_oldest(), Some(1));
         assert_eq!(lru.pop_oldest(), None);
         assert!(lru.is_empty());

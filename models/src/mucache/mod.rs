@@ -83,7 +83,6 @@ mod app;
 mod batch;
 mod client;
 mod msg;
-mod recency;
 mod service;
 mod store;
 

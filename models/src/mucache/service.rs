@@ -20,7 +20,7 @@ use super::Config;
 use super::app::{App, CallArgs, EndpointRef, Services, Step, StoreKey};
 use super::batch::{Batch, Upstream};
 use super::msg::{CallRecord, CallTag, Event, Msg, ReqId};
-use super::recency::Recency;
+use crate::lru::Lru;
 use crate::metrics;
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
@@ -176,8 +176,8 @@ pub struct ServiceNode {
     /// on dep.
     saved: BTreeMap<Dep, BTreeMap<u32, BTreeSet<CallArgs>>>,
     /// LRU order of the cache (kept when it has a capacity) and of `saved` (with a limit).
-    cache_lru: Recency<CallArgs>,
-    deps_lru: Recency<Dep>,
+    cache_lru: Lru<CallArgs>,
+    deps_lru: Lru<Dep>,
     /// Saves and Invs waiting for each upstream unit (with batching).
     batches: BTreeMap<u32, Batch>,
     /// When the CM is next free: its sends upstream take its time too.
@@ -201,8 +201,8 @@ impl ServiceNode {
             cm_busy: false,
             history: VecDeque::new(),
             saved: BTreeMap::new(),
-            cache_lru: Recency::default(),
-            deps_lru: Recency::default(),
+            cache_lru: Lru::default(),
+            deps_lru: Lru::default(),
             batches: BTreeMap::new(),
             cm_free_at: 0,
             stats: CmStats::default(),

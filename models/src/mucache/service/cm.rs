@@ -102,7 +102,7 @@ impl ServiceNode {
             if record {
                 self.history.push_back(Mark::Inv(*d));
             }
-            self.deps_lru.forget(d);
+            self.deps_lru.remove(d);
             for (caller, cas) in self.saved.remove(d).unwrap_or_default() {
                 upstream.entry(caller).or_default().extend(cas);
             }
@@ -119,7 +119,7 @@ impl ServiceNode {
         let Some(max) = self.config.cm_deps_max else { return };
         while self.saved.len() > max {
             let d = self.deps_lru.oldest().expect("every saved dependency is in the LRU");
-            self.deps_lru.forget(&d);
+            self.deps_lru.remove(&d);
             out.count("mucache_dependency_evicted");
             let callers = self.saved.remove(&d).unwrap_or_default();
             if self.config.silent_dep_eviction {
@@ -241,6 +241,6 @@ impl ServiceNode {
 
     pub(super) fn cache_remove(&mut self, ca: &CallArgs) {
         self.cache.remove(ca);
-        self.cache_lru.forget(ca);
+        self.cache_lru.remove(ca);
     }
 }
