@@ -7,6 +7,7 @@
 # Needs GNU time (`/usr/bin/time`).
 #   scripts/scale-bench.sh [SCALE...]                 (default: 1 4 16)
 #   CAUSIM_SCALE_ONLY=hydrocache scripts/scale-bench.sh   (only workloads whose path matches)
+#   CAUSIM_SCALE_PARAMS='{"disseminate": true}' ...        (merged into the protocol's params)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- 1 4 16
@@ -33,10 +34,12 @@ for w in "${workloads[@]}"; do
   base=""
   for scale in "$@"; do
     name=$(basename "$(dirname "$w")")-$(basename "$w" .json)-x$scale
-    python3 - "$w" "$scale" "$out/$name.json" "$name" <<'PY'
+    python3 - "$w" "$scale" "$out/$name.json" "$name" "${CAUSIM_SCALE_PARAMS:-}" <<'PY'
 import json, sys
-src, scale, path, name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+src, scale, path, name, params = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 s = json.load(open(src))
+if params:
+    s["protocol"].setdefault("params", {}).update(json.loads(params))
 g = s["workload"]["generator"]
 if "duration_ns" in g:
     g["duration_ns"] *= scale

@@ -15,6 +15,7 @@ pub mod boki;
 pub mod catalogue;
 pub mod causalmesh;
 pub mod concord;
+pub mod derived;
 pub mod direct;
 pub mod eventual;
 pub mod faastcc;

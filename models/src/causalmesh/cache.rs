@@ -17,6 +17,7 @@
 use super::icache::ICache;
 use super::recent::RecentWrites;
 use super::vc::{Deps, Vc, Version};
+use crate::derived::Derived;
 use causim_sim::history::{Key, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -65,6 +66,10 @@ pub struct DualCache {
     /// With `keep_write_deps`: per key, the own dependencies of the last writes that left the
     /// I-cache (as many as `merged` remembers).
     write_deps: BTreeMap<Key, RecentWrites<(Vc, Deps)>>,
+    /// Keys whose newest C-cache version was installed as it arrived, so its deps may still
+    /// hold entries another of them dominates; every other newest version's deps are already
+    /// pruned to their maxima, and a merge into it need only look at the incoming keys.
+    unpruned: Derived<BTreeSet<Key>>,
     /// CausalMesh without eviction: per key, the keys whose visible version still has an
     /// uncovered (ghost) dependency on it (see `settle_ghost_deps`).
     ghost_waiting: BTreeMap<Key, BTreeSet<Key>>,
@@ -100,6 +105,7 @@ impl DualCache {
             i: ICache::default(),
             merged: BTreeMap::new(),
             write_deps: BTreeMap::new(),
+            unpruned: Derived::default(),
             ghost_waiting: BTreeMap::new(),
             cold: BTreeSet::new(),
             dependents: BTreeMap::new(),
@@ -320,6 +326,7 @@ impl DualCache {
                 ring.push_back(Version::initial(servers));
             } else {
                 ring.push_back(version.clone());
+                self.unpruned.insert(key);
                 self.settle_ghost_deps(key);
                 self.after_install(key, true);
                 return;
@@ -330,14 +337,19 @@ impl DualCache {
             return;
         }
         let winner_before = newest.winner;
+        // A ring of several versions starts from the initial state, which has no deps, so its
+        // newest version's deps are always pruned.
         if ring_size == 1 {
             let newest = ring.back_mut().expect("not empty");
-            newest.merge(version);
-            prune_to_maxima(&mut newest.deps);
+            if self.unpruned.remove(&key) {
+                newest.merge(version);
+                prune_to_maxima(&mut newest.deps);
+            } else {
+                newest.merge_keeping_maxima(version);
+            }
         } else {
             let mut next = newest.clone();
-            next.merge(version);
-            prune_to_maxima(&mut next.deps);
+            next.merge_keeping_maxima(version);
             ring.push_back(next);
             while ring.len() > ring_size {
                 ring.pop_front();
@@ -504,6 +516,7 @@ impl DualCache {
                 stack.extend(dependents.into_iter().filter(|d| self.visible(*d).deps.iter().any(|(dk, _)| *dk == k)));
             } else {
                 self.c.remove(&k);
+                self.unpruned.remove(&k);
                 self.i.wake(k);
             }
         }
@@ -615,6 +628,31 @@ mod tests {
 
     const X: Key = 0;
     const Y: Key = 1;
+
+    #[test]
+    fn merging_into_pruned_deps_equals_merging_then_pruning() {
+        // Every pair of small dependency sets over two keys and 2-entry VCs in 0..3: the
+        // incremental merge must give exactly what merging then pruning gives.
+        let vcs: Vec<[u32; 2]> = (0..3).flat_map(|a| (0..3).map(move |b| [a, b])).collect();
+        let sets: Vec<Deps> = (0u32..64)
+            .map(|bits| {
+                (0..6).filter(|i| bits >> i & 1 == 1).map(|i| ((i % 2) as Key, Vc::from_slice(&vcs[(i * 5 + bits as usize) % 9]))).collect()
+            })
+            .collect();
+        for a in &sets {
+            let mut target = Version::write(1, Vc::from_slice(&[1, 0]), a.clone());
+            prune_to_maxima(&mut target.deps);
+            for b in &sets {
+                let incoming = Version::write(2, Vc::from_slice(&[0, 1]), b.clone());
+                let mut expected = target.clone();
+                expected.merge(&incoming);
+                prune_to_maxima(&mut expected.deps);
+                let mut got = target.clone();
+                got.merge_keeping_maxima(&incoming);
+                assert_eq!(got, expected, "merging {b:?} into {:?}", target.deps);
+            }
+        }
+    }
     const Z: Key = 2;
 
     #[test]

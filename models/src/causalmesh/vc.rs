@@ -168,6 +168,28 @@ impl Version {
         merge_deps(&mut self.deps, &other.deps);
     }
 
+    /// `merge`, for a version whose deps are pruned to their maxima (no entry ≤ another entry
+    /// of its key), keeping them so: the result is that of `merge` then pruning, but the work
+    /// is in the size of `other`'s deps, not of `self`'s, which grow with every key a hot
+    /// key's writes ever depended on.
+    pub fn merge_keeping_maxima(&mut self, other: &Version) {
+        if other.winner.cmp(&self.winner) == Ordering::Greater {
+            self.value = other.value;
+            self.winner = other.winner;
+        }
+        self.vc.merge(&other.vc);
+        for &(key, d) in &other.deps {
+            if deps_on(&self.deps, key).any(|held| d.le(held)) {
+                continue; // held already, or below an entry held
+            }
+            let below: Vec<Vc> = deps_on(&self.deps, key).filter(|held| Vc::le(held, &d)).copied().collect();
+            for held in below {
+                self.deps.remove(&(key, held));
+            }
+            self.deps.insert((key, d));
+        }
+    }
+
     pub fn bytes(&self) -> u64 {
         8 + self.vc.bytes() + deps_bytes(&self.deps)
     }
