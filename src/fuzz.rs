@@ -1,5 +1,6 @@
 //! `causim fuzz`: proptest strategies over whole scenarios — the workload as an explicit script
-//! (sessions with chain or fan-out/fan-in shapes, functions pinned to a server or placed by the
+//! (sessions with chain or fan-out/fan-in shapes, or DAGs with several sources and sinks;
+//! functions that read a key and then write it; functions pinned to a server or placed by the
 //! scheduler, so workflows roam; reads, writes and read transactions over a skewed key set;
 //! start times and gaps), link delays and per-link overrides, partitions, crashes, the scheduler
 //! policy, protocol parameters and the seed. Cases run until one fails (a history-check
@@ -11,7 +12,8 @@
 //! Two phases. First proptest's own shrinking (`simplify`/`complicate` on the case's value
 //! tree: fewer sessions, functions, operations, links and faults; smaller delays and times).
 //! Then a greedy pass over the script that proptest's single pass misses: it tries removing
-//! each session, function, operation, slow link, partition and crash, unpinning functions,
+//! each session, function, operation, slow link, partition and crash, each edge of a drawn
+//! DAG (or the whole DAG, back to the session's chain or fan-out), unpinning functions,
 //! zeroing waits and dropping servers, and keeps every change after which the case still fails
 //! the same way (an anomaly stays an anomaly; a panic a panic), until nothing more can go.
 //!
@@ -172,9 +174,7 @@ impl FuzzSession {
         let count = self.functions.len();
         match &self.dag {
             Some(masks) => Some((0..i as u32).filter(|&p| masks.get(i).is_some_and(|m| m >> p & 1 == 1)).collect()),
-            None if self.fan_out && count >= 3 && i > 0 => {
-                Some(if i == count - 1 { (1..count as u32 - 1).collect() } else { vec![0] })
-            }
+            None if self.fan_out && count >= 3 && i > 0 => Some(if i == count - 1 { (1..count as u32 - 1).collect() } else { vec![0] }),
             None => None,
         }
     }
@@ -284,8 +284,10 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
     // entries still generate the same sessions, and change only where these draws say so): for
     // each session, maybe another shape (several sinks or sources; none with `--no-fan-out`),
     // and for each function, maybe a read of its first key followed by a write of it.
-    let dag_weight = if fan_out { 0.15 } else { 0.0 };
-    let shape = prop::option::weighted(dag_weight, (0u8..4, prop::collection::vec(any::<u8>(), 4)));
+    let shape = match fan_out {
+        true => prop::option::weighted(0.15, (0u8..4, prop::collection::vec(any::<u8>(), 4))).boxed(),
+        false => Just(None).boxed(),
+    };
     let read_writes = prop::collection::vec(prop::bool::weighted(0.06), 4);
     let session_extras = prop::collection::vec((shape, read_writes), 15);
     let tick = prop::sample::select(vec![100_000u64, 500_000, 1_000_000, 3_000_000]);
