@@ -583,7 +583,7 @@ mod tests {
         let read = f3.txn_ops.last().and_then(|o| o.value);
         let mut sink = f2;
         sink.join(f3);
-        let listed = sink.txn_ops.iter().filter(|o| o.kind == OpKind::Write && matches!(o.function, Some(0 | 1))).last().and_then(|o| o.value);
+        let listed = sink.txn_ops.iter().rev().find(|o| o.kind == OpKind::Write && matches!(o.function, Some(0 | 1))).and_then(|o| o.value);
         assert_eq!(listed, read);
         let committed = sink.buffer.iter().rev().find(|(k, _)| *k == 0).map(|(_, v)| *v);
         let listed_last = sink.txn_ops.iter().rev().find(|o| o.kind == OpKind::Write).and_then(|o| o.value);
