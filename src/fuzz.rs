@@ -280,10 +280,10 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
         },
     );
     let sessions = prop::collection::vec(session, 1..16);
-    // Drawn last, so that everything above is drawn as before (the committed regression
-    // entries still generate the same sessions, and change only where these draws say so): for
-    // each session, maybe another shape (several sinks or sources; none with `--no-fan-out`),
-    // and for each function, maybe a read of its first key followed by a write of it.
+    // Drawn last, so that everything above is drawn as before (a case's sessions change only
+    // where these draws say so): for each session, maybe another shape (several sinks or
+    // sources; none with `--no-fan-out`), and for each function, maybe a read of its first key
+    // followed by a write of it.
     let shape = match fan_out {
         true => prop::option::weighted(0.15, (0u8..4, prop::collection::vec(any::<u8>(), 4))).boxed(),
         false => Just(None).boxed(),

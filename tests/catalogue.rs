@@ -38,10 +38,11 @@ fn every_protocol_runs_generated_workflows_at_its_level_and_reports_only_declare
                 observed.insert(name.clone());
             }
         }
-        // The workloads ran. Not every case need complete a workflow: in BokiFlow's case 5 the
-        // log seals every 4 ms under slow links, and every transaction's function outlasts its
-        // 50 ms re-execution timeout, attempt after attempt (a liveness limit of the drawn
-        // parameters, not of the workflows' shapes: its one-function chains give up too).
+        // The workloads ran. Not every case need complete a workflow: in BokiFlow's case 5 a
+        // 4 ms session timeout under slow links seals the log again and again, appends fail,
+        // and every transaction's function outlasts its 50 ms re-execution timeout, attempt
+        // after attempt (a liveness limit of the drawn parameters, not of the workflows'
+        // shapes: a one-function chain of reads gives up too).
         assert!(completed > 0, "{}: no workflow completed in {CASES} cases", e.name);
         // A protocol that declares hop metadata reports it on these workloads.
         if let Some(hop) = e.profile.hop_metadata {

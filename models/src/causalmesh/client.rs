@@ -104,8 +104,10 @@ impl MeshContext {
         }
         // Operations are listed by (function, index), and the buffer in the order of its writes
         // there, so the last buffered write of a key (the one that commits, and the one a later
-        // read returns) is the transaction's last listed write of it. Functions are numbered
-        // along the workflow's edges, so this is one order of the DAG, the same at every join.
+        // read returns) is the transaction's last listed write of it. A script's functions are
+        // numbered along its edges (`after` names earlier functions; the engine's empty join
+        // and source have no operations), so this is one order of the DAG, the same at every
+        // join (a generator's `dag` shape with an edge to a lower index would break it).
         // Appending the other context's new entries instead gave each join its own order: with
         // two sources writing x, one join read the second source's x, and the next join listed
         // the first source's x after it (NotMyLastWrite, a fuzzer finding).
