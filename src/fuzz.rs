@@ -1,5 +1,6 @@
 //! `causim fuzz`: proptest strategies over whole scenarios — the workload as an explicit script
-//! (sessions with chain or fan-out/fan-in shapes, functions pinned to a server or placed by the
+//! (sessions with chain or fan-out/fan-in shapes, or DAGs with several sources and sinks;
+//! functions that read a key and then write it; functions pinned to a server or placed by the
 //! scheduler, so workflows roam; reads, writes and read transactions over a skewed key set;
 //! start times and gaps), link delays and per-link overrides, partitions, crashes, the scheduler
 //! policy, protocol parameters and the seed. Cases run until one fails (a history-check
@@ -11,7 +12,8 @@
 //! Two phases. First proptest's own shrinking (`simplify`/`complicate` on the case's value
 //! tree: fewer sessions, functions, operations, links and faults; smaller delays and times).
 //! Then a greedy pass over the script that proptest's single pass misses: it tries removing
-//! each session, function, operation, slow link, partition and crash, unpinning functions,
+//! each session, function, operation, slow link, partition and crash, each edge of a drawn
+//! DAG (or the whole DAG, back to the session's chain or fan-out), unpinning functions,
 //! zeroing waits and dropping servers, and keeps every change after which the case still fails
 //! the same way (an anomaly stays an anomaly; a panic a panic), until nothing more can go.
 //!
@@ -159,7 +161,44 @@ pub struct FuzzSession {
     /// With at least three functions: f0 fans out to the middle ones, which fan in to the last.
     /// Otherwise a chain.
     pub fan_out: bool,
+    /// Any other shape, overriding `fan_out`: for each function, the mask of the earlier
+    /// functions it comes after (bit `p`: function `p`; no bit: a source). Several sources
+    /// and several sinks (leaves) are allowed.
+    pub dag: Option<Vec<u8>>,
     pub functions: Vec<FuzzFunction>,
+}
+
+impl FuzzSession {
+    /// The functions function `i` comes after (`None`: the previous one, as in a chain).
+    fn after(&self, i: usize) -> Option<Vec<u32>> {
+        let count = self.functions.len();
+        match &self.dag {
+            Some(masks) => Some((0..i as u32).filter(|&p| masks.get(i).is_some_and(|m| m >> p & 1 == 1)).collect()),
+            None if self.fan_out && count >= 3 && i > 0 => Some(if i == count - 1 { (1..count as u32 - 1).collect() } else { vec![0] }),
+            None => None,
+        }
+    }
+}
+
+/// The DAG masks of a drawn shape over `n` functions (see [`FuzzSession::dag`]): 0, an open
+/// fan-out (f0 before every other function, each a sink); 1, independent sources joined later
+/// (f0 and f1 are sources, f2 comes after both, later functions form a chain); otherwise each
+/// function comes after the drawn subset of the earlier ones.
+fn dag_masks(kind: u8, drawn: &[u8], n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| {
+            let earlier = ((1u16 << i) - 1) as u8;
+            match kind {
+                0 => u8::from(i > 0),
+                1 => match i {
+                    0 | 1 => 0,
+                    2 => 0b11,
+                    _ => 1 << (i - 1),
+                },
+                _ => drawn.get(i).copied().unwrap_or(0) & earlier,
+            }
+        })
+        .collect()
 }
 
 /// One fuzz case: everything a scenario varies, in a shape proptest shrinks well (fewer
@@ -237,10 +276,20 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
             // Where a workflow is one transaction, branches write too: the history orders a
             // transaction's operations partially (`fn`, `fn_after`), so a branch's write and a
             // concurrent sibling's read of the key are judged as concurrent.
-            FuzzSession { start_ticks, fan_out, functions }
+            FuzzSession { start_ticks, fan_out, dag: None, functions }
         },
     );
     let sessions = prop::collection::vec(session, 1..16);
+    // Drawn last, so that everything above is drawn as before (a case's sessions change only
+    // where these draws say so): for each session, maybe another shape (several sinks or
+    // sources; none with `--no-fan-out`), and for each function, maybe a read of its first key
+    // followed by a write of it.
+    let shape = match fan_out {
+        true => prop::option::weighted(0.15, (0u8..4, prop::collection::vec(any::<u8>(), 4))).boxed(),
+        false => Just(None).boxed(),
+    };
+    let read_writes = prop::collection::vec(prop::bool::weighted(0.06), 4);
+    let session_extras = prop::collection::vec((shape, read_writes), 15);
     let tick = prop::sample::select(vec![100_000u64, 500_000, 1_000_000, 3_000_000]);
     (
         (any::<u64>(), 2u32..6, delay, 100_000u64..3_000_000),
@@ -248,15 +297,29 @@ pub fn case_strategy(profile: &Profile, faults: Faults, fan_out: bool) -> BoxedS
         (0u8..4, 0u64..1_000_000, tick),
         sessions,
         profile.params(),
+        session_extras,
     )
         .prop_map(
             move |(
                 (seed, servers, delay, db_delay_ns),
                 (links, partitions, crashes, loss_per_mille),
                 (policy, dispatch_mean_ns, tick_ns),
-                sessions,
+                mut sessions,
                 params,
+                session_extras,
             )| {
+                for (s, (shape, read_writes)) in sessions.iter_mut().zip(session_extras) {
+                    if let Some((kind, drawn)) = shape.filter(|_| s.functions.len() >= 2) {
+                        s.dag = Some(dag_masks(kind, &drawn, s.functions.len()));
+                    }
+                    for (f, _) in s.functions.iter_mut().zip(read_writes).filter(|(_, rw)| *rw) {
+                        // A read-modify-write of one key: read it (a read transaction stays
+                        // one, over it and another key), then write it.
+                        let (kind, key, d) = f.ops[0];
+                        f.ops[0] = (if kind == 1 { 0 } else { kind }, key, d);
+                        f.ops.insert(1, (1, key, d));
+                    }
+                }
                 let model = faults_for(&params);
                 let drop_ok = all && model.survives(Fault::DropPartition);
                 let crash_ok = all && model.survives(Fault::Crash);
@@ -367,8 +430,6 @@ impl FuzzCase {
             .iter()
             .enumerate()
             .map(|(si, s)| {
-                let count = s.functions.len();
-                let fan = s.fan_out && count >= 3;
                 let mut at = s.start_ticks * self.tick_ns;
                 let functions = s
                     .functions
@@ -390,8 +451,7 @@ impl FuzzCase {
                                 }
                             })
                             .collect();
-                        let after = (fan && fi > 0).then(|| if fi == count - 1 { (1..count as u32 - 1).collect() } else { vec![0] });
-                        ScriptFunction { on: f.on.map(m), at_ns: at, after, ops }
+                        ScriptFunction { on: f.on.map(m), at_ns: at, after: s.after(fi), ops }
                     })
                     .collect();
                 ScriptSession { session: format!("c{}", si + 1), functions }
@@ -471,6 +531,14 @@ impl FuzzCase {
                 if s.functions.len() > 1 {
                     let mut c = self.clone();
                     c.sessions[i].functions.remove(j);
+                    if let Some(masks) = &mut c.sessions[i].dag {
+                        // Function j goes: later functions lose it, and the bits above it shift down.
+                        masks.remove(j);
+                        let below = ((1u16 << j) - 1) as u8;
+                        for m in masks.iter_mut() {
+                            *m = (*m & below) | ((*m >> (j + 1)) << j);
+                        }
+                    }
                     push(c);
                 }
                 for k in (0..s.functions[j].ops.len()).rev() {
@@ -513,6 +581,19 @@ impl FuzzCase {
                 let mut c = self.clone();
                 c.sessions[i].fan_out = false;
                 push(c);
+            }
+            if let Some(masks) = &s.dag {
+                // The whole DAG becomes the session's chain or fan-out, then each edge goes.
+                let mut c = self.clone();
+                c.sessions[i].dag = None;
+                push(c);
+                for (f, &m) in masks.iter().enumerate() {
+                    for p in (0..8).filter(|p| m >> p & 1 == 1) {
+                        let mut c = self.clone();
+                        c.sessions[i].dag.as_mut().expect("a DAG")[f] &= !(1 << p);
+                        push(c);
+                    }
+                }
             }
             if s.start_ticks > 0 {
                 let mut c = self.clone();

@@ -21,6 +21,7 @@ fn every_protocol_runs_generated_workflows_at_its_level_and_reports_only_declare
         assert_eq!(profile.level(), e.level, "{}: the fuzzer checks at the catalogue's level", e.name);
         let strategy = fuzz::case_strategy(&profile, Faults::Safe, true);
         let mut observed = std::collections::BTreeSet::new();
+        let mut completed = 0;
         for i in 0..CASES {
             let case = fuzz::generate(&strategy, 11, i).unwrap().current();
             let scenario = case.scenario(&profile, &[], &format!("catalogue-{}-{i}", e.name));
@@ -31,12 +32,18 @@ fn every_protocol_runs_generated_workflows_at_its_level_and_reports_only_declare
             // The entry's level, unless the drawn parameters change it (Concord's transactions).
             assert_eq!(check.level, profile.level_for(&case.params), "{}: checked at its level", e.name);
             assert!(report.passed(), "{} case {i}: {:?} {:?}", e.name, report.anomalies(), report.summary.invariant_violation);
-            assert!(report.summary.workflows.completed > 0, "{} case {i}: no workflow completed", e.name);
+            completed += report.summary.workflows.completed;
             for name in report.summary.observations.keys().chain(report.summary.protocol_metrics.keys()) {
                 assert!(e.reports(name), "{} reports {name}, which its catalogue entry does not declare", e.name);
                 observed.insert(name.clone());
             }
         }
+        // The workloads ran. Not every case need complete a workflow: in BokiFlow's case 5 a
+        // 4 ms session timeout under slow links seals the log again and again, appends fail,
+        // and every transaction's function outlasts its 50 ms re-execution timeout, attempt
+        // after attempt (a liveness limit of the drawn parameters, not of the workflows'
+        // shapes: a one-function chain of reads gives up too).
+        assert!(completed > 0, "{}: no workflow completed in {CASES} cases", e.name);
         // A protocol that declares hop metadata reports it on these workloads.
         if let Some(hop) = e.profile.hop_metadata {
             assert!(observed.contains(hop), "{}: declared hop metadata {hop} never reported", e.name);

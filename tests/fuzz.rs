@@ -243,7 +243,7 @@ fn tcc_protocols_survive_fan_outs_that_write_in_their_branches() {
         use proptest::strategy::ValueTree;
         let writing_branches = (0..40)
             .flat_map(|i| fuzz::generate(&strategy, 1, i).unwrap().current().sessions)
-            .filter(|s| s.fan_out && s.functions.len() >= 3)
+            .filter(|s| s.fan_out && s.dag.is_none() && s.functions.len() >= 3)
             .filter(|s| s.functions[1..s.functions.len() - 1].iter().any(|f| f.ops.iter().any(|op| op.0 == 1)))
             .count();
         assert!(writing_branches > 0, "{protocol}: no fan-out writes in a branch in 40 cases");
@@ -256,6 +256,63 @@ fn tcc_protocols_survive_fan_outs_that_write_in_their_branches() {
             let outcome = fuzz::fuzz(&o).unwrap();
             let failure = outcome.failure.map(|f| (f.index, f.original_verdict.to_string()));
             assert!(failure.is_none(), "{protocol} {faults:?}: {failure:?}");
+        }
+    }
+}
+
+/// Goal: for every protocol the strategy draws every workflow shape: several sinks (leaves),
+/// several sources, joins, and functions that read a key and then write it (as the written
+/// scenarios say, so `causim run` replays them); `--no-fan-out` draws only chains.
+#[test]
+fn the_strategy_draws_every_workflow_shape() {
+    use causim_sim::workflow::Dag;
+    use causim_sim::workload::{ScriptOp, WorkloadConfig};
+    use proptest::strategy::ValueTree;
+    for protocol in causim_models::PROTOCOLS.iter().map(|e| e.name) {
+        for fan_out in [true, false] {
+            let mut o = FuzzOptions::new(protocol, &[]).unwrap();
+            o.fan_out = fan_out;
+            let strategy = fuzz::case_strategy(&o.profile, o.faults, o.fan_out);
+            let (mut sinks, mut sources, mut joins, mut read_writes) = (0, 0, 0, 0);
+            for i in 0..60 {
+                let scenario = fuzz::generate(&strategy, 1, i).unwrap().current().scenario(&o.profile, &[], "shapes");
+                let WorkloadConfig::Script(sessions) = scenario.workload else { panic!("fuzz cases are scripts") };
+                for s in sessions {
+                    let edges: Vec<(u32, u32)> = (0..s.functions.len() as u32)
+                        .flat_map(|f| match &s.functions[f as usize].after {
+                            Some(list) => list.iter().map(|&p| (p, f)).collect(),
+                            None if f > 0 => vec![(f - 1, f)],
+                            None => vec![],
+                        })
+                        .collect();
+                    let dag = Dag::new(s.functions.len() as u32, &edges).unwrap();
+                    sinks += usize::from(dag.sink_count() > 1);
+                    sources += usize::from(dag.source_count() > 1);
+                    joins += usize::from((0..dag.len() as u32).any(|f| dag.preds(f).len() > 1));
+                    assert!(fan_out || dag.is_chain(), "{protocol}: --no-fan-out drew a non-chain");
+                    // A read of a key, then a write of it, in one function (by key name; the
+                    // shared-log protocols read and append books of the same names).
+                    read_writes += s
+                        .functions
+                        .iter()
+                        .filter(|f| {
+                            let key = |op: &ScriptOp| match op {
+                                ScriptOp::Read(k) | ScriptOp::Write(k) => k.clone(),
+                                other => serde_json::to_value(other).unwrap().to_string(),
+                            };
+                            f.ops.windows(2).any(|w| {
+                                matches!(w[1], ScriptOp::Write(_)) && !matches!(w[0], ScriptOp::Write(_)) && key(&w[0]) == key(&w[1])
+                            })
+                        })
+                        .count();
+                }
+            }
+            if fan_out {
+                assert!(sinks > 0 && sources > 0 && joins > 0, "{protocol}: sinks {sinks}, sources {sources}, joins {joins}");
+            }
+            if o.profile.level() != causim_checkers::Level::SharedLog {
+                assert!(read_writes > 0, "{protocol}: no function reads a key and then writes it");
+            }
         }
     }
 }

@@ -91,6 +91,14 @@ pub trait Protocol {
         false
     }
 
+    /// True when a workflow must start in exactly one function (a transaction whose start
+    /// fixes its snapshot, like BokiStore's `txn_start`, or a coordinator that prepares it, like
+    /// HydroCache-Con's). The engine then gives a workflow with several sources a dummy source
+    /// function with no operations, before them all.
+    fn single_source(&self) -> bool {
+        false
+    }
+
     /// Extra summary figures computed from the fixed nodes' final states (e.g. metadata bytes).
     fn final_metrics(&self, nodes: &[&Self::Node]) -> Vec<(String, f64)> {
         let _ = nodes;

@@ -106,6 +106,18 @@ impl Dag {
         Dag::new(n + 1, &edges).expect("adding a sink keeps a DAG acyclic")
     }
 
+    /// This DAG with one more function that precedes every current source (a dummy source).
+    pub fn with_source(&self) -> Dag {
+        let n = self.len() as u32;
+        let mut edges: Vec<(u32, u32)> = self.edges().collect();
+        edges.extend(self.sources().map(|f| (n, f)));
+        Dag::new(n + 1, &edges).expect("adding a source keeps a DAG acyclic")
+    }
+
+    pub fn source_count(&self) -> usize {
+        self.sources().count()
+    }
+
     pub fn chain(n: u32) -> Dag {
         Dag::from_shape(&WorkflowShape::Chain { functions: n }).expect("chains are DAGs")
     }
@@ -174,6 +186,13 @@ mod tests {
         let joined = open.with_join_sink();
         assert_eq!(joined.sink_count(), 1);
         assert_eq!(joined.preds(3), [1, 2]);
+
+        let roots = Dag::new(3, &[(0, 2), (1, 2)]).unwrap();
+        assert_eq!(roots.source_count(), 2);
+        let rooted = roots.with_source();
+        assert_eq!(rooted.sources().collect::<Vec<_>>(), [3]);
+        assert_eq!(rooted.succs(3), [0, 1]);
+        assert_eq!(rooted.preds(2), [0, 1]);
 
         let single = Dag::chain(1);
         assert!(single.is_chain());

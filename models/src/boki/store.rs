@@ -6,9 +6,12 @@
 //! keeps its cursor, write set and local reads):
 //!
 //! 1. **Start.** The first function appends a `txn_start` record; the transaction's snapshot
-//!    is the log before it. A workflow of one function that writes nothing is a **read-only
-//!    transaction**: no records, its snapshot the log up to the tail it finds with
-//!    `logCheckTail` ([C]: the tail + 1).
+//!    is the log before it. A workflow with several sources gets an empty first function
+//!    from the engine (`Protocol::single_source`), so it starts once (each source used to
+//!    append its own `txn_start` and read its own snapshot: a fuzzer finding,
+//!    `scenarios/boki/store-several-sources.json`). A workflow of one function that writes
+//!    nothing is a **read-only transaction**: no records, its snapshot the log up to the tail
+//!    it finds with `logCheckTail` ([C]: the tail + 1).
 //! 2. **Reads** of an object return the last *committed* write of it in the snapshot: back
 //!    through the object's records (`logReadPrev(tag)`) until one whose commit is decided
 //!    committed. Writes are buffered.
@@ -594,6 +597,11 @@ impl Protocol for BokiStore {
     }
 
     fn single_sink(&self) -> bool {
+        true
+    }
+
+    /// The transaction's snapshot is fixed where it starts: once per workflow.
+    fn single_source(&self) -> bool {
         true
     }
 }

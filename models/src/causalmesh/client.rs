@@ -15,7 +15,7 @@
 use super::msg::Msg;
 use super::vc::{Deps, Vc, Version, merge_dep, merge_deps};
 use crate::metrics;
-use causim_sim::history::{Key, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
+use causim_sim::history::{Key, OpKind, OpRecord, Ops, Outcome, TxnKind, TxnRecord, Value};
 use causim_sim::node::{NodeId, Outbox};
 use causim_sim::time::Time;
 use causim_sim::workload::Op;
@@ -89,9 +89,7 @@ impl MeshContext {
             }
         }
         // The operations (and buffered writes) from before the fan-out are in both contexts:
-        // keep each once. Buffered writes are unique (key, value) pairs; both lists keep this
-        // context's order, then the other's new entries in its order, so the last buffered
-        // write of a key (the one that commits) is also the transaction's last write of it.
+        // keep each once. Buffered writes are unique (key, value) pairs.
         for w in other.buffer {
             if !self.buffer.contains(&w) {
                 self.buffer.push(w);
@@ -104,6 +102,26 @@ impl MeshContext {
                 self.txn_ops.push(op);
             }
         }
+        // Operations are listed by (function, index), and the buffer in the order of its writes
+        // there, so the last buffered write of a key (the one that commits, and the one a later
+        // read returns) is the transaction's last listed write of it. A script's functions are
+        // numbered along its edges (`after` names earlier functions; the engine's empty join
+        // and source have no operations), so this is one order of the DAG, the same at every
+        // join (a generator's `dag` shape with an edge to a lower index would break it).
+        // Appending the other context's new entries instead gave each join its own order: with
+        // two sources writing x, one join read the second source's x, and the next join listed
+        // the first source's x after it (NotMyLastWrite, a fuzzer finding).
+        let mut listed: Vec<((u32, u32), OpRecord)> = self.txn_op_ids.drain(..).zip(self.txn_ops.drain(..)).collect();
+        listed.sort_by_key(|(id, _)| *id);
+        (self.txn_op_ids, self.txn_ops) = listed.into_iter().unzip();
+        let rank: BTreeMap<(Key, Value), usize> = self
+            .txn_ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| op.kind == OpKind::Write)
+            .filter_map(|(i, op)| Some(((op.key, op.value?), i)))
+            .collect();
+        self.buffer.sort_by_key(|w| rank.get(w).copied().unwrap_or(0));
         self.txn_started_ns = match (self.txn_started_ns, other.txn_started_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -476,7 +494,6 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use causim_sim::history::OpKind;
 
     fn tcc_rules() -> ClientRules {
         ClientRules { tcc: true, carry_local: true, read_txn_retry_ns: 1, read_txn_attempts_max: 1 }
@@ -552,5 +569,26 @@ mod tests {
             let f3 = run(3, vec![Op::Read { key: 0 }], joined);
             assert_eq!(f3.txn_ops.last().map(|o| (o.value, o.function)), Some((committed, Some(3))), "the join reads that write");
         }
+    }
+
+    #[test]
+    fn every_join_lists_concurrent_writes_in_one_order() {
+        // Two sources write x; f2 follows f1 and writes x; f3 follows both sources and reads
+        // x; a sink joins f2 and f3. What f3 read must stay the last listed write of x among
+        // the operations before it (f0's and f1's), at the sink's join too.
+        let f0 = run(0, vec![Op::Write { key: 0, value: 1 }], MeshContext::default());
+        let f1 = run(1, vec![Op::Write { key: 0, value: 2 }], MeshContext::default());
+        let f2 = run(2, vec![Op::Write { key: 0, value: 3 }], f1.clone());
+        let mut before_f3 = f0;
+        before_f3.join(f1);
+        let f3 = run(3, vec![Op::Read { key: 0 }], before_f3);
+        let read = f3.txn_ops.last().and_then(|o| o.value);
+        let mut sink = f2;
+        sink.join(f3);
+        let listed = sink.txn_ops.iter().rev().find(|o| o.kind == OpKind::Write && matches!(o.function, Some(0 | 1))).and_then(|o| o.value);
+        assert_eq!(listed, read);
+        let committed = sink.buffer.iter().rev().find(|(k, _)| *k == 0).map(|(_, v)| *v);
+        let listed_last = sink.txn_ops.iter().rev().find(|o| o.kind == OpKind::Write).and_then(|o| o.value);
+        assert_eq!(committed, listed_last);
     }
 }

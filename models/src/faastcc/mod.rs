@@ -88,8 +88,14 @@
 //! - **Online invariants** (`checks.invariants`): partitions check that no promise they issued
 //!   reaches the next version of its key; a function checks Observation 3, that its interval
 //!   lies inside the validity `[t, p]` of every version the workflow read.
-//! - **Several sinks**: the paper assumes one sink (§3.1). Here each sink commits and records
-//!   the operations of its own ancestors; a workflow should have one sink.
+//! - **Several sinks**: the paper assumes one sink (§3.1), which commits the workflow's
+//!   transaction. A workflow with several leaves gets an empty join function from the engine
+//!   (`Protocol::single_sink`), which merges the leaves' contexts as any join does and commits
+//!   once (otherwise each leaf would commit its ancestors' writes again:
+//!   `scenarios/faastcc/regression-several-sinks.json`).
+//! - **Several sources**: each source starts from the root context (the interval `[0, ∞)`,
+//!   nothing read); the sources' intervals narrow independently and meet at the join like
+//!   branches of a fan-out (Eq. 3), which aborts the attempt if they no longer overlap.
 //! - **Parallel branches that write the same key**: the join keeps the later predecessor's
 //!   value (the paper leaves it unspecified).
 //! - **History.** The sink records the whole workflow as one `workflow_txn` (every read, with
@@ -418,6 +424,12 @@ impl Protocol for Faastcc {
 
     fn join_contexts(&self, contexts: Vec<Context>) -> Context {
         Context::join(contexts, self.no_fanin_merge)
+    }
+
+    /// The workflow is one transaction that its sink commits: a workflow with several leaves
+    /// gets an empty join function that commits it once.
+    fn single_sink(&self) -> bool {
+        true
     }
 
     fn final_metrics(&self, nodes: &[&FaastccNode]) -> Vec<(String, f64)> {

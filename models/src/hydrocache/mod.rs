@@ -102,7 +102,14 @@
 //!   later and is pulled like any other, and no later function of the workflow reads it.
 //! - **Storage latency** (`storage_latency_ns`) is added to every message the database sends;
 //!   it also sits on its own machine `db`, so link overrides work too.
-//! - **One source function** per workflow for Con (its coordinator).
+//! - **One source function** per workflow for Con (its coordinator): a workflow with several
+//!   sources gets an empty source function from the engine (`Protocol::single_source`), which
+//!   prepares the snapshot once for them all. Opt needs none: each source reads from its
+//!   local cut, and the joins (and the sink) validate what the branches read together.
+//! - **One sink**: the workflow is one transaction, committed by its sink; a workflow with
+//!   several leaves gets an empty join function from the engine (`Protocol::single_sink`),
+//!   which commits once (each leaf used to commit its ancestors' writes:
+//!   `scenarios/hydrocache/regression-several-sinks.json`).
 //! - **Pins** (HydroCache's `version_store`): a cache keeps the versions it served to a running
 //!   workflow attempt, so a downstream function can read the same version; the sink (or the
 //!   function that aborts) tells the caches to drop them (`Cleanup`). Pins are keyed by key
@@ -114,9 +121,9 @@
 //!   attempt still pending at the `Cleanup`, is dropped (its reader is gone), as is a pinned
 //!   read answered "over" by another cache. Without this, a killed function's read of a version
 //!   this cache had pinned found no pin (a fuzzer finding:
-//!   `scenarios/hydrocache/regression-read-after-cleanup.json`). This assumes one sink per
-//!   workflow (every workflow the fuzzer and the generators build has one): with several,
-//!   the first sink's `Cleanup` would retire the attempt under the others.
+//!   `scenarios/hydrocache/regression-read-after-cleanup.json`). This needs one sink per
+//!   workflow (above): with several, the first sink's `Cleanup` would retire the attempt
+//!   under the others.
 //! - **Metadata costs no time** unless `params.metadata_ns_per_kb` says so: the engine has no
 //!   bandwidth model, so a function may spend that long per KiB of context before it runs (a
 //!   calibration knob; FaaSTCC §6.3 attributes much of HydroCache's dynamic-mode latency to
@@ -409,6 +416,17 @@ impl Protocol for HydroCache {
 
     fn join_contexts(&self, contexts: Vec<Context>) -> Context {
         Context::join(contexts)
+    }
+
+    /// The workflow is one transaction that its sink commits and cleans up after: a workflow
+    /// with several leaves gets an empty join function that does both once.
+    fn single_sink(&self) -> bool {
+        true
+    }
+
+    /// Con's coordinator prepares the snapshot once, at the workflow's one source.
+    fn single_source(&self) -> bool {
+        self.params.mode == Mode::Con
     }
 
     fn final_metrics(&self, nodes: &[&HydroNode]) -> Vec<(String, f64)> {

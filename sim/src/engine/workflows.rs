@@ -40,8 +40,10 @@ impl<P: Protocol> Sim<P> {
 
     pub(super) fn start_workflow(&mut self, mut plan: WorkflowPlan, client: Option<u32>) {
         self.last_progress = self.now;
-        if self.protocol.single_sink() && plan.dag.sink_count() > 1 {
-            plan.dag = std::sync::Arc::new(plan.dag.with_join_sink());
+        // The dummy functions have no operations, no pin and no start time of their own (a
+        // dummy source runs when the workflow starts).
+        let add_dummy = |plan: &mut crate::workload::WorkflowPlan, dag: crate::workflow::Dag| {
+            plan.dag = std::sync::Arc::new(dag);
             plan.ops.push(Vec::new());
             if !plan.pinned.is_empty() {
                 plan.pinned.push(None);
@@ -49,6 +51,14 @@ impl<P: Protocol> Sim<P> {
             if !plan.not_before_ns.is_empty() {
                 plan.not_before_ns.push(0);
             }
+        };
+        if self.protocol.single_sink() && plan.dag.sink_count() > 1 {
+            let dag = plan.dag.with_join_sink();
+            add_dummy(&mut plan, dag);
+        }
+        if self.protocol.single_source() && plan.dag.source_count() > 1 {
+            let dag = plan.dag.with_source();
+            add_dummy(&mut plan, dag);
         }
         let id = self.next_workflow_id;
         self.next_workflow_id += 1;
