@@ -628,6 +628,7 @@ mod tests {
 
     const X: Key = 0;
     const Y: Key = 1;
+    const Z: Key = 2;
 
     #[test]
     fn merging_into_pruned_deps_equals_merging_then_pruning() {
@@ -653,7 +654,6 @@ mod tests {
             }
         }
     }
-    const Z: Key = 2;
 
     #[test]
     fn integration_pulls_transitive_dependencies() {
