@@ -2,7 +2,7 @@
 //! (pinned versions), and Con's coordination rounds.
 
 use super::version::{Cut, Deps, HVersion};
-use super::{Seq, WfKey};
+use super::{Epoch, Seq, WfKey};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, NodeId, Outbox};
 
@@ -49,9 +49,11 @@ pub enum Msg {
         keys: Vec<(Key, Need)>,
     },
     /// Per key: the version, the storage rounds it took, and whether it came from another cache.
+    /// With garbage collection, the oldest floor epoch the new reads were served under.
     ReadReply {
         req: u64,
         versions: Vec<(Key, HVersion, u32, bool)>,
+        epoch: Option<Epoch>,
     },
     // cache ↔ cache: a version pinned for a workflow upstream
     PinnedRead {
@@ -85,6 +87,19 @@ pub enum Msg {
     Cleanup {
         wf: WfKey,
     },
+    // dependency garbage collection: cache ↔ database
+    /// The version the cut covers of each key that changed since the last report, and the
+    /// newest floor epoch the cache knows.
+    GcReport {
+        epoch: Epoch,
+        changes: Vec<(Key, Seq)>,
+    },
+    /// The floor at epoch `to` of every key that rose after epoch `from`.
+    GcFloor {
+        from: Epoch,
+        to: Epoch,
+        changes: Vec<(Key, Seq)>,
+    },
 }
 
 impl Message for Msg {
@@ -105,6 +120,8 @@ impl Message for Msg {
             Msg::ConInstall { .. } => "ConInstall",
             Msg::ConInstalled { .. } => "ConInstalled",
             Msg::Cleanup { .. } => "Cleanup",
+            Msg::GcReport { .. } => "GcReport",
+            Msg::GcFloor { .. } => "GcFloor",
         }
     }
 
@@ -115,16 +132,22 @@ impl Message for Msg {
             Msg::FetchReply { versions: v, .. } => fetch_reply_body(v),
             Msg::Pull => 0,
             Msg::Notify { versions: v } => versions(v),
-            Msg::WriteTx { deps, writes, .. } => 16 * deps.len() as u64 + 16 * writes.len() as u64,
+            Msg::WriteTx { deps, writes, .. } => {
+                16 * deps.len() as u64 + 16 * writes.len() as u64 + if deps.pruned_epoch() > 0 { 8 } else { 0 }
+            }
             Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
-            Msg::ReadReply { versions, .. } => 8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>(),
+            Msg::ReadReply { versions, epoch, .. } => {
+                8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>() + if epoch.is_some() { 8 } else { 0 }
+            }
             Msg::PinnedRead { .. } => 36,
             Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
             Msg::ConPrepare { .. } | Msg::ConInstalled { .. } | Msg::Cleanup { .. } => 12,
             // Con pins whole cuts (see the module docs): one entry per cache stands for the read set.
             Msg::ConPinned { .. } => 28,
             Msg::ConInstall { cuts, .. } => 12 + 16 * cuts.len() as u64,
+            Msg::GcReport { changes, .. } => 8 + 16 * changes.len() as u64,
+            Msg::GcFloor { changes, .. } => 16 + 16 * changes.len() as u64,
         }
     }
 }
@@ -132,6 +155,9 @@ impl Message for Msg {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Timer {
     Refresh,
+    /// A cache reports what its cut covers; the database computes the floor (GC rounds).
+    GcReport,
+    GcRound,
     Release(u64),
     /// A function has deserialised its context (`metadata_ns_per_kb`).
     Start,
