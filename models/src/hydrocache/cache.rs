@@ -3,7 +3,7 @@
 //! snapshot, and pins what it served for the workflow's downstream functions.
 
 use super::gc::KnownFloor;
-use super::msg::{Msg, Need, Out, Timer};
+use super::msg::{Answers, Msg, Need, Out, Timer};
 use super::version::{Cut, Deps, HVersion};
 use super::{Epoch, INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
 use crate::lru::Lru;
@@ -336,7 +336,7 @@ impl Cache {
         if done {
             let r = self.reads.remove(&read).expect("present");
             let versions = r.items.into_iter().map(|(k, _, v, rounds, remote)| (k, v.expect("answered"), rounds, remote)).collect();
-            out.send(r.client, Msg::ReadReply { req: r.client_req, versions, epoch: r.epoch });
+            out.send(r.client, Msg::ReadReply { req: r.client_req, versions: Answers { items: versions, epoch: r.epoch } });
         }
     }
 
@@ -604,7 +604,7 @@ mod tests {
         let k4 = HVersion { seq: 3, value: Some(9), deps: deps(&[(4, 3)]), written_ns: 0 };
         c.on_message(5, NodeId::fixed(9), Msg::FetchReply { req: 1, versions: vec![(4, k4.clone())] }, &mut out);
         let reply = out.effects.iter().find_map(|e| match e {
-            Effect::Send { msg: Msg::ReadReply { req: 5, versions, .. }, .. } => Some(versions.clone()),
+            Effect::Send { msg: Msg::ReadReply { req: 5, versions }, .. } => Some(versions.items.clone()),
             _ => None,
         });
         assert_eq!(reply, Some(vec![(4, k4, 1, false)]));
@@ -615,8 +615,8 @@ mod tests {
         out.effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Send { msg: Msg::ReadReply { req, versions, .. }, .. } => {
-                    Some((*req, versions.iter().map(|(k, v, _, _)| (*k, v.seq)).collect()))
+                Effect::Send { msg: Msg::ReadReply { req, versions }, .. } => {
+                    Some((*req, versions.items.iter().map(|(k, v, _, _)| (*k, v.seq)).collect()))
                 }
                 _ => None,
             })

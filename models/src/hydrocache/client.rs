@@ -335,8 +335,8 @@ impl Client {
                     self.run(now, out);
                 }
             }
-            Msg::ReadReply { req, versions, epoch } => {
-                if let Some(e) = epoch {
+            Msg::ReadReply { req, versions } => {
+                if let Some(e) = versions.epoch {
                     self.ctx.served_under(e);
                 }
                 let State::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, State::Running) else {

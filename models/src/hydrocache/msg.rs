@@ -5,6 +5,7 @@ use super::version::{Cut, Deps, HVersion};
 use super::{Epoch, Seq, WfKey};
 use causim_sim::history::{Key, Value};
 use causim_sim::node::{Message, NodeId, Outbox};
+use std::fmt;
 
 /// What a read of a key requires of the version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,12 +49,9 @@ pub enum Msg {
         wf: WfKey,
         keys: Vec<(Key, Need)>,
     },
-    /// Per key: the version, the storage rounds it took, and whether it came from another cache.
-    /// With garbage collection, the oldest floor epoch the new reads were served under.
     ReadReply {
         req: u64,
-        versions: Vec<(Key, HVersion, u32, bool)>,
-        epoch: Option<Epoch>,
+        versions: Answers,
     },
     // cache ↔ cache: a version pinned for a workflow upstream
     PinnedRead {
@@ -137,8 +135,9 @@ impl Message for Msg {
             }
             Msg::WriteAck { seqs } => 16 * seqs.len() as u64,
             Msg::Read { keys, .. } => 20 + 24 * keys.len() as u64,
-            Msg::ReadReply { versions, epoch, .. } => {
-                8 + versions.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>() + if epoch.is_some() { 8 } else { 0 }
+            Msg::ReadReply { versions, .. } => {
+                let epoch = if versions.epoch.is_some() { 8 } else { 0 };
+                8 + versions.items.iter().map(|(_, v, _, _)| 8 + v.wire_bytes()).sum::<u64>() + epoch
             }
             Msg::PinnedRead { .. } => 36,
             Msg::PinnedReply { version, .. } => 17 + version.as_ref().map_or(0, HVersion::wire_bytes),
@@ -149,6 +148,34 @@ impl Message for Msg {
             Msg::GcReport { changes, .. } => 8 + 16 * changes.len() as u64,
             Msg::GcFloor { changes, .. } => 16 + 16 * changes.len() as u64,
         }
+    }
+}
+
+/// A cache's answers to a read. Per key: the version, the storage rounds it took, and whether it
+/// came from another cache; with garbage collection, also the oldest floor epoch a new read
+/// (not a key read upstream) was served under. Without collection it prints as the list alone.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Answers {
+    pub items: Vec<(Key, HVersion, u32, bool)>,
+    pub epoch: Option<Epoch>,
+}
+
+impl fmt::Debug for Answers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.items.fmt(f)?;
+        match self.epoch {
+            Some(e) => write!(f, " at epoch {e}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl IntoIterator for Answers {
+    type Item = (Key, HVersion, u32, bool);
+    type IntoIter = std::vec::IntoIter<Self::Item>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
     }
 }
 
