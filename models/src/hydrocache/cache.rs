@@ -45,6 +45,8 @@ struct CacheGc {
     phase_ns: Time,
     known: KnownFloor,
     changed: BTreeSet<Key>,
+    /// Mutant `gc_untagged_reads`: replies carry no served epoch.
+    untagged_reads: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -110,7 +112,21 @@ impl Cache {
     /// Takes part in dependency garbage collection, reporting every `period_ns` from
     /// `phase_ns` on (`None`: no collection).
     pub fn with_gc(mut self, period_ns: Option<Time>, phase_ns: Time) -> Cache {
-        self.gc = period_ns.map(|period_ns| CacheGc { period_ns, phase_ns, known: KnownFloor::default(), changed: BTreeSet::new() });
+        self.gc = period_ns.map(|period_ns| CacheGc {
+            period_ns,
+            phase_ns,
+            known: KnownFloor::default(),
+            changed: BTreeSet::new(),
+            untagged_reads: false,
+        });
+        self
+    }
+
+    /// Mutant `gc_untagged_reads`: reads are not told the floor epoch they were served under.
+    pub fn with_untagged_reads(mut self, yes: bool) -> Cache {
+        if let Some(gc) = &mut self.gc {
+            gc.untagged_reads = yes;
+        }
         self
     }
 
@@ -126,7 +142,7 @@ impl Cache {
 
     /// The floor epoch this cache serves a new read of `key` at version `seq` under.
     fn served_epoch(&self, key: Key, seq: Seq) -> Option<Epoch> {
-        self.gc.as_ref().map(|gc| gc.known.served_epoch(key, seq))
+        self.gc.as_ref().filter(|gc| !gc.untagged_reads).map(|gc| gc.known.served_epoch(key, seq))
     }
 
     /// Bounds the cut to `capacity` versions with LRU replacement (FaaSTCC §6.7); 0 disables

@@ -183,12 +183,20 @@ use msg::Out;
 use proptest::prelude::*;
 use serde::Deserialize;
 
-pub const MUTANTS: &[Mutant] = &[Mutant {
-    name: "opt_without_validation",
-    about: "HydroCache-Opt never checks a function's reads against what the workflow read before, so a \
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "opt_without_validation",
+        about: "HydroCache-Opt never checks a function's reads against what the workflow read before, so a \
      function can read a version whose dependencies include a newer version of a key an earlier \
      function read, such as the other half of a transaction (fractured read)",
-}];
+    },
+    Mutant {
+        name: "gc_untagged_reads",
+        about: "With dependency garbage collection, caches do not tell a read which floor epoch it was served \
+     under, so a workflow that read an old version of a key and then a version whose dependency on a \
+     newer one was collected passes validation (fractured read)",
+    },
+];
 
 /// A version of a key: its position in the key's order at the database (0 = initial).
 pub type Seq = u64;
@@ -327,11 +335,17 @@ pub struct HydroCache {
     pub servers: u32,
     pub params: Params,
     pub opt_without_validation: bool,
+    pub gc_untagged_reads: bool,
 }
 
 impl HydroCache {
     pub fn new(servers: u32, params: Params, mutants: &[&str]) -> HydroCache {
-        HydroCache { servers, params, opt_without_validation: mutants.contains(&"opt_without_validation") }
+        HydroCache {
+            servers,
+            params,
+            opt_without_validation: mutants.contains(&"opt_without_validation"),
+            gc_untagged_reads: mutants.contains(&"gc_untagged_reads"),
+        }
     }
 
     fn caches(&self) -> Vec<NodeId> {
@@ -370,7 +384,8 @@ impl Protocol for HydroCache {
                         self.params.dependency_gc_period_ns,
                         // Caches report in turn within each period; the database's round ends it.
                         self.params.dependency_gc_period_ns.unwrap_or(0) * (id.index() as Time + 1) / (self.servers as Time + 1),
-                    ),
+                    )
+                    .with_untagged_reads(self.gc_untagged_reads),
                 ),
             })
             .collect();
