@@ -430,11 +430,20 @@ impl Cache {
     }
 
     /// Calls `f` on each dependency the cut holds an older version of (or none, counted as 0).
-    /// Both are sorted by key, so this walks them side by side rather than looking each
-    /// dependency up: the dependency lists hold the writer's whole causal past, and random
-    /// lookups of every entry were most of a long run's time.
+    /// Without garbage collection the dependency lists hold the writer's whole causal past, and
+    /// random lookups of every entry were most of a long run's time, so a long list is walked
+    /// side by side with the cut (both are sorted by key). A short list (collected) is looked
+    /// up instead: walking would cost the cut's size, which grows with the keys touched.
     fn for_each_uncovered(&self, deps: &Deps, mut f: impl FnMut(Key, Seq)) {
         let (Some(&(first, _)), Some(&(last, _))) = (deps.0.first(), deps.0.last()) else { return };
+        if deps.len() * 16 < self.cut.0.len() {
+            for &(k, s) in deps.iter() {
+                if self.have_seq(k) < s {
+                    f(k, s);
+                }
+            }
+            return;
+        }
         let mut cut = self.cut.0.range(first..=last).peekable();
         for &(k, s) in deps.iter() {
             while cut.next_if(|&(&c, _)| c < k).is_some() {}

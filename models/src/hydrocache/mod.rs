@@ -11,8 +11,11 @@
 //!    past (the versions it read and, transitively, their dependencies) and the batch's other
 //!    writes (FaaSTCC §2: "the versions of the objects that are in the causal past of that
 //!    transaction, together with the version of the other objects written by the
-//!    transaction"). Nothing ever removes an entry: the metadata grows without garbage
-//!    collection (CausalMesh §9.3, §11).
+//!    transaction"). By default nothing ever removes an entry, as the CausalMesh comparison runs
+//!    HydroCache (§9.3: "absent a separate garbage collection protocol, HydroCache's metadata will
+//!    grow infinitely"). With `params.dependency_gc_period_ns`, a background round collects every
+//!    entry all caches already cover (§11: HydroCache "implements periodic garbage collection
+//!    (GC) using a background consensus protocol"; see "Dependency garbage collection" below).
 //! 2. **Each cache keeps a causal cut**: a version is in the cut only with every dependency
 //!    covered by an at-least-as-new version in the cut. Every `refresh_period_ns` (100 ms,
 //!    CausalMesh §9.1), in its own phase, each cache's background refresh pulls the new
@@ -138,6 +141,36 @@
 //!   disables the cache: every read goes to the database and nothing is subscribed. The paper
 //!   does not say whether bounded caches start warm; ours start **cold** (pre-warming means
 //!   holding every key), so `prewarm` must be false.
+//! - **Dependency garbage collection** (`params.dependency_gc_period_ns`, default off; the
+//!   HydroCache paper's protocol is not available here, so this design is ours, `gc.rs`). Every
+//!   period, each cache in turn reports to the database the version its cut covers (held or
+//!   evicted floor) of each key that changed since its last report, and the newest floor epoch
+//!   it knows; at the end of the period the database computes, for each key, the **floor**: the
+//!   least version any cache covers, where a cache that never reported a key covers version 0
+//!   if pre-warmed, and otherwise the first version the database sent it (a cold cache holds
+//!   only versions it was sent, and the database always sends its latest), or nothing if it was
+//!   never sent one; a key no cache was sent gets the database's latest version. Cuts only grow
+//!   (an eviction leaves its version as a floor), so from that round on every cut covers the
+//!   floor, and the floor never falls. The round is epoch `e`; the database sends each cache the
+//!   floor of every key that rose since the epoch the cache last reported knowing (so a lost or
+//!   late delta is repaired by the next). A dependency entry `(k, s)` with `s` at most the
+//!   floor of `k` is then dropped: the database prunes a stored version's list when it next
+//!   serves it (once per epoch) and a written version's list when it stores it, and a pruned
+//!   list records the epoch at which the floor of a dropped key last rose. Caches keep the
+//!   copies they were sent, so workflows' dependency maps, built from served lists, stay short.
+//!   The hazard is Opt's (and Con's) validation, which compares a version's dependencies with
+//!   the workflow's other reads: a dropped entry may name a newer version of a key the workflow
+//!   read at a cache whose cut was older. So each cache tells a read the newest epoch it knows
+//!   (0 if the version served is below that epoch's floor, e.g. a snapshot older than the floor),
+//!   and a workflow aborts (`gc_epoch`, counted as `gc_epoch_aborts`) when some version it read
+//!   was pruned at a newer epoch than some read was served under, at a function's end or at a
+//!   join. Otherwise every dropped entry `(k, s)` has `s ≤ floor_p[k] ≤ floor_e[k] ≤` the
+//!   version of `k` the workflow read (served under `e ≥ p`), so it hides no conflict; a
+//!   written version inherits the newest pruning epoch of what its workflow read. A cache that
+//!   stops reporting (crashed, partitioned) holds every floor back; a lost report only delays
+//!   collection. Rounds cost messages (`GcReport`, `GcFloor`, 16 bytes per key) and an epoch
+//!   (8 bytes) on pruned versions and on read replies. The database's per-cache reports grow
+//!   with the keys the caches hold (data, not metadata).
 //! - **Online invariants** (`checks.invariants`): a cache's cut is closed under dependencies
 //!   (counting floors); a workflow's validated reads form a causal snapshot.
 //!
@@ -149,7 +182,8 @@
 //! `remote_reads` (cache-to-cache reads of pinned versions), `refresh_rounds` (rounds to merge
 //! one refresh), `visibility_ns` (write at the database → merged into a cache's cut),
 //! `con_prepare_ns` (Con's two coordination rounds), `dependency_entries` (size of a written
-//! version's dependency map).
+//! version's dependency map, after collection), `gc_epoch_aborts` (a counter: attempts aborted
+//! by the garbage-collection epoch rule).
 //!
 //! # Mutants (`protocol.mutants`)
 //!
