@@ -30,9 +30,8 @@ pub struct Db {
     next_held: u64,
     /// Dependency garbage collection (`params.dependency_gc_period_ns`): its period and state.
     gc: Option<(Time, Collector)>,
-    /// The epoch each stored version's dependency list was last pruned against (lazily, when
-    /// the version is next served).
-    pruned_to: BTreeMap<Key, Epoch>,
+    /// Keys whose stored version still has dependency entries: each round prunes them.
+    unpruned: BTreeSet<Key>,
 }
 
 impl Db {
@@ -50,7 +49,7 @@ impl Db {
             held: BTreeMap::new(),
             next_held: 0,
             gc: None,
-            pruned_to: BTreeMap::new(),
+            unpruned: BTreeSet::new(),
         }
     }
 
@@ -66,25 +65,14 @@ impl Db {
         }
     }
 
-    /// The latest version of `key` as sent to cache `to`: its dependency list pruned against
-    /// the current floor (once per epoch), and the send noted (a cold cache's first version
-    /// bounds what it holds).
+    /// The latest version of `key` as sent to cache `to`, the send noted (a cold cache's first
+    /// version bounds what it holds).
     fn serve(&mut self, key: Key, to: NodeId) -> HVersion {
-        let Some((_, gc)) = &mut self.gc else { return self.latest(key) };
-        let Some(stored) = self.latest.get_mut(&key) else {
-            gc.sent(to.index(), key, 0);
-            return HVersion::initial();
-        };
-        let epoch = gc.epoch();
-        let checked = self.pruned_to.entry(key).or_insert(0);
-        if *checked < epoch {
-            *checked = epoch;
-            if let Some(deps) = gc.prune(&stored.deps) {
-                stored.deps = deps;
-            }
+        let version = self.latest(key);
+        if let Some((_, gc)) = &mut self.gc {
+            gc.sent(to.index(), key, version.seq);
         }
-        gc.sent(to.index(), key, stored.seq);
-        stored.clone()
+        version
     }
 
     fn latest(&self, key: Key) -> HVersion {
@@ -126,7 +114,9 @@ impl Db {
                     all = gc.prune(&all).unwrap_or(all);
                     for &(k, _) in &seqs {
                         gc.written(k);
-                        self.pruned_to.insert(k, gc.epoch());
+                        if !all.is_empty() {
+                            self.unpruned.insert(k);
+                        }
                     }
                 }
                 out.observe(metrics::DEPENDENCY_ENTRIES, all.len() as u64);
@@ -169,6 +159,16 @@ impl Db {
         let period = *period;
         let latest = &self.latest;
         let to = gc.round(|k| latest.get(&k).map_or(0, |v| v.seq));
+        // Prune every stored list that still has entries against the new floor: each list is
+        // pruned a few rounds after its write, until it is empty.
+        let latest = &mut self.latest;
+        self.unpruned.retain(|k| {
+            let stored = latest.get_mut(k).expect("an unpruned key is stored");
+            if let Some(deps) = gc.prune(&stored.deps) {
+                stored.deps = deps;
+            }
+            !stored.deps.is_empty()
+        });
         let deltas: Vec<(Epoch, Vec<(Key, Seq)>)> = (0..self.cache_count).map(|c| gc.delta_for(c)).collect();
         for (c, (from, changes)) in deltas.into_iter().enumerate() {
             self.send_out(NodeId::fixed(c), Msg::GcFloor { from, to, changes }, out);

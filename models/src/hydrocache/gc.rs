@@ -51,10 +51,6 @@ impl Collector {
         }
     }
 
-    pub fn epoch(&self) -> Epoch {
-        self.epoch
-    }
-
     /// The current floor of `key` (0 if it never rose).
     pub fn floor(&self, key: Key) -> Seq {
         self.floor.get(&key).map_or(0, |f| f.0)
