@@ -1,8 +1,8 @@
 //! The workflow context: what a workflow carries from function to function, and its join at a
 //! fan-in, where the branches' reads are validated together.
 
-use super::{Epoch, Mode, Seq};
 use super::version::{Deps, merge_deps};
+use super::{Epoch, Mode, Seq};
 use crate::txn_client::TxnContext;
 use causim_sim::history::Key;
 use causim_sim::node::NodeId;

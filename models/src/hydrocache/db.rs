@@ -4,9 +4,9 @@
 //! the dependency lists it stores and serves (`gc.rs`).
 
 use super::gc::Collector;
-use super::{Epoch, Seq};
 use super::msg::{Msg, Out, Timer};
 use super::version::{Deps, HVersion, merge_deps};
+use super::{Epoch, Seq};
 use crate::metrics;
 use causim_sim::history::Key;
 use causim_sim::node::{Message, NodeId};
