@@ -64,6 +64,9 @@ metrics! {
     BATCH_REREADS = "batch_rereads";
     /// FaaSTCC and HydroCache with a bounded cache: an entry the LRU policy evicted.
     CACHE_EVICTIONS = "cache_evictions";
+    /// HydroCache with dependency garbage collection: an attempt aborted because a version it
+    /// read was pruned at a newer epoch than another read was served under.
+    GC_EPOCH_ABORTS = "gc_epoch_aborts";
     /// HydroCache-Con: nanoseconds to gather and install a workflow's snapshot.
     CON_PREPARE_NS = "con_prepare_ns";
     /// Concord and its baselines: nanoseconds a read served by the function's own machine's

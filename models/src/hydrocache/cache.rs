@@ -2,9 +2,10 @@
 //! their dependencies are covered (the chase), serves reads from the cut or Con's installed
 //! snapshot, and pins what it served for the workflow's downstream functions.
 
-use super::msg::{Msg, Need, Out, Timer};
+use super::gc::KnownFloor;
+use super::msg::{Answers, Msg, Need, Out, Timer};
 use super::version::{Cut, Deps, HVersion};
-use super::{INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
+use super::{Epoch, INTEGRATION_ROUNDS_MAX, Mode, Seq, WfKey};
 use crate::lru::Lru;
 use crate::metrics;
 use causim_sim::history::Key;
@@ -32,6 +33,20 @@ struct PendingRead {
     /// Per key: what it needs, the answer, storage rounds, from another cache.
     items: Vec<(Key, Need, Option<HVersion>, u32, bool)>,
     waiting: usize,
+    /// The oldest floor epoch a new read (not a key read upstream) was served under.
+    epoch: Option<Epoch>,
+}
+
+/// Dependency garbage collection at a cache: when it reports, the newest floor it knows, and
+/// the keys whose covered version changed since its last report.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct CacheGc {
+    period_ns: Time,
+    phase_ns: Time,
+    known: KnownFloor,
+    changed: BTreeSet<Key>,
+    /// Mutant `gc_untagged_reads`: replies carry no served epoch.
+    untagged_reads: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -65,6 +80,7 @@ pub struct Cache {
     /// The version number each evicted key had: the cut still covers dependencies up to it, and
     /// takes in no older version of the key (see the module docs, "Bounded caches").
     floors: BTreeMap<Key, Seq>,
+    gc: Option<CacheGc>,
 }
 
 impl Cache {
@@ -89,7 +105,44 @@ impl Cache {
             capacity: None,
             lru: Lru::default(),
             floors: BTreeMap::new(),
+            gc: None,
         }
+    }
+
+    /// Takes part in dependency garbage collection, reporting every `period_ns` from
+    /// `phase_ns` on (`None`: no collection).
+    pub fn with_gc(mut self, period_ns: Option<Time>, phase_ns: Time) -> Cache {
+        self.gc = period_ns.map(|period_ns| CacheGc {
+            period_ns,
+            phase_ns,
+            known: KnownFloor::default(),
+            changed: BTreeSet::new(),
+            untagged_reads: false,
+        });
+        self
+    }
+
+    /// Mutant `gc_untagged_reads`: reads are not told the floor epoch they were served under.
+    pub fn with_untagged_reads(mut self, yes: bool) -> Cache {
+        if let Some(gc) = &mut self.gc {
+            gc.untagged_reads = yes;
+        }
+        self
+    }
+
+    /// A garbage-collection report: what the cut covers of every key changed since the last.
+    pub(super) fn on_gc_report(&mut self, out: &mut Out) {
+        let gc = self.gc.as_mut().expect("reports only with garbage collection on");
+        let changed = std::mem::take(&mut gc.changed);
+        let (epoch, period) = (gc.known.epoch(), gc.period_ns);
+        let changes = changed.into_iter().map(|k| (k, self.have_seq(k))).collect();
+        out.send(self.db, Msg::GcReport { epoch, changes });
+        out.set_timer(Timer::GcReport, period);
+    }
+
+    /// The floor epoch this cache serves a new read of `key` at version `seq` under.
+    fn served_epoch(&self, key: Key, seq: Seq) -> Option<Epoch> {
+        self.gc.as_ref().filter(|gc| !gc.untagged_reads).map(|gc| gc.known.served_epoch(key, seq))
     }
 
     /// Bounds the cut to `capacity` versions with LRU replacement (FaaSTCC §6.7); 0 disables
@@ -102,6 +155,9 @@ impl Cache {
 
     pub(super) fn on_start(&self, out: &mut Out) {
         out.set_timer(Timer::Refresh, self.refresh_phase_ns);
+        if let Some(gc) = &self.gc {
+            out.set_timer(Timer::GcReport, gc.phase_ns);
+        }
     }
 
     /// The periodic refresh: pull what changed since the last one.
@@ -136,6 +192,11 @@ impl Cache {
             }
             _ => self.in_cut(key),
         }
+    }
+
+    #[cfg(test)]
+    pub(super) fn cut_version(&self, key: Key) -> Option<&HVersion> {
+        self.cut.0.get(&key)
     }
 
     pub fn cut_len(&self) -> usize {
@@ -207,6 +268,13 @@ impl Cache {
                 r.items[item].4 = true;
                 self.serve(read, item, version, 0, out);
             }
+            Msg::GcFloor { from: since, to, changes } => {
+                if let Some(gc) = &mut self.gc
+                    && gc.known.apply(since, to, &changes)
+                {
+                    out.trace("GcFloor", || format!("{{\"epoch\":{to},\"keys\":{}}}", changes.len()));
+                }
+            }
             Msg::ConPrepare { wf } => out.send(from, Msg::ConPinned { wf, cut: self.cut.clone() }),
             Msg::ConInstall { wf, cuts } => {
                 self.snapshots.insert(wf, cuts);
@@ -237,7 +305,7 @@ impl Cache {
         let id = self.next_req;
         self.next_req += 1;
         let items = keys.iter().map(|&(k, need)| (k, need, None, 0, false)).collect();
-        self.reads.insert(id, PendingRead { client, client_req, wf, items, waiting: keys.len() });
+        self.reads.insert(id, PendingRead { client, client_req, wf, items, waiting: keys.len(), epoch: None });
         for (item, (key, need)) in keys.into_iter().enumerate() {
             let candidate = self.candidate(wf, key);
             match need {
@@ -266,8 +334,12 @@ impl Cache {
 
     /// One key of a read is answered; the read completes with its last key.
     fn serve(&mut self, read: u64, item: usize, version: HVersion, rounds: u32, out: &mut Out) {
+        let served_epoch = self.served_epoch(self.reads[&read].items[item].0, version.seq);
         let r = self.reads.get_mut(&read).expect("pending read");
         let key = r.items[item].0;
+        if let (Need::AtLeast(_), Some(e)) = (r.items[item].1, served_epoch) {
+            r.epoch = Some(r.epoch.map_or(e, |old| old.min(e)));
+        }
         r.items[item].2 = Some(version.clone());
         r.items[item].3 = rounds;
         r.waiting -= 1;
@@ -280,7 +352,7 @@ impl Cache {
         if done {
             let r = self.reads.remove(&read).expect("present");
             let versions = r.items.into_iter().map(|(k, _, v, rounds, remote)| (k, v.expect("answered"), rounds, remote)).collect();
-            out.send(r.client, Msg::ReadReply { req: r.client_req, versions });
+            out.send(r.client, Msg::ReadReply { req: r.client_req, versions: Answers { items: versions, epoch: r.epoch } });
         }
     }
 
@@ -358,11 +430,20 @@ impl Cache {
     }
 
     /// Calls `f` on each dependency the cut holds an older version of (or none, counted as 0).
-    /// Both are sorted by key, so this walks them side by side rather than looking each
-    /// dependency up: the dependency lists hold the writer's whole causal past, and random
-    /// lookups of every entry were most of a long run's time.
+    /// Without garbage collection the dependency lists hold the writer's whole causal past, and
+    /// random lookups of every entry were most of a long run's time, so a long list is walked
+    /// side by side with the cut (both are sorted by key). A short list (collected) is looked
+    /// up instead: walking would cost the cut's size, which grows with the keys touched.
     fn for_each_uncovered(&self, deps: &Deps, mut f: impl FnMut(Key, Seq)) {
         let (Some(&(first, _)), Some(&(last, _))) = (deps.0.first(), deps.0.last()) else { return };
+        if deps.len() * 16 < self.cut.0.len() {
+            for &(k, s) in deps.iter() {
+                if self.have_seq(k) < s {
+                    f(k, s);
+                }
+            }
+            return;
+        }
         let mut cut = self.cut.0.range(first..=last).peekable();
         for &(k, s) in deps.iter() {
             while cut.next_if(|&(&c, _)| c < k).is_some() {}
@@ -389,6 +470,9 @@ impl Cache {
                     out.observe(metrics::VISIBILITY_NS, now.saturating_sub(v.written_ns));
                 }
                 cut.insert(k, v);
+                if let Some(gc) = &mut self.gc {
+                    gc.changed.insert(k);
+                }
                 if self.capacity.is_some() {
                     self.floors.remove(&k);
                     self.lru.touch(k);
@@ -460,6 +544,7 @@ mod tests {
             capacity: None,
             lru: Lru::default(),
             floors: BTreeMap::new(),
+            gc: None,
         }
     }
 
@@ -544,7 +629,7 @@ mod tests {
         let k4 = HVersion { seq: 3, value: Some(9), deps: deps(&[(4, 3)]), written_ns: 0 };
         c.on_message(5, NodeId::fixed(9), Msg::FetchReply { req: 1, versions: vec![(4, k4.clone())] }, &mut out);
         let reply = out.effects.iter().find_map(|e| match e {
-            Effect::Send { msg: Msg::ReadReply { req: 5, versions }, .. } => Some(versions.clone()),
+            Effect::Send { msg: Msg::ReadReply { req: 5, versions }, .. } => Some(versions.items.clone()),
             _ => None,
         });
         assert_eq!(reply, Some(vec![(4, k4, 1, false)]));
@@ -556,7 +641,7 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 Effect::Send { msg: Msg::ReadReply { req, versions }, .. } => {
-                    Some((*req, versions.iter().map(|(k, v, _, _)| (*k, v.seq)).collect()))
+                    Some((*req, versions.items.iter().map(|(k, v, _, _)| (*k, v.seq)).collect()))
                 }
                 _ => None,
             })

@@ -143,6 +143,9 @@ impl Client {
             self.abort(now, reason, out);
             return;
         }
+        if self.gc_abort(now, out) {
+            return;
+        }
         if self.mode == Mode::Con && !self.ctx.con_ready {
             assert!(self.is_source, "HydroCache-Con prepares at the workflow's source");
             for &c in &self.caches {
@@ -209,6 +212,7 @@ impl Client {
             if let Some((seq, _)) = upstream {
                 assert_eq!(version.seq, seq, "a key read upstream is read again at the same version");
             } else {
+                self.ctx.gc_pruned_max = self.ctx.gc_pruned_max.max(version.deps.pruned_epoch());
                 if self.violation.is_none()
                     && let Some(other) = conflict(&self.ctx.read_set, key, &version)
                 {
@@ -242,6 +246,9 @@ impl Client {
             self.abort(now, reason, out);
             return;
         }
+        if self.gc_abort(now, out) {
+            return;
+        }
         for (k, v) in std::mem::take(&mut self.fresh) {
             self.ctx.reads_log.push((k, v.seq, v.deps));
         }
@@ -257,13 +264,24 @@ impl Client {
         }
         let writes = self.ctx.txn.write_set.iter().map(|(&k, &v)| (k, v)).collect();
         let ack = !self.write_behind;
-        out.send(self.db, Msg::WriteTx { deps: Deps::from_sorted(self.ctx.deps.clone()), writes, ack });
+        let deps = Deps::from_sorted(self.ctx.deps.clone()).pruned_at(self.ctx.gc_pruned_max);
+        out.send(self.db, Msg::WriteTx { deps, writes, ack });
         if ack {
             self.state = State::AwaitWrite;
         } else {
             // Write-behind: committed once handed over; the database numbers the versions later.
             self.commit_record(now, &[], out);
         }
+    }
+
+    /// Aborts (`gc_epoch`) if garbage collection may have hidden a violation from validation.
+    fn gc_abort(&mut self, now: Time, out: &mut Out) -> bool {
+        if !self.ctx.gc_hazard() || self.no_validation {
+            return false;
+        }
+        out.count(metrics::GC_EPOCH_ABORTS);
+        self.abort(now, "gc_epoch", out);
+        true
     }
 
     fn cleanup(&mut self, all: bool, out: &mut Out) {
@@ -318,6 +336,9 @@ impl Client {
                 }
             }
             Msg::ReadReply { req, versions } => {
+                if let Some(e) = versions.epoch {
+                    self.ctx.served_under(e);
+                }
                 let State::AwaitCache { req: want, batch } = std::mem::replace(&mut self.state, State::Running) else {
                     unreachable!("a read reply the library did not wait for")
                 };

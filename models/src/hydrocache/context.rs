@@ -1,9 +1,8 @@
 //! The workflow context: what a workflow carries from function to function, and its join at a
 //! fan-in, where the branches' reads are validated together.
 
-use super::Mode;
-use super::Seq;
 use super::version::{Deps, merge_deps};
+use super::{Epoch, Mode, Seq};
 use crate::txn_client::TxnContext;
 use causim_sim::history::Key;
 use causim_sim::node::NodeId;
@@ -26,6 +25,10 @@ pub struct Context {
     pub reads_log: Vec<(Key, Seq, Deps)>,
     /// Parallel branches read versions that are not causally consistent with each other.
     pub join_violation: bool,
+    /// Garbage collection: the oldest floor epoch any read was served under (`None`: no read
+    /// yet, or no collection), and the newest epoch a version read was pruned at.
+    pub gc_served_min: Option<Epoch>,
+    pub gc_pruned_max: Epoch,
 }
 
 impl Context {
@@ -38,7 +41,21 @@ impl Context {
             pinned_at: BTreeSet::new(),
             reads_log: Vec::new(),
             join_violation: false,
+            gc_served_min: None,
+            gc_pruned_max: 0,
         }
+    }
+
+    /// A read served under epoch `e`.
+    pub(super) fn served_under(&mut self, e: Epoch) {
+        self.gc_served_min = Some(self.gc_served_min.map_or(e, |m| m.min(e)));
+    }
+
+    /// Some version read was pruned at a newer epoch than an earlier (or later) read was served
+    /// under: an entry it lost may name a newer version of that read's key, so validation cannot
+    /// be trusted (see the module docs, "Dependency garbage collection").
+    pub fn gc_hazard(&self) -> bool {
+        self.gc_served_min.is_some_and(|served| self.gc_pruned_max > served)
     }
 
     /// The protocol metadata's size (see the module docs).
@@ -71,6 +88,10 @@ impl Context {
                 }
             }
             j.join_violation |= c.join_violation;
+            if let Some(e) = c.gc_served_min {
+                j.served_under(e);
+            }
+            j.gc_pruned_max = j.gc_pruned_max.max(c.gc_pruned_max);
             txns.push(c.txn);
         }
         j.txn = TxnContext::join(txns);

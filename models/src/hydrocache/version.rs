@@ -1,27 +1,43 @@
 //! Versions and the shared immutable data they carry: dependency maps and pinned cuts, each
 //! behind an `Arc` (copies are references) with a short `Debug`.
 
-use super::Seq;
+use super::{Epoch, Seq};
 use causim_sim::history::{Key, Value};
 use causim_sim::time::Time;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// A dependency map: key → version, sorted by key. Shared: every copy is a reference.
+/// A dependency map: key → version, sorted by key. Shared: every copy is a reference. The
+/// second field is the garbage-collection epoch the list was last pruned at (0: never): every
+/// entry of the writer's causal past it lacks is covered by that epoch's floor (`gc.rs`).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Deps(pub(super) Arc<Vec<(Key, Seq)>>);
+pub struct Deps(pub(super) Arc<Vec<(Key, Seq)>>, pub(super) Epoch);
 
 impl fmt::Debug for Deps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "deps({})", self.0.len())
+        match self.1 {
+            0 => write!(f, "deps({})", self.0.len()),
+            e => write!(f, "deps({}, pruned at epoch {e})", self.0.len()),
+        }
     }
 }
 
 impl Deps {
     pub fn from_sorted(v: Vec<(Key, Seq)>) -> Deps {
         debug_assert!(v.windows(2).all(|w| w[0].0 < w[1].0));
-        Deps(Arc::new(v))
+        Deps(Arc::new(v), 0)
+    }
+
+    /// The same list, marked as missing entries that epoch `epoch`'s floor covers.
+    pub fn pruned_at(mut self, epoch: Epoch) -> Deps {
+        self.1 = self.1.max(epoch);
+        self
+    }
+
+    /// The newest epoch this list was pruned at (0: never pruned).
+    pub fn pruned_epoch(&self) -> Epoch {
+        self.1
     }
 
     pub fn len(&self) -> usize {
@@ -84,7 +100,8 @@ impl HVersion {
     }
 
     pub(super) fn wire_bytes(&self) -> u64 {
-        24 + 16 * self.deps.len() as u64
+        // A pruned list carries its epoch (8 bytes); one never pruned (no GC) carries none.
+        24 + 16 * self.deps.len() as u64 + if self.deps.1 > 0 { 8 } else { 0 }
     }
 }
 
