@@ -231,8 +231,9 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     }
     let seed = config.seed;
     let _in_progress = InProgress::start(RunInProgress { scenario: loaded.path.clone(), seed, mutants: options.extra_mutants.clone() });
-    let scenario_name = canonical_path(&loaded.path, std::env::current_dir().ok().as_deref());
-    let mut header = HistoryHeader::of_run(M::ENTRY.name, &scenario_name, seed);
+    // Named by the scenario's own name, not its file's path: the history's bytes (and hash)
+    // must not depend on where the file lies or how its path was written.
+    let mut header = HistoryHeader::of_run(M::ENTRY.name, &loaded.scenario.name, seed);
     if M::VERSION_ORDER_VALUES {
         header.version_order = Some(causim_checkers::VERSION_ORDER_VALUES);
     }
@@ -265,7 +266,8 @@ fn run_model<M: Model>(loaded: &LoadedScenario, options: &RunOptions) -> Result<
     };
     history.header(&header).map_err(RunError::io("cannot write the history"))?;
     let outputs = RunOutputs {
-        scenario: scenario_name,
+        // The summary names the file as given, for the reader.
+        scenario: loaded.path.display().to_string(),
         protocol: M::ENTRY.name.to_string(),
         history,
         trace,
@@ -361,24 +363,6 @@ fn create(path: &Path) -> Result<File, RunError> {
     crate::out_file::create(path).map_err(RunError::io(format!("cannot create {}", path.display())))
 }
 
-/// How a run names its scenario in the history header and summary: relative to the working
-/// directory `cwd` when the file lies under it, without `.` components, with `/` between
-/// components. So `x.json`, `./x.json` and `$PWD/x.json` give the same history (and hash).
-pub fn canonical_path(path: &Path, cwd: Option<&Path>) -> String {
-    let relative = match (path.is_absolute(), cwd) {
-        (true, Some(cwd)) => path.strip_prefix(cwd).unwrap_or(path),
-        _ => path,
-    };
-    let parts: Vec<String> = relative
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    let joined = parts.join("/");
-    // An absolute path outside the working directory keeps its root.
-    if relative.has_root() { format!("/{}", joined.trim_start_matches('/')) } else { joined }
-}
-
 /// The outcome of `--check-determinism`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeterminismCheck {
@@ -403,16 +387,6 @@ pub fn check_determinism(loaded: &LoadedScenario, seed: Option<u64>, extra_mutan
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_scenario_path_is_named_the_same_however_it_was_written() {
-        let cwd = Path::new("/work/repo");
-        for written in ["x/s.json", "./x/s.json", "x/./s.json", "/work/repo/x/s.json", "/work/repo/./x/s.json"] {
-            assert_eq!(canonical_path(Path::new(written), Some(cwd)), "x/s.json", "{written}");
-        }
-        assert_eq!(canonical_path(Path::new("/elsewhere/s.json"), Some(cwd)), "/elsewhere/s.json");
-        assert_eq!(canonical_path(Path::new("../s.json"), Some(cwd)), "../s.json");
-    }
 
     #[test]
     fn a_run_in_progress_names_its_replay_command_until_it_ends() {

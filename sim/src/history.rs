@@ -342,7 +342,7 @@ pub struct HistoryHeader {
     pub format: &'static str,
     /// The protocol's catalogue name.
     pub protocol: String,
-    /// The scenario file the run came from, as given.
+    /// The name of the scenario the run came from (its `name` field, not its file's path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
