@@ -158,13 +158,9 @@ impl Version {
     /// replicas converge. The comparison is between *writes*: a merged VC, inflated by
     /// concurrent versions, must not make an older value beat a write that follows it.
     pub fn merge(&mut self, other: &Version) {
-        if other.winner.cmp(&self.winner) == Ordering::Greater {
-            self.value = other.value;
-            self.winner = other.winner;
-        }
+        self.merge_clock_and_value(other);
         // A merged VC can cover a write it never merged (its entries come from different
         // writes), so the deps are merged even when the VC does not grow.
-        self.vc.merge(&other.vc);
         merge_deps(&mut self.deps, &other.deps);
     }
 
@@ -173,11 +169,7 @@ impl Version {
     /// is in the size of `other`'s deps, not of `self`'s, which grow with every key a hot
     /// key's writes ever depended on.
     pub fn merge_keeping_maxima(&mut self, other: &Version) {
-        if other.winner.cmp(&self.winner) == Ordering::Greater {
-            self.value = other.value;
-            self.winner = other.winner;
-        }
-        self.vc.merge(&other.vc);
+        self.merge_clock_and_value(other);
         for &(key, d) in &other.deps {
             if deps_on(&self.deps, key).any(|held| d.le(held)) {
                 continue; // held already, or below an entry held
@@ -188,6 +180,15 @@ impl Version {
             }
             self.deps.insert((key, d));
         }
+    }
+
+    /// The VC and value part of `merge`, shared by both ways of merging the deps.
+    fn merge_clock_and_value(&mut self, other: &Version) {
+        if other.winner.cmp(&self.winner) == Ordering::Greater {
+            self.value = other.value;
+            self.winner = other.winner;
+        }
+        self.vc.merge(&other.vc);
     }
 
     pub fn bytes(&self) -> u64 {
